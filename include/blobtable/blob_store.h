@@ -1,0 +1,248 @@
+// BlobStore: the storage interface every backend implements (local LMDB
+// directory, Azure Blob REST). One BlobStore addresses one container.
+//
+// Semantics are Azure Blob Storage's (see README "BlobStore semantics"):
+// every failure carries the Code the caller should act on, plus the Azure
+// error code (Status::storage_code()) and HTTP status (Status::http_status())
+// that Azure would have answered, so that the same test suite runs against
+// every backend.
+//
+// Common failures, for every call:
+//   InvalidArgument  bad blob name (empty, > 1,024 characters, not UTF-8) or
+//                    bad argument (lease duration, break period)      [400]
+//   Unavailable      the backend could not be reached (retryable)
+//   IOError          a local database or disk failure
+// Condition failures (AccessConditions), for every call that takes them:
+//   Conflict/412 ConditionNotMet    If-Match, If-Unmodified-Since failed,
+//                                   or (writes) If-None-Match/If-Modified-Since
+//   Conflict/409 BlobAlreadyExists  Put with If-None-Match "*" on a blob that exists
+// Lease failures of writes (Put, Delete, SetMetadata), all HTTP 412:
+//   Busy      LeaseIdMissing                   blob is leased, no lease id given
+//   LeaseLost LeaseIdMismatchWithBlobOperation blob is leased under another id
+//   LeaseLost LeaseNotPresentWithBlobOperation a lease id given, blob has no lease
+//   LeaseLost LeaseLost                        a lease id given, lease expired/broken
+//
+// Thread-safety: implementations are safe to call from several threads at
+// once. Ownership: results are returned by value; nothing is retained.
+#ifndef BLOBTABLE_BLOB_STORE_H_
+#define BLOBTABLE_BLOB_STORE_H_
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "blobtable/options.h"
+#include "blobtable/status.h"
+
+namespace blobtable {
+
+// User metadata (x-ms-meta-*). Names follow C# identifier rules and compare
+// case-insensitively in Azure; blobtable writes lowercase names only.
+using Metadata = std::map<std::string, std::string>;
+
+// ETag value meaning "any existing blob" in If-Match / If-None-Match.
+inline constexpr std::string_view kAnyETag = "*";
+// Lease duration meaning "never expires" (Azure's -1).
+inline constexpr int kInfiniteLease = -1;
+// Azure's limit on blob names, in characters.
+inline constexpr size_t kMaxBlobNameChars = 1024;
+
+enum class LeaseState { kAvailable, kLeased, kExpired, kBreaking, kBroken };
+enum class LeaseStatus { kUnlocked, kLocked };
+enum class LeaseDurationType { kNone, kFixed, kInfinite };
+
+std::string_view LeaseStateName(LeaseState s);  // "available", "leased", ...
+
+// Conditional-request headers. An unset field is not checked. For reads,
+// they combine as Azure does: If-Match && If-Unmodified-Since &&
+// (If-None-Match || If-Modified-Since); a failing If-None-Match or
+// If-Modified-Since on a read is a normal "not modified" answer (HTTP 304).
+// Times compare at one-second resolution, as the HTTP headers carry them.
+struct AccessConditions {
+  std::optional<std::string> if_match;       // an ETag or "*"
+  std::optional<std::string> if_none_match;  // an ETag or "*"
+  std::optional<TimePoint> if_modified_since;
+  std::optional<TimePoint> if_unmodified_since;
+};
+
+struct BlobProperties {
+  std::string etag;         // opaque, quoted: "\"0x...\""; compare byte for byte
+  TimePoint last_modified;  // whole seconds
+  uint64_t content_length = 0;
+  Metadata metadata;
+  LeaseState lease_state = LeaseState::kAvailable;
+  LeaseStatus lease_status = LeaseStatus::kUnlocked;
+  LeaseDurationType lease_duration = LeaseDurationType::kNone;
+};
+
+struct GetResult {
+  // True when a read condition answered 304: `data` is empty and
+  // `properties` holds only etag and last_modified.
+  bool not_modified = false;
+  BlobProperties properties;
+  std::string data;  // empty for Head
+};
+
+struct WriteOptions {
+  AccessConditions conditions;
+  // The lease id to present; required while the blob is leased.
+  std::string lease_id;
+};
+
+struct PutOptions : WriteOptions {
+  Metadata metadata;  // replaces the blob's metadata
+};
+
+struct WriteResult {
+  std::string etag;
+  TimePoint last_modified;
+};
+
+struct ListOptions {
+  std::string prefix;
+  // Continue after a previous page: that page's next_marker. Opaque.
+  std::string marker;
+  int max_results = 5000;  // 1..5000
+};
+
+struct BlobItem {
+  std::string name;
+  BlobProperties properties;  // metadata included
+};
+
+struct ListPage {
+  std::vector<BlobItem> items;  // in byte-wise name order
+  std::string next_marker;      // empty when the listing is complete
+};
+
+struct LeaseResult {
+  std::string lease_id;  // the lease now held (empty after release and break)
+  std::string etag;
+  TimePoint last_modified;
+  // Break only: seconds until the lease is broken and a new one can be acquired.
+  int lease_time_seconds = 0;
+};
+
+class BlobStore {
+ public:
+  virtual ~BlobStore() = default;
+
+  // Reads a blob with its properties. NotFound/404 BlobNotFound if missing.
+  // A failing If-None-Match / If-Modified-Since gives OK with not_modified.
+  virtual Result<GetResult> Get(std::string_view name, const AccessConditions& conditions) = 0;
+  // Get without the content.
+  virtual Result<GetResult> Head(std::string_view name, const AccessConditions& conditions) = 0;
+
+  // Creates or replaces a block blob with `data` and `options.metadata`.
+  // A lease held on the blob is kept.
+  virtual Result<WriteResult> Put(std::string_view name, std::string_view data,
+                                  const PutOptions& options) = 0;
+
+  // Deletes a blob and its lease. NotFound/404 BlobNotFound if missing.
+  virtual Status Delete(std::string_view name, const WriteOptions& options) = 0;
+
+  // Lists blobs whose names start with options.prefix, in name order, with
+  // metadata and lease state.
+  virtual Result<ListPage> List(const ListOptions& options) = 0;
+
+  // Replaces the metadata. NotFound/404 BlobNotFound if missing.
+  virtual Result<WriteResult> SetMetadata(std::string_view name, const Metadata& metadata,
+                                          const WriteOptions& options) = 0;
+
+  // The five lease actions. All fail NotFound/404 BlobNotFound on a missing
+  // blob. Conflicts with the lease state are HTTP 409:
+  //   Busy      LeaseAlreadyPresent, LeaseIsBreakingAndCannotBeAcquired
+  //   LeaseLost LeaseIdMismatchWithLeaseOperation, LeaseNotPresentWithLeaseOperation,
+  //             LeaseIsBrokenAndCannotBeRenewed, LeaseIsBreakingAndCannotBeChanged
+  // `duration_seconds` is 15..60 or kInfiniteLease; `proposed_id` may be
+  // empty (the store picks a GUID). Acquiring with the id already held
+  // succeeds and restarts the lease with the new duration.
+  virtual Result<LeaseResult> AcquireLease(std::string_view name, int duration_seconds,
+                                           std::string_view proposed_id,
+                                           const AccessConditions& conditions) = 0;
+  virtual Result<LeaseResult> RenewLease(std::string_view name, std::string_view lease_id,
+                                         const AccessConditions& conditions) = 0;
+  virtual Result<LeaseResult> ChangeLease(std::string_view name, std::string_view lease_id,
+                                          std::string_view proposed_id,
+                                          const AccessConditions& conditions) = 0;
+  virtual Result<LeaseResult> ReleaseLease(std::string_view name, std::string_view lease_id,
+                                           const AccessConditions& conditions) = 0;
+  // `break_period_seconds` 0..60; unset breaks a finite lease when it would
+  // have expired and an infinite one at once.
+  virtual Result<LeaseResult> BreakLease(std::string_view name,
+                                         std::optional<int> break_period_seconds,
+                                         const AccessConditions& conditions) = 0;
+
+  // Where this store lives, for messages and `blobtable locate`:
+  // e.g. "local:/srv/data" or "https://account.blob.core.windows.net".
+  virtual std::string Location() const = 0;
+  virtual const std::string& container() const = 0;
+};
+
+// Forwards every call to a target store; subclass it and override only the
+// calls a wrapper changes (fault injection, request counting, logging).
+class BlobStoreWrapper : public BlobStore {
+ public:
+  explicit BlobStoreWrapper(std::shared_ptr<BlobStore> target) : target_(std::move(target)) {}
+
+  Result<GetResult> Get(std::string_view name, const AccessConditions& c) override {
+    return target_->Get(name, c);
+  }
+  Result<GetResult> Head(std::string_view name, const AccessConditions& c) override {
+    return target_->Head(name, c);
+  }
+  Result<WriteResult> Put(std::string_view name, std::string_view data,
+                          const PutOptions& o) override {
+    return target_->Put(name, data, o);
+  }
+  Status Delete(std::string_view name, const WriteOptions& o) override {
+    return target_->Delete(name, o);
+  }
+  Result<ListPage> List(const ListOptions& o) override { return target_->List(o); }
+  Result<WriteResult> SetMetadata(std::string_view name, const Metadata& m,
+                                  const WriteOptions& o) override {
+    return target_->SetMetadata(name, m, o);
+  }
+  Result<LeaseResult> AcquireLease(std::string_view name, int duration, std::string_view proposed,
+                                   const AccessConditions& c) override {
+    return target_->AcquireLease(name, duration, proposed, c);
+  }
+  Result<LeaseResult> RenewLease(std::string_view name, std::string_view id,
+                                 const AccessConditions& c) override {
+    return target_->RenewLease(name, id, c);
+  }
+  Result<LeaseResult> ChangeLease(std::string_view name, std::string_view id,
+                                  std::string_view proposed, const AccessConditions& c) override {
+    return target_->ChangeLease(name, id, proposed, c);
+  }
+  Result<LeaseResult> ReleaseLease(std::string_view name, std::string_view id,
+                                   const AccessConditions& c) override {
+    return target_->ReleaseLease(name, id, c);
+  }
+  Result<LeaseResult> BreakLease(std::string_view name, std::optional<int> period,
+                                 const AccessConditions& c) override {
+    return target_->BreakLease(name, period, c);
+  }
+  std::string Location() const override { return target_->Location(); }
+  const std::string& container() const override { return target_->container(); }
+
+ protected:
+  BlobStore& target() { return *target_; }
+
+ private:
+  std::shared_ptr<BlobStore> target_;
+};
+
+// Opens the local (LMDB) blob store in `directory`, creating the directory
+// and the container if missing. Several stores, threads and processes may
+// use the same directory at once. Fails InvalidArgument on a bad container
+// name, IOError if the directory cannot be created or opened.
+Result<std::shared_ptr<BlobStore>> OpenLocalBlobStore(const std::string& directory,
+                                                      const StoreOptions& options);
+
+}  // namespace blobtable
+
+#endif  // BLOBTABLE_BLOB_STORE_H_

@@ -1,0 +1,43 @@
+// Options and injectable services (the clock) shared by the store layers.
+#ifndef BLOBTABLE_OPTIONS_H_
+#define BLOBTABLE_OPTIONS_H_
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace blobtable {
+
+using TimePoint = std::chrono::system_clock::time_point;
+
+// The source of wall-clock time for lease expiry and timestamps.
+// Leases are stored as absolute wall-clock instants so that several processes
+// agree on expiry; tests inject a fake clock to move time without sleeping.
+// Implementations must be thread-safe.
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  virtual TimePoint Now() const = 0;
+  // The process-wide real clock (std::chrono::system_clock). Never null.
+  static Clock* Real();
+};
+
+// Options for opening a Store (see store.h).
+struct StoreOptions {
+  // The container holding the tables (Azure container rules: 3-63 characters,
+  // lowercase letters, digits and single hyphens).
+  std::string container = "blobtable";
+  // Clock for leases and timestamps; null means Clock::Real(). Not owned; must
+  // outlive the store.
+  Clock* clock = nullptr;
+  // Local backend: the largest the LMDB file may grow to. The file grows only
+  // as data is written; this reserves address space.
+  uint64_t local_map_size = uint64_t{64} << 30;  // 64 GiB
+  // How many times a read-modify-write (merge, upsert-merge) retries after an
+  // ETag race with another writer before it returns Conflict.
+  int max_merge_attempts = 16;
+};
+
+}  // namespace blobtable
+
+#endif  // BLOBTABLE_OPTIONS_H_

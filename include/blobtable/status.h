@@ -1,0 +1,133 @@
+// Status and Result<T>: how every blobtable call reports success or failure.
+//
+// Codes are chosen by what the caller should do next, not by where the error
+// came from. Errors that came from a storage service also carry the service's
+// own error code (e.g. Azure's "LeaseIdMissing") and HTTP status, so that
+// callers that need finer detail can have it without parsing messages.
+//
+// Thread-safety: Status and Result are plain values; copy them freely.
+#ifndef BLOBTABLE_STATUS_H_
+#define BLOBTABLE_STATUS_H_
+
+#include <cassert>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace blobtable {
+
+enum class Code : int {
+  kOk = 0,
+  // The entity, blob or table does not exist. Retrying will not help.
+  kNotFound,
+  // An ETag condition failed or the item already exists: re-read and retry.
+  kConflict,
+  // The item is leased or reserved by someone else right now; retry later.
+  kBusy,
+  // A lock could not be acquired within the configured lock timeout.
+  kLockTimeout,
+  // The caller's own lease expired, was broken or was taken over: whatever it
+  // was doing under that lease must be abandoned.
+  kLeaseLost,
+  // The storage service could not be reached or failed transiently; retryable.
+  kUnavailable,
+  // The request itself is invalid (bad key, too large, bad argument).
+  kInvalidArgument,
+  // Stored data could not be decoded. Never retried automatically.
+  kCorruption,
+  // A local I/O or database failure (disk full, permissions).
+  kIOError,
+  // An internal invariant failed: a bug in blobtable.
+  kInternal,
+};
+
+// "NotFound", "Conflict", ... (stable; used in messages and the CLI).
+std::string_view CodeName(Code code);
+
+class [[nodiscard]] Status {
+ public:
+  Status() = default;  // OK
+
+  static Status OK() { return Status(); }
+  static Status NotFound(std::string msg) { return Status(Code::kNotFound, std::move(msg)); }
+  static Status Conflict(std::string msg) { return Status(Code::kConflict, std::move(msg)); }
+  static Status Busy(std::string msg) { return Status(Code::kBusy, std::move(msg)); }
+  static Status LockTimeout(std::string msg) { return Status(Code::kLockTimeout, std::move(msg)); }
+  static Status LeaseLost(std::string msg) { return Status(Code::kLeaseLost, std::move(msg)); }
+  static Status Unavailable(std::string msg) { return Status(Code::kUnavailable, std::move(msg)); }
+  static Status InvalidArgument(std::string msg) {
+    return Status(Code::kInvalidArgument, std::move(msg));
+  }
+  static Status Corruption(std::string msg) { return Status(Code::kCorruption, std::move(msg)); }
+  static Status IOError(std::string msg) { return Status(Code::kIOError, std::move(msg)); }
+  static Status Internal(std::string msg) { return Status(Code::kInternal, std::move(msg)); }
+
+  // A status that came from a storage service: `storage_code` is the service's
+  // error code (Azure's x-ms-error-code, or the local store's equivalent),
+  // `http_status` the HTTP status it answered (or would have answered).
+  static Status FromStorage(Code code, int http_status, std::string storage_code,
+                            std::string msg) {
+    Status s(code, std::move(msg));
+    s.http_status_ = http_status;
+    s.storage_code_ = std::move(storage_code);
+    return s;
+  }
+
+  bool ok() const { return code_ == Code::kOk; }
+  Code code() const { return code_; }
+  bool IsNotFound() const { return code_ == Code::kNotFound; }
+  bool IsConflict() const { return code_ == Code::kConflict; }
+  bool IsBusy() const { return code_ == Code::kBusy; }
+
+  const std::string& message() const { return message_; }
+  // The storage service's error code, e.g. "ConditionNotMet"; empty if none.
+  const std::string& storage_code() const { return storage_code_; }
+  // The HTTP status of the storage answer (404, 409, 412, ...); 0 if none.
+  int http_status() const { return http_status_; }
+
+  // "Conflict: <message> [ConditionNotMet, HTTP 412]" or "OK".
+  std::string ToString() const;
+
+  // The same status with "<context>: " prepended to the message.
+  Status WithContext(std::string_view context) const;
+
+ private:
+  Status(Code code, std::string msg) : code_(code), message_(std::move(msg)) {}
+
+  Code code_ = Code::kOk;
+  int http_status_ = 0;
+  std::string storage_code_;
+  std::string message_;
+};
+
+// A value or the Status explaining why there is none.
+template <typename T>
+class [[nodiscard]] Result {
+ public:
+  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(Status status) : status_(std::move(status)) {  // NOLINT
+    assert(!status_.ok() && "Result needs a value or a failed Status");
+    if (status_.ok()) status_ = Status::Internal("Result built from an OK status without a value");
+  }
+
+  bool ok() const { return status_.ok(); }
+  const Status& status() const { return status_; }
+
+  // Precondition: ok().
+  T& value() & { assert(ok()); return *value_; }
+  const T& value() const& { assert(ok()); return *value_; }
+  T&& value() && { assert(ok()); return std::move(*value_); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+
+ private:
+  Status status_;
+  std::optional<T> value_;
+};
+
+}  // namespace blobtable
+
+#endif  // BLOBTABLE_STATUS_H_

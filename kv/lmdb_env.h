@@ -1,0 +1,81 @@
+// A process-wide shared LMDB environment per directory, and an RAII
+// transaction. Used by the local blob store (and the cache that will follow).
+//
+// LMDB forbids opening one environment twice in a process, and an environment
+// inherited across fork() must not be used; LmdbEnv::Open hands out one
+// shared instance per (directory, process).
+#ifndef BLOBTABLE_KV_LMDB_ENV_H_
+#define BLOBTABLE_KV_LMDB_ENV_H_
+
+#include <lmdb.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "blobtable/status.h"
+
+namespace blobtable {
+
+// IOError naming `what` and LMDB's message (MDB_MAP_FULL explains the fix).
+Status LmdbError(int rc, std::string_view what);
+
+class LmdbEnv {
+ public:
+  // Opens (creating if needed) the environment in `directory`. `map_size` is
+  // the most the data file may grow to. Thread-safe.
+  static Result<std::shared_ptr<LmdbEnv>> Open(const std::string& directory, uint64_t map_size);
+
+  ~LmdbEnv();
+  LmdbEnv(const LmdbEnv&) = delete;
+  LmdbEnv& operator=(const LmdbEnv&) = delete;
+
+  MDB_env* env() const { return env_; }
+  const std::string& directory() const { return directory_; }
+  // Largest key LMDB accepts (511 bytes in Debian's build).
+  size_t max_key_size() const { return max_key_size_; }
+
+  // The handle of named database `name`, created on first use. Thread-safe.
+  Result<MDB_dbi> Database(const std::string& name);
+
+ private:
+  LmdbEnv(MDB_env* env, std::string directory);
+
+  MDB_env* env_;
+  std::string directory_;
+  size_t max_key_size_;
+  std::mutex dbi_mu_;
+  std::map<std::string, MDB_dbi> dbis_;
+};
+
+// One LMDB transaction; aborted on destruction unless committed.
+class LmdbTxn {
+ public:
+  // Begins a read-only or read-write transaction (write transactions are
+  // serialized across threads and processes by LMDB).
+  static Result<LmdbTxn> Begin(LmdbEnv& env, bool read_only);
+
+  LmdbTxn(LmdbTxn&& other) noexcept : txn_(other.txn_) { other.txn_ = nullptr; }
+  LmdbTxn& operator=(LmdbTxn&&) = delete;
+  ~LmdbTxn();
+
+  MDB_txn* get() const { return txn_; }
+  Status Commit();
+
+ private:
+  explicit LmdbTxn(MDB_txn* txn) : txn_(txn) {}
+  MDB_txn* txn_;
+};
+
+inline MDB_val ToVal(std::string_view s) {
+  return MDB_val{s.size(), const_cast<char*>(s.data())};
+}
+inline std::string_view FromVal(const MDB_val& v) {
+  return std::string_view(static_cast<const char*>(v.mv_data), v.mv_size);
+}
+
+}  // namespace blobtable
+
+#endif  // BLOBTABLE_KV_LMDB_ENV_H_

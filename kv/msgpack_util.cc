@@ -1,0 +1,70 @@
+#include "kv/msgpack_util.h"
+
+namespace blobtable::mp {
+
+Result<msgpack::object_handle> Unpack(std::string_view data, std::string_view what) {
+  // Limits: arrays and maps of blobtable formats stay far below these; strings
+  // and binaries are bounded by the 1 MiB entity limit with margin for raw
+  // blobs stored through the BlobStore API.
+  const msgpack::unpack_limit limit(/*array=*/1u << 20, /*map=*/1u << 16, /*str=*/64u << 20,
+                                    /*bin=*/256u << 20, /*ext=*/1u << 10, /*depth=*/32);
+  try {
+    size_t offset = 0;
+    msgpack::object_handle oh =
+        msgpack::unpack(data.data(), data.size(), offset, nullptr, nullptr, limit);
+    if (offset != data.size())
+      return Status::Corruption(std::string(what) + ": trailing bytes after the msgpack value");
+    return oh;
+  } catch (const std::exception& e) {
+    return Status::Corruption(std::string(what) + ": not a valid msgpack value (" + e.what() + ")");
+  }
+}
+
+namespace {
+[[noreturn]] void Fail(const char* field, const char* expected) {
+  throw FormatError{std::string(field) + " is not " + expected};
+}
+}  // namespace
+
+const msgpack::object* Array(const msgpack::object& o, uint32_t min_size, const char* field) {
+  if (o.type != msgpack::type::ARRAY) Fail(field, "an array");
+  if (o.via.array.size < min_size) Fail(field, "long enough");
+  return o.via.array.ptr;
+}
+
+std::string Str(const msgpack::object& o, const char* field) {
+  if (o.type != msgpack::type::STR) Fail(field, "a string");
+  return std::string(o.via.str.ptr, o.via.str.size);
+}
+
+std::string Bin(const msgpack::object& o, const char* field) {
+  if (o.type != msgpack::type::BIN) Fail(field, "binary");
+  return std::string(o.via.bin.ptr, o.via.bin.size);
+}
+
+int64_t Int(const msgpack::object& o, const char* field) {
+  if (o.type == msgpack::type::POSITIVE_INTEGER) {
+    if (o.via.u64 > static_cast<uint64_t>(INT64_MAX)) Fail(field, "a 64-bit signed integer");
+    return static_cast<int64_t>(o.via.u64);
+  }
+  if (o.type == msgpack::type::NEGATIVE_INTEGER) return o.via.i64;
+  Fail(field, "an integer");
+}
+
+uint64_t UInt(const msgpack::object& o, const char* field) {
+  if (o.type != msgpack::type::POSITIVE_INTEGER) Fail(field, "an unsigned integer");
+  return o.via.u64;
+}
+
+bool Bool(const msgpack::object& o, const char* field) {
+  if (o.type != msgpack::type::BOOLEAN) Fail(field, "a boolean");
+  return o.via.boolean;
+}
+
+double Double(const msgpack::object& o, const char* field) {
+  if (o.type != msgpack::type::FLOAT64 && o.type != msgpack::type::FLOAT32)
+    Fail(field, "a double");
+  return o.via.f64;
+}
+
+}  // namespace blobtable::mp

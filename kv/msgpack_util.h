@@ -1,0 +1,51 @@
+// Safe msgpack decoding helpers: bounded unpacking and typed field access
+// that reports Corruption instead of throwing.
+#ifndef BLOBTABLE_KV_MSGPACK_UTIL_H_
+#define BLOBTABLE_KV_MSGPACK_UTIL_H_
+
+#define MSGPACK_NO_BOOST 1
+#include <msgpack.hpp>
+
+#include <string>
+#include <string_view>
+
+#include "blobtable/status.h"
+
+namespace blobtable::mp {
+
+// Unpacks `data` with limits sized for blobtable's own formats, so that a
+// corrupt length field cannot make it allocate gigabytes. Corruption (naming
+// `what`) on malformed input or trailing bytes.
+Result<msgpack::object_handle> Unpack(std::string_view data, std::string_view what);
+
+// Thrown by the accessors below; caught and turned into Corruption at the
+// decoder's boundary by Guard().
+struct FormatError {
+  std::string message;
+};
+
+const msgpack::object* Array(const msgpack::object& o, uint32_t min_size, const char* field);
+std::string Str(const msgpack::object& o, const char* field);
+std::string Bin(const msgpack::object& o, const char* field);
+int64_t Int(const msgpack::object& o, const char* field);
+uint64_t UInt(const msgpack::object& o, const char* field);
+bool Bool(const msgpack::object& o, const char* field);
+double Double(const msgpack::object& o, const char* field);
+
+// Runs `fn` and maps FormatError (and msgpack's own exceptions) to
+// Corruption("<what>: <problem>").
+template <typename Fn>
+Status Guard(std::string_view what, Fn&& fn) {
+  try {
+    fn();
+    return Status::OK();
+  } catch (const FormatError& e) {
+    return Status::Corruption(std::string(what) + ": " + e.message);
+  } catch (const std::exception& e) {
+    return Status::Corruption(std::string(what) + ": " + e.what());
+  }
+}
+
+}  // namespace blobtable::mp
+
+#endif  // BLOBTABLE_KV_MSGPACK_UTIL_H_

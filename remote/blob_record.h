@@ -1,0 +1,55 @@
+// How the local backend stores blobs in LMDB.
+//
+// LMDB keys are at most 511 bytes but blob names may be up to 1,024
+// characters, so blobs live in *buckets*: the LMDB key is the name's first
+// kBucketPrefix bytes (the whole name if shorter) and the value holds every
+// blob whose name starts with that key, sorted by full name. Buckets sort by
+// key and blobs within a bucket by name, which together give exact byte-wise
+// name order (a shorter key that sorts first is a prefix or a smaller name).
+// Almost every bucket holds one blob.
+//
+// Value format (msgpack): [format=1, [[name, record], ...]], with record =
+// [etag, last_modified_s, {metadata}, lease_state, lease_id, lease_duration,
+//  lease_expires_ms, lease_broken_at_ms, data(bin)].
+#ifndef BLOBTABLE_REMOTE_BLOB_RECORD_H_
+#define BLOBTABLE_REMOTE_BLOB_RECORD_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "blobtable/blob_store.h"
+#include "remote/lease_rules.h"
+
+namespace blobtable {
+
+inline constexpr size_t kBucketPrefix = 480;  // < LMDB's 511-byte key limit
+
+struct BlobRecord {
+  std::string etag;
+  int64_t last_modified_s = 0;
+  Metadata metadata;
+  lease::LeaseRecord lease;
+  std::string data;
+};
+
+struct BucketEntry {
+  std::string name;
+  BlobRecord record;
+};
+
+// Entries sorted by name.
+using Bucket = std::vector<BucketEntry>;
+
+inline std::string_view BucketKey(std::string_view name) {
+  return name.substr(0, std::min(name.size(), kBucketPrefix));
+}
+
+std::string EncodeBucket(const Bucket& bucket);
+// Corruption naming `key` if the value is not a bucket of this format.
+Result<Bucket> DecodeBucket(std::string_view value, std::string_view key);
+
+}  // namespace blobtable
+
+#endif  // BLOBTABLE_REMOTE_BLOB_RECORD_H_

@@ -1,0 +1,42 @@
+// Azure's conditional-request rules and blob-name rules, evaluated locally.
+// The local backend applies them to its stored blobs; the Azure backend lets
+// the service do it and uses only the name rules.
+#ifndef BLOBTABLE_REMOTE_CONDITIONS_H_
+#define BLOBTABLE_REMOTE_CONDITIONS_H_
+
+#include <string_view>
+
+#include "blobtable/blob_store.h"
+
+namespace blobtable {
+
+// What a condition check needs to know about the blob as it is now.
+struct BlobVersion {
+  std::string_view etag;
+  TimePoint last_modified;
+};
+
+// Read conditions against an existing blob. OK and *not_modified=true when
+// If-None-Match / If-Modified-Since call for a 304; Conflict/412
+// ConditionNotMet when If-Match / If-Unmodified-Since fail.
+Status CheckReadConditions(const AccessConditions& c, const BlobVersion& blob, bool* not_modified);
+
+// Write conditions. `blob` is null when the blob does not exist (only Put
+// reaches here then: other writes fail 404 first). `is_put` selects Azure's
+// 409 BlobAlreadyExists for If-None-Match "*" on an existing blob.
+Status CheckWriteConditions(const AccessConditions& c, const BlobVersion* blob, bool is_put);
+
+// Blob names: 1..1,024 characters of valid UTF-8 with no NUL.
+Status ValidateBlobName(std::string_view name);
+
+// Container names: 3..63 characters, lowercase letters, digits and single
+// hyphens, starting and ending with a letter or digit.
+Status ValidateContainerName(std::string_view name);
+
+// Number of Unicode code points in valid UTF-8, or -1 if `s` is not valid
+// UTF-8 (overlongs, surrogates and values past U+10FFFF are invalid).
+long Utf8Length(std::string_view s);
+
+}  // namespace blobtable
+
+#endif  // BLOBTABLE_REMOTE_CONDITIONS_H_

@@ -1,0 +1,371 @@
+// The local backend: a BlobStore in a directory, on LMDB.
+//
+// Every call is one LMDB transaction, so each is atomic and durable on return
+// (LMDB's default sync), and writers are serialized across threads and
+// processes by LMDB's writer lock. Lease expiry uses absolute wall-clock
+// times from the injected Clock, so every process sees the same expiry.
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "blobtable/blob_store.h"
+#include "kv/lmdb_env.h"
+#include "kv/macros.h"
+#include "kv/random.h"
+#include "remote/blob_record.h"
+#include "remote/conditions.h"
+#include "remote/lease_rules.h"
+#include "remote/storage_errors.h"
+
+namespace blobtable {
+namespace {
+
+constexpr size_t kMaxLocalBlobBytes = 256u << 20;  // bounded by the bucket codec
+constexpr size_t kMaxMetadataBytes = 8u << 10;     // Azure's limit
+
+int64_t ToMs(TimePoint t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+TimePoint FromSeconds(int64_t s) { return TimePoint(std::chrono::seconds(s)); }
+
+Status NotFound(std::string_view name) {
+  return StorageError(404, "BlobNotFound", "the blob '" + std::string(name) + "' does not exist");
+}
+
+Status ValidateMetadata(const Metadata& metadata) {
+  size_t total = 0;
+  for (const auto& [name, value] : metadata) {
+    bool ok = !name.empty() && !(name[0] >= '0' && name[0] <= '9');
+    for (char c : name)
+      ok = ok && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '_');
+    if (!ok)
+      return StorageError(400, "InvalidMetadata",
+                          "metadata name '" + name + "' is not a C# identifier");
+    for (char c : value)
+      if (c < 0x20 || c > 0x7e)
+        return StorageError(400, "InvalidMetadata",
+                            "metadata value of '" + name + "' is not printable ASCII");
+    total += name.size() + value.size();
+  }
+  if (total > kMaxMetadataBytes)
+    return StorageError(400, "MetadataTooLarge", "metadata exceeds 8 KiB");
+  return Status::OK();
+}
+
+class LocalBlobStore final : public BlobStore {
+ public:
+  LocalBlobStore(std::shared_ptr<LmdbEnv> env, MDB_dbi blobs, MDB_dbi meta, std::string container,
+                 Clock* clock)
+      : env_(std::move(env)), blobs_(blobs), meta_(meta), container_(std::move(container)),
+        clock_(clock) {}
+
+  Result<GetResult> Get(std::string_view name, const AccessConditions& c) override {
+    return Read(name, c, /*with_data=*/true);
+  }
+  Result<GetResult> Head(std::string_view name, const AccessConditions& c) override {
+    return Read(name, c, /*with_data=*/false);
+  }
+
+  Result<WriteResult> Put(std::string_view name, std::string_view data,
+                          const PutOptions& o) override {
+    if (data.size() > kMaxLocalBlobBytes)
+      return StorageError(413, "RequestBodyTooLarge", "the local store keeps blobs up to 256 MiB");
+    BT_RETURN_IF_ERROR(ValidateMetadata(o.metadata));
+    WriteResult out;
+    BT_RETURN_IF_ERROR(Write(name, [&](std::optional<BlobRecord>& rec, Stamp& stamp) -> Status {
+      // The lease is checked before the conditions, as Azure does (a leased
+      // blob answers LeaseIdMissing even to If-None-Match "*").
+      lease::LeaseRecord lease = rec ? rec->lease : lease::LeaseRecord{};
+      BT_RETURN_IF_ERROR(lease::CheckWrite(lease, o.lease_id, stamp.now_ms));
+      BT_RETURN_IF_ERROR(CheckConditions(o.conditions, rec, /*is_put=*/true));
+      if (!rec) rec.emplace();
+      rec->lease = lease;
+      rec->data.assign(data);
+      rec->metadata = o.metadata;
+      BT_RETURN_IF_ERROR(stamp.Apply(*rec));
+      out = {rec->etag, FromSeconds(rec->last_modified_s)};
+      return Status::OK();
+    }));
+    return out;
+  }
+
+  Status Delete(std::string_view name, const WriteOptions& o) override {
+    return Write(name, [&](std::optional<BlobRecord>& rec, Stamp& stamp) -> Status {
+      if (!rec) return NotFound(name);
+      BT_RETURN_IF_ERROR(lease::CheckWrite(rec->lease, o.lease_id, stamp.now_ms));
+      BT_RETURN_IF_ERROR(CheckConditions(o.conditions, rec, /*is_put=*/false));
+      rec.reset();
+      return Status::OK();
+    });
+  }
+
+  Result<WriteResult> SetMetadata(std::string_view name, const Metadata& metadata,
+                                  const WriteOptions& o) override {
+    BT_RETURN_IF_ERROR(ValidateMetadata(metadata));
+    WriteResult out;
+    BT_RETURN_IF_ERROR(Write(name, [&](std::optional<BlobRecord>& rec, Stamp& stamp) -> Status {
+      if (!rec) return NotFound(name);
+      BT_RETURN_IF_ERROR(lease::CheckWrite(rec->lease, o.lease_id, stamp.now_ms));
+      BT_RETURN_IF_ERROR(CheckConditions(o.conditions, rec, /*is_put=*/false));
+      rec->metadata = metadata;
+      BT_RETURN_IF_ERROR(stamp.Apply(*rec));
+      out = {rec->etag, FromSeconds(rec->last_modified_s)};
+      return Status::OK();
+    }));
+    return out;
+  }
+
+  Result<ListPage> List(const ListOptions& o) override;
+
+  Result<LeaseResult> AcquireLease(std::string_view name, int duration, std::string_view proposed,
+                                   const AccessConditions& c) override {
+    BT_RETURN_IF_ERROR(lease::ValidateDuration(duration));
+    BT_RETURN_IF_ERROR(lease::ValidateProposedId(proposed));
+    std::string new_id = NewGuid();
+    return LeaseAction(name, c, [&](lease::LeaseRecord& l, int64_t now, LeaseResult& r) {
+      BT_RETURN_IF_ERROR(lease::Acquire(l, duration, proposed, new_id, now));
+      r.lease_id = l.id;
+      return Status::OK();
+    });
+  }
+  Result<LeaseResult> RenewLease(std::string_view name, std::string_view id,
+                                 const AccessConditions& c) override {
+    return LeaseAction(name, c, [&](lease::LeaseRecord& l, int64_t now, LeaseResult& r) {
+      BT_RETURN_IF_ERROR(lease::Renew(l, id, now));
+      r.lease_id = l.id;
+      return Status::OK();
+    });
+  }
+  Result<LeaseResult> ChangeLease(std::string_view name, std::string_view id,
+                                  std::string_view proposed, const AccessConditions& c) override {
+    BT_RETURN_IF_ERROR(lease::ValidateProposedId(proposed));
+    if (proposed.empty())
+      return StorageError(400, "MissingRequiredHeader", "change lease needs a proposed lease id");
+    return LeaseAction(name, c, [&](lease::LeaseRecord& l, int64_t now, LeaseResult& r) {
+      BT_RETURN_IF_ERROR(lease::Change(l, id, proposed, now));
+      r.lease_id = l.id;
+      return Status::OK();
+    });
+  }
+  Result<LeaseResult> ReleaseLease(std::string_view name, std::string_view id,
+                                   const AccessConditions& c) override {
+    return LeaseAction(name, c, [&](lease::LeaseRecord& l, int64_t now, LeaseResult&) {
+      return lease::Release(l, id, now);
+    });
+  }
+  Result<LeaseResult> BreakLease(std::string_view name, std::optional<int> period,
+                                 const AccessConditions& c) override {
+    BT_RETURN_IF_ERROR(lease::ValidateBreakPeriod(period));
+    return LeaseAction(name, c, [&](lease::LeaseRecord& l, int64_t now, LeaseResult& r) {
+      return lease::Break(l, period, now, &r.lease_time_seconds);
+    });
+  }
+
+  std::string Location() const override { return "local:" + env_->directory(); }
+  const std::string& container() const override { return container_; }
+
+ private:
+  // Per-write services: the clock reading and the ETag allocator, both within
+  // the write transaction.
+  struct Stamp {
+    LocalBlobStore* store;
+    MDB_txn* txn;
+    int64_t now_ms;
+    // Gives `rec` a fresh ETag and the current time as last-modified.
+    Status Apply(BlobRecord& rec) {
+      BT_ASSIGN_OR_RETURN(rec.etag, store->NextETag(txn));
+      rec.last_modified_s = now_ms / 1000;
+      return Status::OK();
+    }
+  };
+
+  static Status CheckConditions(const AccessConditions& c, const std::optional<BlobRecord>& rec,
+                                bool is_put) {
+    if (!rec) return CheckWriteConditions(c, nullptr, is_put);
+    BlobVersion version{rec->etag, FromSeconds(rec->last_modified_s)};
+    return CheckWriteConditions(c, &version, is_put);
+  }
+
+  int64_t NowMs() const { return ToMs(clock_->Now()); }
+
+  BlobProperties PropertiesOf(const BlobRecord& r, int64_t now_ms) const {
+    BlobProperties p;
+    p.etag = r.etag;
+    p.last_modified = FromSeconds(r.last_modified_s);
+    p.content_length = r.data.size();
+    p.metadata = r.metadata;
+    lease::LeaseRecord l = r.lease;
+    lease::Refresh(l, now_ms);
+    p.lease_state = l.state;
+    p.lease_status = lease::StatusOf(l);
+    p.lease_duration = lease::DurationOf(l);
+    return p;
+  }
+
+  Result<Bucket> LoadBucket(MDB_txn* txn, std::string_view key) {
+    MDB_val k = ToVal(key), v;
+    int rc = mdb_get(txn, blobs_, &k, &v);
+    if (rc == MDB_NOTFOUND) return Bucket{};
+    if (rc != 0) return LmdbError(rc, "reading the local store");
+    return DecodeBucket(FromVal(v), key);
+  }
+
+  static Bucket::iterator FindEntry(Bucket& bucket, std::string_view name) {
+    return std::lower_bound(bucket.begin(), bucket.end(), name,
+                            [](const BucketEntry& e, std::string_view n) { return e.name < n; });
+  }
+
+  Result<std::string> NextETag(MDB_txn* txn) {
+    // A per-store random salt (so a recreated store never reissues an ETag a
+    // cache still holds) and a counter bumped in the same transaction.
+    MDB_val k = ToVal("etag-counter"), v;
+    uint64_t counter = 0, salt = 0;
+    int rc = mdb_get(txn, meta_, &k, &v);
+    if (rc == 0 && v.mv_size == 16) {
+      memcpy(&salt, v.mv_data, 8);
+      memcpy(&counter, static_cast<char*>(v.mv_data) + 8, 8);
+    } else if (rc == MDB_NOTFOUND) {
+      salt = RandomU64();
+    } else {
+      return rc == 0 ? Status::Corruption("local store: bad etag counter")
+                     : LmdbError(rc, "reading the etag counter");
+    }
+    ++counter;
+    char buf[16];
+    memcpy(buf, &salt, 8);
+    memcpy(buf + 8, &counter, 8);
+    MDB_val nv{sizeof(buf), buf};
+    if ((rc = mdb_put(txn, meta_, &k, &nv, 0)) != 0) return LmdbError(rc, "writing the etag counter");
+    char etag[48];
+    snprintf(etag, sizeof(etag), "\"0x%08X%016llX\"", static_cast<unsigned>(salt),
+             static_cast<unsigned long long>(counter));
+    return std::string(etag);
+  }
+
+  Result<GetResult> Read(std::string_view name, const AccessConditions& c, bool with_data) {
+    BT_RETURN_IF_ERROR(ValidateBlobName(name));
+    BT_ASSIGN_OR_RETURN(LmdbTxn txn, LmdbTxn::Begin(*env_, /*read_only=*/true));
+    BT_ASSIGN_OR_RETURN(Bucket bucket, LoadBucket(txn.get(), BucketKey(name)));
+    auto it = FindEntry(bucket, name);
+    if (it == bucket.end() || it->name != name) return NotFound(name);
+    const BlobRecord& rec = it->record;
+    GetResult out;
+    BlobVersion version{rec.etag, FromSeconds(rec.last_modified_s)};
+    BT_RETURN_IF_ERROR(CheckReadConditions(c, version, &out.not_modified));
+    if (out.not_modified) {
+      out.properties.etag = rec.etag;
+      out.properties.last_modified = version.last_modified;
+      return out;
+    }
+    out.properties = PropertiesOf(rec, NowMs());
+    if (with_data) out.data = std::move(it->record.data);
+    return out;
+  }
+
+  // Runs `fn(record, stamp)` on blob `name` in one write transaction. `record`
+  // is empty when the blob does not exist; fn may fill it (create), change it,
+  // or reset it (delete). Nothing is written if fn fails.
+  template <typename Fn>
+  Status Write(std::string_view name, Fn&& fn) {
+    BT_RETURN_IF_ERROR(ValidateBlobName(name));
+    BT_ASSIGN_OR_RETURN(LmdbTxn txn, LmdbTxn::Begin(*env_, /*read_only=*/false));
+    std::string_view key = BucketKey(name);
+    BT_ASSIGN_OR_RETURN(Bucket bucket, LoadBucket(txn.get(), key));
+    auto it = FindEntry(bucket, name);
+    bool existed = it != bucket.end() && it->name == name;
+    std::optional<BlobRecord> rec;
+    if (existed) rec = std::move(it->record);
+    Stamp stamp{this, txn.get(), NowMs()};
+    BT_RETURN_IF_ERROR(fn(rec, stamp));
+    if (rec && existed) it->record = std::move(*rec);
+    else if (rec) bucket.insert(it, BucketEntry{std::string(name), std::move(*rec)});
+    else if (existed) bucket.erase(it);
+    MDB_val k = ToVal(key);
+    int rc;
+    if (bucket.empty()) {
+      rc = mdb_del(txn.get(), blobs_, &k, nullptr);
+      if (rc == MDB_NOTFOUND) rc = 0;
+    } else {
+      std::string value = EncodeBucket(bucket);
+      MDB_val v = ToVal(value);
+      rc = mdb_put(txn.get(), blobs_, &k, &v, 0);
+    }
+    if (rc != 0) return LmdbError(rc, "writing blob '" + std::string(name) + "'");
+    return txn.Commit();
+  }
+
+  template <typename Fn>
+  Result<LeaseResult> LeaseAction(std::string_view name, const AccessConditions& c, Fn&& fn) {
+    LeaseResult out;
+    BT_RETURN_IF_ERROR(Write(name, [&](std::optional<BlobRecord>& rec, Stamp& stamp) -> Status {
+      if (!rec) return NotFound(name);
+      BT_RETURN_IF_ERROR(CheckConditions(c, rec, /*is_put=*/false));
+      BT_RETURN_IF_ERROR(fn(rec->lease, stamp.now_ms, out));
+      // Lease actions change neither the ETag nor last-modified.
+      out.etag = rec->etag;
+      out.last_modified = FromSeconds(rec->last_modified_s);
+      return Status::OK();
+    }));
+    return out;
+  }
+
+  std::shared_ptr<LmdbEnv> env_;
+  MDB_dbi blobs_;
+  MDB_dbi meta_;
+  std::string container_;
+  Clock* clock_;
+};
+
+Result<ListPage> LocalBlobStore::List(const ListOptions& o) {
+  if (o.max_results < 1 || o.max_results > 5000)
+    return StorageError(400, "OutOfRangeQueryParameterValue", "maxresults must be 1..5000");
+  BT_ASSIGN_OR_RETURN(LmdbTxn txn, LmdbTxn::Begin(*env_, /*read_only=*/true));
+  MDB_cursor* cursor = nullptr;
+  int rc = mdb_cursor_open(txn.get(), blobs_, &cursor);
+  if (rc != 0) return LmdbError(rc, "listing the local store");
+  std::unique_ptr<MDB_cursor, void (*)(MDB_cursor*)> guard(cursor, mdb_cursor_close);
+
+  // The marker is the last name returned: resume at its bucket.
+  std::string_view prefix_key = BucketKey(o.prefix);
+  std::string start(std::max(prefix_key, BucketKey(o.marker)));
+  MDB_val k = ToVal(start), v;
+  // LMDB refuses empty keys: an empty start means the first bucket.
+  rc = mdb_cursor_get(cursor, &k, &v, start.empty() ? MDB_FIRST : MDB_SET_RANGE);
+  int64_t now_ms = NowMs();
+  ListPage page;
+  bool more = false;
+  for (; rc == 0 && !more; rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT)) {
+    std::string_view key = FromVal(k);
+    if (key.substr(0, prefix_key.size()) != prefix_key) break;  // past the prefix
+    BT_ASSIGN_OR_RETURN(Bucket bucket, DecodeBucket(FromVal(v), key));
+    for (BucketEntry& e : bucket) {
+      if (e.name.compare(0, o.prefix.size(), o.prefix) != 0) continue;
+      if (!o.marker.empty() && e.name <= o.marker) continue;
+      if (page.items.size() == static_cast<size_t>(o.max_results)) {
+        more = true;
+        break;
+      }
+      page.items.push_back(BlobItem{e.name, PropertiesOf(e.record, now_ms)});
+    }
+  }
+  if (rc != 0 && rc != MDB_NOTFOUND) return LmdbError(rc, "listing the local store");
+  if (more) page.next_marker = page.items.back().name;
+  return page;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<BlobStore>> OpenLocalBlobStore(const std::string& directory,
+                                                      const StoreOptions& options) {
+  BT_RETURN_IF_ERROR(ValidateContainerName(options.container));
+  BT_ASSIGN_OR_RETURN(std::shared_ptr<LmdbEnv> env,
+                      LmdbEnv::Open(directory, options.local_map_size));
+  BT_ASSIGN_OR_RETURN(MDB_dbi blobs, env->Database("container:" + options.container));
+  BT_ASSIGN_OR_RETURN(MDB_dbi meta, env->Database("meta"));
+  Clock* clock = options.clock != nullptr ? options.clock : Clock::Real();
+  return std::shared_ptr<BlobStore>(
+      std::make_shared<LocalBlobStore>(std::move(env), blobs, meta, options.container, clock));
+}
+
+}  // namespace blobtable

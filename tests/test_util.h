@@ -1,0 +1,87 @@
+// Shared test fixtures: a fake clock that works across fork(), temporary
+// directories, and helpers for running child processes.
+#ifndef BLOBTABLE_TESTS_TEST_UTIL_H_
+#define BLOBTABLE_TESTS_TEST_UTIL_H_
+
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include "blobtable/options.h"
+
+namespace blobtable::testing {
+
+// A clock that only moves when told to. Its time lives in shared anonymous
+// memory, so processes forked after it was made see every Advance().
+class FakeClock final : public Clock {
+ public:
+  explicit FakeClock(TimePoint start = TimePoint(std::chrono::seconds(1'700'000'000)))
+      : ms_(static_cast<std::atomic<int64_t>*>(mmap(nullptr, sizeof(std::atomic<int64_t>),
+                                                    PROT_READ | PROT_WRITE,
+                                                    MAP_SHARED | MAP_ANONYMOUS, -1, 0))) {
+    new (ms_) std::atomic<int64_t>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(start.time_since_epoch()).count());
+  }
+  ~FakeClock() override { munmap(ms_, sizeof(*ms_)); }
+  FakeClock(const FakeClock&) = delete;
+  FakeClock& operator=(const FakeClock&) = delete;
+
+  TimePoint Now() const override { return TimePoint(std::chrono::milliseconds(ms_->load())); }
+  void Advance(std::chrono::milliseconds d) { ms_->fetch_add(d.count()); }
+
+ private:
+  std::atomic<int64_t>* ms_;
+};
+
+// A fresh directory under the test temp dir, removed on destruction.
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "blobtable-test-XXXXXX").string();
+    path_ = mkdtemp(tmpl.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Forks a child that runs `body` and exits with its return value (never
+// returning into the test framework). Returns the child's pid.
+inline pid_t ForkChild(const std::function<int()>& body) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    int rc = 1;
+    try {
+      rc = body();
+    } catch (...) {
+      rc = 99;
+    }
+    _exit(rc);
+  }
+  return pid;
+}
+
+// Waits for `pid`; returns its exit code, or 128 + signal if killed.
+inline int WaitChild(pid_t pid) {
+  int status = 0;
+  if (waitpid(pid, &status, 0) < 0) return -1;
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return -1;
+}
+
+}  // namespace blobtable::testing
+
+#endif  // BLOBTABLE_TESTS_TEST_UTIL_H_
