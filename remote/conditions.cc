@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "kv/utf8.h"
 #include "remote/storage_errors.h"
 
 namespace blobtable {
@@ -59,32 +60,6 @@ Status CheckWriteConditions(const AccessConditions& c, const BlobVersion* blob, 
   if (c.if_modified_since && Seconds(blob->last_modified) <= Seconds(*c.if_modified_since))
     return NotMet("If-Modified-Since");
   return Status::OK();
-}
-
-long Utf8Length(std::string_view s) {
-  long count = 0;
-  size_t i = 0;
-  while (i < s.size()) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    int len;
-    uint32_t cp;
-    if (c < 0x80) { len = 1; cp = c; }
-    else if ((c & 0xE0) == 0xC0) { len = 2; cp = c & 0x1F; }
-    else if ((c & 0xF0) == 0xE0) { len = 3; cp = c & 0x0F; }
-    else if ((c & 0xF8) == 0xF0) { len = 4; cp = c & 0x07; }
-    else return -1;
-    if (i + len > s.size()) return -1;
-    for (int k = 1; k < len; ++k) {
-      unsigned char cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xC0) != 0x80) return -1;
-      cp = (cp << 6) | (cc & 0x3F);
-    }
-    static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < kMin[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return -1;
-    i += len;
-    ++count;
-  }
-  return count;
 }
 
 Status ValidateBlobName(std::string_view name) {

@@ -33,10 +33,6 @@ Status ValidateBlobName(std::string_view name);
 // hyphens, starting and ending with a letter or digit.
 Status ValidateContainerName(std::string_view name);
 
-// Number of Unicode code points in valid UTF-8, or -1 if `s` is not valid
-// UTF-8 (overlongs, surrogates and values past U+10FFFF are invalid).
-long Utf8Length(std::string_view s);
-
 }  // namespace blobtable
 
 #endif  // BLOBTABLE_REMOTE_CONDITIONS_H_

@@ -328,7 +328,7 @@ Result<ListPage> LocalBlobStore::List(const ListOptions& o) {
 
   // The marker is the last name returned: resume at its bucket.
   std::string_view prefix_key = BucketKey(o.prefix);
-  std::string start(std::max(prefix_key, BucketKey(o.marker)));
+  std::string start(std::max({prefix_key, BucketKey(o.marker), BucketKey(o.start_from)}));
   MDB_val k = ToVal(start), v;
   // LMDB refuses empty keys: an empty start means the first bucket.
   rc = mdb_cursor_get(cursor, &k, &v, start.empty() ? MDB_FIRST : MDB_SET_RANGE);
@@ -342,6 +342,7 @@ Result<ListPage> LocalBlobStore::List(const ListOptions& o) {
     for (BucketEntry& e : bucket) {
       if (e.name.compare(0, o.prefix.size(), o.prefix) != 0) continue;
       if (!o.marker.empty() && e.name <= o.marker) continue;
+      if (e.name < o.start_from) continue;
       if (page.items.size() == static_cast<size_t>(o.max_results)) {
         more = true;
         break;

@@ -278,6 +278,29 @@ TEST_P(BlobStoreConformance, ListIsInByteOrderWithinPrefix) {
   EXPECT_TRUE(ListAll(store(), "nothing/", 10).empty());
 }
 
+TEST_P(BlobStoreConformance, ListStartFromIsInclusiveAndCombinesWithMarker) {
+  for (const char* n : {"s/a", "s/b", "s/c", "s/d", "t/a"}) ASSERT_TRUE(store().Put(n, "", {}).ok());
+  ListOptions o;
+  o.prefix = "s/";
+  o.start_from = "s/b";
+  o.max_results = 2;
+  auto page = store().List(o);
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  ASSERT_EQ(page->items.size(), 2u);
+  EXPECT_EQ(page->items[0].name, "s/b");
+  EXPECT_EQ(page->items[1].name, "s/c");
+  o.marker = page->next_marker;
+  page = store().List(o);
+  ASSERT_TRUE(page.ok());
+  ASSERT_EQ(page->items.size(), 1u);
+  EXPECT_EQ(page->items[0].name, "s/d");
+  EXPECT_TRUE(page->next_marker.empty());
+  o = {};
+  o.prefix = "s/";
+  o.start_from = "s/bb";  // between two names
+  EXPECT_EQ(store().List(o)->items.front().name, "s/c");
+}
+
 TEST_P(BlobStoreConformance, ListReportsPropertiesMetadataAndLeaseState) {
   ASSERT_TRUE(store().Put("i/1", "abc", WithMeta({{"k", "v"}})).ok());
   ASSERT_TRUE(store().Put("i/2", "", {}).ok());

@@ -105,6 +105,9 @@ struct ListOptions {
   std::string prefix;
   // Continue after a previous page: that page's next_marker. Opaque.
   std::string marker;
+  // Start at the first name >= start_from (Azure's startFrom); empty: at the
+  // start of the prefix. Combines with marker (both must pass).
+  std::string start_from;
   int max_results = 5000;  // 1..5000
 };
 

@@ -4,9 +4,13 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 
 namespace blobtable {
+
+class BlobStore;
 
 using TimePoint = std::chrono::system_clock::time_point;
 
@@ -36,6 +40,10 @@ struct StoreOptions {
   // How many times a read-modify-write (merge, upsert-merge) retries after an
   // ETag race with another writer before it returns Conflict.
   int max_merge_attempts = 16;
+  // If set, Store::Open passes the backend it opened through this and uses
+  // what it returns: the hook for request logging, counting and fault
+  // injection (see BlobStoreWrapper).
+  std::function<std::shared_ptr<BlobStore>(std::shared_ptr<BlobStore>)> wrap_blob_store;
 };
 
 }  // namespace blobtable

@@ -1,0 +1,59 @@
+// Store: the entry point. Opens a location and hands out tables.
+//
+//   auto store = blobtable::Store::Open("/var/lib/myapp/tables");
+//   if (!store.ok()) { ... store.status().ToString() ... }
+//   auto orders = (*store)->OpenTable("orders");
+//   blobtable::Entity e("customer-42", "order-0001");
+//   e.Set("total", 99.5).Set("items", int32_t{3});
+//   auto stored = orders->Insert(e);          // stored->etag() is the new ETag
+//
+// Thread-safety: a Store and the Tables it hands out may be used from many
+// threads at once. Several Stores (in one process or many) may open the same
+// location at once.
+#ifndef BLOBTABLE_STORE_H_
+#define BLOBTABLE_STORE_H_
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "blobtable/blob_store.h"
+#include "blobtable/options.h"
+#include "blobtable/status.h"
+#include "blobtable/table.h"
+
+namespace blobtable {
+
+class Store {
+ public:
+  // Opens `location`: a directory for the embedded local store (created if
+  // missing; "file:" prefix optional). Azure Storage connection strings are
+  // recognised and refused with InvalidArgument until the Azure backend is
+  // built in. Fails InvalidArgument on a bad container name, IOError if the
+  // directory cannot be used.
+  static Result<std::unique_ptr<Store>> Open(std::string_view location,
+                                             const StoreOptions& options = {});
+
+  // A store over any BlobStore (a test wrapper, a custom backend).
+  static std::unique_ptr<Store> FromBlobStore(std::shared_ptr<BlobStore> blobs,
+                                              const StoreOptions& options = {});
+
+  // A handle on table `name` (Azure table-name rules; case-insensitive).
+  // Tables need no creation: a table exists once it holds an entity.
+  Result<Table> OpenTable(std::string_view name) const;
+
+  BlobStore& blob_store() const;
+  const StoreOptions& options() const;
+
+ private:
+  explicit Store(std::shared_ptr<internal::StoreCore> core) : core_(std::move(core)) {}
+  std::shared_ptr<internal::StoreCore> core_;
+};
+
+// True if `location` looks like an Azure Storage connection string
+// ("Key=Value;..." with a known key) rather than a directory.
+bool IsConnectionString(std::string_view location);
+
+}  // namespace blobtable
+
+#endif  // BLOBTABLE_STORE_H_

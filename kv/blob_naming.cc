@@ -1,0 +1,134 @@
+#include "kv/blob_naming.h"
+
+#include <cctype>
+
+#include "blobtable/blob_store.h"
+
+namespace blobtable::naming {
+namespace {
+
+constexpr char kHex[] = "0123456789ABCDEF";
+
+bool PassesThrough(unsigned char b) {
+  return (b >= '1' && b <= '9') || (b >= 'A' && b <= 'Z') || (b >= 'a' && b <= 'z');
+}
+
+// The marker for an escaped byte: chosen so markers sort between the
+// pass-through ranges around b.
+char MarkerFor(unsigned char b) {
+  if (b <= 0x30) return '0';
+  if (b <= 0x40) return '@';
+  if (b <= 0x60) return '_';
+  return '~';
+}
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;  // lowercase is not canonical
+}
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+Status TooLong(size_t length, std::string_view what) {
+  return Status::InvalidArgument(
+      "PartitionKey and RowKey are too long together: the " + std::string(what) + " would be " +
+      std::to_string(length) +
+      " characters and Azure allows 1024 (digits 1-9 and ASCII letters count 1 character, every "
+      "other byte of a key 3)");
+}
+
+}  // namespace
+
+std::string EncodeKey(std::string_view key) {
+  std::string out;
+  out.reserve(key.size() * 3);
+  for (char ch : key) {
+    unsigned char b = static_cast<unsigned char>(ch);
+    if (PassesThrough(b)) {
+      out.push_back(ch);
+    } else {
+      out.push_back(MarkerFor(b));
+      out.push_back(kHex[b >> 4]);
+      out.push_back(kHex[b & 0xF]);
+    }
+  }
+  return out;
+}
+
+Result<std::string> DecodeKey(std::string_view enc) {
+  std::string out;
+  out.reserve(enc.size());
+  for (size_t i = 0; i < enc.size();) {
+    unsigned char c = static_cast<unsigned char>(enc[i]);
+    if (PassesThrough(c)) {
+      out.push_back(static_cast<char>(c));
+      ++i;
+      continue;
+    }
+    if (i + 3 > enc.size()) return Status::InvalidArgument("truncated escape in encoded key");
+    int hi = HexValue(enc[i + 1]), lo = HexValue(enc[i + 2]);
+    if (hi < 0 || lo < 0) return Status::InvalidArgument("bad escape in encoded key");
+    unsigned char b = static_cast<unsigned char>(hi * 16 + lo);
+    if (PassesThrough(b) || MarkerFor(b) != static_cast<char>(c))
+      return Status::InvalidArgument("non-canonical escape in encoded key");
+    out.push_back(static_cast<char>(b));
+    i += 3;
+  }
+  return out;
+}
+
+Status ValidateTableName(std::string_view table) {
+  bool ok = table.size() >= 3 && table.size() <= 63 &&
+            std::isalpha(static_cast<unsigned char>(table[0]));
+  for (char c : table) ok = ok && std::isalnum(static_cast<unsigned char>(c)) && (c & 0x80) == 0;
+  if (!ok)
+    return Status::InvalidArgument("table name '" + std::string(table) +
+                                   "' must be 3-63 ASCII letters and digits, starting with a letter");
+  if (Lower(table) == "tables")
+    return Status::InvalidArgument("table name 'tables' is reserved");
+  return Status::OK();
+}
+
+std::string TablePrefix(std::string_view table) { return "t/" + Lower(table) + "/"; }
+std::string EntityPrefix(std::string_view table) { return TablePrefix(table) + "e/"; }
+std::string PartitionPrefix(std::string_view table, std::string_view pk) {
+  return EntityPrefix(table) + "-" + EncodeKey(pk) + "/";
+}
+
+Result<std::string> EntityBlobName(std::string_view table, std::string_view pk,
+                                   std::string_view rk) {
+  std::string name = PartitionPrefix(table, pk) + "-" + EncodeKey(rk);
+  if (name.size() > kMaxBlobNameChars) return TooLong(name.size(), "entity blob name");
+  return name;
+}
+
+Result<std::string> LockBlobName(std::string_view table, std::string_view pk) {
+  std::string name = TablePrefix(table) + "l/-" + EncodeKey(pk);
+  if (name.size() > kMaxBlobNameChars) return TooLong(name.size(), "lock blob name");
+  return name;
+}
+
+Result<EntityKey> ParseEntityBlobName(std::string_view table, std::string_view name) {
+  std::string prefix = EntityPrefix(table);
+  auto bad = [&] {
+    return Status::InvalidArgument("'" + std::string(name) + "' is not an entity blob of table " +
+                                   std::string(table));
+  };
+  if (name.substr(0, prefix.size()) != prefix) return bad();
+  std::string_view rest = name.substr(prefix.size());
+  size_t slash = rest.find('/');
+  if (rest.size() < 3 || rest[0] != '-' || slash == std::string_view::npos ||
+      slash + 1 >= rest.size() || rest[slash + 1] != '-')
+    return bad();
+  auto pk = DecodeKey(rest.substr(1, slash - 1));
+  auto rk = DecodeKey(rest.substr(slash + 2));
+  if (!pk.ok() || !rk.ok()) return bad();
+  return EntityKey{std::move(*pk), std::move(*rk)};
+}
+
+}  // namespace blobtable::naming

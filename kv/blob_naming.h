@@ -1,0 +1,56 @@
+// Where entities live: the stable mapping from (table, PartitionKey, RowKey)
+// to blob names. See README "Blob naming" for the full description.
+//
+//   entity blob:  t/<table>/e/-<key(PK)>/-<key(RK)>
+//   lock blob:    t/<table>/l/-<key(PK)>
+//
+// <table> is the table name in lowercase (Azure table names are
+// case-insensitive). key() is an order-preserving escape of the key's UTF-8
+// bytes: '1'-'9', 'A'-'Z', 'a'-'z' stand for themselves; every other byte b
+// becomes a marker and two uppercase hex digits, the marker chosen by the
+// range b falls in so that byte order is kept:
+//   0x00-0x30 -> '0'HH   0x3A-0x40 -> '@'HH   0x5B-0x60 -> '_'HH   0x7B-0xFF -> '~'HH
+// Hence: names contain no '/', '.', '%' or space from keys (no "." or ".."
+// segments, nothing to normalise), every character of key() sorts above '/',
+// and List Blobs order is (PartitionKey, RowKey) byte-wise ordinal order. The
+// '-' before each key keeps empty keys from making empty segments.
+#ifndef BLOBTABLE_KV_BLOB_NAMING_H_
+#define BLOBTABLE_KV_BLOB_NAMING_H_
+
+#include <string>
+#include <string_view>
+
+#include "blobtable/status.h"
+
+namespace blobtable::naming {
+
+// Escapes and unescapes a key. Decode accepts only what Encode produces
+// (InvalidArgument otherwise), so the mapping is a bijection.
+std::string EncodeKey(std::string_view key);
+Result<std::string> DecodeKey(std::string_view encoded);
+
+// Azure table name rules: 3-63 ASCII letters and digits, starting with a
+// letter; "tables" is reserved.
+Status ValidateTableName(std::string_view table);
+
+std::string TablePrefix(std::string_view table);                           // "t/<table>/"
+std::string EntityPrefix(std::string_view table);                          // "t/<table>/e/"
+std::string PartitionPrefix(std::string_view table, std::string_view pk);  // ".../e/-<pk>/"
+
+// The entity blob name. InvalidArgument if it would exceed Azure's 1,024
+// characters (the message says how long and how keys are counted).
+Result<std::string> EntityBlobName(std::string_view table, std::string_view pk,
+                                   std::string_view rk);
+Result<std::string> LockBlobName(std::string_view table, std::string_view pk);
+
+struct EntityKey {
+  std::string partition_key;
+  std::string row_key;
+};
+// The keys of an entity blob name under EntityPrefix(table); InvalidArgument
+// if `name` is not one.
+Result<EntityKey> ParseEntityBlobName(std::string_view table, std::string_view name);
+
+}  // namespace blobtable::naming
+
+#endif  // BLOBTABLE_KV_BLOB_NAMING_H_

@@ -1,0 +1,32 @@
+// The stored form of an entity: the body of its blob.
+//
+// msgpack array: ["bt.entity", format, PartitionKey, RowKey, timestamp_ticks,
+//                 [[name, type, value], ...]]
+// `format` is 1. A reader refuses formats it does not know (Corruption saying
+// so) rather than guess; new formats add a number and keep reading old ones.
+// Types are EdmType numbers; values: String str, Binary bin, Boolean bool,
+// DateTime int (100 ns ticks since the Unix epoch), Double float64, Guid str,
+// Int32/Int64 int.
+#ifndef BLOBTABLE_KV_ENTITY_CODEC_H_
+#define BLOBTABLE_KV_ENTITY_CODEC_H_
+
+#include <string>
+#include <string_view>
+
+#include "blobtable/entity.h"
+
+namespace blobtable {
+
+inline constexpr int kEntityFormat = 1;
+
+// Encodes a validated entity. InvalidArgument if the encoding exceeds
+// kMaxEntityBytes (naming the entity). ETag is not stored (the blob has it).
+Result<std::string> EncodeEntity(const Entity& entity);
+
+// Decodes a blob body. Corruption naming `blob_name` if the body is not an
+// entity of a known format or breaks the entity rules; never crashes.
+Result<Entity> DecodeEntity(std::string_view body, std::string_view blob_name);
+
+}  // namespace blobtable
+
+#endif  // BLOBTABLE_KV_ENTITY_CODEC_H_

@@ -1,0 +1,131 @@
+// Validation of keys, property names and values (Azure Table rules).
+#include <cctype>
+
+#include "blobtable/entity.h"
+#include "kv/utf8.h"
+
+namespace blobtable {
+namespace {
+
+std::string Quote(std::string_view s) {
+  // Shows the start of a long or odd value in messages, escaping controls.
+  std::string out = "'";
+  for (size_t i = 0; i < s.size() && i < 64; ++i) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      snprintf(buf, sizeof(buf), "\\x%02x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (s.size() > 64) out += "...";
+  return out + "'";
+}
+
+bool IsGuid(std::string_view g) {
+  if (g.size() != 36) return false;
+  for (size_t i = 0; i < g.size(); ++i) {
+    bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+    if (dash ? g[i] != '-' : !isxdigit(static_cast<unsigned char>(g[i]))) return false;
+  }
+  return true;
+}
+
+// 1601-01-01T00:00:00Z and 9999-12-31T23:59:59.9999999Z as Unix-epoch ticks.
+constexpr int64_t kMinDateTicks = -116444736000000000LL;
+constexpr int64_t kMaxDateTicks = 2534023007999999999LL;
+
+Status ValidatePropertyName(std::string_view name) {
+  long chars = Utf8Length(name);
+  if (chars <= 0 || static_cast<size_t>(chars) > kMaxPropertyNameChars)
+    return Status::InvalidArgument("property name " + Quote(name) +
+                                   " must be 1 to 255 characters of valid UTF-8");
+  // C# identifier rules: a letter or '_' first, then letters, digits or '_'.
+  // Non-ASCII code points count as letters (no Unicode tables here).
+  size_t pos = 0;
+  uint32_t cp;
+  bool first = true;
+  while (pos < name.size()) {
+    NextCodePoint(name, &pos, &cp);
+    bool letter = cp >= 0x80 || std::isalpha(static_cast<int>(cp)) || cp == '_';
+    bool digit = cp < 0x80 && std::isdigit(static_cast<int>(cp));
+    if (!(letter || (!first && digit)))
+      return Status::InvalidArgument(
+          "property name " + Quote(name) +
+          " must start with a letter or '_' and hold only letters, digits and '_'");
+    first = false;
+  }
+  if (name == "PartitionKey" || name == "RowKey" || name == "Timestamp" || name == "ETag")
+    return Status::InvalidArgument("property name " + Quote(name) + " is reserved");
+  return Status::OK();
+}
+
+Status ValidateValue(std::string_view name, const PropertyValue& value) {
+  auto bad = [&](const std::string& why) {
+    return Status::InvalidArgument("property " + Quote(name) + " (" +
+                                   std::string(EdmTypeName(TypeOf(value))) + "): " + why);
+  };
+  if (const auto* s = std::get_if<std::string>(&value)) {
+    long units = Utf16Length(*s);
+    if (units < 0) return bad("not valid UTF-8");
+    if (static_cast<size_t>(units) > kMaxStringUtf16Units)
+      return bad("string of " + std::to_string(units) +
+                 " UTF-16 code units exceeds the limit of 32768 (64 KiB)");
+  } else if (const auto* b = std::get_if<Binary>(&value)) {
+    if (b->bytes.size() > kMaxBinaryBytes)
+      return bad("binary of " + std::to_string(b->bytes.size()) +
+                 " bytes exceeds the limit of 65536 (64 KiB)");
+  } else if (const auto* d = std::get_if<DateTime>(&value)) {
+    int64_t t = d->time_since_epoch().count();
+    if (t < kMinDateTicks || t > kMaxDateTicks)
+      return bad("outside 1601-01-01T00:00:00Z .. 9999-12-31T23:59:59.9999999Z");
+  } else if (const auto* g = std::get_if<Guid>(&value)) {
+    if (!IsGuid(g->value)) return bad("not a GUID of the form xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx");
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status ValidateKey(std::string_view key, std::string_view which) {
+  if (key.size() > kMaxKeyBytes)
+    return Status::InvalidArgument(std::string(which) + " " + Quote(key) + " is " +
+                                   std::to_string(key.size()) +
+                                   " bytes long; the limit is 1024 bytes of UTF-8");
+  size_t pos = 0;
+  uint32_t cp;
+  while (pos < key.size()) {
+    size_t at = pos;
+    if (!NextCodePoint(key, &pos, &cp))
+      return Status::InvalidArgument(std::string(which) + " " + Quote(key) +
+                                     " is not valid UTF-8 (at byte " + std::to_string(at) + ")");
+    if (cp == '/' || cp == '\\' || cp == '#' || cp == '?' || cp <= 0x1F ||
+        (cp >= 0x7F && cp <= 0x9F)) {
+      char buf[16];
+      snprintf(buf, sizeof(buf), "U+%04X", cp);
+      return Status::InvalidArgument(std::string(which) + " " + Quote(key) +
+                                     " contains a forbidden character (" + buf + " at byte " +
+                                     std::to_string(at) +
+                                     "); keys may not contain / \\ # ? or control characters");
+    }
+  }
+  return Status::OK();
+}
+
+Status ValidateEntity(const Entity& entity) {
+  Status s = ValidateKey(entity.partition_key(), "PartitionKey");
+  if (s.ok()) s = ValidateKey(entity.row_key(), "RowKey");
+  if (!s.ok()) return s;
+  if (entity.properties().size() > kMaxProperties)
+    return Status::InvalidArgument("entity has " + std::to_string(entity.properties().size()) +
+                                   " properties; the limit is 252");
+  for (const auto& [name, value] : entity.properties()) {
+    if (!(s = ValidatePropertyName(name)).ok()) return s;
+    if (!(s = ValidateValue(name, value)).ok()) return s;
+  }
+  return Status::OK();
+}
+
+}  // namespace blobtable

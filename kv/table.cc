@@ -1,0 +1,227 @@
+// Table operations over the BlobStore: each entity is one blob, and every
+// conditional operation maps onto one conditional blob request (merges are a
+// read then a conditional write, retried on a race).
+#include "blobtable/table.h"
+
+#include <algorithm>
+
+#include "kv/blob_naming.h"
+#include "kv/entity_codec.h"
+#include "kv/macros.h"
+#include "kv/store_core.h"
+
+namespace blobtable {
+namespace {
+
+std::string Short(std::string_view key) {
+  return key.size() <= 64 ? std::string(key) : std::string(key.substr(0, 64)) + "...";
+}
+
+std::string Context(std::string_view table, std::string_view pk, std::string_view rk) {
+  return "table " + std::string(table) + ", entity (PartitionKey '" + Short(pk) +
+         "', RowKey '" + Short(rk) + "')";
+}
+
+Status ValidateIfMatch(std::string_view if_match) {
+  if (if_match.empty())
+    return Status::InvalidArgument("an ETag to match (or \"*\" for any version) is required");
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<std::string> Table::EntityBlobName(std::string_view pk, std::string_view rk) const {
+  BT_RETURN_IF_ERROR(ValidateKey(pk, "PartitionKey"));
+  BT_RETURN_IF_ERROR(ValidateKey(rk, "RowKey"));
+  return naming::EntityBlobName(name_, pk, rk);
+}
+
+Result<std::string> Table::LockBlobName(std::string_view pk) const {
+  BT_RETURN_IF_ERROR(ValidateKey(pk, "PartitionKey"));
+  return naming::LockBlobName(name_, pk);
+}
+
+Result<Entity> Table::Get(std::string_view pk, std::string_view rk) const {
+  std::string ctx = Context(name_, pk, rk);
+  auto name = EntityBlobName(pk, rk);
+  if (!name.ok()) return name.status().WithContext(ctx);
+  auto blob = core_->blobs->Get(*name, {});
+  if (!blob.ok()) {
+    if (blob.status().IsNotFound()) return Status::NotFound(ctx + ": not found");
+    return blob.status().WithContext(ctx);
+  }
+  BT_ASSIGN_OR_RETURN(Entity e, DecodeEntity(blob->data, *name));
+  if (e.partition_key() != pk || e.row_key() != rk)
+    return Status::Corruption("entity blob '" + *name + "' holds the keys of another entity");
+  e.set_etag(blob->properties.etag);
+  return e;
+}
+
+Result<Entity> Table::Insert(const Entity& entity) const {
+  return Write(entity, "", /*merge=*/false, /*create_if_missing=*/true);
+}
+
+Result<Entity> Table::Replace(const Entity& entity, std::string_view if_match) const {
+  BT_RETURN_IF_ERROR(ValidateIfMatch(if_match));
+  return Write(entity, if_match, /*merge=*/false, /*create_if_missing=*/false);
+}
+
+Result<Entity> Table::Merge(const Entity& entity, std::string_view if_match) const {
+  BT_RETURN_IF_ERROR(ValidateIfMatch(if_match));
+  return Write(entity, if_match, /*merge=*/true, /*create_if_missing=*/false);
+}
+
+Result<Entity> Table::Upsert(const Entity& entity) const {
+  return Write(entity, kAnyETag, /*merge=*/false, /*create_if_missing=*/true);
+}
+
+Result<Entity> Table::UpsertMerge(const Entity& entity) const {
+  return Write(entity, kAnyETag, /*merge=*/true, /*create_if_missing=*/true);
+}
+
+// The one write path. `if_match` empty means insert (must not exist); "*"
+// means any existing version (or, with create_if_missing, none).
+Result<Entity> Table::Write(const Entity& entity, std::string_view if_match, bool merge,
+                            bool create_if_missing) const {
+  const std::string ctx = Context(name_, entity.partition_key(), entity.row_key());
+  Status valid = ValidateEntity(entity);
+  if (!valid.ok()) return valid.WithContext(ctx);
+  auto name = EntityBlobName(entity.partition_key(), entity.row_key());
+  if (!name.ok()) return name.status().WithContext(ctx);
+  const bool insert_only = if_match.empty();
+  const bool any_version = if_match == kAnyETag;
+
+  for (int attempt = 0; attempt < std::max(1, core_->options.max_merge_attempts); ++attempt) {
+    Entity stored = entity;
+    AccessConditions cond;
+    if (merge) {
+      // Read the current version, merge into it, write it back only if it is
+      // still that version.
+      auto current = Get(entity.partition_key(), entity.row_key());
+      if (current.ok()) {
+        if (!any_version && current->etag() != if_match)
+          return Status::Conflict(ctx + ": ETag " + std::string(if_match) +
+                                  " no longer matches (now " + current->etag() + ")");
+        stored = std::move(*current);
+        for (const auto& [prop, value] : entity.properties()) stored.Set(prop, value);
+        cond.if_match = stored.etag();
+      } else if (current.status().IsNotFound() && create_if_missing) {
+        cond.if_none_match = std::string(kAnyETag);
+      } else {
+        return current.status();
+      }
+    } else if (insert_only) {
+      cond.if_none_match = std::string(kAnyETag);
+    } else if (!(any_version && create_if_missing)) {
+      cond.if_match = std::string(if_match);
+    }
+    stored.set_timestamp(
+        std::chrono::time_point_cast<Ticks>(core_->clock->Now()));
+    auto body = EncodeEntity(stored);
+    if (!body.ok()) return body.status();
+    auto put = core_->blobs->Put(*name, *body, PutOptions{{cond, ""}, {}});
+    if (put.ok()) {
+      stored.set_etag(put->etag);
+      return stored;
+    }
+    const Status& s = put.status();
+    if (s.IsBusy())
+      return Status::FromStorage(Code::kBusy, s.http_status(), s.storage_code(),
+                                 ctx + ": locked by a transaction in progress, retry shortly (" +
+                                     s.message() + ")");
+    if (!s.IsConflict()) return s.WithContext(ctx);
+    // A condition failed: say which, or retry a merge that lost a race.
+    if (insert_only) return Status::Conflict(ctx + ": already exists");
+    if (merge && any_version) continue;
+    if (merge) return Status::Conflict(ctx + ": ETag " + std::string(if_match) + " no longer matches");
+    auto head = core_->blobs->Head(*name, {});
+    if (head.status().IsNotFound()) return Status::NotFound(ctx + ": not found");
+    return Status::Conflict(ctx + ": ETag " + std::string(if_match) + " no longer matches" +
+                            (head.ok() ? " (now " + head->properties.etag + ")" : ""));
+  }
+  return Status::Conflict(ctx + ": gave up merging after " +
+                          std::to_string(core_->options.max_merge_attempts) +
+                          " attempts, each raced by another writer");
+}
+
+Status Table::Delete(std::string_view pk, std::string_view rk, std::string_view if_match) const {
+  const std::string ctx = Context(name_, pk, rk);
+  BT_RETURN_IF_ERROR(ValidateIfMatch(if_match));
+  auto name = EntityBlobName(pk, rk);
+  if (!name.ok()) return name.status().WithContext(ctx);
+  WriteOptions o;
+  if (if_match != kAnyETag) o.conditions.if_match = std::string(if_match);
+  Status s = core_->blobs->Delete(*name, o);
+  if (s.ok()) return s;
+  if (s.IsNotFound()) return Status::NotFound(ctx + ": not found");
+  if (s.IsConflict())
+    return Status::Conflict(ctx + ": ETag " + std::string(if_match) + " no longer matches");
+  return s.WithContext(ctx);
+}
+
+Result<QueryPage> Table::Query(const QueryOptions& q) const {
+  const std::string ctx = "table " + name_ + ", query";
+  if (q.top < 1 || q.top > 1000)
+    return Status::InvalidArgument(ctx + ": top must be 1..1000, got " + std::to_string(q.top));
+  if (q.partition_key) BT_RETURN_IF_ERROR(ValidateKey(*q.partition_key, "PartitionKey"));
+  if (q.row_key_from) BT_RETURN_IF_ERROR(ValidateKey(*q.row_key_from, "RowKey"));
+  if (q.row_key_to) BT_RETURN_IF_ERROR(ValidateKey(*q.row_key_to, "RowKey"));
+
+  const std::string entity_prefix = naming::EntityPrefix(name_);
+  ListOptions list;
+  list.prefix = q.partition_key ? naming::PartitionPrefix(name_, *q.partition_key) : entity_prefix;
+  list.max_results = std::min(5000, q.top + 1);
+  if (q.partition_key && q.row_key_from)
+    list.start_from = list.prefix + "-" + naming::EncodeKey(*q.row_key_from);
+
+  // The continuation token is "1." and the last returned name after the
+  // table's entity prefix; listing resumes there.
+  std::string after;
+  if (!q.continuation.empty()) {
+    if (q.continuation.substr(0, 2) != "1.")
+      return Status::InvalidArgument(ctx + ": continuation token is not from blobtable");
+    after = entity_prefix + q.continuation.substr(2);
+    if (after.substr(0, list.prefix.size()) != list.prefix)
+      return Status::InvalidArgument(ctx + ": continuation token belongs to another query");
+    list.start_from = std::max(list.start_from, after);
+  }
+
+  QueryPage page;
+  std::string last;
+  bool more = false;
+  do {
+    auto listed = core_->blobs->List(list);
+    if (!listed.ok()) return listed.status().WithContext(ctx);
+    for (const BlobItem& item : listed->items) {
+      if (!after.empty() && item.name <= after) continue;
+      auto key = naming::ParseEntityBlobName(name_, item.name);
+      if (!key.ok())
+        return Status::Corruption(ctx + ": blob '" + item.name +
+                                  "' in the table's entity prefix is not an entity blob");
+      if (q.row_key_from && key->row_key < *q.row_key_from) continue;
+      if (q.row_key_to && key->row_key > *q.row_key_to) {
+        if (q.partition_key) break;  // past the range: nothing later matches
+        continue;
+      }
+      if (page.entities.size() == static_cast<size_t>(q.top)) {
+        more = true;
+        break;
+      }
+      auto e = Get(key->partition_key, key->row_key);
+      if (e.status().IsNotFound()) continue;  // deleted since it was listed
+      if (!e.ok()) return e.status();
+      page.entities.push_back(std::move(*e));
+      last = item.name;
+    }
+    if (more) break;
+    if (q.partition_key && q.row_key_to && !listed->items.empty()) {
+      auto key = naming::ParseEntityBlobName(name_, listed->items.back().name);
+      if (key.ok() && key->row_key > *q.row_key_to) break;
+    }
+    list.marker = listed->next_marker;
+  } while (!list.marker.empty());
+  if (more) page.continuation = "1." + last.substr(entity_prefix.size());
+  return page;
+}
+
+}  // namespace blobtable

@@ -1,0 +1,50 @@
+#include "kv/utf8.h"
+
+namespace blobtable {
+
+bool NextCodePoint(std::string_view s, size_t* pos, uint32_t* out) {
+  size_t i = *pos;
+  unsigned char c = static_cast<unsigned char>(s[i]);
+  int len;
+  uint32_t cp;
+  if (c < 0x80) { len = 1; cp = c; }
+  else if ((c & 0xE0) == 0xC0) { len = 2; cp = c & 0x1F; }
+  else if ((c & 0xF0) == 0xE0) { len = 3; cp = c & 0x0F; }
+  else if ((c & 0xF8) == 0xF0) { len = 4; cp = c & 0x07; }
+  else return false;
+  if (i + len > s.size()) return false;
+  for (int k = 1; k < len; ++k) {
+    unsigned char cc = static_cast<unsigned char>(s[i + k]);
+    if ((cc & 0xC0) != 0x80) return false;
+    cp = (cp << 6) | (cc & 0x3F);
+  }
+  static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < kMin[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+  *pos = i + len;
+  *out = cp;
+  return true;
+}
+
+long Utf8Length(std::string_view s) {
+  long count = 0;
+  size_t pos = 0;
+  uint32_t cp;
+  while (pos < s.size()) {
+    if (!NextCodePoint(s, &pos, &cp)) return -1;
+    ++count;
+  }
+  return count;
+}
+
+long Utf16Length(std::string_view s) {
+  long units = 0;
+  size_t pos = 0;
+  uint32_t cp;
+  while (pos < s.size()) {
+    if (!NextCodePoint(s, &pos, &cp)) return -1;
+    units += cp >= 0x10000 ? 2 : 1;
+  }
+  return units;
+}
+
+}  // namespace blobtable

@@ -1,0 +1,23 @@
+// UTF-8 decoding helpers shared by key rules, blob names and JSON.
+#ifndef BLOBTABLE_KV_UTF8_H_
+#define BLOBTABLE_KV_UTF8_H_
+
+#include <cstdint>
+#include <string_view>
+
+namespace blobtable {
+
+// Decodes the code point at s[*pos] and advances *pos; returns false on
+// invalid UTF-8 (overlong forms, surrogates, values past U+10FFFF, truncation).
+bool NextCodePoint(std::string_view s, size_t* pos, uint32_t* cp);
+
+// Number of code points, or -1 if `s` is not valid UTF-8.
+long Utf8Length(std::string_view s);
+
+// Length in UTF-16 code units (Azure's measure for strings), or -1 if `s` is
+// not valid UTF-8.
+long Utf16Length(std::string_view s);
+
+}  // namespace blobtable
+
+#endif  // BLOBTABLE_KV_UTF8_H_

@@ -1,0 +1,345 @@
+#include "tools/cli.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <iterator>
+#include <map>
+#include <optional>
+#include <type_traits>
+#include <string>
+#include <vector>
+
+#include "blobtable/store.h"
+#include "tools/entity_json.h"
+
+namespace blobtable::cli {
+namespace {
+
+constexpr char kUsage[] = R"(Usage: blobtable [--store LOCATION] [--container NAME] [-v] COMMAND ...
+
+An embedded table store on blob storage. Entities are JSON in the Azure Tables
+form: "PartitionKey", "RowKey", "Timestamp", "odata.etag", and properties, with
+"Name@odata.type" annotations for Edm.Int64, Edm.Binary (base64), Edm.Guid and
+Edm.DateTime (Int32, Double, Boolean and String follow from the JSON value).
+
+Options:
+  --store LOCATION    a directory (the embedded store; created if missing)
+                      default: $BLOBTABLE_STORE, else $AZURE_STORAGE_CONNECTION_STRING,
+                      else ./blobtable-data
+  --container NAME    the container holding the tables (default: blobtable)
+  -v, --verbose       log every storage request to stderr
+  -h, --help          this help
+  --version           print the version
+
+Commands:
+  put TABLE [--mode insert|replace|merge|upsert|upsert-merge] [--if-match ETAG]
+      Reads one entity as JSON on stdin and writes it; prints the stored entity
+      with its new odata.etag. Default mode: insert (fails if it exists).
+      replace/merge are conditional on --if-match, else on the input's
+      "odata.etag", else unconditional ("*").
+  get TABLE PK RK
+      Prints the entity.
+  delete TABLE PK RK [--if-match ETAG]
+      Deletes the entity (unconditionally unless --if-match is given).
+  query TABLE [--pk PK] [--rk-from RK] [--rk-to RK] [--top N]
+      Prints matching entities, one JSON object per line, in (PartitionKey,
+      RowKey) order; the RowKey range is inclusive. --top N stops after N.
+  locate TABLE PK [RK]
+      Prints where the entity and its partition's lock blob live, as JSON:
+      {"container": ..., "entity_blob": ..., "lock_blob": ...}
+
+Exit codes: 0 ok, 2 invalid input (usage, key, JSON, size), 3 not found,
+4 conflict (ETag mismatch or already exists), 5 lock not acquired in time,
+6 storage unreachable, 1 anything else. Errors go to stderr.
+)";
+
+struct UsageError {
+  std::string message;
+};
+
+// Logs every BlobStore call (the -v request log).
+class LoggingBlobStore final : public BlobStoreWrapper {
+ public:
+  LoggingBlobStore(std::shared_ptr<BlobStore> target, std::ostream& log)
+      : BlobStoreWrapper(std::move(target)), log_(log) {}
+
+  Result<GetResult> Get(std::string_view n, const AccessConditions& c) override {
+    return Log("GET", n, [&] { return BlobStoreWrapper::Get(n, c); });
+  }
+  Result<GetResult> Head(std::string_view n, const AccessConditions& c) override {
+    return Log("HEAD", n, [&] { return BlobStoreWrapper::Head(n, c); });
+  }
+  Result<WriteResult> Put(std::string_view n, std::string_view d, const PutOptions& o) override {
+    return Log("PUT", n, [&] { return BlobStoreWrapper::Put(n, d, o); });
+  }
+  Status Delete(std::string_view n, const WriteOptions& o) override {
+    return Log("DELETE", n, [&] { return BlobStoreWrapper::Delete(n, o); });
+  }
+  Result<ListPage> List(const ListOptions& o) override {
+    return Log("LIST", o.prefix, [&] { return BlobStoreWrapper::List(o); });
+  }
+  Result<WriteResult> SetMetadata(std::string_view n, const Metadata& m,
+                                  const WriteOptions& o) override {
+    return Log("SET-METADATA", n, [&] { return BlobStoreWrapper::SetMetadata(n, m, o); });
+  }
+  Result<LeaseResult> AcquireLease(std::string_view n, int d, std::string_view p,
+                                   const AccessConditions& c) override {
+    return Log("LEASE-ACQUIRE", n, [&] { return BlobStoreWrapper::AcquireLease(n, d, p, c); });
+  }
+  Result<LeaseResult> RenewLease(std::string_view n, std::string_view id,
+                                 const AccessConditions& c) override {
+    return Log("LEASE-RENEW", n, [&] { return BlobStoreWrapper::RenewLease(n, id, c); });
+  }
+  Result<LeaseResult> ChangeLease(std::string_view n, std::string_view id, std::string_view p,
+                                  const AccessConditions& c) override {
+    return Log("LEASE-CHANGE", n, [&] { return BlobStoreWrapper::ChangeLease(n, id, p, c); });
+  }
+  Result<LeaseResult> ReleaseLease(std::string_view n, std::string_view id,
+                                   const AccessConditions& c) override {
+    return Log("LEASE-RELEASE", n, [&] { return BlobStoreWrapper::ReleaseLease(n, id, c); });
+  }
+  Result<LeaseResult> BreakLease(std::string_view n, std::optional<int> p,
+                                 const AccessConditions& c) override {
+    return Log("LEASE-BREAK", n, [&] { return BlobStoreWrapper::BreakLease(n, p, c); });
+  }
+
+ private:
+  static const Status& StatusOf(const Status& s) { return s; }
+  template <typename T>
+  static const Status& StatusOf(const Result<T>& r) { return r.status(); }
+
+  template <typename Fn>
+  std::invoke_result_t<Fn> Log(const char* op, std::string_view name, Fn&& fn) {
+    auto start = std::chrono::steady_clock::now();
+    auto result = fn();
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                    .count();
+    const Status& s = StatusOf(result);
+    char buf[32];
+    snprintf(buf, sizeof(buf), "%.2f", ms);
+    log_ << "blobtable: " << op << " " << name << " -> "
+         << (s.ok() ? "ok" : std::string(CodeName(s.code())))
+         << (s.storage_code().empty() ? "" : " " + s.storage_code()) << " " << buf
+         << " ms attempt 1\n";
+    return result;
+  }
+
+  std::ostream& log_;
+};
+
+struct Args {
+  std::vector<std::string> positional;
+  std::map<std::string, std::string> options;
+};
+
+// Parses "--name value" options (from `allowed`) and positionals.
+Args Parse(const std::vector<std::string>& words, const std::vector<std::string>& allowed) {
+  Args a;
+  for (size_t i = 0; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    if (w.size() > 2 && w.compare(0, 2, "--") == 0) {
+      std::string name = w.substr(2), value;
+      size_t eq = name.find('=');
+      if (eq != std::string::npos) {
+        value = name.substr(eq + 1);
+        name.resize(eq);
+      } else {
+        if (i + 1 >= words.size()) throw UsageError{"option --" + name + " needs a value"};
+        value = words[++i];
+      }
+      if (std::find(allowed.begin(), allowed.end(), name) == allowed.end())
+        throw UsageError{"unknown option --" + name};
+      a.options[name] = value;
+    } else {
+      a.positional.push_back(w);
+    }
+  }
+  return a;
+}
+
+void ExpectPositional(const Args& a, size_t min, size_t max, const char* usage) {
+  if (a.positional.size() < min || a.positional.size() > max)
+    throw UsageError{std::string("usage: blobtable ") + usage};
+}
+
+std::optional<std::string> Opt(const Args& a, const std::string& name) {
+  auto it = a.options.find(name);
+  if (it == a.options.end()) return std::nullopt;
+  return it->second;
+}
+
+int Fail(std::ostream& err, const Status& s) {
+  err << "blobtable: error: " << s.ToString() << "\n";
+  return ExitCodeFor(s);
+}
+
+std::string DefaultLocation() {
+  if (const char* s = std::getenv("BLOBTABLE_STORE"); s && *s) return s;
+  if (const char* s = std::getenv("AZURE_STORAGE_CONNECTION_STRING"); s && *s) return s;
+  return "./blobtable-data";
+}
+
+int CmdPut(const Table& table, const Args& a, std::istream& in, std::ostream& out,
+           std::ostream& err) {
+  ExpectPositional(a, 1, 1,
+                   "put TABLE [--mode insert|replace|merge|upsert|upsert-merge] [--if-match ETAG]");
+  std::string mode = Opt(a, "mode").value_or("insert");
+  std::string input((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  nlohmann::json j = nlohmann::json::parse(input, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded())
+    return Fail(err, Status::InvalidArgument("stdin is not valid JSON (expected one entity object)"));
+  std::string json_etag;
+  auto entity = EntityFromJson(j, &json_etag);
+  if (!entity.ok()) return Fail(err, entity.status());
+  std::string if_match = Opt(a, "if-match").value_or(json_etag.empty() ? "*" : json_etag);
+  Result<Entity> r = Status::InvalidArgument(
+      "unknown --mode '" + mode + "' (insert, replace, merge, upsert, upsert-merge)");
+  if (mode == "insert") r = table.Insert(*entity);
+  else if (mode == "replace") r = table.Replace(*entity, if_match);
+  else if (mode == "merge") r = table.Merge(*entity, if_match);
+  else if (mode == "upsert") r = table.Upsert(*entity);
+  else if (mode == "upsert-merge") r = table.UpsertMerge(*entity);
+  if (!r.ok()) return Fail(err, r.status());
+  out << EntityToJson(*r).dump() << "\n";
+  return kExitOk;
+}
+
+int CmdQuery(const Table& table, const Args& a, std::ostream& out, std::ostream& err) {
+  ExpectPositional(a, 1, 1, "query TABLE [--pk PK] [--rk-from RK] [--rk-to RK] [--top N]");
+  QueryOptions q;
+  q.partition_key = Opt(a, "pk");
+  q.row_key_from = Opt(a, "rk-from");
+  q.row_key_to = Opt(a, "rk-to");
+  long limit = -1;
+  if (auto top = Opt(a, "top")) {
+    char* end = nullptr;
+    limit = std::strtol(top->c_str(), &end, 10);
+    if (top->empty() || *end != '\0' || limit < 1)
+      throw UsageError{"--top needs a positive whole number"};
+  }
+  long printed = 0;
+  do {
+    q.top = limit < 0 ? 1000 : static_cast<int>(std::min<long>(1000, limit - printed));
+    auto page = table.Query(q);
+    if (!page.ok()) return Fail(err, page.status());
+    for (const Entity& e : page->entities) out << EntityToJson(e).dump() << "\n";
+    printed += static_cast<long>(page->entities.size());
+    q.continuation = page->continuation;
+  } while (!q.continuation.empty() && (limit < 0 || printed < limit));
+  return kExitOk;
+}
+
+int CmdLocate(const Store& store, const Table& table, const Args& a, std::ostream& out,
+              std::ostream& err) {
+  ExpectPositional(a, 2, 3, "locate TABLE PK [RK]");
+  nlohmann::ordered_json j;
+  j["store"] = store.blob_store().Location();
+  j["container"] = store.blob_store().container();
+  if (a.positional.size() == 3) {
+    auto name = table.EntityBlobName(a.positional[1], a.positional[2]);
+    if (!name.ok()) return Fail(err, name.status());
+    j["entity_blob"] = *name;
+  }
+  auto lock = table.LockBlobName(a.positional[1]);
+  if (!lock.ok()) return Fail(err, lock.status());
+  j["lock_blob"] = *lock;
+  out << j.dump() << "\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+int ExitCodeFor(const Status& s) {
+  switch (s.code()) {
+    case Code::kOk: return kExitOk;
+    case Code::kInvalidArgument: return kExitInvalid;
+    case Code::kNotFound: return kExitNotFound;
+    case Code::kConflict: return kExitConflict;
+    case Code::kLockTimeout:
+    case Code::kBusy: return kExitLockTimeout;
+    case Code::kUnavailable: return kExitUnavailable;
+    default: return kExitOther;
+  }
+}
+
+int Run(int argc, const char* const* argv, std::istream& in, std::ostream& out,
+        std::ostream& err) {
+  try {
+    std::string location = DefaultLocation();
+    StoreOptions options;
+    bool verbose = false;
+    int i = 1;
+    for (; i < argc; ++i) {
+      std::string w = argv[i];
+      auto value = [&]() -> std::string {
+        if (i + 1 >= argc) throw UsageError{"option " + w + " needs a value"};
+        return argv[++i];
+      };
+      if (w == "-h" || w == "--help" || w == "help") {
+        out << kUsage;
+        return kExitOk;
+      } else if (w == "--version") {
+        out << "blobtable 0.1.0\n";
+        return kExitOk;
+      } else if (w == "--store") {
+        location = value();
+      } else if (w == "--container") {
+        options.container = value();
+      } else if (w == "-v" || w == "--verbose") {
+        verbose = true;
+      } else if (w.size() > 1 && w[0] == '-') {
+        throw UsageError{"unknown option " + w};
+      } else {
+        break;
+      }
+    }
+    if (i >= argc) throw UsageError{"no command given"};
+    std::string command = argv[i++];
+    std::vector<std::string> words(argv + i, argv + argc);
+    Args args;
+    if (command == "put") args = Parse(words, {"mode", "if-match"});
+    else if (command == "get" || command == "locate") args = Parse(words, {});
+    else if (command == "delete") args = Parse(words, {"if-match"});
+    else if (command == "query") args = Parse(words, {"pk", "rk-from", "rk-to", "top"});
+    else throw UsageError{"unknown command '" + command + "'"};
+    if (args.positional.empty()) throw UsageError{"command " + command + " needs a TABLE"};
+
+    if (verbose) {
+      options.wrap_blob_store = [&err](std::shared_ptr<BlobStore> backend) {
+        return std::make_shared<LoggingBlobStore>(std::move(backend), err);
+      };
+    }
+    auto opened = Store::Open(location, options);
+    if (!opened.ok()) return Fail(err, opened.status());
+    std::unique_ptr<Store> store = std::move(*opened);
+    auto table = store->OpenTable(args.positional[0]);
+    if (!table.ok()) return Fail(err, table.status());
+
+    if (command == "put") return CmdPut(*table, args, in, out, err);
+    if (command == "query") return CmdQuery(*table, args, out, err);
+    if (command == "locate") return CmdLocate(*store, *table, args, out, err);
+    if (command == "get") {
+      ExpectPositional(args, 3, 3, "get TABLE PK RK");
+      auto e = table->Get(args.positional[1], args.positional[2]);
+      if (!e.ok()) return Fail(err, e.status());
+      out << EntityToJson(*e).dump() << "\n";
+      return kExitOk;
+    }
+    // delete
+    ExpectPositional(args, 3, 3, "delete TABLE PK RK [--if-match ETAG]");
+    Status s = table->Delete(args.positional[1], args.positional[2],
+                             Opt(args, "if-match").value_or("*"));
+    if (!s.ok()) return Fail(err, s);
+    return kExitOk;
+  } catch (const UsageError& e) {
+    err << "blobtable: " << e.message << "\nRun 'blobtable --help' for usage.\n";
+    return kExitInvalid;
+  } catch (const std::exception& e) {
+    err << "blobtable: internal error: " << e.what() << "\n";
+    return kExitOther;
+  }
+}
+
+}  // namespace blobtable::cli

@@ -1,0 +1,30 @@
+// The blobtable command-line tool (see `blobtable --help`).
+#ifndef BLOBTABLE_TOOLS_CLI_H_
+#define BLOBTABLE_TOOLS_CLI_H_
+
+#include <iosfwd>
+
+#include "blobtable/status.h"
+
+namespace blobtable::cli {
+
+// Exit codes, the same for every command.
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitOther = 1,
+  kExitInvalid = 2,      // usage, key, JSON, size
+  kExitNotFound = 3,
+  kExitConflict = 4,     // ETag mismatch or already exists
+  kExitLockTimeout = 5,  // lock not acquired in time (or entity locked)
+  kExitUnavailable = 6,  // storage unreachable
+};
+
+int ExitCodeFor(const Status& status);
+
+// Runs the CLI with the given arguments and streams; returns the exit code.
+int Run(int argc, const char* const* argv, std::istream& in, std::ostream& out,
+        std::ostream& err);
+
+}  // namespace blobtable::cli
+
+#endif  // BLOBTABLE_TOOLS_CLI_H_

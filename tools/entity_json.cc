@@ -1,0 +1,231 @@
+#include "tools/entity_json.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace blobtable::cli {
+namespace {
+
+using json = nlohmann::json;
+constexpr char kB64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+constexpr std::string_view kTypeSuffix = "@odata.type";
+
+Status Bad(const std::string& name, const std::string& why) {
+  return Status::InvalidArgument("property '" + name + "': " + why);
+}
+
+Result<int64_t> IntegerOf(const json& v, const std::string& name, const char* type) {
+  if (v.is_number_integer()) {
+    if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+      return Bad(name, "integer out of range for " + std::string(type));
+    return v.get<int64_t>();
+  }
+  if (v.is_string()) {
+    const std::string& s = v.get_ref<const std::string&>();
+    size_t used = 0;
+    try {
+      long long n = std::stoll(s, &used, 10);
+      if (used == s.size() && !s.empty()) return static_cast<int64_t>(n);
+    } catch (const std::exception&) {
+    }
+  }
+  return Bad(name, std::string("expected an integer for ") + type);
+}
+
+Result<PropertyValue> Typed(const std::string& name, const json& v, std::string_view type) {
+  if (type == "Edm.String") {
+    if (!v.is_string()) return Bad(name, "Edm.String needs a JSON string");
+    return PropertyValue(v.get<std::string>());
+  }
+  if (type == "Edm.Boolean") {
+    if (!v.is_boolean()) return Bad(name, "Edm.Boolean needs true or false");
+    return PropertyValue(v.get<bool>());
+  }
+  if (type == "Edm.Int32") {
+    auto n = IntegerOf(v, name, "Edm.Int32");
+    if (!n.ok()) return n.status();
+    if (*n < INT32_MIN || *n > INT32_MAX) return Bad(name, "out of range for Edm.Int32");
+    return PropertyValue(static_cast<int32_t>(*n));
+  }
+  if (type == "Edm.Int64") {
+    auto n = IntegerOf(v, name, "Edm.Int64");
+    if (!n.ok()) return n.status();
+    return PropertyValue(*n);
+  }
+  if (type == "Edm.Double") {
+    if (v.is_number()) return PropertyValue(v.get<double>());
+    if (v.is_string()) {
+      const std::string& s = v.get_ref<const std::string&>();
+      if (s == "NaN") return PropertyValue(std::numeric_limits<double>::quiet_NaN());
+      if (s == "Infinity") return PropertyValue(std::numeric_limits<double>::infinity());
+      if (s == "-Infinity") return PropertyValue(-std::numeric_limits<double>::infinity());
+    }
+    return Bad(name, "Edm.Double needs a number, \"NaN\", \"Infinity\" or \"-Infinity\"");
+  }
+  if (type == "Edm.Binary") {
+    if (!v.is_string()) return Bad(name, "Edm.Binary needs a base64 string");
+    auto bytes = Base64Decode(v.get_ref<const std::string&>());
+    if (!bytes.ok()) return Bad(name, bytes.status().message());
+    return PropertyValue(Binary{std::move(*bytes)});
+  }
+  if (type == "Edm.Guid") {
+    if (!v.is_string()) return Bad(name, "Edm.Guid needs a string");
+    return PropertyValue(Guid{v.get<std::string>()});
+  }
+  if (type == "Edm.DateTime") {
+    if (!v.is_string()) return Bad(name, "Edm.DateTime needs an ISO 8601 string");
+    auto t = ParseDateTime(v.get_ref<const std::string&>());
+    if (!t.ok()) return Bad(name, t.status().message());
+    return PropertyValue(*t);
+  }
+  return Bad(name, "unknown type annotation '" + std::string(type) + "'");
+}
+
+Result<PropertyValue> Untyped(const std::string& name, const json& v) {
+  if (v.is_string()) return PropertyValue(v.get<std::string>());
+  if (v.is_boolean()) return PropertyValue(v.get<bool>());
+  if (v.is_number_integer()) {
+    bool fits = v.is_number_unsigned() ? v.get<uint64_t>() <= INT32_MAX
+                                       : v.get<int64_t>() >= INT32_MIN && v.get<int64_t>() <= INT32_MAX;
+    if (!fits)
+      return Bad(name, "integer " + v.dump() + " does not fit Edm.Int32; add \"" + name +
+                           "@odata.type\": \"Edm.Int64\"");
+    return PropertyValue(static_cast<int32_t>(v.get<int64_t>()));
+  }
+  if (v.is_number_float()) return PropertyValue(v.get<double>());
+  if (v.is_null()) return Bad(name, "null values cannot be stored (omit the property)");
+  return Bad(name, "objects and arrays cannot be stored as properties");
+}
+
+}  // namespace
+
+std::string Base64Encode(std::string_view in) {
+  std::string out;
+  out.reserve((in.size() + 2) / 3 * 4);
+  size_t i = 0;
+  for (; i + 2 < in.size(); i += 3) {
+    uint32_t n = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8) | uint8_t(in[i + 2]);
+    for (int s = 18; s >= 0; s -= 6) out.push_back(kB64[(n >> s) & 63]);
+  }
+  if (i + 1 == in.size()) {
+    uint32_t n = uint8_t(in[i]) << 16;
+    out += {kB64[n >> 18], kB64[(n >> 12) & 63], '=', '='};
+  } else if (i + 2 == in.size()) {
+    uint32_t n = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8);
+    out += {kB64[n >> 18], kB64[(n >> 12) & 63], kB64[(n >> 6) & 63], '='};
+  }
+  return out;
+}
+
+Result<std::string> Base64Decode(std::string_view in) {
+  auto value = [](char c) -> int {
+    const char* p = c ? strchr(kB64, c) : nullptr;
+    return p ? static_cast<int>(p - kB64) : -1;
+  };
+  if (in.size() % 4 != 0) return Status::InvalidArgument("base64 length is not a multiple of 4");
+  std::string out;
+  for (size_t i = 0; i < in.size(); i += 4) {
+    int v[4];
+    int pad = 0;
+    for (int k = 0; k < 4; ++k) {
+      char c = in[i + k];
+      if (c == '=' && i + 4 == in.size() && k >= 2) {
+        v[k] = 0;
+        ++pad;
+        continue;
+      }
+      if (pad > 0 || (v[k] = value(c)) < 0) return Status::InvalidArgument("invalid base64");
+    }
+    uint32_t n = (v[0] << 18) | (v[1] << 12) | (v[2] << 6) | v[3];
+    out.push_back(static_cast<char>(n >> 16));
+    if (pad < 2) out.push_back(static_cast<char>((n >> 8) & 0xFF));
+    if (pad < 1) out.push_back(static_cast<char>(n & 0xFF));
+    if ((pad == 1 && (n & 0xFF)) || (pad == 2 && (n & 0xFFFF)))
+      return Status::InvalidArgument("non-canonical base64 padding");
+  }
+  return out;
+}
+
+Result<Entity> EntityFromJson(const json& j, std::string* etag) {
+  if (!j.is_object()) return Status::InvalidArgument("an entity must be a JSON object");
+  Entity e;
+  auto key = [&](const char* field, void (Entity::*set)(std::string)) -> Status {
+    auto it = j.find(field);
+    if (it == j.end() || !it->is_string())
+      return Status::InvalidArgument(std::string("entity needs a string \"") + field + "\"");
+    (e.*set)(it->get<std::string>());
+    return Status::OK();
+  };
+  Status s = key("PartitionKey", &Entity::set_partition_key);
+  if (s.ok()) s = key("RowKey", &Entity::set_row_key);
+  if (!s.ok()) return s;
+  if (etag != nullptr) {
+    auto it = j.find("odata.etag");
+    *etag = it != j.end() && it->is_string() ? it->get<std::string>() : "";
+  }
+  for (const auto& [name, value] : j.items()) {
+    if (name == "PartitionKey" || name == "RowKey" || name == "Timestamp" ||
+        name.rfind("odata.", 0) == 0)
+      continue;
+    if (name.size() > kTypeSuffix.size() &&
+        name.compare(name.size() - kTypeSuffix.size(), kTypeSuffix.size(), kTypeSuffix) == 0) {
+      std::string prop = name.substr(0, name.size() - kTypeSuffix.size());
+      if (prop != "Timestamp" && !j.contains(prop))
+        return Status::InvalidArgument("annotation '" + name + "' has no property '" + prop + "'");
+      if (!value.is_string())
+        return Status::InvalidArgument("annotation '" + name + "' must be a string");
+      continue;
+    }
+    auto type = j.find(name + std::string(kTypeSuffix));
+    auto v = type != j.end() && type->is_string()
+                 ? Typed(name, value, type->get_ref<const std::string&>())
+                 : Untyped(name, value);
+    if (!v.ok()) return v.status();
+    e.Set(name, std::move(*v));
+  }
+  return e;
+}
+
+nlohmann::ordered_json EntityToJson(const Entity& e) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  if (!e.etag().empty()) j["odata.etag"] = e.etag();
+  j["PartitionKey"] = e.partition_key();
+  j["RowKey"] = e.row_key();
+  j["Timestamp@odata.type"] = "Edm.DateTime";
+  j["Timestamp"] = FormatDateTime(e.timestamp());
+  for (const auto& [name, value] : e.properties()) {
+    std::string annotation = name + std::string(kTypeSuffix);
+    std::visit(
+        [&](const auto& v) {
+          using T = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, bool> ||
+                        std::is_same_v<T, int32_t>) {
+            j[name] = v;
+          } else if constexpr (std::is_same_v<T, double>) {
+            if (std::isfinite(v)) {
+              j[name] = v;
+            } else {
+              j[annotation] = "Edm.Double";
+              j[name] = std::isnan(v) ? "NaN" : (v > 0 ? "Infinity" : "-Infinity");
+            }
+          } else if constexpr (std::is_same_v<T, int64_t>) {
+            j[annotation] = "Edm.Int64";
+            j[name] = std::to_string(v);
+          } else if constexpr (std::is_same_v<T, Binary>) {
+            j[annotation] = "Edm.Binary";
+            j[name] = Base64Encode(v.bytes);
+          } else if constexpr (std::is_same_v<T, Guid>) {
+            j[annotation] = "Edm.Guid";
+            j[name] = v.value;
+          } else if constexpr (std::is_same_v<T, DateTime>) {
+            j[annotation] = "Edm.DateTime";
+            j[name] = FormatDateTime(v);
+          }
+        },
+        value);
+  }
+  return j;
+}
+
+}  // namespace blobtable::cli

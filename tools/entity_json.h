@@ -1,0 +1,30 @@
+// Entities in Azure Tables' JSON form (odata=minimalmetadata), for the CLI:
+//   {"odata.etag": "...", "PartitionKey": "p", "RowKey": "r",
+//    "Timestamp": "2024-05-01T12:00:00.0000000Z", "Timestamp@odata.type": "Edm.DateTime",
+//    "Name": "text", "Count": 3, "Big": "9007199254740993", "Big@odata.type": "Edm.Int64"}
+// Unannotated JSON maps to String, Boolean, Int32 (integers that fit) and
+// Double; Int64, Binary (base64), Guid and DateTime need their annotation.
+#ifndef BLOBTABLE_TOOLS_ENTITY_JSON_H_
+#define BLOBTABLE_TOOLS_ENTITY_JSON_H_
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <string_view>
+
+#include "blobtable/entity.h"
+
+namespace blobtable::cli {
+
+// InvalidArgument naming the property on anything that does not convert.
+// The "odata.etag" member, if any, is returned in `*etag` (may be null).
+Result<Entity> EntityFromJson(const nlohmann::json& json, std::string* etag);
+nlohmann::ordered_json EntityToJson(const Entity& entity);
+
+std::string Base64Encode(std::string_view bytes);
+// InvalidArgument unless `text` is canonical padded base64.
+Result<std::string> Base64Decode(std::string_view text);
+
+}  // namespace blobtable::cli
+
+#endif  // BLOBTABLE_TOOLS_ENTITY_JSON_H_
