@@ -1,0 +1,126 @@
+// Blob naming: property-based checks over random keys (round trip, prefix
+// containment, order), plus the fixed examples the README documents.
+#include "kv/blob_naming.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+#include "blobtable/entity.h"
+
+namespace blobtable::naming {
+namespace {
+
+// Random valid keys: a mix of letters, digits, punctuation (including '%',
+// '.', space, '@', '_', '~', '0'), and multi-byte UTF-8, sometimes empty.
+std::string RandomKey(std::mt19937_64& rng, size_t max_len) {
+  static const std::vector<std::string> kAtoms = {
+      "a", "z", "A", "Z", "0", "1", "9", " ", ".", "..", "%", "%2F", "-", "_", "~", "@", "!",
+      "'", "(", "[", "]", "{", "}", "|", "^", "`", ":", ";", "=", "+", ",", "$", "&", "*",
+      "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xe4\xb8\xad", "\xc2\xa0", "\x7e"};
+  std::uniform_int_distribution<size_t> len(0, max_len), pick(0, kAtoms.size() - 1);
+  std::string key;
+  size_t n = len(rng);
+  while (key.size() < n) key += kAtoms[pick(rng)];
+  return key;
+}
+
+TEST(BlobNaming, DocumentedExamples) {
+  EXPECT_EQ(EncodeKey("order-1"), "order02D1");
+  EXPECT_EQ(EncodeKey("a b"), "a020b");
+  EXPECT_EQ(EncodeKey("."), "02E");
+  EXPECT_EQ(EncodeKey(".."), "02E02E");
+  EXPECT_EQ(EncodeKey("%"), "025");
+  EXPECT_EQ(EncodeKey("0"), "030");
+  EXPECT_EQ(EncodeKey("\xc3\xa9"), "~C3~A9");  // é
+  EXPECT_EQ(EncodeKey("_"), "_5F");
+  EXPECT_EQ(EncodeKey("@"), "@40");
+  EXPECT_EQ(*EntityBlobName("Orders", "customer 42", "order-1"),
+            "t/orders/e/-customer02042/-order02D1");
+  EXPECT_EQ(*EntityBlobName("orders", "", ""), "t/orders/e/-/-");
+  EXPECT_EQ(*LockBlobName("Orders", "customer 42"), "t/orders/l/-customer02042");
+}
+
+TEST(BlobNaming, RandomKeysRoundTripStayInPrefixAndKeepOrder) {
+  std::mt19937_64 rng(20261122);  // fixed seed: deterministic
+  struct Named {
+    std::string pk, rk, name;
+  };
+  std::vector<Named> all;
+  for (int i = 0; i < 3000; ++i) {
+    std::string pk = RandomKey(rng, i % 10 == 0 ? 0 : 12), rk = RandomKey(rng, 20);
+    ASSERT_TRUE(ValidateKey(pk, "PartitionKey").ok());
+    ASSERT_TRUE(ValidateKey(rk, "RowKey").ok());
+    auto name = EntityBlobName("things", pk, rk);
+    ASSERT_TRUE(name.ok()) << name.status().ToString();
+    // Inside the table's and the partition's prefix; no dot segments,
+    // nothing a service would normalise.
+    EXPECT_EQ(name->rfind(PartitionPrefix("things", pk), 0), 0u);
+    EXPECT_EQ(name->find("/./"), std::string::npos);
+    EXPECT_EQ(name->find("/../"), std::string::npos);
+    EXPECT_EQ(name->find("//"), std::string::npos);
+    EXPECT_NE(name->back(), '/');
+    EXPECT_NE(name->back(), '.');
+    EXPECT_EQ(name->find_first_of(" %?#\\"), std::string::npos) << *name;
+    auto parsed = ParseEntityBlobName("things", *name);
+    ASSERT_TRUE(parsed.ok()) << *name;
+    EXPECT_EQ(parsed->partition_key, pk);
+    EXPECT_EQ(parsed->row_key, rk);
+    auto decoded = DecodeKey(EncodeKey(rk));
+    ASSERT_TRUE(decoded.ok());
+    EXPECT_EQ(*decoded, rk);
+    all.push_back({pk, rk, *name});
+  }
+  // Name order (List Blobs order) is (PartitionKey, RowKey) byte order.
+  auto by_keys = all, by_name = all;
+  std::sort(by_keys.begin(), by_keys.end(), [](const Named& a, const Named& b) {
+    return std::tie(a.pk, a.rk) < std::tie(b.pk, b.rk);
+  });
+  std::sort(by_name.begin(), by_name.end(),
+            [](const Named& a, const Named& b) { return a.name < b.name; });
+  for (size_t i = 0; i < all.size(); ++i) {
+    ASSERT_EQ(by_keys[i].pk, by_name[i].pk) << i;
+    ASSERT_EQ(by_keys[i].rk, by_name[i].rk) << i;
+  }
+}
+
+TEST(BlobNaming, EncodingPreservesOrderForEveryBytePair) {
+  for (int a = 1; a < 256; ++a)
+    for (int b = 1; b < 256; ++b) {
+      std::string x(1, static_cast<char>(a)), y(1, static_cast<char>(b));
+      ASSERT_EQ(x < y, EncodeKey(x) < EncodeKey(y)) << a << " " << b;
+      ASSERT_EQ(x + "a" < y, EncodeKey(x + "a") < EncodeKey(y)) << a << " " << b;
+    }
+}
+
+TEST(BlobNaming, DecodeRejectsNonCanonicalInput) {
+  for (const char* bad : {"0", "02", "~4", "061" /* 'a' must not be escaped */, "~20",
+                          "02e" /* lowercase hex */, ".", "/", "@30"})
+    EXPECT_FALSE(DecodeKey(bad).ok()) << bad;
+  EXPECT_FALSE(ParseEntityBlobName("things", "t/other/e/-a/-b").ok());
+  EXPECT_FALSE(ParseEntityBlobName("things", "t/things/e/-a").ok());
+  EXPECT_FALSE(ParseEntityBlobName("things", "t/things/e/a/b").ok());
+}
+
+TEST(BlobNaming, TableNamesFollowAzureRulesAndIgnoreCase) {
+  EXPECT_TRUE(ValidateTableName("Orders2024").ok());
+  for (const char* bad : {"ab", "1abc", "has-dash", "has space", "tables", "Tables",
+                          "\xc3\xa9tables"})
+    EXPECT_FALSE(ValidateTableName(bad).ok()) << bad;
+  EXPECT_FALSE(ValidateTableName(std::string(64, 'a')).ok());
+  EXPECT_EQ(EntityPrefix("ORDERS"), EntityPrefix("orders"));
+}
+
+TEST(BlobNaming, NamesLongerThanAzureAllowsAreRefusedWithTheReason) {
+  // Letters count one character each: 900 + 60 fit; 1000 + 1000 do not.
+  EXPECT_TRUE(EntityBlobName("things", std::string(900, 'p'), std::string(60, 'r')).ok());
+  auto too_long = EntityBlobName("things", std::string(1000, 'p'), std::string(1000, 'r'));
+  EXPECT_EQ(too_long.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(too_long.status().message().find("1024"), std::string::npos);
+  // Other bytes count three: 340 spaces alone exceed the limit.
+  EXPECT_FALSE(EntityBlobName("things", std::string(340, ' '), "").ok());
+}
+
+}  // namespace
+}  // namespace blobtable::naming

@@ -1,0 +1,199 @@
+// The blobtable CLI, run as a separate binary: output, JSON form and exit codes.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "tests/test_util.h"
+#include "tools/entity_json.h"
+
+namespace blobtable {
+namespace {
+
+using json = nlohmann::json;
+
+struct CliRun {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+std::string Quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  // Runs `blobtable --store <dir> args...` with `stdin_text` on stdin.
+  CliRun Cli(const std::string& args, const std::string& stdin_text = "") {
+    std::string in = dir_.path() + "/stdin", out = dir_.path() + "/stdout",
+                err = dir_.path() + "/stderr";
+    std::ofstream(in) << stdin_text;
+    std::string cmd = std::string(BLOBTABLE_CLI_PATH) + " --store " + Quote(dir_.path() + "/db") +
+                      " " + args + " <" + in + " >" + out + " 2>" + err;
+    int status = std::system(cmd.c_str());
+    auto slurp = [](const std::string& path) {
+      std::ifstream f(path);
+      std::stringstream ss;
+      ss << f.rdbuf();
+      return ss.str();
+    };
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+  }
+  testing::TempDir dir_;
+};
+
+TEST_F(CliTest, PutPrintsStoredEntityAndGetReadsItBack) {
+  CliRun put = Cli("put orders",
+                R"({"PartitionKey":"c 42","RowKey":"o.1","total":99.5,"items":3,"ok":true,
+                    "big":"9007199254740993","big@odata.type":"Edm.Int64",
+                    "raw":"AAEC","raw@odata.type":"Edm.Binary",
+                    "id":"0f8fad5b-d9cb-469f-a165-70867728950e","id@odata.type":"Edm.Guid",
+                    "at":"2024-05-01T12:00:00Z","at@odata.type":"Edm.DateTime"})");
+  ASSERT_EQ(put.code, 0) << put.err;
+  json stored = json::parse(put.out);
+  EXPECT_FALSE(stored["odata.etag"].get<std::string>().empty());
+  EXPECT_EQ(stored["Timestamp@odata.type"], "Edm.DateTime");
+  EXPECT_EQ(stored["big"], "9007199254740993");
+  EXPECT_EQ(stored["big@odata.type"], "Edm.Int64");
+  EXPECT_EQ(stored["raw"], "AAEC");
+  EXPECT_EQ(stored["at"], "2024-05-01T12:00:00.0000000Z");
+  EXPECT_EQ(stored["items"], 3);
+  EXPECT_EQ(stored["total"], 99.5);
+  CliRun get = Cli("get orders 'c 42' o.1");
+  ASSERT_EQ(get.code, 0) << get.err;
+  EXPECT_EQ(json::parse(get.out), stored);
+}
+
+TEST_F(CliTest, ExitCodesAreTheDocumentedOnes) {
+  const std::string e = R"({"PartitionKey":"p","RowKey":"r","n":1})";
+  EXPECT_EQ(Cli("put t1x", e).code, 0);
+  CliRun dup = Cli("put t1x", e);
+  EXPECT_EQ(dup.code, 4);
+  EXPECT_NE(dup.err.find("already exists"), std::string::npos) << dup.err;
+  EXPECT_NE(dup.err.find("RowKey 'r'"), std::string::npos) << dup.err;
+  EXPECT_EQ(Cli("get t1x p missing").code, 3);
+  EXPECT_EQ(Cli("delete t1x p missing").code, 3);
+  EXPECT_EQ(Cli("put t1x --mode replace --if-match '\"0xstale\"'", e).code, 4);
+  EXPECT_EQ(Cli("put t1x", "{not json").code, 2);
+  EXPECT_EQ(Cli("put t1x", R"({"PartitionKey":"p","RowKey":"a/b"})").code, 2);
+  EXPECT_EQ(Cli("put t1x", R"({"PartitionKey":"p","RowKey":"r2","n":4294967296})").code, 2);
+  EXPECT_EQ(Cli("put t1x --mode sideways", e).code, 2);
+  EXPECT_EQ(Cli("frobnicate").code, 2);
+  EXPECT_EQ(Cli("get t1x p").code, 2);
+  EXPECT_EQ(Cli("query t1x --top zero").code, 2);
+  EXPECT_EQ(Cli("get bad-table p r").code, 2);
+  EXPECT_EQ(Cli("--bogus get t1x p r").code, 2);
+  CliRun big = Cli("put t1x", R"({"PartitionKey":"p","RowKey":"big","s":")" +
+                               std::string(40000, 'x') + "\"}");
+  EXPECT_EQ(big.code, 2);
+  EXPECT_NE(big.err.find("32768"), std::string::npos) << big.err;
+}
+
+TEST_F(CliTest, ReplaceUsesTheInputETagAndModesBehave) {
+  CliRun v1 = Cli("put t2x", R"({"PartitionKey":"p","RowKey":"r","a":1,"b":2})");
+  ASSERT_EQ(v1.code, 0) << v1.err;
+  json edited = json::parse(v1.out);
+  edited["a"] = 10;
+  edited.erase("b");
+  // odata.etag from the input makes replace conditional...
+  CliRun replaced = Cli("put t2x --mode replace", edited.dump());
+  ASSERT_EQ(replaced.code, 0) << replaced.err;
+  // ...so replaying the same edit now conflicts.
+  EXPECT_EQ(Cli("put t2x --mode replace", edited.dump()).code, 4);
+  CliRun merged = Cli("put t2x --mode merge", R"({"PartitionKey":"p","RowKey":"r","c":3})");
+  ASSERT_EQ(merged.code, 0) << merged.err;
+  json m = json::parse(merged.out);
+  EXPECT_EQ(m["a"], 10);
+  EXPECT_EQ(m["c"], 3);
+  EXPECT_FALSE(m.contains("b"));
+  EXPECT_EQ(Cli("put t2x --mode upsert", R"({"PartitionKey":"p","RowKey":"u"})").code, 0);
+  EXPECT_EQ(Cli("put t2x --mode upsert-merge", R"({"PartitionKey":"p","RowKey":"u","x":1})").code,
+            0);
+  std::string etag = json::parse(Cli("get t2x p u").out)["odata.etag"];
+  EXPECT_EQ(Cli("delete t2x p u --if-match '\"0xother\"'").code, 4);
+  EXPECT_EQ(Cli("delete t2x p u --if-match " + Quote(etag)).code, 0);
+}
+
+TEST_F(CliTest, QueryPrintsOneEntityPerLineInOrder) {
+  for (const char* rk : {"c", "a", "e", "b", "d"})
+    ASSERT_EQ(Cli("put t3x", std::string(R"({"PartitionKey":"p","RowKey":")") + rk + "\"}").code,
+              0);
+  ASSERT_EQ(Cli("put t3x", R"({"PartitionKey":"q","RowKey":"a"})").code, 0);
+  auto rows = [](const std::string& out) {
+    std::vector<std::string> keys;
+    std::istringstream lines(out);
+    for (std::string line; std::getline(lines, line);) {
+      json j = json::parse(line);
+      keys.push_back(j["PartitionKey"].get<std::string>() + j["RowKey"].get<std::string>());
+    }
+    return keys;
+  };
+  EXPECT_EQ(rows(Cli("query t3x --pk p").out),
+            (std::vector<std::string>{"pa", "pb", "pc", "pd", "pe"}));
+  EXPECT_EQ(rows(Cli("query t3x --pk p --rk-from b --rk-to d").out),
+            (std::vector<std::string>{"pb", "pc", "pd"}));
+  EXPECT_EQ(rows(Cli("query t3x --top 2").out), (std::vector<std::string>{"pa", "pb"}));
+  EXPECT_EQ(rows(Cli("query t3x").out).size(), 6u);
+  EXPECT_EQ(Cli("query empty").out, "");
+}
+
+TEST_F(CliTest, LocateNamesContainerAndBlobs) {
+  CliRun r = Cli("--container my-tables locate Orders 'customer 42' order-1");
+  ASSERT_EQ(r.code, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["container"], "my-tables");
+  EXPECT_EQ(j["entity_blob"], "t/orders/e/-customer02042/-order02D1");
+  EXPECT_EQ(j["lock_blob"], "t/orders/l/-customer02042");
+  EXPECT_FALSE(json::parse(Cli("locate Orders p").out).contains("entity_blob"));
+}
+
+TEST_F(CliTest, VerboseLogsEachRequestAndHelpDocumentsCommands) {
+  CliRun r = Cli("-v get orders p r");
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.err.find("GET t/orders/e/-p/-r -> NotFound BlobNotFound"), std::string::npos)
+      << r.err;
+  CliRun help = Cli("--help");
+  EXPECT_EQ(help.code, 0);
+  for (const char* word : {"put TABLE", "get TABLE", "delete TABLE", "query TABLE", "locate TABLE",
+                           "Exit codes", "--container", "BLOBTABLE_STORE"})
+    EXPECT_NE(help.out.find(word), std::string::npos) << word;
+}
+
+TEST(EntityJson, RejectsWhatCannotBeStored) {
+  auto bad = [](const char* text) {
+    return cli::EntityFromJson(json::parse(text), nullptr).status().code();
+  };
+  EXPECT_EQ(bad(R"({"RowKey":"r"})"), Code::kInvalidArgument);
+  EXPECT_EQ(bad(R"({"PartitionKey":"p","RowKey":"r","x":null})"), Code::kInvalidArgument);
+  EXPECT_EQ(bad(R"({"PartitionKey":"p","RowKey":"r","x":[1]})"), Code::kInvalidArgument);
+  EXPECT_EQ(bad(R"({"PartitionKey":"p","RowKey":"r","x":"zz","x@odata.type":"Edm.Binary"})"),
+            Code::kInvalidArgument);
+  EXPECT_EQ(bad(R"({"PartitionKey":"p","RowKey":"r","x@odata.type":"Edm.Int64"})"),
+            Code::kInvalidArgument);
+  EXPECT_EQ(bad(R"({"PartitionKey":"p","RowKey":"r","x":"1","x@odata.type":"Edm.Nope"})"),
+            Code::kInvalidArgument);
+  EXPECT_EQ(cli::Base64Encode(std::string("\0\x01\x02\xff", 4)), "AAEC/w==");
+  EXPECT_EQ(*cli::Base64Decode("AAEC/w=="), std::string("\0\x01\x02\xff", 4));
+  EXPECT_FALSE(cli::Base64Decode("AAE").ok());
+  EXPECT_FALSE(cli::Base64Decode("AA=C").ok());
+}
+
+TEST(EntityJson, NonFiniteDoublesRoundTrip) {
+  Entity e("p", "r");
+  e.Set("inf", INFINITY);
+  auto j = cli::EntityToJson(e);
+  EXPECT_EQ(j["inf"], "Infinity");
+  EXPECT_EQ(j["inf@odata.type"], "Edm.Double");
+  auto back = cli::EntityFromJson(json::parse(j.dump()), nullptr);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(*back->FindAs<double>("inf"), INFINITY);
+}
+
+}  // namespace
+}  // namespace blobtable

@@ -1,0 +1,164 @@
+// Entity validation, DateTime text form, and the msgpack codec.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "blobtable/entity.h"
+#include "kv/entity_codec.h"
+#include "kv/msgpack_util.h"
+
+namespace blobtable {
+namespace {
+
+Entity Sample() {
+  Entity e("pk \xc3\xa9", "rk.1");
+  e.Set("s", std::string("text \xe2\x82\xac"))
+      .Set("b", Binary{std::string("\0\xff", 2)})
+      .Set("flag", true)
+      .Set("when", *ParseDateTime("2024-05-01T12:34:56.1234567Z"))
+      .Set("d", 3.25)
+      .Set("g", Guid{"0f8fad5b-d9cb-469f-a165-70867728950e"})
+      .Set("i32", int32_t{-7})
+      .Set("i64", int64_t{9007199254740993});
+  e.set_timestamp(*ParseDateTime("2026-01-02T03:04:05Z"));
+  return e;
+}
+
+void ExpectInvalid(const Entity& e, const std::string& mentions) {
+  Status s = ValidateEntity(e);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument) << s.ToString();
+  EXPECT_NE(s.message().find(mentions), std::string::npos) << s.message();
+}
+
+TEST(EntityValidation, AcceptsAllEightTypes) { EXPECT_TRUE(ValidateEntity(Sample()).ok()); }
+
+TEST(EntityValidation, ForbiddenKeyCharactersAreNamed) {
+  for (const char* bad : {"a/b", "a\\b", "a#b", "a?b", "a\tb", std::string("a\0b", 3).c_str(),
+                          "a\x7f", "a\xc2\x80", "a\xc2\x9f"}) {
+    ExpectInvalid(Entity("pk", bad), "RowKey");
+    ExpectInvalid(Entity(bad, "rk"), "PartitionKey");
+  }
+  EXPECT_TRUE(ValidateEntity(Entity("spaces, %, . and ..", "\xc2\xa0 non-ASCII \xe4\xb8\xad")).ok());
+  ExpectInvalid(Entity("pk", "\xff\xfe"), "not valid UTF-8");
+  ExpectInvalid(Entity(std::string(1025, 'k'), "rk"), "1024");
+}
+
+TEST(EntityValidation, PropertyRules) {
+  ExpectInvalid(Entity("p", "r").Set("1abc", 1), "'1abc'");
+  ExpectInvalid(Entity("p", "r").Set("has space", 1), "'has space'");
+  ExpectInvalid(Entity("p", "r").Set("", 1), "property name");
+  ExpectInvalid(Entity("p", "r").Set("PartitionKey", 1), "reserved");
+  ExpectInvalid(Entity("p", "r").Set("Timestamp", 1), "reserved");
+  ExpectInvalid(Entity("p", "r").Set(std::string(256, 'n'), 1), "255");
+  EXPECT_TRUE(ValidateEntity(Entity("p", "r").Set("_ok_9", 1)).ok());
+  Entity many("p", "r");
+  for (int i = 0; i < 252; ++i) many.Set("p" + std::to_string(i), i);
+  EXPECT_TRUE(ValidateEntity(many).ok());
+  many.Set("one_more", 1);
+  ExpectInvalid(many, "252");
+}
+
+TEST(EntityValidation, ValueSizes) {
+  EXPECT_TRUE(ValidateEntity(Entity("p", "r").Set("s", std::string(32768, 'x'))).ok());
+  ExpectInvalid(Entity("p", "r").Set("s", std::string(32769, 'x')), "'s'");
+  // Measured in UTF-16 units as Azure does: a 4-byte UTF-8 char counts 2.
+  std::string emoji;
+  for (int i = 0; i < 16385; ++i) emoji += "\xf0\x9f\x98\x80";
+  ExpectInvalid(Entity("p", "r").Set("e", emoji), "32770");
+  EXPECT_TRUE(ValidateEntity(Entity("p", "r").Set("b", Binary{std::string(65536, 'b')})).ok());
+  ExpectInvalid(Entity("p", "r").Set("b", Binary{std::string(65537, 'b')}), "65537");
+  ExpectInvalid(Entity("p", "r").Set("g", Guid{"not-a-guid"}), "GUID");
+  ExpectInvalid(Entity("p", "r").Set("s", std::string("\xc3")), "UTF-8");
+  ExpectInvalid(Entity("p", "r").Set("t", DateTime(Ticks(INT64_MIN / 2))), "1601");
+}
+
+TEST(EntityValidation, EncodedEntityOverOneMebibyteIsRefused) {
+  Entity big("p", "r");
+  for (int i = 0; i < 17; ++i) big.Set("b" + std::to_string(i), Binary{std::string(65536, 'x')});
+  ASSERT_TRUE(ValidateEntity(big).ok());
+  auto body = EncodeEntity(big);
+  EXPECT_EQ(body.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(body.status().message().find("1 MiB"), std::string::npos);
+}
+
+TEST(DateTimeText, FormatsAndParses) {
+  auto t = ParseDateTime("2024-05-01T12:34:56.1234567Z");
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(FormatDateTime(*t), "2024-05-01T12:34:56.1234567Z");
+  EXPECT_EQ(FormatDateTime(*ParseDateTime("2024-05-01T12:34:56+02:00")),
+            "2024-05-01T10:34:56.0000000Z");
+  EXPECT_EQ(FormatDateTime(*ParseDateTime("1601-01-01T00:00:00Z")), "1601-01-01T00:00:00.0000000Z");
+  EXPECT_EQ(FormatDateTime(*ParseDateTime("1969-12-31T23:59:59.9Z")),
+            "1969-12-31T23:59:59.9000000Z");
+  for (const char* bad : {"2024-05-01", "2024-13-01T00:00:00Z", "2024-02-30T00:00:00Z",
+                          "2024-05-01T12:00:00", "1600-12-31T23:59:59Z", "2024-05-01T25:00:00Z",
+                          "2024-05-01T12:00:00.Z", "2024-05-01T12:00:00Zjunk"})
+    EXPECT_FALSE(ParseDateTime(bad).ok()) << bad;
+}
+
+TEST(EntityCodec, RoundTripsEveryType) {
+  Entity e = Sample();
+  auto body = EncodeEntity(e);
+  ASSERT_TRUE(body.ok());
+  auto back = DecodeEntity(*body, "blob");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_TRUE(back->SameContent(e));
+  EXPECT_EQ(back->timestamp(), e.timestamp());
+  // NaN and infinities survive.
+  Entity odd("p", "r");
+  odd.Set("nan", std::nan("")).Set("inf", -INFINITY);
+  auto odd_back = DecodeEntity(*EncodeEntity(odd), "blob");
+  ASSERT_TRUE(odd_back.ok());
+  EXPECT_TRUE(std::isnan(*odd_back->FindAs<double>("nan")));
+  EXPECT_EQ(*odd_back->FindAs<double>("inf"), -INFINITY);
+}
+
+TEST(EntityCodec, ForeignOrCorruptBlobsAreCorruptionNamingTheBlob) {
+  std::string good = *EncodeEntity(Sample());
+  auto expect_corrupt = [](std::string_view body, const std::string& mentions) {
+    auto r = DecodeEntity(body, "t/x/e/-a/-b");
+    ASSERT_EQ(r.status().code(), Code::kCorruption) << r.status().ToString();
+    EXPECT_NE(r.status().message().find("t/x/e/-a/-b"), std::string::npos);
+    EXPECT_NE(r.status().message().find(mentions), std::string::npos) << r.status().message();
+  };
+  expect_corrupt("", "msgpack");
+  expect_corrupt("{\"json\": true}", "");
+  expect_corrupt(good.substr(0, good.size() / 2), "");
+  expect_corrupt(good + "x", "trailing");
+  // Another format version is refused with a clear message, not guessed at.
+  msgpack::sbuffer buf;
+  msgpack::packer<msgpack::sbuffer> pk(&buf);
+  pk.pack_array(6);
+  pk.pack(std::string("bt.entity"));
+  pk.pack(2);
+  pk.pack(std::string("p"));
+  pk.pack(std::string("r"));
+  pk.pack(0);
+  pk.pack_array(0);
+  expect_corrupt(std::string(buf.data(), buf.size()), "format 2");
+}
+
+TEST(EntityCodec, RandomBytesNeverCrash) {
+  std::mt19937_64 rng(7);
+  std::string good = *EncodeEntity(Sample());
+  int decoded = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::string body = good;
+    // Flip a few random bytes or truncate: every outcome must be a Status.
+    int flips = 1 + static_cast<int>(rng() % 4);
+    for (int f = 0; f < flips; ++f) body[rng() % body.size()] = static_cast<char>(rng());
+    if (rng() % 5 == 0) body.resize(rng() % body.size());
+    auto r = DecodeEntity(body, "fuzz");
+    if (r.ok()) {
+      ++decoded;
+      EXPECT_TRUE(ValidateEntity(*r).ok());
+    } else {
+      EXPECT_EQ(r.status().code(), Code::kCorruption);
+    }
+  }
+  EXPECT_LT(decoded, 20000);
+}
+
+}  // namespace
+}  // namespace blobtable
