@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# cmake --install, then build a consumer with find_package(blobtable) and one
+# with pkg-config, and run both. Args: BUILD_DIR SOURCE_DIR
+set -euo pipefail
+build="$1" src="$2"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+cmake --install "$build" --prefix "$work/prefix" >/dev/null
+ls "$work/prefix/bin/blobtable" "$work/prefix/include/blobtable/store.h" >/dev/null
+cmake -S "$src/tests/install_consumer" -B "$work/consumer" -G Ninja \
+  -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
+cmake --build "$work/consumer" >/dev/null
+"$work/consumer/consumer" "$work/store-cmake"
+libdir=$(dirname "$(find "$work/prefix" -name 'blobtable.pc' | head -1)")
+export PKG_CONFIG_PATH="$libdir"
+c++ -std=c++20 "$src/tests/install_consumer/main.cc" -o "$work/consumer-pc" \
+  $(pkg-config --cflags --libs blobtable)
+LD_LIBRARY_PATH="$(dirname "$libdir")" "$work/consumer-pc" "$work/store-pc"
+"$work/prefix/bin/blobtable" --version
+echo "install test: ok"
