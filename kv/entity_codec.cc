@@ -2,6 +2,8 @@
 
 #include "kv/msgpack_util.h"
 
+#include <cstring>
+
 namespace blobtable {
 namespace {
 constexpr char kMagic[] = "bt.entity";
@@ -32,7 +34,13 @@ Result<std::string> EncodeEntity(const Entity& e) {
           } else if constexpr (std::is_same_v<T, DateTime>) {
             pk.pack(v.time_since_epoch().count());
           } else if constexpr (std::is_same_v<T, double>) {
-            pk.pack_double(v);
+            // Always float64: msgpack-c's pack_double writes integral values
+            // (12.0, -0.0) as integers, losing the type and the sign of zero.
+            uint64_t bits;
+            std::memcpy(&bits, &v, sizeof(bits));
+            char raw[9] = {static_cast<char>(0xcb)};
+            for (int i = 0; i < 8; ++i) raw[1 + i] = static_cast<char>(bits >> (56 - 8 * i));
+            buf.write(raw, sizeof(raw));
           } else {
             pk.pack(v);
           }

@@ -50,7 +50,7 @@ class CliTest : public ::testing::Test {
 
 TEST_F(CliTest, PutPrintsStoredEntityAndGetReadsItBack) {
   CliRun put = Cli("put orders",
-                R"({"PartitionKey":"c 42","RowKey":"o.1","total":99.5,"items":3,"ok":true,
+                R"({"PartitionKey":"c 42","RowKey":"o.1","total":99.5,"items":3,"ok":true,"whole":12.0,
                     "big":"9007199254740993","big@odata.type":"Edm.Int64",
                     "raw":"AAEC","raw@odata.type":"Edm.Binary",
                     "id":"0f8fad5b-d9cb-469f-a165-70867728950e","id@odata.type":"Edm.Guid",
@@ -65,6 +65,7 @@ TEST_F(CliTest, PutPrintsStoredEntityAndGetReadsItBack) {
   EXPECT_EQ(stored["at"], "2024-05-01T12:00:00.0000000Z");
   EXPECT_EQ(stored["items"], 3);
   EXPECT_EQ(stored["total"], 99.5);
+  EXPECT_TRUE(stored["whole"].is_number_float());  // a Double, though integral
   CliRun get = Cli("get orders 'c 42' o.1");
   ASSERT_EQ(get.code, 0) << get.err;
   EXPECT_EQ(json::parse(get.out), stored);

@@ -106,12 +106,18 @@ TEST(EntityCodec, RoundTripsEveryType) {
   EXPECT_TRUE(back->SameContent(e));
   EXPECT_EQ(back->timestamp(), e.timestamp());
   // NaN and infinities survive.
+  // NaN, infinities, integral values and negative zero stay Doubles, exactly.
   Entity odd("p", "r");
-  odd.Set("nan", std::nan("")).Set("inf", -INFINITY);
+  odd.Set("nan", std::nan("")).Set("inf", -INFINITY).Set("twelve", 12.0).Set("negzero", -0.0);
+  odd.Set("huge", 1e300);
   auto odd_back = DecodeEntity(*EncodeEntity(odd), "blob");
-  ASSERT_TRUE(odd_back.ok());
+  ASSERT_TRUE(odd_back.ok()) << odd_back.status().ToString();
   EXPECT_TRUE(std::isnan(*odd_back->FindAs<double>("nan")));
   EXPECT_EQ(*odd_back->FindAs<double>("inf"), -INFINITY);
+  ASSERT_NE(odd_back->FindAs<double>("twelve"), nullptr);
+  EXPECT_EQ(*odd_back->FindAs<double>("twelve"), 12.0);
+  EXPECT_TRUE(std::signbit(*odd_back->FindAs<double>("negzero")));
+  EXPECT_EQ(*odd_back->FindAs<double>("huge"), 1e300);
 }
 
 TEST(EntityCodec, ForeignOrCorruptBlobsAreCorruptionNamingTheBlob) {
