@@ -25,26 +25,22 @@ bool NextCodePoint(std::string_view s, size_t* pos, uint32_t* out) {
   return true;
 }
 
-long Utf8Length(std::string_view s) {
+namespace {
+// Code points, counting those past the BMP `wide` times (2 for UTF-16), or
+// -1 on invalid UTF-8.
+long Count(std::string_view s, int wide) {
   long count = 0;
   size_t pos = 0;
   uint32_t cp;
   while (pos < s.size()) {
     if (!NextCodePoint(s, &pos, &cp)) return -1;
-    ++count;
+    count += cp >= 0x10000 ? wide : 1;
   }
   return count;
 }
+}  // namespace
 
-long Utf16Length(std::string_view s) {
-  long units = 0;
-  size_t pos = 0;
-  uint32_t cp;
-  while (pos < s.size()) {
-    if (!NextCodePoint(s, &pos, &cp)) return -1;
-    units += cp >= 0x10000 ? 2 : 1;
-  }
-  return units;
-}
+long Utf8Length(std::string_view s) { return Count(s, 1); }
+long Utf16Length(std::string_view s) { return Count(s, 2); }
 
 }  // namespace blobtable
