@@ -20,6 +20,7 @@ std::string_view EdmTypeName(EdmType type) {
 
 std::string FormatDateTime(DateTime t) {
   using namespace std::chrono;
+  if (!IsValidDateTime(t)) return "(out of range)";  // never stored: validated on the way in
   auto day = floor<days>(t);
   year_month_day ymd{day};
   auto rest = t - day;  // ticks within the day
@@ -86,10 +87,8 @@ Result<DateTime> ParseDateTime(std::string_view text) {
   if (!ymd.ok() || h > 23 || mi > 59 || s > 59) return fail();
   DateTime t = time_point_cast<Ticks>(sys_days(ymd)) + hours(h) + minutes(mi) + seconds(s) +
                Ticks(frac_ticks) - minutes(offset_min);
-  Entity probe;
-  probe.Set("t", t);
-  Status range = ValidateEntity(probe);
-  if (!range.ok()) return Status::InvalidArgument("'" + std::string(text) + "' is outside 1601-9999");
+  if (!IsValidDateTime(t))
+    return Status::InvalidArgument("'" + std::string(text) + "' is outside 1601-9999");
   return t;
 }
 

@@ -74,6 +74,7 @@ Result<Entity> DecodeEntity(std::string_view body, std::string_view blob_name) {
     e.set_partition_key(mp::Str(f[2], "PartitionKey"));
     e.set_row_key(mp::Str(f[3], "RowKey"));
     e.set_timestamp(DateTime(Ticks(mp::Int(f[4], "Timestamp"))));
+    if (!IsValidDateTime(e.timestamp())) throw mp::FormatError{"Timestamp out of range"};
     const msgpack::object& props = f[5];
     const msgpack::object* items = mp::Array(props, 0, "properties");
     for (uint32_t i = 0; i < props.via.array.size; ++i) {
@@ -81,7 +82,10 @@ Result<Entity> DecodeEntity(std::string_view body, std::string_view blob_name) {
       std::string name = mp::Str(p[0], "property name");
       const msgpack::object& v = p[2];
       PropertyValue value;
-      switch (static_cast<EdmType>(mp::Int(p[1], "property type"))) {
+      int64_t type = mp::Int(p[1], "property type");
+      if (type < 0 || type > static_cast<int>(EdmType::kInt64))
+        throw mp::FormatError{"property '" + name + "' has an unknown type"};
+      switch (static_cast<EdmType>(type)) {
         case EdmType::kString: value = mp::Str(v, "String value"); break;
         case EdmType::kBinary: value = Binary{mp::Bin(v, "Binary value")}; break;
         case EdmType::kBoolean: value = mp::Bool(v, "Boolean value"); break;

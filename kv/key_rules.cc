@@ -78,8 +78,7 @@ Status ValidateValue(std::string_view name, const PropertyValue& value) {
       return bad("binary of " + std::to_string(b->bytes.size()) +
                  " bytes exceeds the limit of 65536 (64 KiB)");
   } else if (const auto* d = std::get_if<DateTime>(&value)) {
-    int64_t t = d->time_since_epoch().count();
-    if (t < kMinDateTicks || t > kMaxDateTicks)
+    if (!IsValidDateTime(*d))
       return bad("outside 1601-01-01T00:00:00Z .. 9999-12-31T23:59:59.9999999Z");
   } else if (const auto* g = std::get_if<Guid>(&value)) {
     if (!IsGuid(g->value)) return bad("not a GUID of the form xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx");
@@ -88,6 +87,11 @@ Status ValidateValue(std::string_view name, const PropertyValue& value) {
 }
 
 }  // namespace
+
+bool IsValidDateTime(DateTime t) {
+  int64_t ticks = t.time_since_epoch().count();
+  return ticks >= kMinDateTicks && ticks <= kMaxDateTicks;
+}
 
 Status ValidateKey(std::string_view key, std::string_view which) {
   if (key.size() > kMaxKeyBytes)

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <condition_variable>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -21,11 +22,16 @@ Status LmdbError(int rc, std::string_view what) {
 
 namespace {
 
+struct Entry {
+  pid_t pid;  // valid only in the process that opened it (a forked child opens its own)
+  std::weak_ptr<LmdbEnv> env;
+  const LmdbEnv* raw;
+};
+
 struct Registry {
   std::mutex mu;
-  // Keyed by canonical directory; an entry is valid only in the process that
-  // opened it (a forked child must open its own).
-  std::map<std::string, std::pair<pid_t, std::weak_ptr<LmdbEnv>>> envs;
+  std::condition_variable closed;  // an entry was erased
+  std::map<std::string, Entry> envs;  // by canonical directory
 };
 
 Registry& registry() {
@@ -49,10 +55,14 @@ Result<std::shared_ptr<LmdbEnv>> LmdbEnv::Open(const std::string& directory, uin
   if (ec) return Status::IOError("cannot resolve directory " + directory + ": " + ec.message());
 
   Registry& reg = registry();
-  std::lock_guard<std::mutex> lock(reg.mu);
+  std::unique_lock<std::mutex> lock(reg.mu);
   auto it = reg.envs.find(canonical);
-  if (it != reg.envs.end() && it->second.first == getpid()) {
-    if (auto env = it->second.second.lock()) return env;
+  while (it != reg.envs.end() && it->second.pid == getpid()) {
+    if (auto env = it->second.env.lock()) return env;
+    // The last user let go and its close is pending: LMDB forbids a second
+    // environment on the same files in one process, so wait for the close.
+    reg.closed.wait(lock);
+    it = reg.envs.find(canonical);
   }
 
   MDB_env* raw = nullptr;
@@ -70,13 +80,23 @@ Result<std::shared_ptr<LmdbEnv>> LmdbEnv::Open(const std::string& directory, uin
   int dead = 0;
   mdb_reader_check(raw, &dead);
 
-  std::shared_ptr<LmdbEnv> env(new LmdbEnv(raw, canonical));
-  if (it != reg.envs.end() && it->second.first != getpid()) {
-    // Inherited from a parent process: leak it on purpose, closing an
-    // environment opened by another process is undefined.
-    new std::shared_ptr<LmdbEnv>(it->second.second.lock());
+  // Closing happens under the registry lock, so Open never sees a closing
+  // environment as absent.
+  std::shared_ptr<LmdbEnv> env(new LmdbEnv(raw, canonical), [](LmdbEnv* e) {
+    Registry& r = registry();
+    std::lock_guard<std::mutex> l(r.mu);
+    auto found = r.envs.find(e->directory());
+    if (found != r.envs.end() && found->second.raw == e) r.envs.erase(found);
+    delete e;  // mdb_env_close
+    r.closed.notify_all();
+  });
+  if (it != reg.envs.end()) {
+    // Inherited from a parent process: keep it alive forever here, closing an
+    // environment opened by another process would release that process's
+    // LMDB locks.
+    new std::shared_ptr<LmdbEnv>(it->second.env.lock());
   }
-  reg.envs[canonical] = {getpid(), env};
+  reg.envs[canonical] = Entry{getpid(), env, env.get()};
   return env;
 }
 
@@ -97,14 +117,21 @@ Result<MDB_dbi> LmdbEnv::Database(const std::string& name) {
 
 Result<LmdbTxn> LmdbTxn::Begin(LmdbEnv& env, bool read_only) {
   MDB_txn* txn = nullptr;
+  std::shared_lock<std::shared_mutex> gate(env.txn_gate_);
   int rc = mdb_txn_begin(env.env(), nullptr, read_only ? MDB_RDONLY : 0, &txn);
   if (rc == MDB_MAP_RESIZED) {
-    // Another process grew the map: adopt its size and try again.
-    mdb_env_set_mapsize(env.env(), 0);
-    rc = mdb_txn_begin(env.env(), nullptr, read_only ? MDB_RDONLY : 0, &txn);
+    // Another process grew the map: adopt its size, with no transaction of
+    // this process open (LMDB remaps the file), then try again.
+    gate.unlock();
+    {
+      std::unique_lock<std::shared_mutex> exclusive(env.txn_gate_);
+      rc = mdb_env_set_mapsize(env.env(), 0);
+    }
+    gate.lock();
+    if (rc == 0) rc = mdb_txn_begin(env.env(), nullptr, read_only ? MDB_RDONLY : 0, &txn);
   }
   if (rc != 0) return LmdbError(rc, "beginning LMDB transaction");
-  return LmdbTxn(txn);
+  return LmdbTxn(txn, std::move(gate));
 }
 
 LmdbTxn::~LmdbTxn() {

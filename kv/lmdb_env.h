@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <string_view>
 
@@ -37,10 +38,12 @@ class LmdbEnv {
   // Largest key LMDB accepts (511 bytes in Debian's build).
   size_t max_key_size() const { return max_key_size_; }
 
-  // The handle of named database `name`, created on first use. Thread-safe.
+  // The handle of named database `name`, created on first use. Thread-safe;
+  // must not be called while this thread has a transaction open.
   Result<MDB_dbi> Database(const std::string& name);
 
  private:
+  friend class LmdbTxn;
   LmdbEnv(MDB_env* env, std::string directory);
 
   MDB_env* env_;
@@ -48,6 +51,9 @@ class LmdbEnv {
   size_t max_key_size_;
   std::mutex dbi_mu_;
   std::map<std::string, MDB_dbi> dbis_;
+  // Held shared by every open transaction; exclusively while adopting a map
+  // size grown by another process (LMDB requires no live transaction then).
+  std::shared_mutex txn_gate_;
 };
 
 // One LMDB transaction; aborted on destruction unless committed.
@@ -57,7 +63,9 @@ class LmdbTxn {
   // serialized across threads and processes by LMDB).
   static Result<LmdbTxn> Begin(LmdbEnv& env, bool read_only);
 
-  LmdbTxn(LmdbTxn&& other) noexcept : txn_(other.txn_) { other.txn_ = nullptr; }
+  LmdbTxn(LmdbTxn&& other) noexcept : txn_(other.txn_), gate_(std::move(other.gate_)) {
+    other.txn_ = nullptr;
+  }
   LmdbTxn& operator=(LmdbTxn&&) = delete;
   ~LmdbTxn();
 
@@ -65,8 +73,10 @@ class LmdbTxn {
   Status Commit();
 
  private:
-  explicit LmdbTxn(MDB_txn* txn) : txn_(txn) {}
+  LmdbTxn(MDB_txn* txn, std::shared_lock<std::shared_mutex> gate)
+      : txn_(txn), gate_(std::move(gate)) {}
   MDB_txn* txn_;
+  std::shared_lock<std::shared_mutex> gate_;  // released after the txn ends
 };
 
 inline MDB_val ToVal(std::string_view s) {

@@ -104,6 +104,9 @@ Result<Entity> Table::Write(const Entity& entity, std::string_view if_match, boo
                                   " no longer matches (now " + current->etag() + ")");
         stored = std::move(*current);
         for (const auto& [prop, value] : entity.properties()) stored.Set(prop, value);
+        // The union may break a rule neither part did (more than 252 properties).
+        Status merged_ok = ValidateEntity(stored);
+        if (!merged_ok.ok()) return merged_ok.WithContext(ctx + ": after merging");
         cond.if_match = stored.etag();
       } else if (current.status().IsNotFound() && create_if_missing) {
         cond.if_none_match = std::string(kAnyETag);
@@ -133,7 +136,6 @@ Result<Entity> Table::Write(const Entity& entity, std::string_view if_match, boo
     // A condition failed: say which, or retry a merge that lost a race.
     if (insert_only) return Status::Conflict(ctx + ": already exists");
     if (merge && any_version) continue;
-    if (merge) return Status::Conflict(ctx + ": ETag " + std::string(if_match) + " no longer matches");
     auto head = core_->blobs->Head(*name, {});
     if (head.status().IsNotFound()) return Status::NotFound(ctx + ": not found");
     return Status::Conflict(ctx + ": ETag " + std::string(if_match) + " no longer matches" +

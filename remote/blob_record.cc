@@ -18,7 +18,7 @@ std::string EncodeBucket(const Bucket& bucket) {
     const BlobRecord& r = e.record;
     pk.pack_array(2);
     pk.pack(e.name);
-    pk.pack_array(9);
+    pk.pack_array(10);
     pk.pack(r.etag);
     pk.pack(r.last_modified_s);
     pk.pack(r.metadata);
@@ -27,8 +27,8 @@ std::string EncodeBucket(const Bucket& bucket) {
     pk.pack(r.lease.duration_seconds);
     pk.pack(r.lease.expires_ms);
     pk.pack(r.lease.broken_at_ms);
-    pk.pack_bin(static_cast<uint32_t>(r.data.size()));
-    pk.pack_bin_body(r.data.data(), static_cast<uint32_t>(r.data.size()));
+    pk.pack(r.data_id);
+    pk.pack(r.data_size);
   }
   return std::string(buf.data(), buf.size());
 }
@@ -47,7 +47,7 @@ Result<Bucket> DecodeBucket(std::string_view value, std::string_view key) {
       const msgpack::object* pair = mp::Array(entries[i], 2, "entry");
       BucketEntry e;
       e.name = mp::Str(pair[0], "name");
-      const msgpack::object* f = mp::Array(pair[1], 9, "record");
+      const msgpack::object* f = mp::Array(pair[1], 10, "record");
       BlobRecord& r = e.record;
       r.etag = mp::Str(f[0], "etag");
       r.last_modified_s = mp::Int(f[1], "last_modified");
@@ -63,7 +63,8 @@ Result<Bucket> DecodeBucket(std::string_view value, std::string_view key) {
       r.lease.duration_seconds = static_cast<int>(mp::Int(f[5], "lease_duration"));
       r.lease.expires_ms = mp::Int(f[6], "lease_expires");
       r.lease.broken_at_ms = mp::Int(f[7], "lease_broken_at");
-      r.data = mp::Bin(f[8], "data");
+      r.data_id = mp::UInt(f[8], "data_id");
+      r.data_size = mp::UInt(f[9], "data_size");
       bucket.push_back(std::move(e));
     }
   });

@@ -6,11 +6,13 @@
 // blob whose name starts with that key, sorted by full name. Buckets sort by
 // key and blobs within a bucket by name, which together give exact byte-wise
 // name order (a shorter key that sorts first is a prefix or a smaller name).
-// Almost every bucket holds one blob.
+// Almost every bucket holds one blob. Blob data is not in the bucket: it
+// lives in a second database under an 8-byte id, so a bucket shared by many
+// blobs (a partition with very long keys) stays small.
 //
 // Value format (msgpack): [format=1, [[name, record], ...]], with record =
 // [etag, last_modified_s, {metadata}, lease_state, lease_id, lease_duration,
-//  lease_expires_ms, lease_broken_at_ms, data(bin)].
+//  lease_expires_ms, lease_broken_at_ms, data_id, data_size].
 #ifndef BLOBTABLE_REMOTE_BLOB_RECORD_H_
 #define BLOBTABLE_REMOTE_BLOB_RECORD_H_
 
@@ -31,7 +33,8 @@ struct BlobRecord {
   int64_t last_modified_s = 0;
   Metadata metadata;
   lease::LeaseRecord lease;
-  std::string data;
+  uint64_t data_id = 0;  // key of the data in the data database
+  uint64_t data_size = 0;
 };
 
 struct BucketEntry {

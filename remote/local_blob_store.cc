@@ -20,7 +20,7 @@
 namespace blobtable {
 namespace {
 
-constexpr size_t kMaxLocalBlobBytes = 256u << 20;  // bounded by the bucket codec
+constexpr size_t kMaxLocalBlobBytes = 256u << 20;  // a policy: entities need 1 MiB
 constexpr size_t kMaxMetadataBytes = 8u << 10;     // Azure's limit
 
 int64_t ToMs(TimePoint t) {
@@ -55,10 +55,10 @@ Status ValidateMetadata(const Metadata& metadata) {
 
 class LocalBlobStore final : public BlobStore {
  public:
-  LocalBlobStore(std::shared_ptr<LmdbEnv> env, MDB_dbi blobs, MDB_dbi meta, std::string container,
-                 Clock* clock)
-      : env_(std::move(env)), blobs_(blobs), meta_(meta), container_(std::move(container)),
-        clock_(clock) {}
+  LocalBlobStore(std::shared_ptr<LmdbEnv> env, MDB_dbi blobs, MDB_dbi data, MDB_dbi meta,
+                 std::string container, Clock* clock)
+      : env_(std::move(env)), blobs_(blobs), data_(data), meta_(meta),
+        container_(std::move(container)), clock_(clock) {}
 
   Result<GetResult> Get(std::string_view name, const AccessConditions& c) override {
     return Read(name, c, /*with_data=*/true);
@@ -81,9 +81,9 @@ class LocalBlobStore final : public BlobStore {
       BT_RETURN_IF_ERROR(CheckConditions(o.conditions, rec, /*is_put=*/true));
       if (!rec) rec.emplace();
       rec->lease = lease;
-      rec->data.assign(data);
       rec->metadata = o.metadata;
       BT_RETURN_IF_ERROR(stamp.Apply(*rec));
+      BT_RETURN_IF_ERROR(stamp.WriteData(*rec, data));
       out = {rec->etag, FromSeconds(rec->last_modified_s)};
       return Status::OK();
     }));
@@ -95,6 +95,7 @@ class LocalBlobStore final : public BlobStore {
       if (!rec) return NotFound(name);
       BT_RETURN_IF_ERROR(lease::CheckWrite(rec->lease, o.lease_id, stamp.now_ms));
       BT_RETURN_IF_ERROR(CheckConditions(o.conditions, rec, /*is_put=*/false));
+      BT_RETURN_IF_ERROR(stamp.DeleteData(*rec));
       rec.reset();
       return Status::OK();
     });
@@ -174,11 +175,34 @@ class LocalBlobStore final : public BlobStore {
     int64_t now_ms;
     // Gives `rec` a fresh ETag and the current time as last-modified.
     Status Apply(BlobRecord& rec) {
-      BT_ASSIGN_OR_RETURN(rec.etag, store->NextETag(txn));
+      BT_ASSIGN_OR_RETURN(uint64_t seq, store->NextSequence(txn));
+      rec.etag = store->ETagFor(seq);
       rec.last_modified_s = now_ms / 1000;
+      if (rec.data_id == 0) rec.data_id = seq;  // a new blob: its data key
+      return Status::OK();
+    }
+    Status WriteData(BlobRecord& rec, std::string_view data) {
+      char key[8];
+      DataKey(rec.data_id, key);
+      MDB_val k{sizeof(key), key}, v = ToVal(data);
+      int rc = mdb_put(txn, store->data_, &k, &v, 0);
+      if (rc != 0) return LmdbError(rc, "writing blob data");
+      rec.data_size = data.size();
+      return Status::OK();
+    }
+    Status DeleteData(const BlobRecord& rec) {
+      char key[8];
+      DataKey(rec.data_id, key);
+      MDB_val k{sizeof(key), key};
+      int rc = mdb_del(txn, store->data_, &k, nullptr);
+      if (rc != 0 && rc != MDB_NOTFOUND) return LmdbError(rc, "deleting blob data");
       return Status::OK();
     }
   };
+
+  static void DataKey(uint64_t id, char out[8]) {
+    for (int i = 0; i < 8; ++i) out[i] = static_cast<char>(id >> (56 - 8 * i));
+  }
 
   static Status CheckConditions(const AccessConditions& c, const std::optional<BlobRecord>& rec,
                                 bool is_put) {
@@ -193,7 +217,7 @@ class LocalBlobStore final : public BlobStore {
     BlobProperties p;
     p.etag = r.etag;
     p.last_modified = FromSeconds(r.last_modified_s);
-    p.content_length = r.data.size();
+    p.content_length = r.data_size;
     p.metadata = r.metadata;
     lease::LeaseRecord l = r.lease;
     lease::Refresh(l, now_ms);
@@ -216,9 +240,10 @@ class LocalBlobStore final : public BlobStore {
                             [](const BucketEntry& e, std::string_view n) { return e.name < n; });
   }
 
-  Result<std::string> NextETag(MDB_txn* txn) {
-    // A per-store random salt (so a recreated store never reissues an ETag a
-    // cache still holds) and a counter bumped in the same transaction.
+  // A per-store sequence bumped in the writing transaction: it makes ETags
+  // and data ids. The random salt, drawn when the store is created, keeps a
+  // recreated store from reissuing an ETag a cache still holds.
+  Result<uint64_t> NextSequence(MDB_txn* txn) {
     MDB_val k = ToVal("etag-counter"), v;
     uint64_t counter = 0, salt = 0;
     int rc = mdb_get(txn, meta_, &k, &v);
@@ -237,10 +262,15 @@ class LocalBlobStore final : public BlobStore {
     memcpy(buf + 8, &counter, 8);
     MDB_val nv{sizeof(buf), buf};
     if ((rc = mdb_put(txn, meta_, &k, &nv, 0)) != 0) return LmdbError(rc, "writing the etag counter");
+    salt_ = salt;
+    return counter;
+  }
+
+  std::string ETagFor(uint64_t seq) const {
     char etag[48];
-    snprintf(etag, sizeof(etag), "\"0x%08X%016llX\"", static_cast<unsigned>(salt),
-             static_cast<unsigned long long>(counter));
-    return std::string(etag);
+    snprintf(etag, sizeof(etag), "\"0x%08X%016llX\"", static_cast<unsigned>(salt_),
+             static_cast<unsigned long long>(seq));
+    return etag;
   }
 
   Result<GetResult> Read(std::string_view name, const AccessConditions& c, bool with_data) {
@@ -259,7 +289,17 @@ class LocalBlobStore final : public BlobStore {
       return out;
     }
     out.properties = PropertiesOf(rec, NowMs());
-    if (with_data) out.data = std::move(it->record.data);
+    if (with_data) {
+      char key[8];
+      DataKey(rec.data_id, key);
+      MDB_val k{sizeof(key), key}, v;
+      int rc = mdb_get(txn.get(), data_, &k, &v);
+      if (rc == MDB_NOTFOUND)
+        return Status::Corruption("local store: the data of blob '" + std::string(name) +
+                                  "' is missing");
+      if (rc != 0) return LmdbError(rc, "reading blob data");
+      out.data.assign(FromVal(v));
+    }
     return out;
   }
 
@@ -311,8 +351,12 @@ class LocalBlobStore final : public BlobStore {
   }
 
   std::shared_ptr<LmdbEnv> env_;
-  MDB_dbi blobs_;
-  MDB_dbi meta_;
+  MDB_dbi blobs_;  // name buckets
+  MDB_dbi data_;   // blob data by id
+  MDB_dbi meta_;   // the sequence and salt
+  // The salt read with the last sequence number; written only inside write
+  // transactions, which LMDB serializes.
+  uint64_t salt_ = 0;
   std::string container_;
   Clock* clock_;
 };
@@ -363,10 +407,11 @@ Result<std::shared_ptr<BlobStore>> OpenLocalBlobStore(const std::string& directo
   BT_ASSIGN_OR_RETURN(std::shared_ptr<LmdbEnv> env,
                       LmdbEnv::Open(directory, options.local_map_size));
   BT_ASSIGN_OR_RETURN(MDB_dbi blobs, env->Database("container:" + options.container));
+  BT_ASSIGN_OR_RETURN(MDB_dbi data, env->Database("data:" + options.container));
   BT_ASSIGN_OR_RETURN(MDB_dbi meta, env->Database("meta"));
   Clock* clock = options.clock != nullptr ? options.clock : Clock::Real();
-  return std::shared_ptr<BlobStore>(
-      std::make_shared<LocalBlobStore>(std::move(env), blobs, meta, options.container, clock));
+  return std::shared_ptr<BlobStore>(std::make_shared<LocalBlobStore>(
+      std::move(env), blobs, data, meta, options.container, clock));
 }
 
 }  // namespace blobtable

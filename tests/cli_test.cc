@@ -179,6 +179,12 @@ TEST(EntityJson, RejectsWhatCannotBeStored) {
             Code::kInvalidArgument);
   EXPECT_EQ(bad(R"({"PartitionKey":"p","RowKey":"r","x":"1","x@odata.type":"Edm.Nope"})"),
             Code::kInvalidArgument);
+  for (const char* lenient : {" 5", "+5", "5 ", "5abc", "", "99999999999999999999"})
+    EXPECT_EQ(bad((std::string(R"({"PartitionKey":"p","RowKey":"r","x":")") + lenient +
+                   R"(","x@odata.type":"Edm.Int64"})")
+                      .c_str()),
+              Code::kInvalidArgument)
+        << lenient;
   EXPECT_EQ(cli::Base64Encode(std::string("\0\x01\x02\xff", 4)), "AAEC/w==");
   EXPECT_EQ(*cli::Base64Decode("AAEC/w=="), std::string("\0\x01\x02\xff", 4));
   EXPECT_FALSE(cli::Base64Decode("AAE").ok());

@@ -34,8 +34,10 @@ void ExpectInvalid(const Entity& e, const std::string& mentions) {
 TEST(EntityValidation, AcceptsAllEightTypes) { EXPECT_TRUE(ValidateEntity(Sample()).ok()); }
 
 TEST(EntityValidation, ForbiddenKeyCharactersAreNamed) {
-  for (const char* bad : {"a/b", "a\\b", "a#b", "a?b", "a\tb", std::string("a\0b", 3).c_str(),
-                          "a\x7f", "a\xc2\x80", "a\xc2\x9f"}) {
+  for (const std::string& bad : {std::string("a/b"), std::string("a\\b"), std::string("a#b"),
+                                 std::string("a?b"), std::string("a\tb"), std::string("a\0b", 3),
+                                 std::string("a\x7f"), std::string("a\xc2\x80"),
+                                 std::string("a\xc2\x9f")}) {
     ExpectInvalid(Entity("pk", bad), "RowKey");
     ExpectInvalid(Entity(bad, "rk"), "PartitionKey");
   }
@@ -143,6 +145,29 @@ TEST(EntityCodec, ForeignOrCorruptBlobsAreCorruptionNamingTheBlob) {
   pk.pack(0);
   pk.pack_array(0);
   expect_corrupt(std::string(buf.data(), buf.size()), "format 2");
+}
+
+TEST(EntityCodec, OutOfRangeTimestampAndUnknownTypeTagAreCorruption) {
+  auto body = [](int64_t timestamp, int64_t type_tag) {
+    msgpack::sbuffer buf;
+    msgpack::packer<msgpack::sbuffer> pk(&buf);
+    pk.pack_array(6);
+    pk.pack(std::string("bt.entity"));
+    pk.pack(1);
+    pk.pack(std::string("p"));
+    pk.pack(std::string("r"));
+    pk.pack(timestamp);
+    pk.pack_array(1);
+    pk.pack_array(3);
+    pk.pack(std::string("x"));
+    pk.pack(type_tag);
+    pk.pack(std::string("v"));
+    return std::string(buf.data(), buf.size());
+  };
+  EXPECT_TRUE(DecodeEntity(body(0, 0), "b").ok());
+  EXPECT_EQ(DecodeEntity(body(INT64_MIN, 0), "b").status().code(), Code::kCorruption);
+  EXPECT_EQ(DecodeEntity(body(0, int64_t{1} << 32), "b").status().code(), Code::kCorruption);
+  EXPECT_EQ(DecodeEntity(body(0, -1), "b").status().code(), Code::kCorruption);
 }
 
 TEST(EntityCodec, RandomBytesNeverCrash) {

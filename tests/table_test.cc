@@ -145,6 +145,46 @@ TEST_F(TableTest, ReplaceDropsPropertiesMergeKeepsThem) {
   EXPECT_EQ(got->properties().size(), 1u);
 }
 
+TEST_F(TableTest, MergeThatWouldExceedThePropertyLimitIsRefused) {
+  Entity a("p", "wide");
+  for (int i = 0; i < 200; ++i) a.Set("a" + std::to_string(i), i);
+  ASSERT_TRUE(table().Insert(a).ok());
+  Entity b("p", "wide");
+  for (int i = 0; i < 200; ++i) b.Set("b" + std::to_string(i), i);
+  auto merged = table().Merge(b, "*");
+  EXPECT_EQ(merged.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(merged.status().message().find("252"), std::string::npos);
+  EXPECT_EQ(table().UpsertMerge(b).status().code(), Code::kInvalidArgument);
+  auto got = table().Get("p", "wide");  // still readable, unchanged
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(got->properties().size(), 200u);
+}
+
+// Deletes the blob it is about to write, once: a writer racing the caller.
+class DeleteBeforePut final : public BlobStoreWrapper {
+ public:
+  using BlobStoreWrapper::BlobStoreWrapper;
+  Result<WriteResult> Put(std::string_view n, std::string_view d, const PutOptions& o) override {
+    if (armed) {
+      armed = false;
+      EXPECT_TRUE(target().Delete(n, {}).ok());
+    }
+    return BlobStoreWrapper::Put(n, d, o);
+  }
+  bool armed = true;
+};
+
+TEST_F(TableTest, MergeThatLosesARaceToADeleteIsNotFound) {
+  auto v1 = table().Insert(Make("p", "gone"));
+  auto racing = std::make_shared<DeleteBeforePut>(std::shared_ptr<BlobStore>(
+      &store_->blob_store(), [](BlobStore*) {}));
+  auto store = Store::FromBlobStore(racing);
+  Entity patch("p", "gone");
+  patch.Set("x", 1);
+  auto r = store->OpenTable("orders")->Merge(patch, v1->etag());
+  EXPECT_EQ(r.status().code(), Code::kNotFound) << r.status().ToString();
+}
+
 TEST_F(TableTest, UpsertAndUpsertMerge) {
   ASSERT_TRUE(table().Upsert(Make("p", "u", 1)).ok());
   Entity more("p", "u");

@@ -1,6 +1,7 @@
 #include "tools/cli.h"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
@@ -214,9 +215,8 @@ int CmdQuery(const Table& table, const Args& a, std::ostream& out, std::ostream&
   q.row_key_to = Opt(a, "rk-to");
   long limit = -1;
   if (auto top = Opt(a, "top")) {
-    char* end = nullptr;
-    limit = std::strtol(top->c_str(), &end, 10);
-    if (top->empty() || *end != '\0' || limit < 1)
+    auto [end, ec] = std::from_chars(top->data(), top->data() + top->size(), limit, 10);
+    if (top->empty() || ec != std::errc() || end != top->data() + top->size() || limit < 1)
       throw UsageError{"--top needs a positive whole number"};
   }
   long printed = 0;

@@ -1,5 +1,6 @@
 #include "tools/entity_json.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -22,13 +23,11 @@ Result<int64_t> IntegerOf(const json& v, const std::string& name, const char* ty
     return v.get<int64_t>();
   }
   if (v.is_string()) {
+    // Exactly an optional '-' and digits, as Azure writes Int64 values.
     const std::string& s = v.get_ref<const std::string&>();
-    size_t used = 0;
-    try {
-      long long n = std::stoll(s, &used, 10);
-      if (used == s.size() && !s.empty()) return static_cast<int64_t>(n);
-    } catch (const std::exception&) {
-    }
+    int64_t n = 0;
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n, 10);
+    if (!s.empty() && ec == std::errc() && end == s.data() + s.size()) return n;
   }
   return Bad(name, std::string("expected an integer for ") + type);
 }

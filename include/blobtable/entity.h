@@ -118,6 +118,9 @@ Status ValidateKey(std::string_view key, std::string_view which);
 // when the entity is encoded.)
 Status ValidateEntity(const Entity& entity);
 
+// True if `t` is within 1601-01-01T00:00:00Z .. 9999-12-31T23:59:59.9999999Z.
+bool IsValidDateTime(DateTime t);
+
 // ISO 8601 / OData form, "2024-05-01T12:00:00.0000000Z" (7 fraction digits).
 std::string FormatDateTime(DateTime t);
 // Parses "YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM)"; InvalidArgument
