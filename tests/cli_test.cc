@@ -8,6 +8,7 @@
 #include <string>
 
 #include "tests/test_util.h"
+#include "kv/base64.h"
 #include "tools/entity_json.h"
 
 namespace blobtable {
@@ -185,10 +186,10 @@ TEST(EntityJson, RejectsWhatCannotBeStored) {
                       .c_str()),
               Code::kInvalidArgument)
         << lenient;
-  EXPECT_EQ(cli::Base64Encode(std::string("\0\x01\x02\xff", 4)), "AAEC/w==");
-  EXPECT_EQ(*cli::Base64Decode("AAEC/w=="), std::string("\0\x01\x02\xff", 4));
-  EXPECT_FALSE(cli::Base64Decode("AAE").ok());
-  EXPECT_FALSE(cli::Base64Decode("AA=C").ok());
+  EXPECT_EQ(Base64Encode(std::string("\0\x01\x02\xff", 4)), "AAEC/w==");
+  EXPECT_EQ(*Base64Decode("AAEC/w=="), std::string("\0\x01\x02\xff", 4));
+  EXPECT_FALSE(Base64Decode("AAE").ok());
+  EXPECT_FALSE(Base64Decode("AA=C").ok());
 }
 
 TEST(EntityJson, NonFiniteDoublesRoundTrip) {

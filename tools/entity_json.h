@@ -21,10 +21,6 @@ namespace blobtable::cli {
 Result<Entity> EntityFromJson(const nlohmann::json& json, std::string* etag);
 nlohmann::ordered_json EntityToJson(const Entity& entity);
 
-std::string Base64Encode(std::string_view bytes);
-// InvalidArgument unless `text` is canonical padded base64.
-Result<std::string> Base64Decode(std::string_view text);
-
 }  // namespace blobtable::cli
 
 #endif  // BLOBTABLE_TOOLS_ENTITY_JSON_H_

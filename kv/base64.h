@@ -1,0 +1,19 @@
+// Standard base64 (RFC 4648, padded): Edm.Binary in JSON, Azure account keys
+// and signatures.
+#ifndef BLOBTABLE_KV_BASE64_H_
+#define BLOBTABLE_KV_BASE64_H_
+
+#include <string>
+#include <string_view>
+
+#include "blobtable/status.h"
+
+namespace blobtable {
+
+std::string Base64Encode(std::string_view bytes);
+// InvalidArgument unless `text` is canonical padded base64.
+Result<std::string> Base64Decode(std::string_view text);
+
+}  // namespace blobtable
+
+#endif  // BLOBTABLE_KV_BASE64_H_
