@@ -4,6 +4,10 @@
 
 #include "kv/blob_naming.h"
 #include "kv/store_core.h"
+#include "remote/azure_blob_store.h"
+#include "remote/azure_config.h"
+
+#include <algorithm>
 
 namespace blobtable {
 
@@ -18,15 +22,44 @@ bool IsConnectionString(std::string_view location) {
   return false;
 }
 
+namespace {
+
+Result<std::shared_ptr<BlobStore>> OpenAzure(std::string_view connection_string,
+                                             const StoreOptions& options) {
+  auto config = ParseConnectionString(connection_string);
+  if (!config.ok()) return config.status();
+  AzureStoreOptions o;
+  o.config = std::move(*config);
+  o.container = options.container;
+  if (!options.http_transport.empty()) o.config.transport = options.http_transport;
+  if (!options.ca_file.empty()) o.config.ca_file = options.ca_file;
+  TransportOptions t;
+  t.ca_file = o.config.ca_file;
+  if (o.config.transport == "curl") o.transport = MakeCurlTransport(t);
+  else if (o.config.transport == "cpprest") o.transport = MakeCpprestTransport(t);
+  else return Status::InvalidArgument("unknown HTTP transport '" + o.config.transport +
+                                      "' (curl or cpprest)");
+  o.retry.max_attempts = std::max(1, options.max_attempts);
+  o.retry.initial_delay = options.retry_initial_delay;
+  o.retry.max_delay = options.retry_max_delay;
+  o.retry.max_total = options.retry_max_total;
+  o.request_timeout = options.request_timeout;
+  o.request_log = options.request_log;
+  return OpenAzureBlobStore(std::move(o));
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Store>> Store::Open(std::string_view location,
                                            const StoreOptions& options) {
   if (location.empty()) return Status::InvalidArgument("store location is empty");
-  if (IsConnectionString(location))
-    return Status::InvalidArgument(
-        "this build of blobtable has no Azure Blob backend yet; use a directory for the "
-        "embedded store");
-  std::string dir(location.substr(0, 5) == "file:" ? location.substr(5) : location);
-  auto blobs = OpenLocalBlobStore(dir, options);
+  Result<std::shared_ptr<BlobStore>> blobs = Status::Internal("unset");
+  if (IsConnectionString(location)) {
+    blobs = OpenAzure(location, options);
+  } else {
+    std::string dir(location.substr(0, 5) == "file:" ? location.substr(5) : location);
+    blobs = OpenLocalBlobStore(dir, options);
+  }
   if (!blobs.ok()) return blobs.status();
   std::shared_ptr<BlobStore> backend = std::move(*blobs);
   if (options.wrap_blob_store) backend = options.wrap_blob_store(std::move(backend));

@@ -28,6 +28,10 @@ Status NotMet(std::string_view which) {
 Status CheckReadConditions(const AccessConditions& c, const BlobVersion& blob,
                            bool* not_modified) {
   *not_modified = false;
+  // "*" cannot select a representation to compare: Azure refuses it on reads.
+  if (c.if_none_match && *c.if_none_match == kAnyETag)
+    return StorageError(400, "UnsatisfiableCondition",
+                        "If-None-Match \"*\" is not supported on reads");
   if (c.if_match && !ETagMatches(*c.if_match, blob.etag)) return NotMet("If-Match");
   if (c.if_unmodified_since && Seconds(blob.last_modified) > Seconds(*c.if_unmodified_since))
     return NotMet("If-Unmodified-Since");

@@ -144,9 +144,8 @@ TEST_P(BlobStoreConformance, IfNoneMatchOnReadsIsNotModified) {
   ASSERT_TRUE(other.ok());
   EXPECT_FALSE(other->not_modified);
   EXPECT_EQ(other->data, "body");
-  auto any = store().Head("n", IfNoneMatch("*"));
-  ASSERT_TRUE(any.ok());
-  EXPECT_TRUE(any->not_modified);
+  // "*" selects nothing to compare on a read: Azure answers 400.
+  EXPECT_STORAGE_ERROR(store().Head("n", IfNoneMatch("*")), 400, "UnsatisfiableCondition");
 }
 
 TEST_P(BlobStoreConformance, IfNoneMatchOnWrites) {
@@ -508,7 +507,12 @@ TEST_P(BlobStoreConformance, WritesByLeaseState) {
         EXPECT_TRUE(s.ok()) << s.ToString();
       } else {
         EXPECT_EQ(s.http_status(), 412) << s.ToString();
-        EXPECT_EQ(s.storage_code(), c.error) << s.ToString();
+        // Azurite answers LeaseNotPresentWithBlobOperation (with the LeaseLost
+        // message) for a write under an expired or broken lease; Azure lists
+        // LeaseLost for it. Azurite issue #635 tracks its lease-lost error.
+        if (!(azurite() && std::string(c.error) == "LeaseLost")) {
+          EXPECT_EQ(s.storage_code(), c.error) << s.ToString();
+        }
       }
     }
   }

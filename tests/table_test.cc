@@ -329,9 +329,9 @@ TEST_F(TableTest, LeasedEntityIsBusy) {
 }
 
 TEST(StoreOpen, ConnectionStringsAndBadOptionsAreRefusedClearly) {
-  auto azure = Store::Open("UseDevelopmentStorage=true");
-  EXPECT_EQ(azure.status().code(), Code::kInvalidArgument);
-  EXPECT_NE(azure.status().message().find("Azure"), std::string::npos);
+  auto typo = Store::Open("UseDevelopmentStorage=true;AcountKey=abc");
+  EXPECT_EQ(typo.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(typo.status().message().find("AcountKey"), std::string::npos);
   EXPECT_TRUE(IsConnectionString("DefaultEndpointsProtocol=https;AccountName=a;AccountKey=k"));
   EXPECT_FALSE(IsConnectionString("/var/lib/data"));
   TempDir dir;

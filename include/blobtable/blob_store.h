@@ -59,7 +59,8 @@ std::string_view LeaseStateName(LeaseState s);  // "available", "leased", ...
 // Conditional-request headers. An unset field is not checked. For reads,
 // they combine as Azure does: If-Match && If-Unmodified-Since &&
 // (If-None-Match || If-Modified-Since); a failing If-None-Match or
-// If-Modified-Since on a read is a normal "not modified" answer (HTTP 304).
+// If-Modified-Since on a read is a normal "not modified" answer (HTTP 304);
+// If-None-Match "*" on a read is InvalidArgument/400 UnsatisfiableCondition.
 // Times compare at one-second resolution, as the HTTP headers carry them.
 struct AccessConditions {
   std::optional<std::string> if_match;       // an ETag or "*"

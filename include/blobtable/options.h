@@ -44,6 +44,26 @@ struct StoreOptions {
   // what it returns: the hook for request logging, counting and fault
   // injection (see BlobStoreWrapper).
   std::function<std::shared_ptr<BlobStore>(std::shared_ptr<BlobStore>)> wrap_blob_store;
+
+  // ---- Azure backend (a connection string as the location) ----
+  // HTTP transport: "curl" (default) or "cpprest"; empty: the connection
+  // string's HttpTransport setting, else curl.
+  std::string http_transport;
+  // CA bundle for TLS verification; empty: the connection string's CaFile,
+  // else the system's. Verification is always on for https.
+  std::string ca_file;
+  // Per HTTP request (one attempt).
+  std::chrono::milliseconds request_timeout{30'000};
+  // Retries of throttled, failed (408, 429, 500, 502, 503, 504) and
+  // unanswered requests: exponential backoff with jitter, bounded both by
+  // attempts and by the total time spent.
+  int max_attempts = 5;
+  std::chrono::milliseconds retry_initial_delay{200};
+  std::chrono::milliseconds retry_max_delay{8'000};
+  std::chrono::milliseconds retry_max_total{60'000};
+  // If set, receives one line per storage request attempt: method, blob,
+  // HTTP status, error code, milliseconds, attempt. Never secrets.
+  std::function<void(const std::string& line)> request_log;
 };
 
 }  // namespace blobtable

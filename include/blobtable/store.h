@@ -27,10 +27,11 @@ namespace blobtable {
 class Store {
  public:
   // Opens `location`: a directory for the embedded local store (created if
-  // missing; "file:" prefix optional). Azure Storage connection strings are
-  // recognised and refused with InvalidArgument until the Azure backend is
-  // built in. Fails InvalidArgument on a bad container name, IOError if the
-  // directory cannot be used.
+  // missing; "file:" prefix optional), or an Azure Storage connection string
+  // (Azure Storage or Azurite; the container is created if missing). Fails
+  // InvalidArgument on a bad container name or connection string, IOError if
+  // the directory cannot be used, Unavailable if the service cannot be
+  // reached.
   static Result<std::unique_ptr<Store>> Open(std::string_view location,
                                              const StoreOptions& options = {});
 

@@ -1,0 +1,115 @@
+#include "remote/azure_config.h"
+
+#include <cctype>
+#include <map>
+
+#include "kv/base64.h"
+
+namespace blobtable {
+namespace {
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+Status Bad(const std::string& why) {
+  return Status::InvalidArgument("connection string: " + why);
+}
+
+}  // namespace
+
+Result<AzureConfig> ParseConnectionString(std::string_view text) {
+  static const std::map<std::string, std::string> kKnown = {
+      {"usedevelopmentstorage", "UseDevelopmentStorage"},
+      {"defaultendpointsprotocol", "DefaultEndpointsProtocol"},
+      {"accountname", "AccountName"},
+      {"accountkey", "AccountKey"},
+      {"blobendpoint", "BlobEndpoint"},
+      {"endpointsuffix", "EndpointSuffix"},
+      {"sharedaccesssignature", "SharedAccessSignature"},
+      {"httptransport", "HttpTransport"},
+      {"cafile", "CaFile"},
+      {"queueendpoint", ""},
+      {"tableendpoint", ""},
+      {"fileendpoint", ""},
+      {"developmentstorageproxyuri", ""},
+  };
+  std::map<std::string, std::string> kv;  // by canonical key name
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t end = text.find(';', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view part = Trim(text.substr(pos, end - pos));
+    pos = end + 1;
+    if (part.empty()) continue;
+    size_t eq = part.find('=');
+    if (eq == std::string_view::npos || eq == 0)
+      return Bad("'" + std::string(part.substr(0, std::min<size_t>(part.size(), 40))) +
+                 "' is not Key=Value");
+    std::string key = Lower(Trim(part.substr(0, eq)));
+    auto known = kKnown.find(key);
+    if (known == kKnown.end())
+      return Bad("unknown key '" + std::string(Trim(part.substr(0, eq))) + "'");
+    if (known->second.empty()) continue;  // another service's endpoint
+    if (!kv.emplace(known->second, std::string(Trim(part.substr(eq + 1)))).second)
+      return Bad("key '" + known->second + "' given twice");
+  }
+  auto get = [&](const char* k) -> std::string {
+    auto it = kv.find(k);
+    return it == kv.end() ? "" : it->second;
+  };
+
+  AzureConfig c;
+  if (!get("HttpTransport").empty()) c.transport = Lower(get("HttpTransport"));
+  if (c.transport != "curl" && c.transport != "cpprest")
+    return Bad("HttpTransport must be 'curl' or 'cpprest'");
+  c.ca_file = get("CaFile");
+
+  if (Lower(get("UseDevelopmentStorage")) == "true") {
+    c.account_name = kDevAccountName;
+    c.account_key = *Base64Decode(kDevAccountKey);
+    c.blob_endpoint = "http://127.0.0.1:10000/" + c.account_name;
+    if (!get("BlobEndpoint").empty()) c.blob_endpoint = get("BlobEndpoint");
+  } else {
+    c.account_name = get("AccountName");
+    std::string endpoint = get("BlobEndpoint");
+    if (endpoint.empty()) {
+      if (c.account_name.empty()) return Bad("needs AccountName or BlobEndpoint");
+      std::string protocol = Lower(get("DefaultEndpointsProtocol"));
+      if (protocol.empty()) protocol = "https";
+      if (protocol != "https" && protocol != "http")
+        return Bad("DefaultEndpointsProtocol must be https or http");
+      std::string suffix = get("EndpointSuffix");
+      if (suffix.empty()) suffix = "core.windows.net";
+      endpoint = protocol + "://" + c.account_name + ".blob." + suffix;
+    }
+    c.blob_endpoint = endpoint;
+    if (!get("AccountKey").empty()) {
+      auto key = Base64Decode(get("AccountKey"));
+      if (!key.ok()) return Bad("AccountKey is not valid base64");  // never echo the key
+      c.account_key = std::move(*key);
+    }
+  }
+  c.sas = get("SharedAccessSignature");
+  if (!c.sas.empty() && c.sas[0] == '?') c.sas.erase(0, 1);
+  if (c.account_key.empty() && c.sas.empty())
+    return Bad("needs AccountKey or SharedAccessSignature");
+  if (!c.account_key.empty() && c.account_name.empty())
+    return Bad("AccountKey needs AccountName");
+
+  while (!c.blob_endpoint.empty() && c.blob_endpoint.back() == '/') c.blob_endpoint.pop_back();
+  std::string scheme = Lower(c.blob_endpoint.substr(0, c.blob_endpoint.find("://")));
+  if (c.blob_endpoint.find("://") == std::string::npos || (scheme != "https" && scheme != "http"))
+    return Bad("BlobEndpoint '" + c.blob_endpoint + "' is not an http(s) URL");
+  return c;
+}
+
+}  // namespace blobtable

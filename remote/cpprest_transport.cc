@@ -1,0 +1,97 @@
+// The second HTTP transport, on cpprestsdk (Microsoft's C++ REST SDK, archived
+// upstream in 2026: selectable, never the default). One http_client per
+// scheme://host:port, each keeping its connections alive; cpprest's
+// exceptions stop here.
+#include <cpprest/http_client.h>
+
+#include <boost/asio/ssl.hpp>
+#include <map>
+#include <mutex>
+
+#include "remote/http_transport.h"
+
+namespace blobtable {
+namespace {
+
+namespace http = web::http;
+
+class CpprestTransport final : public HttpTransport {
+ public:
+  explicit CpprestTransport(TransportOptions options) : options_(std::move(options)) {}
+
+  std::string_view name() const override { return "cpprest"; }
+
+  Result<HttpResponse> Send(const HttpRequest& request) override {
+    try {
+      size_t scheme_end = request.url.find("://");
+      size_t path_start = request.url.find('/', scheme_end == std::string::npos ? 0 : scheme_end + 3);
+      std::string base = request.url.substr(0, path_start);
+      std::string path = path_start == std::string::npos ? "/" : request.url.substr(path_start);
+      http::client::http_client& client = ClientFor(base, request.timeout);
+
+      http::http_request req(request.method);
+      req.set_request_uri(web::uri(path));  // already encoded: taken as is
+      std::string content_type;
+      for (const auto& [name, value] : request.headers) {
+        if (name == "Content-Type") content_type = value;
+        else req.headers().add(name, value);
+      }
+      if (request.method == "PUT" || !request.body.empty()) {
+        // cpprest sends Content-Length; Content-Type only when given.
+        req.set_body(std::vector<unsigned char>(request.body.begin(), request.body.end()));
+        if (content_type.empty()) req.headers().remove(http::header_names::content_type);
+        else req.headers().set_content_type(content_type);
+      }
+      http::http_response resp = client.request(req).get();
+      HttpResponse out;
+      out.status = resp.status_code();
+      for (const auto& [name, value] : resp.headers()) {
+        std::string lower = name;
+        for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        out.headers[lower] = value;
+      }
+      if (request.method != "HEAD") {
+        std::vector<unsigned char> body = resp.extract_vector().get();
+        out.body.assign(body.begin(), body.end());
+      }
+      return out;
+    } catch (const std::exception& e) {
+      std::string what = e.what();
+      if (what.find("certificate") != std::string::npos || what.find("handshake") != std::string::npos)
+        return Status::InvalidArgument(request.method + " request failed: " + what +
+                                       " (TLS certificate verification)");
+      return Status::Unavailable(request.method + " request failed: " + what);
+    }
+  }
+
+ private:
+  http::client::http_client& ClientFor(const std::string& base, std::chrono::milliseconds timeout) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto key = base + "|" + std::to_string(timeout.count());
+    auto it = clients_.find(key);
+    if (it != clients_.end()) return *it->second;
+    http::client::http_client_config config;
+    config.set_timeout(std::chrono::duration_cast<std::chrono::microseconds>(timeout));
+    config.set_validate_certificates(options_.verify_tls);
+    if (!options_.ca_file.empty()) {
+      std::string ca = options_.ca_file;
+      config.set_ssl_context_callback([ca](boost::asio::ssl::context& ctx) {
+        ctx.load_verify_file(ca);
+      });
+    }
+    auto client = std::make_unique<http::client::http_client>(web::uri(base), config);
+    return *clients_.emplace(key, std::move(client)).first->second;
+  }
+
+  TransportOptions options_;
+  std::mutex mu_;
+  std::map<std::string, std::unique_ptr<http::client::http_client>> clients_;
+};
+
+}  // namespace
+
+std::unique_ptr<HttpTransport> MakeCpprestTransport(const TransportOptions& options) {
+  return std::make_unique<CpprestTransport>(options);
+}
+
+}  // namespace blobtable

@@ -1,0 +1,137 @@
+// The default HTTP transport, on libcurl: a pool of easy handles, each
+// keeping its connections alive between requests.
+#include <curl/curl.h>
+
+#include <cctype>
+#include <mutex>
+#include <vector>
+
+#include "remote/http_transport.h"
+
+namespace blobtable {
+namespace {
+
+size_t OnBody(char* data, size_t size, size_t n, void* user) {
+  static_cast<HttpResponse*>(user)->body.append(data, size * n);
+  return size * n;
+}
+
+size_t OnHeader(char* data, size_t size, size_t n, void* user) {
+  auto* response = static_cast<HttpResponse*>(user);
+  std::string_view line(data, size * n);
+  if (line.substr(0, 5) == "HTTP/") {
+    response->headers.clear();  // a new response (after 100 Continue)
+    return size * n;
+  }
+  size_t colon = line.find(':');
+  if (colon == std::string_view::npos) return size * n;
+  std::string name(line.substr(0, colon));
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string_view value = line.substr(colon + 1);
+  while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
+  while (!value.empty() && (value.back() == '\r' || value.back() == '\n' || value.back() == ' '))
+    value.remove_suffix(1);
+  response->headers[name] = std::string(value);
+  return size * n;
+}
+
+class CurlTransport final : public HttpTransport {
+ public:
+  explicit CurlTransport(TransportOptions options) : options_(std::move(options)) {
+    static std::once_flag once;
+    std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  }
+  ~CurlTransport() override {
+    for (CURL* h : idle_) curl_easy_cleanup(h);
+  }
+
+  std::string_view name() const override { return "curl"; }
+
+  Result<HttpResponse> Send(const HttpRequest& request) override {
+    CURL* h = Take();
+    if (h == nullptr) return Status::Internal("curl_easy_init failed");
+    HttpResponse response;
+    curl_slist* headers = nullptr;
+    for (const auto& [name, value] : request.headers)
+      headers = curl_slist_append(headers, (name + ": " + value).c_str());
+    // curl would add these on its own; Shared Key signs what is sent.
+    headers = curl_slist_append(headers, "Expect:");
+    headers = curl_slist_append(headers, "Accept:");
+    if (request.method == "PUT" && !HasHeader(request, "Content-Type"))
+      headers = curl_slist_append(headers, "Content-Type:");
+
+    curl_easy_setopt(h, CURLOPT_URL, request.url.c_str());
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(request.timeout.count()));
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
+                     static_cast<long>(options_.connect_timeout.count()));
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, options_.verify_tls ? 1L : 0L);
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, options_.verify_tls ? 2L : 0L);
+    if (!options_.ca_file.empty()) curl_easy_setopt(h, CURLOPT_CAINFO, options_.ca_file.c_str());
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, OnBody);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &response);
+    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, OnHeader);
+    curl_easy_setopt(h, CURLOPT_HEADERDATA, &response);
+    if (request.method == "HEAD") {
+      curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+    } else if (request.method == "PUT") {
+      curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, "PUT");
+      curl_easy_setopt(h, CURLOPT_POSTFIELDS, request.body.data());
+      curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
+                       static_cast<curl_off_t>(request.body.size()));
+    } else {
+      curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+    }
+
+    CURLcode rc = curl_easy_perform(h);
+    long status = 0;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    curl_slist_free_all(headers);
+    Give(h);
+    if (rc != CURLE_OK) {
+      std::string what = std::string(request.method) + " request failed: " + curl_easy_strerror(rc);
+      if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE)
+        return Status::InvalidArgument(what + " (TLS certificate verification)");
+      return Status::Unavailable(what);
+    }
+    response.status = static_cast<int>(status);
+    return response;
+  }
+
+ private:
+  static bool HasHeader(const HttpRequest& r, std::string_view name) {
+    for (const auto& h : r.headers)
+      if (h.first == name) return true;
+    return false;
+  }
+
+  CURL* Take() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!idle_.empty()) {
+        CURL* h = idle_.back();
+        idle_.pop_back();
+        curl_easy_reset(h);  // keeps its live connections
+        return h;
+      }
+    }
+    return curl_easy_init();
+  }
+  void Give(CURL* h) {
+    std::lock_guard<std::mutex> lock(mu_);
+    idle_.push_back(h);
+  }
+
+  TransportOptions options_;
+  std::mutex mu_;
+  std::vector<CURL*> idle_;
+};
+
+}  // namespace
+
+std::unique_ptr<HttpTransport> MakeCurlTransport(const TransportOptions& options) {
+  return std::make_unique<CurlTransport>(options);
+}
+
+}  // namespace blobtable

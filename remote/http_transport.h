@@ -1,0 +1,65 @@
+// The HTTP transport behind the Azure backend: one small interface, two
+// implementations (libcurl, the default; cpprestsdk, selectable). Modelled on
+// azure-sdk-for-cpp's HttpTransport::Send.
+#ifndef BLOBTABLE_REMOTE_HTTP_TRANSPORT_H_
+#define BLOBTABLE_REMOTE_HTTP_TRANSPORT_H_
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "blobtable/status.h"
+
+namespace blobtable {
+
+struct HttpRequest {
+  std::string method;  // GET, HEAD, PUT, DELETE
+  std::string url;     // absolute and already percent-encoded
+  // Sent exactly as given (the transport adds only Host, Content-Length and
+  // connection handling); names as Azure spells them.
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string_view body;
+  std::chrono::milliseconds timeout{30'000};  // the whole request
+};
+
+struct HttpResponse {
+  int status = 0;
+  std::map<std::string, std::string> headers;  // names in lowercase
+  std::string body;
+
+  // The header's value, or null. `lower_name` must be lowercase.
+  const std::string* Header(std::string_view lower_name) const {
+    auto it = headers.find(std::string(lower_name));
+    return it == headers.end() ? nullptr : &it->second;
+  }
+};
+
+struct TransportOptions {
+  // Verify TLS certificates (on unless the endpoint is plain HTTP anyway).
+  bool verify_tls = true;
+  // A CA bundle to verify against instead of the system's; empty: system.
+  std::string ca_file;
+  std::chrono::milliseconds connect_timeout{10'000};
+};
+
+class HttpTransport {
+ public:
+  virtual ~HttpTransport() = default;
+  // Sends one request and returns whatever HTTP status came back (errors
+  // included). Fails Unavailable when no response arrived (refused, reset,
+  // timed out) and InvalidArgument for TLS verification failures. Never
+  // throws. Thread-safe; connections are reused across calls.
+  virtual Result<HttpResponse> Send(const HttpRequest& request) = 0;
+  virtual std::string_view name() const = 0;  // "curl", "cpprest"
+};
+
+std::unique_ptr<HttpTransport> MakeCurlTransport(const TransportOptions& options);
+std::unique_ptr<HttpTransport> MakeCpprestTransport(const TransportOptions& options);
+
+}  // namespace blobtable
+
+#endif  // BLOBTABLE_REMOTE_HTTP_TRANSPORT_H_

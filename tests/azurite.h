@@ -1,0 +1,32 @@
+// Azurite for tests: started from the repository's node_modules (pinned in
+// package.json, installed by scripts/setup) on a free loopback port with
+// in-memory persistence, and stopped when the test program ends.
+#ifndef BLOBTABLE_TESTS_AZURITE_H_
+#define BLOBTABLE_TESTS_AZURITE_H_
+
+#include <string>
+
+namespace blobtable::testing {
+
+class Azurite {
+ public:
+  // The shared instance, started on first use; fails the calling test (and
+  // returns null) if Azurite cannot be started.
+  static Azurite* Get();
+
+  int port() const { return port_; }
+  // A connection string for the dev account, with the given transport.
+  std::string ConnectionString(const std::string& transport = "curl") const;
+  void Stop();
+
+ private:
+  Azurite() = default;
+  bool Start(std::string* error);
+
+  int port_ = 0;
+  int pid_ = -1;
+};
+
+}  // namespace blobtable::testing
+
+#endif  // BLOBTABLE_TESTS_AZURITE_H_
