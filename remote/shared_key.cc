@@ -28,6 +28,22 @@ std::string HeaderValue(const HttpRequest& r, std::string_view name) {
 
 }  // namespace
 
+std::string HeaderSortKey(std::string_view lower_name) {
+  // The service sorts with a culture-aware compare, not byte order: '-' has
+  // no primary weight and '_' sorts before digits and letters (Azure SDK
+  // issues: python #10277, net #41328). For names of letters, digits, '_' and
+  // '-' (all blobtable sends: metadata names are C# identifiers) this key
+  // gives that order; the name itself breaks ties.
+  std::string key;
+  for (char c : lower_name) {
+    if (c == '-') continue;
+    key.push_back(c == '_' ? '\x01' : c);
+  }
+  key.push_back('\0');
+  key += lower_name;
+  return key;
+}
+
 std::string PercentDecode(std::string_view s) {
   std::string out;
   for (size_t i = 0; i < s.size(); ++i) {
@@ -69,13 +85,14 @@ std::string SharedKeyStringToSign(const HttpRequest& r, std::string_view account
     if (std::string_view(h) == "Content-Length" && v == "0") v.clear();
     out += v + "\n";
   }
-  // Canonicalized headers: x-ms-*, lowercase, sorted, "name:value\n".
-  std::map<std::string, std::string> ms;
+  // Canonicalized headers: x-ms-*, lowercase, "name:value\n", in the
+  // service's order (see HeaderSortKey).
+  std::map<std::string, std::pair<std::string, std::string>> ms;
   for (const auto& [n, v] : r.headers) {
     std::string name = Lower(n);
-    if (name.rfind("x-ms-", 0) == 0) ms[name] = v;
+    if (name.rfind("x-ms-", 0) == 0) ms[HeaderSortKey(name)] = {name, v};
   }
-  for (const auto& [n, v] : ms) out += n + ":" + v + "\n";
+  for (const auto& [key, header] : ms) out += header.first + ":" + header.second + "\n";
   // Canonicalized resource: "/account" + the encoded path as sent, then the
   // query parameters decoded, lowercase names, sorted, comma-joined values.
   size_t scheme = r.url.find("://");

@@ -22,6 +22,9 @@ std::string SharedKeySignature(std::string_view key, std::string_view string_to_
 // headers and URL must be final.
 void SignWithSharedKey(HttpRequest& request, std::string_view account, std::string_view key);
 
+// Orders canonicalized x-ms-* header names as the service does.
+std::string HeaderSortKey(std::string_view lower_name);
+
 // Percent-decoding; '+' is kept as is (Azure query values are RFC 3986).
 std::string PercentDecode(std::string_view s);
 // Percent-encodes all but unreserved characters (and '/' if keep_slash).

@@ -1,0 +1,421 @@
+// The Azure backend without a server: Shared Key signing against published
+// vectors, connection strings, the retry policy with a fake transport
+// (including a lost response), and secrets kept out of logs and errors.
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <map>
+#include <mutex>
+
+#include "kv/base64.h"
+#include "remote/azure_blob_store.h"
+#include "remote/azure_config.h"
+#include "remote/shared_key.h"
+
+namespace blobtable {
+namespace {
+
+// ---- Shared Key ----
+
+TEST(SharedKey, PublishedHmacVector) {
+  // azure-sdk-for-go storage/authorization_test.go: key base64("bar").
+  EXPECT_EQ(SharedKeySignature("bar", "foobarzoo"), "h5U0ATVX6SpbFX1H6GNuxIMeXXCILLoIvhflPtuQZ30=");
+  // azure-storage-node test/common/sharedkey-tests.js, devstore key.
+  EXPECT_EQ(SharedKeySignature(*Base64Decode(kDevAccountKey),
+                               "GET\n\n\n\n\n\n\n\n\n\n\n\nx-ms-date:Fri, 23 Sep 2011 01:37:34 GMT\n"
+                               "x-ms-version:2015-12-11\n/devstoreaccount1container\nrestype:container"),
+            "NcwivCxw8cocF574jVXvZhhRw63VtDIAF2IUobuj52k=");
+}
+
+HttpRequest Req(const char* method, const char* url,
+                std::vector<std::pair<std::string, std::string>> headers) {
+  HttpRequest r;
+  r.method = method;
+  r.url = url;
+  r.headers = std::move(headers);
+  return r;
+}
+
+TEST(SharedKey, StringToSignMatchesMicrosoftsExamples) {
+  // learn.microsoft.com "Authorize with Shared Key": Get Container Metadata.
+  auto r = Req("GET", "https://myaccount.blob.core.windows.net/mycontainer?restype=container&comp=metadata&timeout=20",
+               {{"x-ms-date", "Fri, 26 Jun 2015 23:39:12 GMT"}, {"x-ms-version", "2015-02-21"}});
+  EXPECT_EQ(SharedKeyStringToSign(r, "myaccount"),
+            "GET\n\n\n\n\n\n\n\n\n\n\n\nx-ms-date:Fri, 26 Jun 2015 23:39:12 GMT\nx-ms-version:2015-02-21\n"
+            "/myaccount/mycontainer\ncomp:metadata\nrestype:container\ntimeout:20");
+  // Content-Length 0 is signed as an empty line (2015-02-21 and later).
+  auto put = Req("PUT", "https://myaccount.blob.core.windows.net/mycontainer?restype=container&timeout=30",
+                 {{"x-ms-date", "Fri, 26 Jun 2015 23:39:12 GMT"}, {"x-ms-version", "2015-02-21"},
+                  {"Content-Length", "0"}});
+  EXPECT_EQ(SharedKeyStringToSign(put, "myaccount"),
+            "PUT\n\n\n\n\n\n\n\n\n\n\n\nx-ms-date:Fri, 26 Jun 2015 23:39:12 GMT\nx-ms-version:2015-02-21\n"
+            "/myaccount/mycontainer\nrestype:container\ntimeout:30");
+  // Repeated query values are sorted and joined.
+  auto list = Req("GET",
+                  "https://myaccount.blob.core.windows.net/mycontainer?restype=container&comp=list&"
+                  "include=snapshots&include=metadata&include=uncommittedblobs",
+                  {});
+  std::string s = SharedKeyStringToSign(list, "myaccount");
+  EXPECT_EQ(s.substr(s.find("/myaccount")),
+            "/myaccount/mycontainer\ncomp:list\ninclude:metadata,snapshots,uncommittedblobs\n"
+            "restype:container");
+}
+
+TEST(SharedKey, CanonicalizedResourceKeepsThePathAsSentAndDecodesQueries) {
+  auto tail = [](const char* url) {
+    std::string s = SharedKeyStringToSign(Req("GET", url, {}), "golangrocksonazure");
+    return s.substr(s.find("/golangrocksonazure"));
+  };
+  // azure-sdk-for-go Test_buildCanonicalizedResource.
+  EXPECT_EQ(tail("https://golangrocksonazure.blob.core.windows.net/path?a=b&c=d"),
+            "/golangrocksonazure/path\na:b\nc:d");
+  EXPECT_EQ(tail("https://golangrocksonazure.blob.core.windows.net/?comp=list"),
+            "/golangrocksonazure/\ncomp:list");
+  EXPECT_EQ(tail("https://golangrocksonazure.blob.core.windows.net/cnt/bl%20ob"),
+            "/golangrocksonazure/cnt/bl%20ob");
+  EXPECT_EQ(tail("https://golangrocksonazure.blob.core.windows.net/cnt/blob-._~:,@;+=blob"),
+            "/golangrocksonazure/cnt/blob-._~:,@;+=blob");
+  // Path-style emulator URLs name the account twice.
+  std::string emu = SharedKeyStringToSign(Req("GET", "http://127.0.0.1:10000/devstoreaccount1/cnt/blob", {}),
+                                          "devstoreaccount1");
+  EXPECT_EQ(emu.substr(emu.rfind('\n') + 1), "/devstoreaccount1/devstoreaccount1/cnt/blob");
+}
+
+TEST(SharedKey, FullRequestSignatures) {
+  // Cross-checked with an independent implementation (Python hmac).
+  std::string key = *Base64Decode(kDevAccountKey);
+  auto create = Req("PUT", "http://127.0.0.1:10000/devstoreaccount1/mycontainer?restype=container",
+                    {{"x-ms-date", "Mon, 01 Jan 2024 00:00:00 GMT"}, {"x-ms-version", "2021-08-06"}});
+  EXPECT_EQ(SharedKeySignature(key, SharedKeyStringToSign(create, "devstoreaccount1")),
+            "8vHanKaDhMfB+hnQ45Ja7mf/YJU4fILiKGDYSO1qTOE=");
+  auto put = Req("PUT", "http://127.0.0.1:10000/devstoreaccount1/mycontainer/my%20blob.txt",
+                 {{"x-ms-date", "Mon, 01 Jan 2024 00:00:00 GMT"}, {"x-ms-version", "2021-08-06"},
+                  {"Content-Type", "text/plain"}, {"x-ms-blob-type", "BlockBlob"}});
+  put.body = "hello world";  // Content-Length 11 comes from the body
+  EXPECT_EQ(SharedKeySignature(key, SharedKeyStringToSign(put, "devstoreaccount1")),
+            "ML9yhzaeKVtTmbjqcKwFJ6YAx9mxNFJP/NYTVcoSZfU=");
+  auto list = Req("GET",
+                  "http://127.0.0.1:10000/devstoreaccount1/mycontainer?restype=container&comp=list&"
+                  "include=snapshots&include=metadata&prefix=a%20b",
+                  {{"x-ms-date", "Mon, 01 Jan 2024 00:00:00 GMT"}, {"x-ms-version", "2021-08-06"}});
+  EXPECT_EQ(SharedKeySignature(key, SharedKeyStringToSign(list, "devstoreaccount1")),
+            "KejptSB0FnOb4xbsaerBZ4nZ7mRBtdWA/I6ADCObnz8=");
+}
+
+TEST(SharedKey, HeadersSortAsTheServiceSortsThem) {
+  // '_' before digits and letters; '-' carries no primary weight.
+  EXPECT_LT(HeaderSortKey("x-ms-meta-i_"), HeaderSortKey("x-ms-meta-i0"));
+  EXPECT_LT(HeaderSortKey("x-ms-meta-a_b"), HeaderSortKey("x-ms-meta-ab"));
+  EXPECT_LT(HeaderSortKey("x-ms-lease-id"), HeaderSortKey("x-ms-meta-a"));
+  EXPECT_LT(HeaderSortKey("x-ms-blob-type"), HeaderSortKey("x-ms-client-request-id"));
+}
+
+// ---- Connection strings ----
+
+TEST(ConnectionString, DevelopmentStorage) {
+  auto c = ParseConnectionString("UseDevelopmentStorage=true");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->blob_endpoint, "http://127.0.0.1:10000/devstoreaccount1");
+  EXPECT_EQ(c->account_name, "devstoreaccount1");
+  EXPECT_EQ(c->account_key, *Base64Decode(kDevAccountKey));
+  EXPECT_EQ(c->transport, "curl");
+}
+
+TEST(ConnectionString, AccountKeyEndpointSuffixAndProtocol) {
+  auto c = ParseConnectionString(
+      "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=YmFy;EndpointSuffix=core.chinacloudapi.cn;"
+      "QueueEndpoint=https://q;");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->blob_endpoint, "https://acct.blob.core.chinacloudapi.cn");
+  EXPECT_EQ(c->account_key, "bar");
+  auto d = ParseConnectionString("AccountName=acct;AccountKey=YmFy");
+  EXPECT_EQ(d->blob_endpoint, "https://acct.blob.core.windows.net");  // https by default
+  auto h = ParseConnectionString("accountname=acct;accountkey=YmFy;defaultendpointsprotocol=http;"
+                                 "HttpTransport=CPPREST;CaFile=/etc/ca.pem");
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  EXPECT_EQ(h->blob_endpoint, "http://acct.blob.core.windows.net");
+  EXPECT_EQ(h->transport, "cpprest");
+  EXPECT_EQ(h->ca_file, "/etc/ca.pem");
+}
+
+TEST(ConnectionString, BlobEndpointWithSas) {
+  auto c = ParseConnectionString(
+      "BlobEndpoint=https://acct.blob.core.windows.net/;SharedAccessSignature=?sv=2024-01-01&sig=abc%3D");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->blob_endpoint, "https://acct.blob.core.windows.net");
+  EXPECT_EQ(c->sas, "sv=2024-01-01&sig=abc%3D");
+  EXPECT_TRUE(c->account_key.empty());
+}
+
+TEST(ConnectionString, MalformedOnesAreRefusedWithoutEchoingSecrets) {
+  struct Case {
+    const char* text;
+    const char* mentions;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"AccountName=a;AccountKey=not*base64!SECRET", "AccountKey is not valid base64"},
+           {"AccountName=a", "needs AccountKey or SharedAccessSignature"},
+           {"AccountKey=YmFy", "needs AccountName"},
+           {"AccountName=a;AccountKey=YmFy;Bogus=1", "unknown key 'Bogus'"},
+           {"AccountName=a;AccountName=b;AccountKey=YmFy", "given twice"},
+           {"AccountName=a;justtext", "not Key=Value"},
+           {"AccountName=a;AccountKey=YmFy;HttpTransport=winhttp", "curl' or 'cpprest"},
+           {"BlobEndpoint=ftp://x;AccountName=a;AccountKey=YmFy", "not an http(s) URL"},
+           {"DefaultEndpointsProtocol=gopher;AccountName=a;AccountKey=YmFy", "https or http"}}) {
+    auto r = ParseConnectionString(c.text);
+    EXPECT_EQ(r.status().code(), Code::kInvalidArgument) << c.text;
+    EXPECT_NE(r.status().message().find(c.mentions), std::string::npos) << r.status().message();
+    EXPECT_EQ(r.status().message().find("SECRET"), std::string::npos);
+  }
+}
+
+TEST(HttpDate, FormatsAndParsesRfc1123) {
+  TimePoint t = TimePoint(std::chrono::seconds(784111777));
+  EXPECT_EQ(FormatHttpDate(t), "Sun, 06 Nov 1994 08:49:37 GMT");
+  TimePoint back;
+  ASSERT_TRUE(ParseHttpDate("Sun, 06 Nov 1994 08:49:37 GMT", &back));
+  EXPECT_EQ(back, t);
+  EXPECT_FALSE(ParseHttpDate("yesterday", &back));
+}
+
+// ---- A fake Blob service, enough for Put/Head and scripted failures ----
+
+class FakeService final : public HttpTransport {
+ public:
+  std::string_view name() const override { return "fake"; }
+
+  Result<HttpResponse> Send(const HttpRequest& r) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    requests.push_back(r);
+    if (!script.empty()) {
+      int step = script.front();
+      script.pop_front();
+      if (step == kRefuse) return Status::Unavailable("connection refused");
+      if (step == kApplyThenLose) {
+        Handle(r);
+        return Status::Unavailable("connection reset after the request was sent");
+      }
+      if (step >= 100) {
+        HttpResponse resp;
+        resp.status = step;
+        resp.headers["x-ms-error-code"] = step == 503 ? "ServerBusy" : "InternalError";
+        return resp;
+      }
+    }
+    return Handle(r);
+  }
+
+  enum Step : int { kRefuse = 1, kApplyThenLose = 2 };
+  std::deque<int> script;  // steps for the next requests, then real handling
+  std::vector<HttpRequest> requests;
+  std::map<std::string, std::map<std::string, std::string>> blobs;  // path -> metadata
+
+ private:
+  static std::string HeaderOf(const HttpRequest& r, const std::string& name) {
+    for (const auto& [n, v] : r.headers)
+      if (n == name) return v;
+    return "";
+  }
+  HttpResponse Handle(const HttpRequest& r) {
+    HttpResponse resp;
+    std::string path = r.url.substr(0, r.url.find('?'));
+    if (r.url.find("restype=container") != std::string::npos) {
+      resp.status = 201;
+      return resp;
+    }
+    auto it = blobs.find(path);
+    if (r.method == "HEAD") {
+      if (it == blobs.end()) {
+        resp.status = 404;
+        return resp;
+      }
+      resp.status = 200;
+      resp.headers["etag"] = "\"0x1\"";
+      for (const auto& [k, v] : it->second) resp.headers["x-ms-meta-" + k] = v;
+      return resp;
+    }
+    if (r.method == "PUT") {
+      if (HeaderOf(r, "If-None-Match") == "*" && it != blobs.end()) {
+        resp.status = 409;
+        resp.headers["x-ms-error-code"] = "BlobAlreadyExists";
+        return resp;
+      }
+      auto& meta = blobs[path];
+      meta.clear();
+      for (const auto& [n, v] : r.headers)
+        if (n.rfind("x-ms-meta-", 0) == 0) meta[n.substr(10)] = v;
+      resp.status = 201;
+      resp.headers["etag"] = "\"0x1\"";
+      return resp;
+    }
+    resp.status = 400;
+    return resp;
+  }
+  std::mutex mu_;
+};
+
+struct Harness {
+  std::shared_ptr<FakeService> service = std::make_shared<FakeService>();
+  std::vector<std::chrono::milliseconds> sleeps;
+  std::vector<std::string> log;
+  std::shared_ptr<BlobStore> store;
+
+  explicit Harness(AzureConfig config = DevConfig()) {
+    AzureStoreOptions o;
+    o.config = std::move(config);
+    o.transport = service;
+    o.retry.max_attempts = 4;
+    o.retry.initial_delay = std::chrono::milliseconds(100);
+    o.retry.max_delay = std::chrono::milliseconds(1000);
+    o.retry.max_total = std::chrono::milliseconds(10'000);
+    o.sleep = [this](std::chrono::milliseconds d) { sleeps.push_back(d); };
+    o.request_log = [this](const std::string& line) { log.push_back(line); };
+    store = MakeAzureBlobStore(std::move(o));
+  }
+  static AzureConfig DevConfig() { return *ParseConnectionString("UseDevelopmentStorage=true"); }
+};
+
+TEST(Retry, BackoffGrowsWithJitterAndStaysBounded) {
+  RetryPolicy p;
+  p.initial_delay = std::chrono::milliseconds(100);
+  p.max_delay = std::chrono::milliseconds(1000);
+  for (uint64_t random : {0ULL, 7ULL, 999999ULL}) {
+    auto d2 = p.DelayBefore(2, random), d3 = p.DelayBefore(3, random), d9 = p.DelayBefore(9, random);
+    EXPECT_GE(d2.count(), 50);
+    EXPECT_LE(d2.count(), 100);
+    EXPECT_GE(d3.count(), 100);
+    EXPECT_LE(d3.count(), 200);
+    EXPECT_GE(d9.count(), 500);
+    EXPECT_LE(d9.count(), 1000);
+  }
+  for (int s : {408, 429, 500, 502, 503, 504}) EXPECT_TRUE(RetryPolicy::IsRetryableStatus(s)) << s;
+  for (int s : {200, 304, 400, 403, 404, 409, 412}) EXPECT_FALSE(RetryPolicy::IsRetryableStatus(s)) << s;
+}
+
+TEST(Retry, TransientFailuresAreRetriedThenSucceed) {
+  Harness h;
+  h.service->script = {503, FakeService::kRefuse, 500};
+  auto put = h.store->Put("b", "data", {});
+  ASSERT_TRUE(put.ok()) << put.status().ToString();
+  EXPECT_EQ(h.service->requests.size(), 4u);
+  ASSERT_EQ(h.sleeps.size(), 3u);
+  EXPECT_LE(h.sleeps[0].count(), 100);
+  EXPECT_LE(h.sleeps[2].count(), 400);
+  ASSERT_EQ(h.log.size(), 4u);
+  EXPECT_NE(h.log[0].find("PUT b -> 503 ServerBusy"), std::string::npos) << h.log[0];
+  EXPECT_NE(h.log[1].find("no response (Unavailable)"), std::string::npos) << h.log[1];
+  EXPECT_NE(h.log[3].find("-> 201"), std::string::npos) << h.log[3];
+  EXPECT_NE(h.log[3].find("attempt 4"), std::string::npos) << h.log[3];
+}
+
+TEST(Retry, GivesUpAfterMaxAttemptsAndReportsUnavailable) {
+  Harness h;
+  h.service->script = {503, 503, 503, 503, 503};
+  auto put = h.store->Put("b", "data", {});
+  EXPECT_EQ(put.status().code(), Code::kUnavailable);
+  EXPECT_EQ(put.status().http_status(), 503);
+  EXPECT_EQ(h.service->requests.size(), 4u);
+}
+
+TEST(Retry, StopsWhenTheTotalTimeWouldBeExceeded) {
+  AzureStoreOptions o;
+  auto service = std::make_shared<FakeService>();
+  service->script = {500, 500, 500, 500};
+  std::vector<std::chrono::milliseconds> sleeps;
+  o.config = Harness::DevConfig();
+  o.transport = service;
+  o.retry.max_attempts = 10;
+  o.retry.initial_delay = std::chrono::milliseconds(4000);
+  o.retry.max_delay = std::chrono::milliseconds(4000);
+  o.retry.max_total = std::chrono::milliseconds(5000);
+  o.sleep = [&](std::chrono::milliseconds d) { sleeps.push_back(d); };
+  auto store = MakeAzureBlobStore(o);
+  EXPECT_EQ(store->Head("b", {}).status().code(), Code::kUnavailable);
+  // 2-4 s per wait within a 5 s budget: at most two waits.
+  EXPECT_LE(sleeps.size(), 2u);
+  EXPECT_GE(sleeps.size(), 1u);
+}
+
+TEST(Retry, ErrorsThatRetryingCannotFixAreNotRetried) {
+  Harness h;
+  EXPECT_EQ(h.store->Head("missing", {}).status().code(), Code::kNotFound);
+  EXPECT_EQ(h.service->requests.size(), 1u);
+  EXPECT_TRUE(h.sleeps.empty());
+}
+
+TEST(Retry, ConditionalWriteWhoseResponseWasLostIsNotAFalseConflict) {
+  Harness h;
+  // The first create is applied, but its answer is lost; the retry meets the
+  // blob it made itself (409), recognises its write id, and succeeds.
+  h.service->script = {FakeService::kApplyThenLose};
+  PutOptions create;
+  create.conditions.if_none_match = "*";
+  create.metadata = {{"k", "v"}};
+  auto put = h.store->Put("b", "data", create);
+  ASSERT_TRUE(put.ok()) << put.status().ToString();
+  EXPECT_EQ(put->etag, "\"0x1\"");
+  // Someone else's blob with the same condition is a real conflict.
+  auto again = h.store->Put("b", "data", create);
+  EXPECT_EQ(again.status().code(), Code::kConflict);
+  // And a lost answer followed by someone else's write stays a conflict.
+  h.service->script = {FakeService::kRefuse};
+  auto third = h.store->Put("b", "data", create);
+  EXPECT_EQ(third.status().code(), Code::kConflict);
+  // The write id never shows in the metadata callers see.
+  auto head = h.store->Head("b", {});
+  ASSERT_TRUE(head.ok());
+  EXPECT_EQ(head->properties.metadata, (Metadata{{"k", "v"}}));
+}
+
+TEST(RequestLog, HoldsNoSecrets) {
+  // Shared Key: the key and signature must stay out of the log.
+  Harness keyed;
+  keyed.service->script = {503};
+  ASSERT_TRUE(keyed.store->Put("b", "x", {}).ok());
+  // SAS: the signature travels in the URL, which is never logged.
+  auto sas_config = *ParseConnectionString(
+      "BlobEndpoint=http://127.0.0.1:1/acct;SharedAccessSignature=sv=2024&sig=TOPSECRETSIG");
+  Harness sas(sas_config);
+  ASSERT_TRUE(sas.store->Put("b", "x", {}).ok());
+  EXPECT_NE(sas.service->requests.back().url.find("sig=TOPSECRETSIG"), std::string::npos);
+  for (const auto* lines : {&keyed.log, &sas.log}) {
+    ASSERT_FALSE(lines->empty());
+    for (const std::string& line : *lines) {
+      EXPECT_EQ(line.find("TOPSECRETSIG"), std::string::npos) << line;
+      EXPECT_EQ(line.find("sig="), std::string::npos) << line;
+      EXPECT_EQ(line.find("SharedKey"), std::string::npos) << line;
+      EXPECT_EQ(line.find("Authorization"), std::string::npos) << line;
+      EXPECT_EQ(line.find(kDevAccountKey), std::string::npos) << line;
+    }
+  }
+}
+
+TEST(RequestLog, ErrorMessagesDoNotRepeatTheSignedString) {
+  // Azure's AuthenticationFailed message quotes the string it signed.
+  class Refuses final : public HttpTransport {
+   public:
+    std::string_view name() const override { return "refuses"; }
+    Result<HttpResponse> Send(const HttpRequest&) override {
+      HttpResponse r;
+      r.status = 403;
+      r.headers["x-ms-error-code"] = "AuthenticationFailed";
+      r.body =
+          "<?xml version=\"1.0\"?><Error><Code>AuthenticationFailed</Code><Message>Server failed "
+          "to authenticate the request. The MAC signature found in the HTTP request "
+          "'c2VjcmV0c2lnbmF0dXJl' is not the same as any computed signature. Server used "
+          "following string to sign: 'PUT\n\n\nsecret'.</Message></Error>";
+      return r;
+    }
+  };
+  AzureStoreOptions o;
+  o.config = Harness::DevConfig();
+  o.transport = std::make_shared<Refuses>();
+  auto store = MakeAzureBlobStore(o);
+  auto put = store->Put("b", "x", {});
+  EXPECT_EQ(put.status().storage_code(), "AuthenticationFailed");
+  EXPECT_EQ(put.status().message().find("c2VjcmV0"), std::string::npos) << put.status().message();
+  EXPECT_EQ(put.status().message().find("string to sign"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace blobtable
