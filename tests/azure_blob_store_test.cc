@@ -7,6 +7,7 @@
 #include "remote/azure_config.h"
 #include "tests/azurite.h"
 #include "tests/blob_store_conformance.h"
+#include "tests/table_suite.h"
 
 namespace blobtable::testing {
 namespace {
@@ -34,6 +35,22 @@ INSTANTIATE_TEST_SUITE_P(
         BlobStoreTarget{"azurite_cpprest", [](FakeClock*) { return MakeAzurite("cpprest"); }, false,
                         true}),
     PrintTarget);
+
+Result<std::unique_ptr<Store>> OpenAzurite(StoreOptions options, const std::string& transport) {
+  Azurite* azurite = Azurite::Get();
+  if (azurite == nullptr) return Status::Unavailable("no Azurite");
+  static int n = 0;
+  options.container = "tables-" + transport + "-" + std::to_string(++n);
+  return Store::Open(azurite->ConnectionString(transport), options);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Azurite, TableTest,
+    ::testing::Values(
+        TableBackend{"azurite_curl", [](StoreOptions o) { return OpenAzurite(o, "curl"); }, false},
+        TableBackend{"azurite_cpprest", [](StoreOptions o) { return OpenAzurite(o, "cpprest"); },
+                     false}),
+    PrintBackend);
 
 }  // namespace
 }  // namespace blobtable::testing

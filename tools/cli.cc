@@ -26,11 +26,15 @@ form: "PartitionKey", "RowKey", "Timestamp", "odata.etag", and properties, with
 Edm.DateTime (Int32, Double, Boolean and String follow from the JSON value).
 
 Options:
-  --store LOCATION    a directory (the embedded store; created if missing)
+  --store LOCATION    a directory (the embedded store; created if missing), or an
+                      Azure Storage connection string ("UseDevelopmentStorage=true"
+                      for Azurite on 127.0.0.1:10000; add "HttpTransport=cpprest"
+                      for the second HTTP transport)
                       default: $BLOBTABLE_STORE, else $AZURE_STORAGE_CONNECTION_STRING,
                       else ./blobtable-data
   --container NAME    the container holding the tables (default: blobtable)
-  -v, --verbose       log every storage request to stderr
+  -v, --verbose       log every storage request to stderr (method, blob, status,
+                      error code, milliseconds, attempt; never keys or signatures)
   -h, --help          this help
   --version           print the version
 
@@ -306,7 +310,10 @@ int Run(int argc, const char* const* argv, std::istream& in, std::ostream& out,
     else throw UsageError{"unknown command '" + command + "'"};
     if (args.positional.empty()) throw UsageError{"command " + command + " needs a TABLE"};
 
-    if (verbose) {
+    if (verbose && IsConnectionString(location)) {
+      // The Azure backend logs every HTTP attempt itself (with retries).
+      options.request_log = [&err](const std::string& line) { err << line << "\n"; };
+    } else if (verbose) {
       options.wrap_blob_store = [&err](std::shared_ptr<BlobStore> backend) {
         return std::make_shared<LoggingBlobStore>(std::move(backend), err);
       };
