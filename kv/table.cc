@@ -130,7 +130,8 @@ Result<Entity> Table::Write(const Entity& entity, std::string_view if_match, boo
     const Status& s = put.status();
     if (s.IsBusy())
       return Status::FromStorage(Code::kBusy, s.http_status(), s.storage_code(),
-                                 ctx + ": locked by a transaction in progress, retry shortly (" +
+                                 ctx + ": leased by another writer (a transaction in progress or another client), "
+                                     "retry shortly (" +
                                      s.message() + ")");
     if (!s.IsConflict()) return s.WithContext(ctx);
     // A condition failed: say which, or retry a merge that lost a race.

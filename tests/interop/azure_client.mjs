@@ -1,0 +1,34 @@
+// An independent Azure client for interoperability tests: the official Azure
+// Storage SDK for JavaScript, pinned in package.json.
+//   node azure_client.mjs get CONN CONTAINER BLOB
+//       -> {"etag": ..., "length": ..., "metadata": {...}}
+//   node azure_client.mjs lease CONN CONTAINER BLOB SECONDS LEASE_ID
+//       (creates the blob if missing) -> {"leaseId": ...}
+//   node azure_client.mjs release CONN CONTAINER BLOB LEASE_ID
+import { BlobServiceClient } from "@azure/storage-blob";
+
+const [command, conn, container, blob, ...rest] = process.argv.slice(2);
+const client = BlobServiceClient.fromConnectionString(conn)
+  .getContainerClient(container)
+  .getBlockBlobClient(blob);
+
+try {
+  if (command === "get") {
+    const props = await client.getProperties();
+    console.log(JSON.stringify({ etag: props.etag, length: props.contentLength, metadata: props.metadata }));
+  } else if (command === "lease") {
+    const [seconds, leaseId] = rest;
+    if (!(await client.exists())) await client.upload("", 0);
+    const lease = client.getBlobLeaseClient(leaseId);
+    const r = await lease.acquireLease(Number(seconds));
+    console.log(JSON.stringify({ leaseId: r.leaseId }));
+  } else if (command === "release") {
+    await client.getBlobLeaseClient(rest[0]).releaseLease();
+    console.log(JSON.stringify({ released: true }));
+  } else {
+    throw new Error(`unknown command ${command}`);
+  }
+} catch (e) {
+  console.error(`azure_client: ${e.statusCode ?? ""} ${e.code ?? ""} ${e.message}`);
+  process.exit(1);
+}
