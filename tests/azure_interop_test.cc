@@ -109,6 +109,80 @@ TEST_P(InteropTest, LeasesHeldByAnotherClientAreRespected) {
   EXPECT_EQ(acquire.status().storage_code(), "LeaseAlreadyPresent");
 }
 
+// A SAS made by the official SDK authenticates blobtable (no account key).
+TEST_P(InteropTest, SharedAccessSignatureFromTheSdkWorks) {
+  ShellRun sas = Shell(Node("sas " + Q(conn_) + " - -"));
+  ASSERT_EQ(sas.code, 0) << sas.out;
+  std::string token = sas.out.substr(0, sas.out.find('\n'));
+  ASSERT_NE(token.find("sig="), std::string::npos);
+  std::string endpoint = conn_.substr(conn_.find("BlobEndpoint="));
+  endpoint = endpoint.substr(0, endpoint.find(';'));
+  std::string sas_conn = endpoint + ";SharedAccessSignature=" + token + ";HttpTransport=" + GetParam();
+  StoreOptions o;
+  o.container = container_;
+  auto store = Store::Open(sas_conn, o);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  auto table = (*store)->OpenTable("viasas");
+  ASSERT_TRUE(table->Insert(Entity("p", "r")).ok());
+  EXPECT_TRUE(table->Get("p", "r").ok());
+  QueryOptions q;
+  EXPECT_EQ(table->Query(q)->entities.size(), 1u);
+  EXPECT_TRUE(table->Delete("p", "r", "*").ok());
+  // The verbose log of a SAS session shows no part of the token.
+  TempDir dir;
+  std::string err = dir.path() + "/err";
+  ShellRun put = Shell(std::string(BLOBTABLE_CLI_PATH) + " -v --store " + Q(sas_conn) +
+                           " --container " + container_ + " put viasas 2>" + err,
+                       R"({"PartitionKey":"p","RowKey":"v"})");
+  ASSERT_EQ(put.code, 0);
+  std::ifstream f(err);
+  std::stringstream log;
+  log << f.rdbuf();
+  std::string sig = token.substr(token.find("sig=") + 4);
+  sig = sig.substr(0, sig.find('&'));
+  EXPECT_NE(log.str().find("PUT t/viasas/e/-p/-v -> 201"), std::string::npos) << log.str();
+  EXPECT_EQ(log.str().find(sig), std::string::npos) << log.str();
+  EXPECT_EQ(log.str().find("sig="), std::string::npos) << log.str();
+}
+
+TEST_P(InteropTest, VerboseLogWithAnAccountKeyHoldsNoSecrets) {
+  TempDir dir;
+  std::string err = dir.path() + "/err";
+  ShellRun put = Shell(Cli(conn_, container_) + " -v put logged 2>" + err,
+                       R"({"PartitionKey":"p","RowKey":"r"})");
+  ASSERT_EQ(put.code, 0);
+  ShellRun get = Shell(Cli(conn_, container_) + " -v get logged p missing 2>>" + err);
+  EXPECT_EQ(get.code, 3);
+  std::ifstream f(err);
+  std::stringstream log;
+  log << f.rdbuf();
+  // One line per request: method, blob, status, error code, ms, attempt.
+  EXPECT_NE(log.str().find("GET t/logged/e/-p/-missing -> 404 BlobNotFound"), std::string::npos)
+      << log.str();
+  EXPECT_NE(log.str().find("attempt 1"), std::string::npos);
+  for (const char* secret : {"Eby8vdM02xNOcqFlqUwJPLlm", "SharedKey", "Authorization", "sig="})
+    EXPECT_EQ(log.str().find(secret), std::string::npos) << secret << " in:\n" << log.str();
+}
+
+// HTTPS: certificates are verified by default; a CA file makes a private
+// certificate acceptable.
+TEST_P(InteropTest, HttpsVerifiesCertificatesAndAcceptsAGivenCaFile) {
+  Azurite* tls = Azurite::GetHttps();
+  ASSERT_NE(tls, nullptr);
+  StoreOptions o;
+  o.container = container_;
+  o.max_attempts = 1;
+  auto unverified = Store::Open(tls->ConnectionString(GetParam()), o);
+  EXPECT_EQ(unverified.status().code(), Code::kInvalidArgument) << unverified.status().ToString();
+  EXPECT_NE(unverified.status().message().find("TLS"), std::string::npos)
+      << unverified.status().ToString();
+  auto verified = Store::Open(tls->ConnectionString(GetParam()) + ";CaFile=" + tls->cert_file(), o);
+  ASSERT_TRUE(verified.ok()) << verified.status().ToString();
+  auto table = (*verified)->OpenTable("secure");
+  ASSERT_TRUE(table->Upsert(Entity("p", "r")).ok());
+  EXPECT_TRUE(table->Get("p", "r").ok());
+}
+
 INSTANTIATE_TEST_SUITE_P(Transports, InteropTest, ::testing::Values("curl", "cpprest"));
 
 }  // namespace

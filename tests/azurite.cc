@@ -35,33 +35,42 @@ int FreeLoopbackPort() {
   return ntohs(addr.sin_port);
 }
 
-// Stops the shared instance when the test program exits.
+// Stops an instance when the test program exits.
 class StopAtExit : public ::testing::Environment {
  public:
-  void TearDown() override {
-    if (auto* a = Azurite::Get()) a->Stop();
-  }
+  explicit StopAtExit(Azurite* a) : a_(a) {}
+  void TearDown() override { a_->Stop(); }
+
+ private:
+  Azurite* a_;
 };
 
 }  // namespace
 
-Azurite* Azurite::Get() {
-  static Azurite* instance = nullptr;
-  static std::string error;
-  static bool tried = false;
-  if (!tried) {
-    tried = true;
-    auto* a = new Azurite;
-    if (a->Start(&error)) {
-      instance = a;
-      ::testing::AddGlobalTestEnvironment(new StopAtExit);
-    }
+Azurite* Azurite::Launch(bool https) {
+  auto* a = new Azurite;
+  std::string error;
+  if (!a->Start(https, &error)) {
+    ADD_FAILURE() << "Azurite did not start: " << error;
+    return nullptr;
   }
-  if (instance == nullptr) ADD_FAILURE() << "Azurite did not start: " << error;
+  ::testing::AddGlobalTestEnvironment(new StopAtExit(a));
+  return a;
+}
+
+Azurite* Azurite::Get() {
+  static Azurite* instance = Launch(/*https=*/false);
+  if (instance == nullptr) ADD_FAILURE() << "Azurite is not running";
   return instance;
 }
 
-bool Azurite::Start(std::string* error) {
+Azurite* Azurite::GetHttps() {
+  static Azurite* instance = Launch(/*https=*/true);
+  if (instance == nullptr) ADD_FAILURE() << "Azurite (HTTPS) is not running";
+  return instance;
+}
+
+bool Azurite::Start(bool https, std::string* error) {
   std::string bin = std::string(BLOBTABLE_SOURCE_DIR) + "/node_modules/.bin/azurite-blob";
   if (access(bin.c_str(), X_OK) != 0) {
     *error = bin + " is missing: run scripts/setup (it runs npm ci)";
@@ -69,8 +78,21 @@ bool Azurite::Start(std::string* error) {
   }
   port_ = FreeLoopbackPort();
   std::string dir = (std::filesystem::temp_directory_path() /
-                     ("blobtable-azurite-" + std::to_string(getpid()))).string();
+                     ("blobtable-azurite-" + std::to_string(getpid()) + (https ? "-tls" : "")))
+                        .string();
   std::filesystem::create_directories(dir);
+  dir_ = dir;
+  if (https) {
+    cert_ = dir + "/cert.pem";
+    key_ = dir + "/key.pem";
+    std::string cmd = "openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 "
+                      "-addext subjectAltName=IP:127.0.0.1 -keyout " + key_ + " -out " + cert_ +
+                      " >/dev/null 2>&1";
+    if (std::system(cmd.c_str()) != 0) {
+      *error = "openssl could not make a test certificate";
+      return false;
+    }
+  }
   int pipe_fds[2];
   if (pipe(pipe_fds) != 0) {
     *error = "pipe failed";
@@ -84,9 +106,14 @@ bool Azurite::Start(std::string* error) {
     close(pipe_fds[0]);
     if (chdir(dir.c_str()) != 0) _exit(126);
     std::string port = std::to_string(port_);
-    execl(bin.c_str(), bin.c_str(), "--blobHost", "127.0.0.1", "--blobPort", port.c_str(),
-          "--inMemoryPersistence", "--skipApiVersionCheck",
-          static_cast<char*>(nullptr));
+    if (https) {
+      execl(bin.c_str(), bin.c_str(), "--blobHost", "127.0.0.1", "--blobPort", port.c_str(),
+            "--inMemoryPersistence", "--skipApiVersionCheck", "--cert", cert_.c_str(), "--key",
+            key_.c_str(), static_cast<char*>(nullptr));
+    } else {
+      execl(bin.c_str(), bin.c_str(), "--blobHost", "127.0.0.1", "--blobPort", port.c_str(),
+            "--inMemoryPersistence", "--skipApiVersionCheck", static_cast<char*>(nullptr));
+    }
     _exit(127);
   }
   close(pipe_fds[1]);
@@ -121,9 +148,10 @@ bool Azurite::Start(std::string* error) {
 }
 
 std::string Azurite::ConnectionString(const std::string& transport) const {
-  return "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;"
+  std::string scheme = cert_.empty() ? "http" : "https";
+  return "DefaultEndpointsProtocol=" + scheme + ";AccountName=devstoreaccount1;"
          "AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/"
-         "K1SZFPTOtr/KBHBeksoGMGw==;BlobEndpoint=http://127.0.0.1:" +
+         "K1SZFPTOtr/KBHBeksoGMGw==;BlobEndpoint=" + scheme + "://127.0.0.1:" +
          std::to_string(port_) + "/devstoreaccount1;HttpTransport=" + transport;
 }
 
@@ -141,5 +169,6 @@ void Azurite::Stop() {
   waitpid(pid_, nullptr, 0);
   pid_ = -1;
 }
+
 
 }  // namespace blobtable::testing

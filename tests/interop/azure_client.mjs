@@ -5,7 +5,11 @@
 //   node azure_client.mjs lease CONN CONTAINER BLOB SECONDS LEASE_ID
 //       (creates the blob if missing) -> {"leaseId": ...}
 //   node azure_client.mjs release CONN CONTAINER BLOB LEASE_ID
-import { BlobServiceClient } from "@azure/storage-blob";
+//   node azure_client.mjs sas CONN - - -> an account SAS token (all blob rights, 1 hour)
+import {
+  AccountSASPermissions, AccountSASResourceTypes, AccountSASServices, BlobServiceClient,
+  StorageSharedKeyCredential, generateAccountSASQueryParameters,
+} from "@azure/storage-blob";
 
 const [command, conn, container, blob, ...rest] = process.argv.slice(2);
 const client = BlobServiceClient.fromConnectionString(conn)
@@ -22,6 +26,19 @@ try {
     const lease = client.getBlobLeaseClient(leaseId);
     const r = await lease.acquireLease(Number(seconds));
     console.log(JSON.stringify({ leaseId: r.leaseId }));
+  } else if (command === "sas") {
+    const fields = Object.fromEntries(conn.split(";").filter(Boolean).map((kv) => {
+      const i = kv.indexOf("=");
+      return [kv.slice(0, i), kv.slice(i + 1)];
+    }));
+    const credential = new StorageSharedKeyCredential(fields.AccountName, fields.AccountKey);
+    const sas = generateAccountSASQueryParameters({
+      expiresOn: new Date(Date.now() + 3600 * 1000),
+      permissions: AccountSASPermissions.parse("rwdlac"),
+      resourceTypes: AccountSASResourceTypes.parse("sco").toString(),
+      services: AccountSASServices.parse("b").toString(),
+    }, credential).toString();
+    console.log(sas);
   } else if (command === "release") {
     await client.getBlobLeaseClient(rest[0]).releaseLease();
     console.log(JSON.stringify({ released: true }));
