@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include "blobtable/blob_store.h"
+#include "kv/ascii.h"
 
 namespace blobtable::naming {
 namespace {
@@ -26,12 +27,6 @@ int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;  // lowercase is not canonical
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
 }
 
 Status TooLong(size_t length, std::string_view what) {
@@ -89,12 +84,12 @@ Status ValidateTableName(std::string_view table) {
   if (!ok)
     return Status::InvalidArgument("table name '" + std::string(table) +
                                    "' must be 3-63 ASCII letters and digits, starting with a letter");
-  if (Lower(table) == "tables")
+  if (AsciiLower(table) == "tables")
     return Status::InvalidArgument("table name 'tables' is reserved");
   return Status::OK();
 }
 
-std::string TablePrefix(std::string_view table) { return "t/" + Lower(table) + "/"; }
+std::string TablePrefix(std::string_view table) { return "t/" + AsciiLower(table) + "/"; }
 std::string EntityPrefix(std::string_view table) { return TablePrefix(table) + "e/"; }
 std::string PartitionPrefix(std::string_view table, std::string_view pk) {
   return EntityPrefix(table) + "-" + EncodeKey(pk) + "/";

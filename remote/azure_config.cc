@@ -3,16 +3,11 @@
 #include <cctype>
 #include <map>
 
+#include "kv/ascii.h"
 #include "kv/base64.h"
 
 namespace blobtable {
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
@@ -54,7 +49,7 @@ Result<AzureConfig> ParseConnectionString(std::string_view text) {
     if (eq == std::string_view::npos || eq == 0)
       return Bad("'" + std::string(part.substr(0, std::min<size_t>(part.size(), 40))) +
                  "' is not Key=Value");
-    std::string key = Lower(Trim(part.substr(0, eq)));
+    std::string key = AsciiLower(Trim(part.substr(0, eq)));
     auto known = kKnown.find(key);
     if (known == kKnown.end())
       return Bad("unknown key '" + std::string(Trim(part.substr(0, eq))) + "'");
@@ -68,12 +63,12 @@ Result<AzureConfig> ParseConnectionString(std::string_view text) {
   };
 
   AzureConfig c;
-  if (!get("HttpTransport").empty()) c.transport = Lower(get("HttpTransport"));
+  if (!get("HttpTransport").empty()) c.transport = AsciiLower(get("HttpTransport"));
   if (c.transport != "curl" && c.transport != "cpprest")
     return Bad("HttpTransport must be 'curl' or 'cpprest'");
   c.ca_file = get("CaFile");
 
-  if (Lower(get("UseDevelopmentStorage")) == "true") {
+  if (AsciiLower(get("UseDevelopmentStorage")) == "true") {
     c.account_name = kDevAccountName;
     c.account_key = *Base64Decode(kDevAccountKey);
     c.blob_endpoint = "http://127.0.0.1:10000/" + c.account_name;
@@ -83,7 +78,7 @@ Result<AzureConfig> ParseConnectionString(std::string_view text) {
     std::string endpoint = get("BlobEndpoint");
     if (endpoint.empty()) {
       if (c.account_name.empty()) return Bad("needs AccountName or BlobEndpoint");
-      std::string protocol = Lower(get("DefaultEndpointsProtocol"));
+      std::string protocol = AsciiLower(get("DefaultEndpointsProtocol"));
       if (protocol.empty()) protocol = "https";
       if (protocol != "https" && protocol != "http")
         return Bad("DefaultEndpointsProtocol must be https or http");
@@ -106,7 +101,7 @@ Result<AzureConfig> ParseConnectionString(std::string_view text) {
     return Bad("AccountKey needs AccountName");
 
   while (!c.blob_endpoint.empty() && c.blob_endpoint.back() == '/') c.blob_endpoint.pop_back();
-  std::string scheme = Lower(c.blob_endpoint.substr(0, c.blob_endpoint.find("://")));
+  std::string scheme = AsciiLower(c.blob_endpoint.substr(0, c.blob_endpoint.find("://")));
   if (c.blob_endpoint.find("://") == std::string::npos || (scheme != "https" && scheme != "http"))
     return Bad("BlobEndpoint '" + c.blob_endpoint + "' is not an http(s) URL");
   return c;

@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 
+#include "kv/ascii.h"
 #include "remote/http_transport.h"
 
 namespace blobtable {
@@ -46,9 +47,7 @@ class CpprestTransport final : public HttpTransport {
       HttpResponse out;
       out.status = resp.status_code();
       for (const auto& [name, value] : resp.headers()) {
-        std::string lower = name;
-        for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        out.headers[lower] = value;
+        out.headers[AsciiLower(name)] = value;
       }
       if (request.method != "HEAD") {
         std::vector<unsigned char> body = resp.extract_vector().get();

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <vector>
 
+#include "kv/ascii.h"
 #include "remote/http_transport.h"
 
 namespace blobtable {
@@ -25,8 +26,7 @@ size_t OnHeader(char* data, size_t size, size_t n, void* user) {
   }
   size_t colon = line.find(':');
   if (colon == std::string_view::npos) return size * n;
-  std::string name(line.substr(0, colon));
-  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string name = AsciiLower(line.substr(0, colon));
   std::string_view value = line.substr(colon + 1);
   while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
   while (!value.empty() && (value.back() == '\r' || value.back() == '\n' || value.back() == ' '))

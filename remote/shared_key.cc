@@ -8,21 +8,16 @@
 #include <map>
 #include <vector>
 
+#include "kv/ascii.h"
 #include "kv/base64.h"
 
 namespace blobtable {
 namespace {
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 std::string HeaderValue(const HttpRequest& r, std::string_view name) {
-  std::string want = Lower(name);
+  std::string want = AsciiLower(name);
   for (const auto& [n, v] : r.headers)
-    if (Lower(n) == want) return v;
+    if (AsciiLower(n) == want) return v;
   return "";
 }
 
@@ -89,7 +84,7 @@ std::string SharedKeyStringToSign(const HttpRequest& r, std::string_view account
   // service's order (see HeaderSortKey).
   std::map<std::string, std::pair<std::string, std::string>> ms;
   for (const auto& [n, v] : r.headers) {
-    std::string name = Lower(n);
+    std::string name = AsciiLower(n);
     if (name.rfind("x-ms-", 0) == 0) ms[HeaderSortKey(name)] = {name, v};
   }
   for (const auto& [key, header] : ms) out += header.first + ":" + header.second + "\n";
@@ -114,7 +109,7 @@ std::string SharedKeyStringToSign(const HttpRequest& r, std::string_view account
       pos = amp + 1;
       if (kv.empty()) continue;
       size_t eq = kv.find('=');
-      params[Lower(PercentDecode(kv.substr(0, eq)))].push_back(
+      params[AsciiLower(PercentDecode(kv.substr(0, eq)))].push_back(
           eq == std::string_view::npos ? "" : PercentDecode(kv.substr(eq + 1)));
     }
   }
