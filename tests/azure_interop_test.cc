@@ -4,6 +4,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -181,6 +186,33 @@ TEST_P(InteropTest, HttpsVerifiesCertificatesAndAcceptsAGivenCaFile) {
   auto table = (*verified)->OpenTable("secure");
   ASSERT_TRUE(table->Upsert(Entity("p", "r")).ok());
   EXPECT_TRUE(table->Get("p", "r").ok());
+}
+
+// A server that accepts connections but never answers: each request ends at
+// its timeout with Unavailable (the outcome is asserted, not the time).
+TEST_P(InteropTest, UnansweredRequestsTimeOutAsUnavailable) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(listen(fd, 16), 0);  // the kernel completes handshakes; nobody reads
+  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  StoreOptions o;
+  o.request_timeout = std::chrono::milliseconds(300);
+  o.max_attempts = 2;
+  o.retry_initial_delay = std::chrono::milliseconds(1);
+  std::vector<std::string> log;
+  o.request_log = [&](const std::string& line) { log.push_back(line); };
+  auto store = Store::Open("AccountName=devstoreaccount1;AccountKey=YmFy;BlobEndpoint=http://127.0.0.1:" +
+                               std::to_string(ntohs(addr.sin_port)) +
+                               "/devstoreaccount1;HttpTransport=" + GetParam(),
+                           o);
+  close(fd);
+  EXPECT_EQ(store.status().code(), Code::kUnavailable) << store.status().ToString();
+  ASSERT_EQ(log.size(), 2u);  // retried once, then gave up
+  EXPECT_NE(log[1].find("no response (Unavailable)"), std::string::npos) << log[1];
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, InteropTest, ::testing::Values("curl", "cpprest"));
