@@ -22,6 +22,12 @@
 
 #include "blobtable/status.h"
 
+namespace blobtable {
+// Metadata marking an entity blob as a transaction's reservation for an
+// entity it will create (value: the txn id). Readers treat it as absent.
+inline constexpr char kReservationMetadata[] = "btres";
+}  // namespace blobtable
+
 namespace blobtable::naming {
 
 // Escapes and unescapes a key. Decode accepts only what Encode produces

@@ -6,6 +6,7 @@
 #include "kv/store_core.h"
 #include "remote/azure_blob_store.h"
 #include "remote/azure_config.h"
+#include "txn/recovery.h"
 
 #include <algorithm>
 
@@ -79,6 +80,14 @@ Result<Table> Store::OpenTable(std::string_view name) const {
   Status s = naming::ValidateTableName(name);
   if (!s.ok()) return s;
   return Table(core_, std::string(name));
+}
+
+std::unique_ptr<Transaction> Store::Begin(const TransactionOptions& options) const {
+  return std::unique_ptr<Transaction>(new Transaction(core_, options));
+}
+
+Result<int> Store::Recover() const {
+  return RecoverAbandoned(*core_->blobs, core_->options.txn_lease_seconds);
 }
 
 BlobStore& Store::blob_store() const { return *core_->blobs; }

@@ -3,6 +3,7 @@
 #define BLOBTABLE_KV_STORE_CORE_H_
 
 #include <memory>
+#include <thread>
 
 #include "blobtable/blob_store.h"
 #include "blobtable/options.h"
@@ -13,6 +14,12 @@ struct StoreCore {
   std::shared_ptr<BlobStore> blobs;
   StoreOptions options;
   Clock* clock;  // never null
+
+  // Backoff between tries at something busy (StoreOptions::wait, else sleep).
+  void Wait(std::chrono::milliseconds d) const {
+    if (options.wait) options.wait(d);
+    else std::this_thread::sleep_for(d);
+  }
 };
 
 }  // namespace blobtable::internal

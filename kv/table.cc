@@ -9,6 +9,7 @@
 #include "kv/entity_codec.h"
 #include "kv/macros.h"
 #include "kv/store_core.h"
+#include "txn/recovery.h"
 
 namespace blobtable {
 namespace {
@@ -21,6 +22,41 @@ std::string Context(std::string_view table, std::string_view pk, std::string_vie
   return "table " + std::string(table) + ", entity (PartitionKey '" + Short(pk) +
          "', RowKey '" + Short(rk) + "')";
 }
+
+// Waits out a lease on an entity: each Next() resolves the partition's
+// transaction if its coordinator died, then backs off; Busy once
+// StoreOptions::busy_timeout has passed.
+class BusyWait {
+ public:
+  BusyWait(const internal::StoreCore& core, const std::string& table, std::string_view pk)
+      : core_(core), lock_(naming::LockBlobName(table, pk)) {}
+
+  Status Next(const Status& busy, const std::string& ctx) {
+    auto now = core_.clock->Now();
+    if (!started_) {
+      started_ = true;
+      deadline_ = now + core_.options.busy_timeout;
+    }
+    if (now >= deadline_)
+      return Status::FromStorage(Code::kBusy, busy.http_status(), busy.storage_code(),
+                                 ctx + ": leased by another writer (a transaction in progress or "
+                                       "another client) for longer than the busy timeout (" +
+                                     busy.message() + ")");
+    if (lock_.ok()) {
+      Status r = ResolvePartitionLock(*core_.blobs, *lock_, core_.options.txn_lease_seconds);
+      if (!r.ok() && !r.IsBusy()) return r;
+    }
+    core_.Wait(std::chrono::milliseconds(std::min(200, 2 << std::min(round_++, 7))));
+    return Status::OK();
+  }
+
+ private:
+  const internal::StoreCore& core_;
+  Result<std::string> lock_;
+  bool started_ = false;
+  TimePoint deadline_;
+  int round_ = 0;
+};
 
 Status ValidateIfMatch(std::string_view if_match) {
   if (if_match.empty())
@@ -50,6 +86,9 @@ Result<Entity> Table::Get(std::string_view pk, std::string_view rk) const {
     if (blob.status().IsNotFound()) return Status::NotFound(ctx + ": not found");
     return blob.status().WithContext(ctx);
   }
+  // A transaction's reservation for an entity it may create: not there yet.
+  if (blob->properties.metadata.count(kReservationMetadata))
+    return Status::NotFound(ctx + ": not found");
   BT_ASSIGN_OR_RETURN(Entity e, DecodeEntity(blob->data, *name));
   if (e.partition_key() != pk || e.row_key() != rk)
     return Status::Corruption("entity blob '" + *name + "' holds the keys of another entity");
@@ -90,6 +129,7 @@ Result<Entity> Table::Write(const Entity& entity, std::string_view if_match, boo
   if (!name.ok()) return name.status().WithContext(ctx);
   const bool insert_only = if_match.empty();
   const bool any_version = if_match == kAnyETag;
+  BusyWait busy(*core_, name_, entity.partition_key());
 
   for (int attempt = 0; attempt < std::max(1, core_->options.max_merge_attempts); ++attempt) {
     Entity stored = entity;
@@ -128,14 +168,24 @@ Result<Entity> Table::Write(const Entity& entity, std::string_view if_match, boo
       return stored;
     }
     const Status& s = put.status();
-    if (s.IsBusy())
-      return Status::FromStorage(Code::kBusy, s.http_status(), s.storage_code(),
-                                 ctx + ": leased by another writer (a transaction in progress or another client), "
-                                     "retry shortly (" +
-                                     s.message() + ")");
+    if (s.IsBusy()) {
+      // Leased: a transaction at work (wait for it, or finish it if its
+      // coordinator died), or another client.
+      BT_RETURN_IF_ERROR(busy.Next(s, ctx));
+      --attempt;
+      continue;
+    }
     if (!s.IsConflict()) return s.WithContext(ctx);
     // A condition failed: say which, or retry a merge that lost a race.
-    if (insert_only) return Status::Conflict(ctx + ": already exists");
+    if (insert_only) {
+      auto head = core_->blobs->Head(*name, {});
+      if (head.ok() && head->properties.metadata.count(kReservationMetadata)) {
+        BT_RETURN_IF_ERROR(busy.Next(s, ctx));  // reserved by a transaction: wait
+        --attempt;
+        continue;
+      }
+      return Status::Conflict(ctx + ": already exists");
+    }
     if (merge && any_version) continue;
     auto head = core_->blobs->Head(*name, {});
     if (head.status().IsNotFound()) return Status::NotFound(ctx + ": not found");
@@ -154,7 +204,12 @@ Status Table::Delete(std::string_view pk, std::string_view rk, std::string_view 
   if (!name.ok()) return name.status().WithContext(ctx);
   WriteOptions o;
   if (if_match != kAnyETag) o.conditions.if_match = std::string(if_match);
+  BusyWait busy(*core_, name_, pk);
   Status s = core_->blobs->Delete(*name, o);
+  while (s.IsBusy()) {
+    BT_RETURN_IF_ERROR(busy.Next(s, ctx));
+    s = core_->blobs->Delete(*name, o);
+  }
   if (s.ok()) return s;
   if (s.IsNotFound()) return Status::NotFound(ctx + ": not found");
   if (s.IsConflict())
@@ -197,6 +252,7 @@ Result<QueryPage> Table::Query(const QueryOptions& q) const {
     if (!listed.ok()) return listed.status().WithContext(ctx);
     for (const BlobItem& item : listed->items) {
       if (!after.empty() && item.name <= after) continue;
+      if (item.properties.metadata.count(kReservationMetadata)) continue;
       auto key = naming::ParseEntityBlobName(name_, item.name);
       if (!key.ok())
         return Status::Corruption(ctx + ": blob '" + item.name +

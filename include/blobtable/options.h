@@ -45,6 +45,17 @@ struct StoreOptions {
   // injection (see BlobStoreWrapper).
   std::function<std::shared_ptr<BlobStore>(std::shared_ptr<BlobStore>)> wrap_blob_store;
 
+  // A single-entity write that meets an entity leased by a transaction in
+  // progress (or reserved by one) waits up to this long for it, resolving a
+  // transaction whose coordinator died, then returns Busy.
+  std::chrono::milliseconds busy_timeout{10'000};
+  // Backoff between such tries (and between tries at busy transaction
+  // locks); null: std::this_thread::sleep_for. Tests inject their own.
+  std::function<void(std::chrono::milliseconds)> wait;
+  // Lease length for the transaction machinery that single-entity writes
+  // use when they resolve a dead transaction (15..60).
+  int txn_lease_seconds = 30;
+
   // ---- Azure backend (a connection string as the location) ----
   // HTTP transport: "curl" (default) or "cpprest"; empty: the connection
   // string's HttpTransport setting, else curl.

@@ -21,6 +21,7 @@
 #include "blobtable/options.h"
 #include "blobtable/status.h"
 #include "blobtable/table.h"
+#include "blobtable/txn.h"
 
 namespace blobtable {
 
@@ -42,6 +43,13 @@ class Store {
   // A handle on table `name` (Azure table-name rules; case-insensitive).
   // Tables need no creation: a table exists once it holds an entity.
   Result<Table> OpenTable(std::string_view name) const;
+
+  // A new transaction (see txn.h).
+  std::unique_ptr<Transaction> Begin(const TransactionOptions& options = {}) const;
+
+  // Finishes or undoes every transaction whose coordinator died (normally
+  // done lazily by whoever next touches its partitions); returns how many.
+  Result<int> Recover() const;
 
   BlobStore& blob_store() const;
   const StoreOptions& options() const;

@@ -1,0 +1,102 @@
+// Transactions: atomic, serializable updates across entities, partitions and
+// tables, coordinated with blob leases (see README "Transactions").
+//
+//   auto txn = store->Begin();
+//   auto from = txn->Get(accounts, "eu", "alice");          // read: validated at commit
+//   txn->Replace(accounts, debited, from->etag());
+//   txn->Replace(ledger, credited, "*");
+//   auto committed = txn->Commit();                          // all or nothing
+//
+// Operations are buffered; nothing is locked or written until Commit(). A
+// Transaction is used from one thread at a time; many transactions (threads,
+// processes) may commit at once. Destroying an uncommitted Transaction
+// aborts it (which only drops the buffer: nothing was locked yet).
+//
+// Commit() fails with:
+//   Conflict     an ETag read or named (if_match, Check) no longer matches, an
+//                Insert target exists, or a Replace/Merge/Delete target is gone
+//   LockTimeout  a partition lock stayed busy past TransactionOptions::lock_timeout
+//   LeaseLost    this coordinator lost a lease before the commit point (it
+//                stalled past its lease and a successor took over): nothing
+//                was committed
+//   InvalidArgument, Unavailable, IOError as elsewhere
+// After the commit point a failure to apply is finished by the next
+// coordinator or reader that touches a partition involved (or `Store::Recover`).
+#ifndef BLOBTABLE_TXN_H_
+#define BLOBTABLE_TXN_H_
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "blobtable/entity.h"
+#include "blobtable/status.h"
+#include "blobtable/table.h"
+
+namespace blobtable {
+
+namespace internal {
+struct StoreCore;
+struct TxnBuffer;
+}  // namespace internal
+
+struct TransactionOptions {
+  // Lease on the record, locks and entities: 15..60 seconds. A coordinator
+  // that stalls longer than this is fenced and its commit finished or undone
+  // by whoever comes next.
+  int lease_seconds = 30;
+  // How long to wait for busy partition locks before LockTimeout.
+  std::chrono::milliseconds lock_timeout{30'000};
+  // Renew held leases when less than this remains of them (checked between
+  // every step of the commit and while waiting for locks).
+  std::chrono::milliseconds renewal_margin{20'000};
+};
+
+struct CommittedWrite {
+  std::string table;  // as given to OpenTable
+  std::string partition_key;
+  std::string row_key;
+  std::string etag;  // the new ETag; empty for a delete
+};
+
+class Transaction {
+ public:
+  ~Transaction();
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+
+  // Reads an entity now and records what was seen (its ETag, or that it was
+  // absent): Commit() fails with Conflict if that changed. NotFound if absent.
+  Result<Entity> Get(const Table& table, std::string_view partition_key,
+                     std::string_view row_key);
+
+  // Buffered writes, with the same meaning and conditions as Table's. At most
+  // one write per entity. InvalidArgument at once for invalid entities.
+  Status Insert(const Table& table, const Entity& entity);
+  Status Replace(const Table& table, const Entity& entity, std::string_view if_match);
+  Status Merge(const Table& table, const Entity& entity, std::string_view if_match);
+  Status Upsert(const Table& table, const Entity& entity);
+  Status UpsertMerge(const Table& table, const Entity& entity);
+  Status Delete(const Table& table, std::string_view partition_key, std::string_view row_key,
+                std::string_view if_match);
+  // Asserts an entity's ETag at commit without writing it ("" : must not exist).
+  Status Check(const Table& table, std::string_view partition_key, std::string_view row_key,
+               std::string_view etag);
+
+  // Commits every buffered operation atomically; the new ETags, in the
+  // order the writes were buffered. A Transaction commits at most once.
+  Result<std::vector<CommittedWrite>> Commit();
+  // Drops the buffered operations.
+  void Abort();
+
+ private:
+  friend class Store;
+  Transaction(std::shared_ptr<const internal::StoreCore> core, TransactionOptions options);
+  std::unique_ptr<internal::TxnBuffer> buffer_;
+};
+
+}  // namespace blobtable
+
+#endif  // BLOBTABLE_TXN_H_

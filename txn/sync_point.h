@@ -1,0 +1,32 @@
+// Named sync points in the commit path, for tests: a test installs a callback
+// for a point and the coordinator calls it there (to stop it, kill it, or
+// move the fake clock). Compiled out when BLOBTABLE_SYNC_POINTS is not
+// defined (Release builds); the names are listed in README "Transactions".
+#ifndef BLOBTABLE_TXN_SYNC_POINT_H_
+#define BLOBTABLE_TXN_SYNC_POINT_H_
+
+#include <functional>
+#include <string>
+#include <string_view>
+
+namespace blobtable {
+
+class SyncPoints {
+ public:
+  // Calls `callback` whenever point `name` is reached (any thread). Replaces
+  // an earlier callback for the same name. Thread-safe.
+  static void Set(const std::string& name, std::function<void()> callback);
+  static void ClearAll();
+  static void Reach(std::string_view name);
+  static bool Enabled();
+};
+
+}  // namespace blobtable
+
+#ifdef BLOBTABLE_SYNC_POINTS
+#define BT_SYNC_POINT(name) ::blobtable::SyncPoints::Reach(name)
+#else
+#define BT_SYNC_POINT(name) ((void)0)
+#endif
+
+#endif  // BLOBTABLE_TXN_SYNC_POINT_H_

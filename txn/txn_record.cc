@@ -1,0 +1,81 @@
+#include "txn/txn_record.h"
+
+#include "kv/msgpack_util.h"
+
+namespace blobtable {
+namespace {
+constexpr char kMagic[] = "bt.txn";
+constexpr int kFormat = 1;
+
+void PackStrings(msgpack::packer<msgpack::sbuffer>& pk, const std::vector<std::string>& v) {
+  pk.pack_array(static_cast<uint32_t>(v.size()));
+  for (const auto& s : v) pk.pack(s);
+}
+
+std::vector<std::string> Strings(const msgpack::object& o, const char* field) {
+  const msgpack::object* items = mp::Array(o, 0, field);
+  std::vector<std::string> out;
+  for (uint32_t i = 0; i < o.via.array.size; ++i) out.push_back(mp::Str(items[i], field));
+  return out;
+}
+}  // namespace
+
+std::string RecordBlobName(std::string_view txn_id) { return kRecordPrefix + std::string(txn_id); }
+
+std::string EncodeRecord(const TxnRecord& r) {
+  msgpack::sbuffer buf;
+  msgpack::packer<msgpack::sbuffer> pk(&buf);
+  pk.pack_array(8);
+  pk.pack(std::string_view(kMagic));
+  pk.pack(kFormat);
+  pk.pack(r.txn_id);
+  pk.pack(r.lease_id);
+  pk.pack(static_cast<int>(r.state));
+  PackStrings(pk, r.locks);
+  PackStrings(pk, r.entities);
+  pk.pack_array(static_cast<uint32_t>(r.writes.size()));
+  for (const TxnWrite& w : r.writes) {
+    pk.pack_array(4);
+    pk.pack(w.blob);
+    pk.pack(static_cast<int>(w.op));
+    pk.pack_bin(static_cast<uint32_t>(w.body.size()));
+    pk.pack_bin_body(w.body.data(), static_cast<uint32_t>(w.body.size()));
+    pk.pack(w.seen_etag);
+  }
+  return std::string(buf.data(), buf.size());
+}
+
+Result<TxnRecord> DecodeRecord(std::string_view body, std::string_view blob_name) {
+  std::string what = "transaction record '" + std::string(blob_name) + "'";
+  auto oh = mp::Unpack(body, what);
+  if (!oh.ok()) return oh.status();
+  TxnRecord r;
+  Status s = mp::Guard(what, [&] {
+    const msgpack::object* f = mp::Array(oh->get(), 8, "record");
+    if (mp::Str(f[0], "magic") != kMagic) throw mp::FormatError{"not a transaction record"};
+    if (mp::Int(f[1], "format") != kFormat) throw mp::FormatError{"unknown record format"};
+    r.txn_id = mp::Str(f[2], "txn_id");
+    r.lease_id = mp::Str(f[3], "lease_id");
+    int64_t state = mp::Int(f[4], "state");
+    if (state < 0 || state > 2) throw mp::FormatError{"state out of range"};
+    r.state = static_cast<TxnState>(state);
+    r.locks = Strings(f[5], "locks");
+    r.entities = Strings(f[6], "entities");
+    const msgpack::object* writes = mp::Array(f[7], 0, "writes");
+    for (uint32_t i = 0; i < f[7].via.array.size; ++i) {
+      const msgpack::object* w = mp::Array(writes[i], 4, "write");
+      TxnWrite tw;
+      tw.blob = mp::Str(w[0], "blob");
+      int64_t op = mp::Int(w[1], "op");
+      if (op != 0 && op != 1) throw mp::FormatError{"write op out of range"};
+      tw.op = static_cast<TxnWrite::Op>(op);
+      tw.body = mp::Bin(w[2], "body");
+      tw.seen_etag = mp::Str(w[3], "seen_etag");
+      r.writes.push_back(std::move(tw));
+    }
+  });
+  if (!s.ok()) return s;
+  return r;
+}
+
+}  // namespace blobtable
