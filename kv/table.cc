@@ -42,12 +42,20 @@ class BusyWait {
                                  ctx + ": leased by another writer (a transaction in progress or "
                                        "another client) for longer than the busy timeout (" +
                                      busy.message() + ")");
-    if (lock_.ok()) {
+    // Retry only once the partition's transaction (if any) is resolved: a
+    // write that slipped in when a dead coordinator's lease ran out could
+    // otherwise land before that transaction's committed writes.
+    for (;;) {
+      core_.Wait(std::chrono::milliseconds(std::min(200, 2 << std::min(round_++, 7))));
+      if (!lock_.ok()) return Status::OK();
       Status r = ResolvePartitionLock(*core_.blobs, *lock_, core_.options.txn_lease_seconds);
-      if (!r.ok() && !r.IsBusy()) return r;
+      if (r.ok()) return Status::OK();
+      if (!r.IsBusy()) return r;
+      if (core_.clock->Now() >= deadline_)
+        return Status::FromStorage(Code::kBusy, busy.http_status(), busy.storage_code(),
+                                   ctx + ": its partition's transaction stayed in progress for "
+                                         "longer than the busy timeout");
     }
-    core_.Wait(std::chrono::milliseconds(std::min(200, 2 << std::min(round_++, 7))));
-    return Status::OK();
   }
 
  private:
@@ -82,6 +90,16 @@ Result<Entity> Table::Get(std::string_view pk, std::string_view rk) const {
   auto name = EntityBlobName(pk, rk);
   if (!name.ok()) return name.status().WithContext(ctx);
   auto blob = core_->blobs->Get(*name, {});
+  if (blob.ok()) {
+    // Marked by a transaction: if its coordinator is gone, finish it first
+    // and read again (if it is alive, its commit is not visible yet).
+    const Metadata& m = blob->properties.metadata;
+    auto mark = m.find(kIntentMetadata);
+    if (mark == m.end()) mark = m.find(kReservationMetadata);
+    if (mark != m.end() &&
+        ResolveTransaction(*core_->blobs, mark->second, core_->options.txn_lease_seconds).ok())
+      blob = core_->blobs->Get(*name, {});
+  }
   if (!blob.ok()) {
     if (blob.status().IsNotFound()) return Status::NotFound(ctx + ": not found");
     return blob.status().WithContext(ctx);

@@ -67,6 +67,16 @@ Status Undo(BlobStore& blobs, const TxnRecord& rec, const std::string& blob, int
     }
     return lease.status();
   }
+  if (MetaOf(head->properties, kIntentMetadata) == rec.txn_id) {
+    // Remove the intent mark (taking the lease with the transaction's id).
+    if (blobs.AcquireLease(blob, lease_seconds, rec.lease_id, {}).ok()) {
+      Metadata clean = head->properties.metadata;
+      clean.erase(kIntentMetadata);
+      WriteOptions o;
+      o.lease_id = rec.lease_id;
+      (void)blobs.SetMetadata(blob, clean, o);
+    }
+  }
   (void)blobs.ReleaseLease(blob, rec.lease_id, {});  // succeeds only if still ours
   return Status::OK();
 }

@@ -109,6 +109,7 @@ class Coordinator {
     BT_SYNC_POINT("txn.record_created");
 
     for (const std::string& lock : rec_.locks) {
+      BT_RETURN_IF_ERROR(RenewIfDue());
       BT_RETURN_IF_ERROR(AcquireLock(lock));
       BT_SYNC_POINT("txn.lock_acquired");
     }
@@ -245,6 +246,18 @@ class Coordinator {
         }
         if (!lease.ok()) return lease.status();
         seen = etag;
+        if (i.kind == Kind::kPut || i.kind == Kind::kMerge || i.kind == Kind::kDelete) {
+          // Mark the intent, so that whoever reads this entity after a crash
+          // finishes the transaction first.
+          Metadata marked = cur->properties.metadata;
+          marked[kIntentMetadata] = txn_id_;
+          WriteOptions o;
+          o.lease_id = lease_id_;
+          auto mark = blobs_.SetMetadata(i.blob, marked, o);
+          if (!mark.ok()) return mark.status();
+          seen = mark->etag;
+          marked_[i.blob] = cur->properties.metadata;
+        }
       } else {
         bool needs_reservation = i.kind != Kind::kDelete;
         if (!needs_reservation) return Status::OK();  // unreachable: Expect kExists/kETag
@@ -357,6 +370,11 @@ class Coordinator {
         WriteOptions o;
         o.lease_id = lease_id_;
         (void)blobs_.Delete(blob, o);
+      } else if (!applied_ && marked_.count(blob)) {
+        WriteOptions o;  // undo the intent mark
+        o.lease_id = lease_id_;
+        (void)blobs_.SetMetadata(blob, marked_[blob], o);
+        (void)blobs_.ReleaseLease(blob, lease_id_, {});
       } else {
         (void)blobs_.ReleaseLease(blob, lease_id_, {});
       }
@@ -397,6 +415,7 @@ class Coordinator {
   TimePoint last_renewal_;
   std::vector<std::string> held_;  // leased blobs (locks and entities), in order taken
   std::set<std::string> reserved_;
+  std::map<std::string, Metadata> marked_;  // intent-marked entities: their metadata before
   std::set<std::string> written_;
   std::vector<TxnWrite> writes_;
 };

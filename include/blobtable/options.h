@@ -47,8 +47,9 @@ struct StoreOptions {
 
   // A single-entity write that meets an entity leased by a transaction in
   // progress (or reserved by one) waits up to this long for it, resolving a
-  // transaction whose coordinator died, then returns Busy.
-  std::chrono::milliseconds busy_timeout{10'000};
+  // transaction whose coordinator died, then returns Busy. Longer than the
+  // transaction lease, so that a dead coordinator's leases can run out.
+  std::chrono::milliseconds busy_timeout{40'000};
   // Backoff between such tries (and between tries at busy transaction
   // locks); null: std::this_thread::sleep_for. Tests inject their own.
   std::function<void(std::chrono::milliseconds)> wait;
