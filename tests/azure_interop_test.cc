@@ -91,7 +91,7 @@ TEST_P(InteropTest, LeasesHeldByAnotherClientAreRespected) {
   // The SDK leases the entity blob: blobtable's writes wait their turn (exit 5).
   ASSERT_EQ(Shell(Node("lease " + Q(conn_) + " " + container_ + " " + Q(entity) + " 60 " + lease_id)).code,
             0);
-  EXPECT_EQ(Shell(Cli(conn_, container_) + " put orders --mode upsert",
+  EXPECT_EQ(Shell(Cli(conn_, container_) + " --lock-timeout 1 put orders --mode upsert",
                   R"({"PartitionKey":"p","RowKey":"r","x":1})")
                 .code,
             5);

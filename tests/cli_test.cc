@@ -8,6 +8,7 @@
 #include <string>
 
 #include "tests/test_util.h"
+#include "blobtable/store.h"
 #include "kv/base64.h"
 #include "tools/entity_json.h"
 
@@ -165,6 +166,47 @@ TEST_F(CliTest, VerboseLogsEachRequestAndHelpDocumentsCommands) {
   for (const char* word : {"put TABLE", "get TABLE", "delete TABLE", "query TABLE", "locate TABLE",
                            "Exit codes", "--container", "BLOBTABLE_STORE"})
     EXPECT_NE(help.out.find(word), std::string::npos) << word;
+}
+
+TEST_F(CliTest, TxnCommitsAtomicallyAndReportsConflictsAndLockTimeouts) {
+  ASSERT_EQ(Cli("put accounts", R"({"PartitionKey":"eu","RowKey":"alice","balance":100})").code, 0);
+  std::string etag = json::parse(Cli("get accounts eu alice").out)["odata.etag"];
+  std::string ops = R"([
+    {"op": "replace", "table": "accounts", "entity": {"PartitionKey":"eu","RowKey":"alice","balance":90},
+     "if_match": )" + json(etag).dump() + R"(},
+    {"op": "insert", "table": "accounts", "entity": {"PartitionKey":"us","RowKey":"carol","balance":10}},
+    {"op": "insert", "table": "ledger", "entity": {"PartitionKey":"2026","RowKey":"t1","amount":10}},
+    {"op": "check", "table": "accounts", "entity": {"PartitionKey":"us","RowKey":"nobody"}, "if_match": ""}
+  ])";
+  CliRun ok = Cli("txn", ops);
+  ASSERT_EQ(ok.code, 0) << ok.err;
+  json done = json::parse(ok.out);
+  ASSERT_EQ(done["committed"].size(), 3u);
+  EXPECT_EQ(done["committed"][1]["RowKey"], "carol");
+  EXPECT_EQ(done["committed"][1]["odata.etag"], json::parse(Cli("get accounts us carol").out)["odata.etag"]);
+  EXPECT_EQ(json::parse(Cli("get accounts eu alice").out)["balance"], 90);
+  // The same again: alice's ETag is stale, so nothing happens (exit 4).
+  CliRun stale = Cli("txn", ops);
+  EXPECT_EQ(stale.code, 4) << stale.err;
+  EXPECT_EQ(Cli("query ledger").out.find("t1"), Cli("query ledger").out.rfind("t1"));  // one line
+  EXPECT_EQ(Cli("txn", "[{\"op\": \"frob\", \"table\": \"t1x\", \"entity\": {}}]").code, 2);
+  EXPECT_EQ(Cli("txn", "not json").code, 2);
+  EXPECT_EQ(Cli("txn accounts", "[]").code, 2);
+  // Someone holds the eu partition's lock: the transaction gives up (exit 5).
+  {
+    auto store = Store::Open(dir_.path() + "/db");
+    ASSERT_TRUE(store.ok());
+    auto lock = (*store)->OpenTable("accounts")->LockBlobName("eu");
+    ASSERT_TRUE((*store)->blob_store().Put(*lock, "", {}).ok());
+    ASSERT_TRUE((*store)->blob_store().AcquireLease(*lock, 60, "", {}).ok());
+  }
+  CliRun timeout = Cli("txn --lock-timeout 0.3",
+                       R"([{"op":"upsert","table":"accounts","entity":{"PartitionKey":"eu","RowKey":"x"}}])");
+  EXPECT_EQ(timeout.code, 5) << timeout.err;
+  EXPECT_NE(timeout.err.find("LockTimeout"), std::string::npos) << timeout.err;
+  CliRun recovered = Cli("recover");
+  EXPECT_EQ(recovered.code, 0);
+  EXPECT_EQ(json::parse(recovered.out)["resolved"], 0);
 }
 
 TEST(EntityJson, RejectsWhatCannotBeStored) {

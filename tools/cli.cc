@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "blobtable/store.h"
+#include "blobtable/txn.h"
 #include "tools/entity_json.h"
 
 namespace blobtable::cli {
@@ -33,6 +34,10 @@ Options:
                       default: $BLOBTABLE_STORE, else $AZURE_STORAGE_CONNECTION_STRING,
                       else ./blobtable-data
   --container NAME    the container holding the tables (default: blobtable)
+  --lock-timeout SECONDS
+                      how long to wait for a lock or an entity leased by a
+                      transaction in progress before exit code 5 (default 30 for
+                      transactions, 40 for single writes)
   -v, --verbose       log every storage request to stderr (method, blob, status,
                       error code, milliseconds, attempt; never keys or signatures)
   -h, --help          this help
@@ -54,6 +59,17 @@ Commands:
   locate TABLE PK [RK]
       Prints where the entity and its partition's lock blob live, as JSON:
       {"container": ..., "entity_blob": ..., "lock_blob": ...}
+  txn [--lock-timeout SECONDS]
+      Reads a JSON array of operations on stdin and commits them atomically:
+      {"op": "insert|replace|merge|upsert|upsert-merge|delete|check",
+       "table": T, "entity": {...}, "if_match": ETAG}
+      (delete and check take PartitionKey/RowKey from "entity"; check asserts
+      the entity's ETag, "" meaning it must not exist). Prints
+      {"committed": [{"table", "PartitionKey", "RowKey", "odata.etag"}, ...]}.
+      Exit 4 on any ETag conflict, 5 on a lock timeout.
+  recover
+      Finishes or undoes transactions whose coordinator died (normally done
+      by whoever next touches their partitions); prints {"resolved": N}.
 
 Exit codes: 0 ok, 2 invalid input (usage, key, JSON, size), 3 not found,
 4 conflict (ETag mismatch or already exists), 5 lock not acquired in time,
@@ -235,6 +251,61 @@ int CmdQuery(const Table& table, const Args& a, std::ostream& out, std::ostream&
   return kExitOk;
 }
 
+int CmdTxn(Store& store, std::istream& in, std::ostream& out, std::ostream& err,
+           const TransactionOptions& options) {
+  std::string input((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  nlohmann::json ops = nlohmann::json::parse(input, nullptr, /*allow_exceptions=*/false);
+  if (ops.is_discarded() || !ops.is_array())
+    return Fail(err, Status::InvalidArgument("stdin must be a JSON array of operations"));
+  auto txn = store.Begin(options);
+  for (size_t n = 0; n < ops.size(); ++n) {
+    const nlohmann::json& op = ops[n];
+    auto bad = [&](const std::string& why) {
+      return Fail(err, Status::InvalidArgument("operation " + std::to_string(n) + ": " + why));
+    };
+    if (!op.is_object() || !op.contains("op") || !op["op"].is_string() || !op.contains("table") ||
+        !op["table"].is_string() || !op.contains("entity"))
+      return bad("needs \"op\", \"table\" and \"entity\"");
+    std::string kind = op["op"], json_etag;
+    auto table = store.OpenTable(op["table"].get<std::string>());
+    if (!table.ok()) return Fail(err, table.status());
+    auto entity = EntityFromJson(op["entity"], &json_etag);
+    if (!entity.ok()) return Fail(err, entity.status().WithContext("operation " + std::to_string(n)));
+    std::string if_match = json_etag.empty() ? "*" : json_etag;
+    if (op.contains("if_match")) {
+      if (!op["if_match"].is_string()) return bad("\"if_match\" must be a string");
+      if_match = op["if_match"];
+    }
+    Status s;
+    const Entity& e = *entity;
+    if (kind == "insert") s = txn->Insert(*table, e);
+    else if (kind == "replace") s = txn->Replace(*table, e, if_match);
+    else if (kind == "merge") s = txn->Merge(*table, e, if_match);
+    else if (kind == "upsert") s = txn->Upsert(*table, e);
+    else if (kind == "upsert-merge") s = txn->UpsertMerge(*table, e);
+    else if (kind == "delete") s = txn->Delete(*table, e.partition_key(), e.row_key(), if_match);
+    else if (kind == "check")
+      s = txn->Check(*table, e.partition_key(), e.row_key(),
+                     op.contains("if_match") ? if_match : json_etag);
+    else return bad("unknown op '" + kind + "'");
+    if (!s.ok()) return Fail(err, s.WithContext("operation " + std::to_string(n)));
+  }
+  auto committed = txn->Commit();
+  if (!committed.ok()) return Fail(err, committed.status());
+  nlohmann::ordered_json result;
+  result["committed"] = nlohmann::ordered_json::array();
+  for (const CommittedWrite& w : *committed) {
+    nlohmann::ordered_json j;
+    j["table"] = w.table;
+    j["PartitionKey"] = w.partition_key;
+    j["RowKey"] = w.row_key;
+    j["odata.etag"] = w.etag;
+    result["committed"].push_back(j);
+  }
+  out << result.dump() << "\n";
+  return kExitOk;
+}
+
 int CmdLocate(const Store& store, const Table& table, const Args& a, std::ostream& out,
               std::ostream& err) {
   ExpectPositional(a, 2, 3, "locate TABLE PK [RK]");
@@ -273,7 +344,17 @@ int Run(int argc, const char* const* argv, std::istream& in, std::ostream& out,
   try {
     std::string location = DefaultLocation();
     StoreOptions options;
+    TransactionOptions txn_options;
     bool verbose = false;
+    auto set_lock_timeout = [&](const std::string& text) {
+      double seconds = 0;
+      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+      if (text.empty() || ec != std::errc() || end != text.data() + text.size() || seconds < 0)
+        throw UsageError{"--lock-timeout needs a number of seconds"};
+      auto ms = std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+      options.busy_timeout = ms;
+      txn_options.lock_timeout = ms;
+    };
     int i = 1;
     for (; i < argc; ++i) {
       std::string w = argv[i];
@@ -291,6 +372,8 @@ int Run(int argc, const char* const* argv, std::istream& in, std::ostream& out,
         location = value();
       } else if (w == "--container") {
         options.container = value();
+      } else if (w == "--lock-timeout") {
+        set_lock_timeout(value());
       } else if (w == "-v" || w == "--verbose") {
         verbose = true;
       } else if (w.size() > 1 && w[0] == '-') {
@@ -307,8 +390,15 @@ int Run(int argc, const char* const* argv, std::istream& in, std::ostream& out,
     else if (command == "get" || command == "locate") args = Parse(words, {});
     else if (command == "delete") args = Parse(words, {"if-match"});
     else if (command == "query") args = Parse(words, {"pk", "rk-from", "rk-to", "top"});
+    else if (command == "txn") args = Parse(words, {"lock-timeout"});
+    else if (command == "recover") args = Parse(words, {});
     else throw UsageError{"unknown command '" + command + "'"};
-    if (args.positional.empty()) throw UsageError{"command " + command + " needs a TABLE"};
+    bool needs_table = command != "txn" && command != "recover";
+    if (needs_table && args.positional.empty())
+      throw UsageError{"command " + command + " needs a TABLE"};
+    if (!needs_table && !args.positional.empty())
+      throw UsageError{"command " + command + " takes no TABLE"};
+    if (auto t = Opt(args, "lock-timeout")) set_lock_timeout(*t);
 
     if (verbose && IsConnectionString(location)) {
       // The Azure backend logs every HTTP attempt itself (with retries).
@@ -321,6 +411,13 @@ int Run(int argc, const char* const* argv, std::istream& in, std::ostream& out,
     auto opened = Store::Open(location, options);
     if (!opened.ok()) return Fail(err, opened.status());
     std::unique_ptr<Store> store = std::move(*opened);
+    if (command == "txn") return CmdTxn(*store, in, out, err, txn_options);
+    if (command == "recover") {
+      auto n = store->Recover();
+      if (!n.ok()) return Fail(err, n.status());
+      out << "{\"resolved\":" << *n << "}\n";
+      return kExitOk;
+    }
     auto table = store->OpenTable(args.positional[0]);
     if (!table.ok()) return Fail(err, table.status());
 
