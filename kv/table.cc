@@ -270,7 +270,8 @@ Result<QueryPage> Table::Query(const QueryOptions& q) const {
     if (!listed.ok()) return listed.status().WithContext(ctx);
     for (const BlobItem& item : listed->items) {
       if (!after.empty() && item.name <= after) continue;
-      if (item.properties.metadata.count(kReservationMetadata)) continue;
+      // A reservation is absent unless its (dead) transaction committed:
+      // Get below resolves that.
       auto key = naming::ParseEntityBlobName(name_, item.name);
       if (!key.ok())
         return Status::Corruption(ctx + ": blob '" + item.name +

@@ -8,6 +8,7 @@
 #include "tests/azurite.h"
 #include "tests/blob_store_conformance.h"
 #include "tests/table_suite.h"
+#include "tests/txn_suite.h"
 
 namespace blobtable::testing {
 namespace {
@@ -51,6 +52,14 @@ INSTANTIATE_TEST_SUITE_P(
         TableBackend{"azurite_cpprest", [](StoreOptions o) { return OpenAzurite(o, "cpprest"); },
                      false}),
     PrintBackend);
+
+// Transactions on Azurite (curl: the suite forks coordinators, and libcurl
+// handles made after fork() are safe where cpprest's thread pools are not).
+INSTANTIATE_TEST_SUITE_P(
+    Azurite, TxnTest,
+    ::testing::Values(TxnBackend{"azurite_curl", false,
+                                 [] { return Azurite::Get()->ConnectionString("curl"); }}),
+    PrintTxnBackend);
 
 }  // namespace
 }  // namespace blobtable::testing

@@ -39,13 +39,16 @@ Status RollForward(BlobStore& blobs, const TxnRecord& rec, const TxnWrite& w, in
   if (w.op == TxnWrite::kDelete) {
     WriteOptions o;
     o.lease_id = rec.lease_id;
+    o.conditions.if_match = w.seen_etag;
     applied = blobs.Delete(w.blob, o);
     return applied.IsNotFound() ? Status::OK() : applied;
   }
   PutOptions o;
   o.lease_id = rec.lease_id;
+  o.conditions.if_match = w.seen_etag;
   o.metadata = {{kTxnMetadata, rec.txn_id}};
   applied = blobs.Put(w.blob, w.body, o).status();
+  if (applied.IsConflict()) return Status::OK();  // a later writer won
   if (!applied.ok()) return applied;
   (void)blobs.ReleaseLease(w.blob, rec.lease_id, {});
   return Status::OK();

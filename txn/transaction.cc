@@ -102,7 +102,9 @@ class Coordinator {
     rec_.locks.assign(locks.begin(), locks.end());
     PutOptions create;
     create.conditions.if_none_match = std::string(kAnyETag);
-    BT_RETURN_IF_ERROR(blobs_.Put(record_, EncodeRecord(rec_), create).status());
+    auto created = blobs_.Put(record_, EncodeRecord(rec_), create);
+    BT_RETURN_IF_ERROR(created.status());
+    record_etag_ = created->etag;  // lease actions leave it unchanged
     record_created_ = true;
     BT_RETURN_IF_ERROR(blobs_.AcquireLease(record_, opts_.lease_seconds, lease_id_, {}).status());
     last_renewal_ = clock_.Now();
@@ -120,15 +122,20 @@ class Coordinator {
     BT_SYNC_POINT("txn.entities_leased");
     BT_RETURN_IF_ERROR(RenewIfDue());
 
-    // Commit point.
+    // Commit point: under the record's lease, and only over the record as this
+    // coordinator made it (a resolver that aborted or deleted it wins; the
+    // ETag check does not depend on how a service treats a lease id on a
+    // deleted blob).
     TxnRecord committed = rec_;
     committed.state = TxnState::kCommitted;
     committed.writes = writes_;
     PutOptions o;
     o.lease_id = lease_id_;
+    o.conditions.if_match = record_etag_;
     auto put = blobs_.Put(record_, EncodeRecord(committed), o);
     if (!put.ok()) {
-      if (put.status().code() == Code::kLeaseLost || put.status().IsBusy())
+      if (put.status().code() == Code::kLeaseLost || put.status().IsBusy() ||
+          put.status().IsConflict())
         return Status::LeaseLost("transaction " + txn_id_ +
                                  " lost its record lease before the commit point (it was taken "
                                  "over): nothing was committed");
@@ -324,14 +331,19 @@ class Coordinator {
     Status failure;
     for (const TxnWrite& w : writes_) {
       Status s;
+      // Under the entity's lease and at the ETag it had when leased: a
+      // fenced coordinator writes nothing, whatever the service does with
+      // lease ids.
       if (w.op == TxnWrite::kDelete) {
         WriteOptions o;
         o.lease_id = lease_id_;
+        o.conditions.if_match = w.seen_etag;
         s = blobs_.Delete(w.blob, o);
         etags[w.blob] = "";
       } else {
         PutOptions o;
         o.lease_id = lease_id_;
+        o.conditions.if_match = w.seen_etag;
         o.metadata = {{kTxnMetadata, txn_id_}};
         auto put = blobs_.Put(w.blob, w.body, o);
         s = put.status();
@@ -409,6 +421,7 @@ class Coordinator {
   Clock& clock_;
   const TransactionOptions& opts_;
   const std::string txn_id_, lease_id_, record_;
+  std::string record_etag_;
   TxnRecord rec_;
   bool record_created_ = false;
   bool applied_ = true;  // Cleanup after Finish: reservations were overwritten

@@ -1,0 +1,397 @@
+// The transaction suite (see txn_suite.h): atomicity across tables and
+// partitions, validation, fencing, renewal, recovery after a coordinator is
+// killed at every sync point, deadlock freedom, racing plain writers, and a
+// multi-process bank.
+#include "tests/txn_suite.h"
+
+#include <signal.h>
+
+#include <atomic>
+#include <random>
+
+namespace blobtable::testing {
+namespace {
+using std::chrono::seconds;
+
+TEST_P(TxnTest, CommitsAcrossTablesAndPartitionsAndCleansUp) {
+  Seed();
+  ASSERT_TRUE(Transfer(*store_).ok());
+  EXPECT_EQ(Balance(*accounts_, "eu", "alice"), 90);
+  EXPECT_EQ(Balance(*accounts_, "us", "carol"), 110);
+  QueryOptions q;
+  EXPECT_EQ(ledger_->Query(q)->entities.size(), 1u);
+  ExpectNoLeftovers();
+}
+
+TEST_P(TxnTest, CommitReturnsTheNewETags) {
+  Seed();
+  auto txn = store_->Begin(TxnOptions());
+  Entity x("eu", "new");
+  x.Set("balance", 1);
+  ASSERT_TRUE(txn->Insert(*accounts_, x).ok());
+  ASSERT_TRUE(txn->Delete(*accounts_, "eu", "bob", "*").ok());
+  auto done = txn->Commit();
+  ASSERT_TRUE(done.ok()) << done.status().ToString();
+  ASSERT_EQ(done->size(), 2u);
+  EXPECT_EQ((*done)[0].row_key, "new");
+  EXPECT_EQ((*done)[0].etag, accounts_->Get("eu", "new")->etag());
+  EXPECT_EQ((*done)[1].row_key, "bob");
+  EXPECT_EQ((*done)[1].etag, "");
+  EXPECT_TRUE(accounts_->Get("eu", "bob").status().IsNotFound());
+  EXPECT_EQ(txn->Commit().status().code(), Code::kInvalidArgument);  // commits once
+  ExpectNoLeftovers();
+}
+
+TEST_P(TxnTest, ReadsAreValidatedAtCommit) {
+  Seed();
+  auto txn = store_->Begin(TxnOptions());
+  auto a = txn->Get(*accounts_, "eu", "alice");
+  ASSERT_TRUE(a.ok());
+  Entity bump = *a;
+  bump.Set("balance", 0);
+  ASSERT_TRUE(accounts_->Replace(bump, "*").ok());  // someone else writes alice
+  Entity c("us", "carol");
+  c.Set("balance", 1);
+  ASSERT_TRUE(txn->Replace(*accounts_, c, "*").ok());
+  auto r = txn->Commit();
+  EXPECT_EQ(r.status().code(), Code::kConflict) << r.status().ToString();
+  EXPECT_EQ(Balance(*accounts_, "us", "carol"), 100);  // nothing written
+  ExpectNoLeftovers();
+}
+
+TEST_P(TxnTest, ConditionsAreChecked) {
+  Seed();
+  auto alice = accounts_->Get("eu", "alice");
+  auto expect = [&](auto add, Code code) {
+    auto txn = store_->Begin(TxnOptions());
+    ASSERT_TRUE(add(*txn).ok());
+    EXPECT_EQ(txn->Commit().status().code(), code);
+    ExpectNoLeftovers();
+  };
+  Entity dup("eu", "alice");
+  expect([&](Transaction& t) { return t.Insert(*accounts_, dup); }, Code::kConflict);
+  expect([&](Transaction& t) { return t.Replace(*accounts_, dup, "\"0xstale\""); }, Code::kConflict);
+  expect([&](Transaction& t) { return t.Delete(*accounts_, "eu", "nobody", "*"); }, Code::kNotFound);
+  expect([&](Transaction& t) { return t.Check(*accounts_, "eu", "alice", "\"0xstale\""); }, Code::kConflict);
+  expect([&](Transaction& t) { return t.Check(*accounts_, "eu", "alice", alice->etag()); }, Code::kOk);
+  expect([&](Transaction& t) { return t.Check(*accounts_, "eu", "nobody", ""); }, Code::kOk);
+  Entity patch("eu", "alice");
+  patch.Set("vip", true);
+  expect([&](Transaction& t) { return t.Merge(*accounts_, patch, alice->etag()); }, Code::kOk);
+  auto merged = accounts_->Get("eu", "alice");
+  EXPECT_EQ(*merged->FindAs<int32_t>("balance"), 100);
+  EXPECT_TRUE(*merged->FindAs<bool>("vip"));
+  auto txn = store_->Begin(TxnOptions());
+  ASSERT_TRUE(txn->Upsert(*accounts_, dup).ok());
+  EXPECT_EQ(txn->Upsert(*accounts_, dup).code(), Code::kInvalidArgument);  // one write per entity
+  EXPECT_EQ(txn->Insert(*accounts_, Entity("eu", "a/b")).code(), Code::kInvalidArgument);
+}
+
+TEST_P(TxnTest, RoundTripsPerCommit) {
+  // Writes to k partitions, one entity each, all existing: the cost the
+  // README states, counted request by request.
+  for (int k : {1, 2, 4}) {
+    for (int p = 0; p < k; ++p) {
+      Entity e("p" + std::to_string(k) + "-" + std::to_string(p), "r");
+      e.Set("balance", 0);
+      ASSERT_TRUE(accounts_->Upsert(e).ok());
+    }
+    auto txn = store_->Begin(TxnOptions());
+    for (int p = 0; p < k; ++p) {
+      Entity e("p" + std::to_string(k) + "-" + std::to_string(p), "r");
+      e.Set("balance", 1);
+      ASSERT_TRUE(txn->Replace(*accounts_, e, "*").ok());
+    }
+    counter_->counts.clear();
+    ASSERT_TRUE(txn->Commit().ok());
+    // record: put + lease + commit put + delete            = 4
+    // per partition: lock put + lease + metadata + clear + release = 5, plus
+    //   the resolve check (head) = 6
+    // per entity: get + lease + intent mark + apply put + release = 5
+    EXPECT_EQ(counter_->total(), 4 + 6 * k + 5 * k) << "k=" << k;
+    RecordProperty("round_trips_k" + std::to_string(k), counter_->total());
+  }
+}
+
+// Sync points in commit order; a kill at one before "txn.committed" must
+// leave nothing, at one after it everything.
+const char* kPoints[] = {"txn.record_created",     "txn.lock_acquired", "txn.entities_leased",
+                         "txn.committed",          "txn.applied_one",   "txn.applied",
+                         "txn.entities_released",  "txn.locks_cleared", "txn.record_deleted"};
+
+TEST_P(TxnTest, KilledAtEverySyncPointIsAllOrNothingOnceASuccessorComes) {
+  if (!SyncPoints::Enabled()) GTEST_SKIP() << "sync points are compiled out (Release build)";
+  Seed();
+  int expected_alice = 100;
+  for (size_t p = 0; p < std::size(kPoints); ++p) {
+    SCOPED_TRACE(kPoints[p]);
+    const std::string point = kPoints[p];
+    pid_t child = ForkChild([&] {
+      auto store = Open();
+      SyncPoints::Set(point, [] { raise(SIGKILL); });
+      Status s = Transfer(*store, 10, "killed-at-" + point);
+      return 10 + static_cast<int>(s.code());  // the point was not reached
+    });
+    ASSERT_EQ(WaitChild(child), 128 + SIGKILL);
+    bool committed = p >= 3;
+    Expire();  // its leases run out
+    // A successor touches one partition involved: a transaction reading
+    // carol. Resolving may roll forward what it read: then it conflicts,
+    // and its retry sees the result.
+    Status s;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      auto successor = store_->Begin(TxnOptions());
+      ASSERT_TRUE(successor->Get(*accounts_, "us", "carol").ok());
+      s = successor->Commit().status();
+      if (!s.IsConflict()) break;
+    }
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    if (committed) expected_alice -= 10;
+    EXPECT_EQ(Balance(*accounts_, "eu", "alice"), expected_alice);
+    EXPECT_EQ(Balance(*accounts_, "us", "carol"), 200 - expected_alice);
+    QueryOptions q;
+    EXPECT_EQ(static_cast<int>(ledger_->Query(q)->entities.size()), (100 - expected_alice) / 10);
+    // Marks on partitions the successor did not touch (or a record that
+    // marked nothing yet) are left for whoever touches them; recover sweeps.
+    ASSERT_TRUE(store_->Recover().ok());
+    ExpectNoLeftovers();
+  }
+}
+
+TEST_P(TxnTest, APlainWriterFinishesADeadTransaction) {
+  if (!SyncPoints::Enabled()) GTEST_SKIP() << "sync points are compiled out (Release build)";
+  Seed();
+  pid_t child = ForkChild([&] {
+    auto store = Open();
+    SyncPoints::Set("txn.applied_one", [] { raise(SIGKILL); });
+    (void)Transfer(*store);
+    return 3;
+  });
+  ASSERT_EQ(WaitChild(child), 128 + SIGKILL);
+  if (!fake_clock()) Expire();  // (with the fake clock, the writer's own waits run it out)
+  // A plain upsert of carol meets the dead transaction's lease, waits until
+  // the lease runs out (the fake clock moves with each backoff), resolves
+  // it, then writes.
+  Entity c("us", "carol");
+  c.Set("balance", 500);
+  ASSERT_TRUE(accounts_->Upsert(c).ok());
+  EXPECT_EQ(Balance(*accounts_, "eu", "alice"), 90);  // rolled forward
+  EXPECT_EQ(Balance(*accounts_, "us", "carol"), 500);
+  // Its ledger line is there for any reader (a reader finishes it, if the
+  // write slipped in after the leases ran out without meeting one).
+  QueryOptions q;
+  EXPECT_EQ(ledger_->Query(q)->entities.size(), 1u);
+  ExpectNoLeftovers();
+}
+
+TEST_P(TxnTest, StalledCoordinatorIsFencedBeforeTheCommitPoint) {
+  if (!SyncPoints::Enabled()) GTEST_SKIP() << "sync points are compiled out (Release build)";
+  Seed();
+  // The coordinator stalls past its lease after leasing everything; a
+  // successor takes over in the meantime and undoes it.
+  SyncPoints::Set("txn.entities_leased", [&] {
+    SyncPoints::Set("txn.entities_leased", nullptr);
+    Expire();
+    auto other = Open();
+    EXPECT_EQ(*other->Recover(), 1);
+  });
+  Status s = Transfer(*store_);
+  EXPECT_EQ(s.code(), Code::kLeaseLost) << s.ToString();
+  EXPECT_EQ(Balance(*accounts_, "eu", "alice"), 100);
+  EXPECT_EQ(Balance(*accounts_, "us", "carol"), 100);
+  ExpectNoLeftovers();
+}
+
+TEST_P(TxnTest, StalledCoordinatorCannotWriteAfterASuccessorFinishedIt) {
+  if (!SyncPoints::Enabled()) GTEST_SKIP() << "sync points are compiled out (Release build)";
+  Seed();
+  SyncPoints::Set("txn.committed", [&] {
+    SyncPoints::Set("txn.committed", nullptr);
+    Expire();
+    auto other = Open();
+    EXPECT_EQ(*other->Recover(), 1);  // rolls it forward
+    Entity later("eu", "alice");     // and a later writer changes alice
+    later.Set("balance", 7);
+    EXPECT_TRUE(other->OpenTable("accounts")->Replace(later, "*").ok());
+  });
+  Status s = Transfer(*store_);
+  EXPECT_FALSE(s.ok());  // its own writes are refused: the leases are gone
+  EXPECT_EQ(Balance(*accounts_, "eu", "alice"), 7);  // the later write survives
+  EXPECT_EQ(Balance(*accounts_, "us", "carol"), 110);
+  ExpectNoLeftovers();
+}
+
+TEST_P(TxnTest, LeasesAreRenewedInATransactionLongerThanTheLease) {
+  if (!SyncPoints::Enabled()) GTEST_SKIP() << "sync points are compiled out (Release build)";
+  if (!fake_clock()) GTEST_SKIP() << "moves time: local backend only";
+  Seed();
+  std::atomic<int> renewals{0};
+  // 12 s pass at each step; the lease is 15 s: only renewal keeps it.
+  for (const char* p : {"txn.record_created", "txn.lock_acquired", "txn.entities_leased"})
+    SyncPoints::Set(p, [&] { clock_.Advance(seconds(12)); });
+  SyncPoints::Set("txn.renewed", [&] { ++renewals; });
+  Status s = Transfer(*store_);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_GE(renewals.load(), 4);  // once before each of the three locks, once for the entities
+  EXPECT_EQ(Balance(*accounts_, "eu", "alice"), 90);
+  ExpectNoLeftovers();
+}
+
+TEST_P(TxnTest, OppositeOrderTransfersFromManyThreadsAllFinish) {
+  Seed();
+  std::atomic<int> done{0}, conflicts{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      StoreOptions real;  // real time and real waits, as in production
+      real.container = container_;
+      auto store = Store::Open(location_, real).value();
+      auto accounts = *store->OpenTable("accounts");
+      const char* from = t % 2 ? "alice" : "carol";
+      const char* to = t % 2 ? "carol" : "alice";
+      const char* from_pk = t % 2 ? "eu" : "us";
+      const char* to_pk = t % 2 ? "us" : "eu";
+      for (int i = 0; i < 15;) {
+        auto txn = store->Begin(TxnOptions());
+        auto a = txn->Get(accounts, from_pk, from);
+        auto b = txn->Get(accounts, to_pk, to);
+        Entity a2 = *a, b2 = *b;
+        a2.Set("balance", *a->FindAs<int32_t>("balance") - 1);
+        b2.Set("balance", *b->FindAs<int32_t>("balance") + 1);
+        (void)txn->Replace(accounts, a2, a->etag());
+        (void)txn->Replace(accounts, b2, b->etag());
+        auto r = txn->Commit();
+        if (r.ok()) {
+          ++i;
+          ++done;
+        } else {
+          ASSERT_EQ(r.status().code(), Code::kConflict) << r.status().ToString();
+          ++conflicts;
+        }
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(done.load(), 60);
+  EXPECT_EQ(Balance(*accounts_, "eu", "alice") + Balance(*accounts_, "us", "carol"), 200);
+  ExpectNoLeftovers();
+}
+
+TEST_P(TxnTest, PlainWritersRacingCommitsLoseNoUpdate) {
+  Entity x("eu", "counter");
+  x.Set("n", 0);
+  ASSERT_TRUE(accounts_->Insert(x).ok());
+  Entity y("us", "counter");
+  y.Set("n", 0);
+  ASSERT_TRUE(accounts_->Insert(y).ok());
+  auto increment_plain = [&](Store& store) {
+    auto t = *store.OpenTable("accounts");
+    for (;;) {
+      auto cur = t.Get("eu", "counter");
+      Entity next = *cur;
+      next.Set("n", *cur->FindAs<int32_t>("n") + 1);
+      auto r = t.Replace(next, cur->etag());
+      if (r.ok()) return;
+      ASSERT_TRUE(r.status().IsConflict()) << r.status().ToString();
+    }
+  };
+  auto increment_txn = [&](Store& store) {
+    auto t = *store.OpenTable("accounts");
+    for (;;) {
+      auto txn = store.Begin(TxnOptions());
+      auto a = txn->Get(t, "eu", "counter");
+      auto b = txn->Get(t, "us", "counter");
+      Entity a2 = *a, b2 = *b;
+      a2.Set("n", *a->FindAs<int32_t>("n") + 1);
+      b2.Set("n", *b->FindAs<int32_t>("n") + 1);
+      (void)txn->Replace(t, a2, "*");
+      (void)txn->Replace(t, b2, "*");
+      auto r = txn->Commit();
+      if (r.ok()) return;
+      ASSERT_TRUE(r.status().IsConflict()) << r.status().ToString();
+    }
+  };
+  std::thread plain([&] {
+    auto store = Open();
+    for (int i = 0; i < 40; ++i) increment_plain(*store);
+  });
+  std::thread txns([&] {
+    auto store = Open();
+    for (int i = 0; i < 40; ++i) increment_txn(*store);
+  });
+  plain.join();
+  txns.join();
+  EXPECT_EQ(*accounts_->Get("eu", "counter")->FindAs<int32_t>("n"), 80);
+  EXPECT_EQ(*accounts_->Get("us", "counter")->FindAs<int32_t>("n"), 40);
+  ExpectNoLeftovers();
+}
+
+// The bank: accounts across partitions and two tables, random transfers from
+// several processes, one of them killed in the middle of a commit; money is
+// conserved and every transfer is all or nothing (its ledger line exists iff
+// its amounts moved).
+TEST_P(TxnTest, BankWithConcurrentProcessesAndAKilledCoordinatorConservesMoney) {
+  if (!SyncPoints::Enabled()) GTEST_SKIP() << "sync points are compiled out (Release build)";
+  const int kAccounts = 6;
+  for (int i = 0; i < kAccounts; ++i) {
+    Entity e(i % 2 ? "eu" : (i % 3 ? "us" : "asia"), "acct" + std::to_string(i));
+    e.Set("balance", 1000);
+    ASSERT_TRUE(accounts_->Insert(e).ok());
+  }
+  auto key = [](int i) { return std::pair<std::string, std::string>(i % 2 ? "eu" : (i % 3 ? "us" : "asia"), "acct" + std::to_string(i)); };
+  auto worker = [&](int seed, int transfers, bool die) {
+    return ForkChild([&, seed, transfers, die] {
+      auto store = Open();
+      auto accounts = *store->OpenTable("accounts");
+      auto ledger = *store->OpenTable("ledger");
+      if (die) {
+        // Dies inside its 4th commit, after the commit point.
+        auto commits = std::make_shared<int>(0);
+        SyncPoints::Set("txn.committed", [commits] {
+          if (++*commits == 4) raise(SIGKILL);
+        });
+      }
+      std::mt19937 rng(seed);
+      for (int t = 0; t < transfers;) {
+        int from = rng() % kAccounts, to = rng() % kAccounts, amount = 1 + rng() % 50;
+        if (from == to) continue;
+        auto txn = store->Begin(TxnOptions());
+        auto a = txn->Get(accounts, key(from).first, key(from).second);
+        auto b = txn->Get(accounts, key(to).first, key(to).second);
+        if (!a.ok() || !b.ok()) return 2;
+        Entity a2 = *a, b2 = *b;
+        a2.Set("balance", *a->FindAs<int32_t>("balance") - amount);
+        b2.Set("balance", *b->FindAs<int32_t>("balance") + amount);
+        Entity line("w" + std::to_string(seed), "t" + std::to_string(t));
+        line.Set("amount", amount);
+        (void)txn->Replace(accounts, a2, a->etag());
+        (void)txn->Replace(accounts, b2, b->etag());
+        (void)txn->Insert(ledger, line);
+        auto r = txn->Commit();
+        Code c = r.status().code();
+        if (r.ok()) ++t;
+        else if (c != Code::kConflict && c != Code::kLockTimeout && c != Code::kLeaseLost) return 4;
+      }
+      return 0;
+    });
+  };
+  std::vector<pid_t> pids = {worker(1, 15, false), worker(2, 15, false), worker(3, 15, true)};
+  EXPECT_EQ(WaitChild(pids[0]), 0);
+  EXPECT_EQ(WaitChild(pids[1]), 0);
+  EXPECT_EQ(WaitChild(pids[2]), 128 + SIGKILL);
+  Expire();
+  ASSERT_TRUE(store_->Recover().ok());
+  int total = 0;
+  for (int i = 0; i < kAccounts; ++i) total += Balance(*accounts_, key(i).first, key(i).second);
+  EXPECT_EQ(total, kAccounts * 1000);
+  QueryOptions q;
+  q.top = 1000;
+  auto lines = ledger_->Query(q);
+  EXPECT_EQ(lines->entities.size(), 15u + 15u + 4u);  // the killed one's 4th was committed
+  ExpectNoLeftovers();
+}
+
+}  // namespace
+
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(TxnTest);
+
+}  // namespace blobtable::testing

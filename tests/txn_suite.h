@@ -1,0 +1,188 @@
+// The transaction suite: written once, run on the local backend with the fake
+// clock (txn_test.cc) and on Azurite (azure_blob_store_test.cc).
+#ifndef BLOBTABLE_TESTS_TXN_SUITE_H_
+#define BLOBTABLE_TESTS_TXN_SUITE_H_
+
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <thread>
+
+#include "blobtable/store.h"
+#include "kv/blob_naming.h"
+#include "tests/test_util.h"
+#include "txn/sync_point.h"
+#include "txn/txn_record.h"
+
+#define BT_TRY(expr)         \
+  do {                       \
+    Status s_ = (expr);      \
+    if (!s_.ok()) return s_; \
+  } while (0)
+
+namespace blobtable::testing {
+
+// Counts requests by kind: the round trips a commit costs.
+class Counting final : public BlobStoreWrapper {
+ public:
+  using BlobStoreWrapper::BlobStoreWrapper;
+  Result<GetResult> Get(std::string_view n, const AccessConditions& c) override { return Count("get", BlobStoreWrapper::Get(n, c)); }
+  Result<GetResult> Head(std::string_view n, const AccessConditions& c) override { return Count("head", BlobStoreWrapper::Head(n, c)); }
+  Result<WriteResult> Put(std::string_view n, std::string_view d, const PutOptions& o) override { return Count("put", BlobStoreWrapper::Put(n, d, o)); }
+  Status Delete(std::string_view n, const WriteOptions& o) override { ++counts["delete"]; return BlobStoreWrapper::Delete(n, o); }
+  Result<WriteResult> SetMetadata(std::string_view n, const Metadata& m, const WriteOptions& o) override { return Count("metadata", BlobStoreWrapper::SetMetadata(n, m, o)); }
+  Result<LeaseResult> AcquireLease(std::string_view n, int d, std::string_view p, const AccessConditions& c) override { return Count("lease", BlobStoreWrapper::AcquireLease(n, d, p, c)); }
+  Result<LeaseResult> RenewLease(std::string_view n, std::string_view id, const AccessConditions& c) override { return Count("renew", BlobStoreWrapper::RenewLease(n, id, c)); }
+  Result<LeaseResult> ReleaseLease(std::string_view n, std::string_view id, const AccessConditions& c) override { return Count("release", BlobStoreWrapper::ReleaseLease(n, id, c)); }
+  int total() const {
+    int t = 0;
+    for (const auto& [k, v] : counts) t += v;
+    return t;
+  }
+  std::map<std::string, int> counts;
+
+ private:
+  template <typename R>
+  R Count(const char* what, R r) {
+    ++counts[what];
+    return r;
+  }
+};
+
+struct TxnBackend {
+  std::string name;
+  bool fake_clock = true;  // the local backend: a directory and the fake clock
+  // A server's connection string (fake_clock false).
+  std::function<std::string()> location;
+};
+
+inline std::string PrintTxnBackend(const ::testing::TestParamInfo<TxnBackend>& info) {
+  return info.param.name;
+}
+
+class TxnTest : public ::testing::TestWithParam<TxnBackend> {
+ protected:
+  void SetUp() override {
+    SyncPoints::ClearAll();
+    static int n = 0;
+    container_ = "txn-" + std::to_string(getpid()) + "-" + std::to_string(++n);
+    location_ = GetParam().fake_clock ? dir_.path() : GetParam().location();
+    store_ = Open();
+    ASSERT_NE(store_, nullptr);
+    accounts_.emplace(*store_->OpenTable("accounts"));
+    ledger_.emplace(*store_->OpenTable("ledger"));
+  }
+  void TearDown() override { SyncPoints::ClearAll(); }
+
+  StoreOptions Options() {
+    StoreOptions o;
+    o.container = container_;
+    o.wrap_blob_store = [this](std::shared_ptr<BlobStore> b) {
+      auto c = std::make_shared<Counting>(std::move(b));
+      counter_ = c.get();
+      return c;
+    };
+    if (!GetParam().fake_clock) return o;  // real time and waits: the server keeps the time
+    o.clock = &clock_;
+    // Backoff moves the shared fake clock (in this process and its children)
+    // fifty times faster than it sleeps: waiting out a dead coordinator's
+    // leases takes a fraction of a second, while time still passes evenly
+    // for every live coordinator.
+    o.wait = [this](std::chrono::milliseconds d) {
+      clock_.Advance(d);
+      std::this_thread::sleep_for(d / 50);
+    };
+    return o;
+  }
+  std::unique_ptr<Store> Open() {
+    auto s = Store::Open(location_, Options());
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    return s.ok() ? std::move(*s) : nullptr;
+  }
+  bool fake_clock() const { return GetParam().fake_clock; }
+  // What a dead coordinator's leases running out gives a successor: with the
+  // fake clock, time; on a server, breaking every lease in the container
+  // (what expiry would do, without the wait).
+  void Expire() {
+    if (fake_clock()) {
+      clock_.Advance(std::chrono::seconds(16));
+      return;
+    }
+    ListOptions all;
+    auto page = store_->blob_store().List(all);
+    ASSERT_TRUE(page.ok()) << page.status().ToString();
+    for (const BlobItem& item : page->items)
+      if (item.properties.lease_state == LeaseState::kLeased ||
+          item.properties.lease_state == LeaseState::kBreaking)
+        (void)store_->blob_store().BreakLease(item.name, 0, {});
+  }
+  TransactionOptions TxnOptions() {
+    TransactionOptions t;
+    t.lease_seconds = 15;
+    t.renewal_margin = std::chrono::seconds(5);
+    return t;
+  }
+
+  int Balance(const Table& t, const std::string& pk, const std::string& rk) {
+    auto e = t.Get(pk, rk);
+    if (!e.ok()) return -1;
+    return *e->FindAs<int32_t>("balance");
+  }
+  void Seed() {
+    for (auto [pk, rk] : {std::pair{"eu", "alice"}, {"eu", "bob"}, {"us", "carol"}}) {
+      Entity e(pk, rk);
+      e.Set("balance", 100);
+      ASSERT_TRUE(accounts_->Insert(e).ok());
+    }
+  }
+  // alice -10, carol +10, and a ledger line: two tables, two partitions.
+  Status Transfer(Store& store, int amount = 10, std::string line_key = "") {
+    auto txn = store.Begin(TxnOptions());
+    auto accounts = *store.OpenTable("accounts");
+    auto ledger = *store.OpenTable("ledger");
+    auto a = txn->Get(accounts, "eu", "alice");
+    auto c = txn->Get(accounts, "us", "carol");
+    if (!a.ok()) return a.status();
+    if (!c.ok()) return c.status();
+    Entity a2 = *a, c2 = *c;
+    a2.Set("balance", *a->FindAs<int32_t>("balance") - amount);
+    c2.Set("balance", *c->FindAs<int32_t>("balance") + amount);
+    BT_TRY(txn->Replace(accounts, a2, "*"));
+    BT_TRY(txn->Replace(accounts, c2, "*"));
+    if (line_key.empty()) line_key = "t-" + std::to_string(amount) + "-" + std::to_string(++lines_);
+    Entity line("2026", line_key);
+    line.Set("amount", amount);
+    BT_TRY(txn->Insert(ledger, line));
+    return txn->Commit().status();
+  }
+  // Nothing of any transaction is left: no records, no lock marks or leases,
+  // no reservations, no leased entities.
+  void ExpectNoLeftovers() {
+    ListOptions all;
+    auto page = store_->blob_store().List(all);
+    ASSERT_TRUE(page.ok());
+    for (const BlobItem& item : page->items) {
+      EXPECT_NE(item.name.rfind(kRecordPrefix, 0), 0u) << "record left: " << item.name;
+      EXPECT_EQ(item.properties.metadata.count(kReservationMetadata), 0u) << item.name;
+      EXPECT_NE(item.properties.lease_state, LeaseState::kLeased) << item.name;
+      if (item.name.find("/l/") != std::string::npos)
+        EXPECT_EQ(item.properties.metadata.count(kTxnMetadata), 0u) << item.name;
+    }
+  }
+
+  TempDir dir_;
+  std::string container_, location_;
+  FakeClock clock_;
+  Counting* counter_ = nullptr;
+  std::unique_ptr<Store> store_;
+  std::optional<Table> accounts_, ledger_;
+  int lines_ = 0;
+};
+
+}  // namespace blobtable::testing
+
+#endif  // BLOBTABLE_TESTS_TXN_SUITE_H_
