@@ -90,15 +90,36 @@ Result<Entity> Table::Get(std::string_view pk, std::string_view rk) const {
   auto name = EntityBlobName(pk, rk);
   if (!name.ok()) return name.status().WithContext(ctx);
   auto blob = core_->blobs->Get(*name, {});
-  if (blob.ok()) {
-    // Marked by a transaction: if its coordinator is gone, finish it first
-    // and read again (if it is alive, its commit is not visible yet).
+  // Marked by a transaction being committed: wait for it (or, if its
+  // coordinator died, finish it), then read again. Reading around it could
+  // hand the caller a version that a committed write is about to replace.
+  TimePoint deadline{};
+  int round = 0;
+  while (blob.ok()) {
     const Metadata& m = blob->properties.metadata;
     auto mark = m.find(kIntentMetadata);
     if (mark == m.end()) mark = m.find(kReservationMetadata);
-    if (mark != m.end() &&
-        ResolveTransaction(*core_->blobs, mark->second, core_->options.txn_lease_seconds).ok())
+    if (mark == m.end()) break;
+    const int lease = core_->options.txn_lease_seconds;
+    Status r = ResolveTransaction(*core_->blobs, mark->second, lease);
+    if (r.ok()) {
+      // Resolved, or its record is gone and the mark an orphan: clear it.
+      auto again = core_->blobs->Get(*name, {});
+      if (again.ok() && again->properties.etag == blob->properties.etag)
+        (void)ClearOrphanMark(*core_->blobs, *name, lease);
       blob = core_->blobs->Get(*name, {});
+      const Metadata& m2 = blob.ok() ? blob->properties.metadata : Metadata{};
+      if (!m2.count(kIntentMetadata) && !m2.count(kReservationMetadata)) break;
+      if (round++ > 3) break;  // a mark that will not go: read what is there
+      continue;
+    }
+    if (!r.IsBusy()) return r.WithContext(ctx);
+    if (deadline == TimePoint{}) deadline = core_->clock->Now() + core_->options.busy_timeout;
+    if (core_->clock->Now() >= deadline)
+      return Status::Busy(ctx + ": a transaction writing it stayed in progress for longer than "
+                                "the busy timeout");
+    core_->Wait(std::chrono::milliseconds(std::min(200, 2 << std::min(round++, 7))));
+    blob = core_->blobs->Get(*name, {});
   }
   if (!blob.ok()) {
     if (blob.status().IsNotFound()) return Status::NotFound(ctx + ": not found");
@@ -198,7 +219,12 @@ Result<Entity> Table::Write(const Entity& entity, std::string_view if_match, boo
     if (insert_only) {
       auto head = core_->blobs->Head(*name, {});
       if (head.ok() && head->properties.metadata.count(kReservationMetadata)) {
-        BT_RETURN_IF_ERROR(busy.Next(s, ctx));  // reserved by a transaction: wait
+        // Reserved by a transaction: Get waits for it (or finishes it, or
+        // clears an orphan reservation); then insert again.
+        auto now = Get(entity.partition_key(), entity.row_key());
+        if (now.ok()) return Status::Conflict(ctx + ": already exists");
+        if (!now.status().IsNotFound()) return now.status();
+        BT_RETURN_IF_ERROR(busy.Next(s, ctx));
         --attempt;
         continue;
       }

@@ -7,6 +7,7 @@
 #include <signal.h>
 
 #include <atomic>
+#include <optional>
 #include <random>
 
 namespace blobtable::testing {
@@ -387,6 +388,183 @@ TEST_P(TxnTest, BankWithConcurrentProcessesAndAKilledCoordinatorConservesMoney) 
   q.top = 1000;
   auto lines = ledger_->Query(q);
   EXPECT_EQ(lines->entities.size(), 15u + 15u + 4u);  // the killed one's 4th was committed
+  ExpectNoLeftovers();
+}
+
+
+// Fault hooks on a store: a Put whose answer is replaced after it was
+// applied, failing metadata writes and deletes, a callback after each Head.
+class Hooked final : public BlobStoreWrapper {
+ public:
+  using BlobStoreWrapper::BlobStoreWrapper;
+  std::function<std::optional<Status>(std::string_view, const PutOptions&, const Result<WriteResult>&)> after_put;
+  std::function<std::optional<Status>(std::string_view)> before_setmeta, before_delete;
+  std::function<void(std::string_view)> after_head;
+  Result<WriteResult> Put(std::string_view n, std::string_view d, const PutOptions& o) override {
+    auto r = BlobStoreWrapper::Put(n, d, o);
+    if (after_put)
+      if (auto s = after_put(n, o, r)) return *s;
+    return r;
+  }
+  Result<WriteResult> SetMetadata(std::string_view n, const Metadata& m, const WriteOptions& o) override {
+    if (before_setmeta)
+      if (auto s = before_setmeta(n)) return *s;
+    return BlobStoreWrapper::SetMetadata(n, m, o);
+  }
+  Status Delete(std::string_view n, const WriteOptions& o) override {
+    if (before_delete)
+      if (auto s = before_delete(n)) return *s;
+    return BlobStoreWrapper::Delete(n, o);
+  }
+  Result<GetResult> Head(std::string_view n, const AccessConditions& c) override {
+    auto r = BlobStoreWrapper::Head(n, c);
+    if (after_head) after_head(n);
+    return r;
+  }
+};
+
+// Regression (review): a plain read-modify-write after a coordinator died
+// past its commit point must not write around the committed transaction.
+TEST_P(TxnTest, PlainConditionalWriterAfterADeadCommitLosesNothing) {
+  if (!fake_clock()) GTEST_SKIP() << "needs the coordinator's leases to outlive the kill";
+  Seed();
+  pid_t child = ForkChild([&] {
+    auto store = Open();
+    SyncPoints::Set("txn.committed", [] { raise(SIGKILL); });
+    (void)Transfer(*store);
+    return 3;
+  });
+  ASSERT_EQ(WaitChild(child), 128 + SIGKILL);
+  // Its leases are still live: the reader waits them out (finishing the
+  // transaction) instead of reading around the intent mark.
+  auto a = accounts_->Get("eu", "alice");
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(*a->FindAs<int32_t>("balance"), 90);
+  Entity a2 = *a;
+  a2.Set("balance", *a->FindAs<int32_t>("balance") + 5);  // a deposit
+  ASSERT_TRUE(accounts_->Replace(a2, a->etag()).ok());
+  ASSERT_TRUE(store_->Recover().ok());
+  EXPECT_EQ(Balance(*accounts_, "eu", "alice") + Balance(*accounts_, "us", "carol"), 205);
+  ExpectNoLeftovers();
+}
+
+// Regression (review): rolling a commit forward also removes reservations
+// made for entities it only read as absent or checked.
+TEST_P(TxnTest, ReadOnlyReservationsAreRemovedWhenACommitIsRolledForward) {
+  if (!fake_clock()) GTEST_SKIP() << "local backend only";
+  Seed();
+  pid_t child = ForkChild([&] {
+    auto store = Open();
+    SyncPoints::Set("txn.committed", [] { raise(SIGKILL); });
+    auto txn = store->Begin(TxnOptions());
+    auto acc = *store->OpenTable("accounts");
+    auto led = *store->OpenTable("ledger");
+    (void)txn->Check(led, "2026", "absent", "");
+    Entity a("eu", "alice");
+    a.Set("balance", 1);
+    (void)txn->Replace(acc, a, "*");
+    (void)txn->Commit();
+    return 3;
+  });
+  ASSERT_EQ(WaitChild(child), 128 + SIGKILL);
+  Expire();
+  ASSERT_TRUE(store_->Recover().ok());
+  EXPECT_EQ(Balance(*accounts_, "eu", "alice"), 1);
+  ExpectNoLeftovers();
+  Entity x("2026", "absent");
+  x.Set("amount", 1);
+  EXPECT_TRUE(ledger_->Insert(x).ok());
+}
+
+// Regression (review): a commit-point write that was applied but answered
+// with an error is never rolled back: committed stays committed.
+TEST_P(TxnTest, AnUnclearCommitPointIsNeverRolledBack) {
+  if (!fake_clock()) GTEST_SKIP() << "local backend only";
+  Seed();
+  Hooked* h = nullptr;
+  StoreOptions o = Options();
+  o.wrap_blob_store = [&](std::shared_ptr<BlobStore> b) {
+    auto x = std::make_shared<Hooked>(std::move(b));
+    h = x.get();
+    return x;
+  };
+  auto store = Store::Open(location_, o).value();
+  bool answered_badly = false;
+  h->after_put = [&](std::string_view n, const PutOptions& po,
+                     const Result<WriteResult>& r) -> std::optional<Status> {
+    if (n.rfind(kRecordPrefix, 0) == 0 && po.conditions.if_match && r.ok() && !answered_badly) {
+      answered_badly = true;
+      return Status::Unavailable("timeout (the request was applied)");
+    }
+    return std::nullopt;
+  };
+  h->before_delete = [&](std::string_view n) -> std::optional<Status> {
+    if (answered_badly && n.rfind(kRecordPrefix, 0) == 0) return Status::Unavailable("flaky");
+    return std::nullopt;
+  };
+  Status s = Transfer(*store);
+  EXPECT_TRUE(s.ok()) << s.ToString();  // it looked, and it had committed
+  h->after_put = nullptr;
+  h->before_delete = nullptr;
+  Expire();
+  ASSERT_TRUE(store_->Recover().ok());
+  EXPECT_EQ(Balance(*accounts_, "eu", "alice"), 90);
+  EXPECT_EQ(Balance(*accounts_, "us", "carol"), 110);
+  QueryOptions q;
+  EXPECT_EQ(ledger_->Query(q)->entities.size(), 1u);
+  ExpectNoLeftovers();
+}
+
+// Regression (review): undoing a dead transaction never removes a plain
+// write that landed after its leases ran out.
+TEST_P(TxnTest, UndoNeverRemovesALaterPlainWrite) {
+  if (!fake_clock()) GTEST_SKIP() << "local backend only";
+  Seed();
+  pid_t child = ForkChild([&] {
+    auto store = Open();
+    SyncPoints::Set("txn.entities_leased", [] { raise(SIGKILL); });
+    (void)Transfer(*store, 10, "line");
+    return 3;
+  });
+  ASSERT_EQ(WaitChild(child), 128 + SIGKILL);
+  Expire();
+  Hooked* h = nullptr;
+  StoreOptions o = Options();
+  o.wrap_blob_store = [&](std::shared_ptr<BlobStore> b) {
+    auto x = std::make_shared<Hooked>(std::move(b));
+    h = x.get();
+    return x;
+  };
+  auto resolver = Store::Open(location_, o).value();
+  bool once = false;
+  h->after_head = [&](std::string_view n) {
+    if (once || n.find("ledger") == std::string_view::npos || n.find("/l/") != std::string_view::npos)
+      return;
+    once = true;
+    Entity line("2026", "line");
+    line.Set("amount", 777);
+    EXPECT_TRUE(ledger_->Upsert(line).ok());  // a plain writer, between look and act
+  };
+  ASSERT_TRUE(resolver->Recover().ok());
+  auto got = ledger_->Get("2026", "line");
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(*got->FindAs<int32_t>("amount"), 777);
+}
+
+// Regression (review): a transaction that reads an entity twice and sees
+// two versions cannot commit.
+TEST_P(TxnTest, ReadingTwiceAndSeeingTwoVersionsConflicts) {
+  Seed();
+  auto txn = store_->Begin(TxnOptions());
+  auto a1 = txn->Get(*accounts_, "eu", "alice");
+  Entity w = *a1;
+  w.Set("balance", 50);
+  ASSERT_TRUE(accounts_->Replace(w, a1->etag()).ok());
+  ASSERT_TRUE(txn->Get(*accounts_, "eu", "alice").ok());  // sees 50
+  Entity c("us", "carol");
+  c.Set("balance", *a1->FindAs<int32_t>("balance"));  // decided on 100
+  ASSERT_TRUE(txn->Replace(*accounts_, c, "*").ok());
+  EXPECT_EQ(txn->Commit().status().code(), Code::kConflict);
   ExpectNoLeftovers();
 }
 

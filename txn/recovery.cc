@@ -1,5 +1,7 @@
 #include "txn/recovery.h"
 
+#include <set>
+
 #include "kv/blob_naming.h"
 #include "kv/macros.h"
 #include "kv/random.h"
@@ -54,34 +56,57 @@ Status RollForward(BlobStore& blobs, const TxnRecord& rec, const TxnWrite& w, in
   return Status::OK();
 }
 
+}  // namespace
+
+Status ClearMark(BlobStore& blobs, std::string_view blob, const BlobProperties& seen,
+                 const std::string& txn_id, const std::string& lease_id, int lease_seconds) {
+  AccessConditions at;
+  at.if_match = seen.etag;
+  bool reservation = MetaOf(seen, kReservationMetadata) == txn_id;
+  bool intent = MetaOf(seen, kIntentMetadata) == txn_id;
+  if (!reservation && !intent) {
+    (void)blobs.ReleaseLease(blob, lease_id, {});  // succeeds only if still its lease
+    return Status::OK();
+  }
+  auto lease = blobs.AcquireLease(blob, lease_seconds, lease_id, at);
+  if (lease.status().IsConflict() || lease.status().IsNotFound()) return Status::OK();  // changed
+  if (!lease.ok()) return lease.status();
+  WriteOptions o;
+  o.lease_id = lease_id;
+  o.conditions.if_match = seen.etag;
+  if (reservation) {
+    Status s = blobs.Delete(blob, o);
+    return s.ok() || s.IsNotFound() || s.IsConflict() ? Status::OK() : s;
+  }
+  Metadata clean = seen.metadata;
+  clean.erase(kIntentMetadata);
+  (void)blobs.SetMetadata(blob, clean, o);
+  (void)blobs.ReleaseLease(blob, lease_id, {});
+  return Status::OK();
+}
+
+Status ClearOrphanMark(BlobStore& blobs, std::string_view blob, int lease_seconds) {
+  auto head = blobs.Head(blob, {});
+  if (!head.ok()) return head.status().IsNotFound() ? Status::OK() : head.status();
+  std::string txn = MetaOf(head->properties, kReservationMetadata);
+  if (txn.empty()) txn = MetaOf(head->properties, kIntentMetadata);
+  if (txn.empty()) return Status::OK();
+  auto record = blobs.Head(RecordBlobName(txn), {});
+  if (record.ok()) return Status::Busy("transaction " + txn + " still has a record");
+  if (!record.status().IsNotFound()) return record.status();
+  return ClearMark(blobs, blob, head->properties, txn, NewGuid(), lease_seconds);
+}
+
+namespace {
+
 // Undoes what a pending transaction may have done to one entity.
 Status Undo(BlobStore& blobs, const TxnRecord& rec, const std::string& blob, int lease_seconds) {
   auto head = blobs.Head(blob, {});
   if (head.status().IsNotFound()) return Status::OK();
   if (!head.ok()) return head.status();
-  if (MetaOf(head->properties, kReservationMetadata) == rec.txn_id) {
-    auto lease = blobs.AcquireLease(blob, lease_seconds, rec.lease_id, {});
-    if (lease.ok() || lease.status().code() == Code::kLeaseLost) {
-      WriteOptions o;
-      o.lease_id = lease.ok() ? rec.lease_id : "";
-      Status s = blobs.Delete(blob, o);
-      if (!s.ok() && !s.IsNotFound()) return s;
-      return Status::OK();
-    }
-    return lease.status();
-  }
-  if (MetaOf(head->properties, kIntentMetadata) == rec.txn_id) {
-    // Remove the intent mark (taking the lease with the transaction's id).
-    if (blobs.AcquireLease(blob, lease_seconds, rec.lease_id, {}).ok()) {
-      Metadata clean = head->properties.metadata;
-      clean.erase(kIntentMetadata);
-      WriteOptions o;
-      o.lease_id = rec.lease_id;
-      (void)blobs.SetMetadata(blob, clean, o);
-    }
-  }
-  (void)blobs.ReleaseLease(blob, rec.lease_id, {});  // succeeds only if still ours
-  return Status::OK();
+  // Everything below is conditional on the version just read: a plain
+  // writer that got in meanwhile (a lease ran out) is never undone.
+  return ClearMark(blobs, blob, head->properties, rec.txn_id, rec.lease_id, lease_seconds);
 }
 
 void ClearLockMarks(BlobStore& blobs, const TxnRecord& rec, int lease_seconds) {
@@ -89,10 +114,14 @@ void ClearLockMarks(BlobStore& blobs, const TxnRecord& rec, int lease_seconds) {
     auto head = blobs.Head(lock, {});
     if (!head.ok() || MetaOf(head->properties, kTxnMetadata) != rec.txn_id) continue;
     // Take it with the transaction's own id (works while it is its lease or
-    // expired); if someone else holds it now, they overwrite the mark.
-    if (!blobs.AcquireLease(lock, lease_seconds, rec.lease_id, {}).ok()) continue;
+    // expired), at the version read; if someone else holds it now, they
+    // overwrite the mark.
+    AccessConditions at;
+    at.if_match = head->properties.etag;
+    if (!blobs.AcquireLease(lock, lease_seconds, rec.lease_id, at).ok()) continue;
     WriteOptions o;
     o.lease_id = rec.lease_id;
+    o.conditions.if_match = head->properties.etag;
     (void)blobs.SetMetadata(lock, {}, o);
     (void)blobs.ReleaseLease(lock, rec.lease_id, {});
   }
@@ -100,8 +129,49 @@ void ClearLockMarks(BlobStore& blobs, const TxnRecord& rec, int lease_seconds) {
 
 }  // namespace
 
+namespace {
+
+// Under the record's lease `resolver`: finishes or undoes the transaction
+// and removes its record.
+Status Resolve(BlobStore& blobs, const std::string& name, const std::string& body,
+               const std::string& resolver, int lease_seconds) {
+  BT_ASSIGN_OR_RETURN(TxnRecord rec, DecodeRecord(body, name));
+  std::set<std::string> written;
+  if (rec.state == TxnState::kCommitted) {
+    for (const TxnWrite& w : rec.writes) {
+      BT_RETURN_IF_ERROR(RollForward(blobs, rec, w, lease_seconds));
+      written.insert(w.blob);
+    }
+  } else if (rec.state == TxnState::kPending) {
+    // Mark it aborted first: a resolver that dies mid-undo leaves a record
+    // that says so.
+    TxnRecord aborted = rec;
+    aborted.state = TxnState::kAborted;
+    PutOptions o;
+    o.lease_id = resolver;
+    BT_RETURN_IF_ERROR(blobs.Put(name, EncodeRecord(aborted), o).status());
+  }
+  // Entities it reserved or marked and did not write (all of them unless it
+  // committed): undo.
+  for (const std::string& e : rec.entities)
+    if (!written.count(e)) BT_RETURN_IF_ERROR(Undo(blobs, rec, e, lease_seconds));
+  ClearLockMarks(blobs, rec, lease_seconds);
+  WriteOptions del;
+  del.lease_id = resolver;
+  Status s = blobs.Delete(name, del);
+  return s.IsNotFound() ? Status::OK() : s;
+}
+
+}  // namespace
+
 Status ResolveTransaction(BlobStore& blobs, std::string_view txn_id, int lease_seconds) {
   const std::string name = RecordBlobName(txn_id);
+  // A cheap look first: a record whose lease is held has a live coordinator.
+  auto look = blobs.Head(name, {});
+  if (look.status().IsNotFound()) return Status::OK();
+  if (!look.ok()) return look.status();
+  if (look->properties.lease_status == LeaseStatus::kLocked)
+    return Status::Busy("transaction " + std::string(txn_id) + " is still in progress");
   auto got = blobs.Get(name, {});
   if (got.status().IsNotFound()) return Status::OK();
   if (!got.ok()) return got.status();
@@ -118,26 +188,9 @@ Status ResolveTransaction(BlobStore& blobs, std::string_view txn_id, int lease_s
     return lease.status();
   }
   BT_SYNC_POINT("recovery.record_taken");
-  BT_ASSIGN_OR_RETURN(TxnRecord rec, DecodeRecord(got->data, name));
-  if (rec.state == TxnState::kCommitted) {
-    for (const TxnWrite& w : rec.writes) BT_RETURN_IF_ERROR(RollForward(blobs, rec, w, lease_seconds));
-  } else {
-    if (rec.state == TxnState::kPending) {
-      // Mark it aborted first: a resolver that dies mid-undo leaves a record
-      // that says so.
-      TxnRecord aborted = rec;
-      aborted.state = TxnState::kAborted;
-      PutOptions o;
-      o.lease_id = resolver;
-      BT_RETURN_IF_ERROR(blobs.Put(name, EncodeRecord(aborted), o).status());
-    }
-    for (const std::string& e : rec.entities) BT_RETURN_IF_ERROR(Undo(blobs, rec, e, lease_seconds));
-  }
-  ClearLockMarks(blobs, rec, lease_seconds);
-  WriteOptions del;
-  del.lease_id = resolver;
-  Status s = blobs.Delete(name, del);
-  return s.IsNotFound() ? Status::OK() : s;
+  Status s = Resolve(blobs, name, got->data, resolver, lease_seconds);
+  if (!s.ok()) (void)blobs.ReleaseLease(name, resolver, {});  // let the next one try at once
+  return s;
 }
 
 Status ResolvePartitionLock(BlobStore& blobs, std::string_view lock_blob, int lease_seconds) {

@@ -27,6 +27,16 @@ Status ResolveTransaction(BlobStore& blobs, std::string_view txn_id, int lease_s
 // there is none (or it was resolved); Busy when it is alive.
 Status ResolvePartitionLock(BlobStore& blobs, std::string_view lock_blob, int lease_seconds);
 
+// Removes a transaction's mark (reservation or intent) from `blob` under a
+// lease `lease_id`, conditional on the version `seen`: a reservation is
+// deleted, an intent mark dropped. Anything changed since is left alone.
+Status ClearMark(BlobStore& blobs, std::string_view blob, const BlobProperties& seen,
+                 const std::string& txn_id, const std::string& lease_id, int lease_seconds);
+
+// Removes a mark left on `blob` by a transaction whose record is gone (a
+// coordinator that stalled past its takeover). Busy if the record exists.
+Status ClearOrphanMark(BlobStore& blobs, std::string_view blob, int lease_seconds);
+
 // Resolves every abandoned transaction in the container; returns how many.
 Result<int> RecoverAbandoned(BlobStore& blobs, int lease_seconds);
 

@@ -38,6 +38,7 @@ struct Intent {
   bool read = false;
   bool read_found = false;
   std::string read_etag;
+  bool reads_disagree = false;  // read twice and saw two versions
   // The write (or check).
   enum class Kind { kNone, kPut, kMerge, kDelete, kCheck } kind = Kind::kNone;
   enum class Expect { kAny, kExists, kAbsent, kETag } expect = Expect::kAny;
@@ -81,7 +82,10 @@ class Coordinator {
   Result<std::vector<CommittedWrite>> Run() {
     Status s = Prepare();
     if (!s.ok()) {
-      if (s.code() != Code::kLeaseLost) Rollback();
+      // Undo what is still ours (every undo is conditional). An unknown
+      // commit outcome is left whole to the next resolver: rolling back a
+      // record that did commit would break atomicity.
+      if (!commit_unknown_) Rollback();
       return s;
     }
     return Finish();
@@ -139,7 +143,22 @@ class Coordinator {
         return Status::LeaseLost("transaction " + txn_id_ +
                                  " lost its record lease before the commit point (it was taken "
                                  "over): nothing was committed");
-      return put.status();
+      // No clear answer (the request may have been applied): look.
+      auto now = blobs_.Get(record_, {});
+      if (now.ok()) {
+        auto rec = DecodeRecord(now->data, record_);
+        if (rec.ok() && rec->state == TxnState::kCommitted) {
+          BT_SYNC_POINT("txn.committed");
+          return Status::OK();  // it did commit
+        }
+        if (rec.ok() && now->properties.etag == record_etag_) return put.status();  // it did not
+      }
+      commit_unknown_ = true;
+      return Status::FromStorage(put.status().code(), put.status().http_status(),
+                                 put.status().storage_code(),
+                                 "transaction " + txn_id_ + ": the outcome of its commit is "
+                                 "unknown (" + put.status().message() + "); the next party to "
+                                 "touch its partitions (or `blobtable recover`) settles it");
     }
     BT_SYNC_POINT("txn.committed");
     return Status::OK();
@@ -205,6 +224,8 @@ class Coordinator {
   }
 
   static Status Expectation(const Intent& i, bool exists, const std::string& etag) {
+    if (i.reads_disagree)
+      return Status::Conflict(Describe(i) + ": read twice in the transaction, two versions seen");
     if (i.read && (i.read_found != exists || (exists && etag != i.read_etag)))
       return Status::Conflict(Describe(i) + ": changed since the transaction read it");
     switch (i.expect) {
@@ -298,6 +319,7 @@ class Coordinator {
         reserved_.insert(i.blob);
       }
       held_.push_back(i.blob);
+      seen_[i.blob] = seen;
       return PlanWrite(i, exists, exists ? &cur->data : nullptr, seen);
     }
   }
@@ -349,6 +371,7 @@ class Coordinator {
         s = put.status();
         if (put.ok()) etags[w.blob] = put->etag;
       }
+      if (s.ok()) s = RenewIfDue();
       if (!s.ok()) {
         failure = s;
         break;
@@ -378,14 +401,15 @@ class Coordinator {
     for (const std::string& blob : held_) {
       bool is_lock = std::find(rec_.locks.begin(), rec_.locks.end(), blob) != rec_.locks.end();
       if (is_lock) continue;
+      // Undo only what is still as this coordinator left it (If-Match):
+      // after a takeover, a resolver or a later writer may have moved on.
+      WriteOptions o;
+      o.lease_id = lease_id_;
+      o.conditions.if_match = seen_[blob];
       if (delete_reservations && reserved_.count(blob) && !written_applied(blob)) {
-        WriteOptions o;
-        o.lease_id = lease_id_;
         (void)blobs_.Delete(blob, o);
       } else if (!applied_ && marked_.count(blob)) {
-        WriteOptions o;  // undo the intent mark
-        o.lease_id = lease_id_;
-        (void)blobs_.SetMetadata(blob, marked_[blob], o);
+        (void)blobs_.SetMetadata(blob, marked_[blob], o);  // drop the intent mark
         (void)blobs_.ReleaseLease(blob, lease_id_, {});
       } else {
         (void)blobs_.ReleaseLease(blob, lease_id_, {});
@@ -402,6 +426,9 @@ class Coordinator {
     if (record_created_) {
       WriteOptions o;
       o.lease_id = lease_id_;
+      // Before the commit point, only the record as created (a resolver's
+      // "aborted" rewrite is its to remove); after it, the committed one.
+      if (!applied_) o.conditions.if_match = record_etag_;
       (void)blobs_.Delete(record_, o);
     }
     BT_SYNC_POINT("txn.record_deleted");
@@ -429,6 +456,8 @@ class Coordinator {
   std::vector<std::string> held_;  // leased blobs (locks and entities), in order taken
   std::set<std::string> reserved_;
   std::map<std::string, Metadata> marked_;  // intent-marked entities: their metadata before
+  std::map<std::string, std::string> seen_;  // leased entities: the ETag after lease/mark
+  bool commit_unknown_ = false;              // the commit-point write's outcome is unknown
   std::set<std::string> written_;
   std::vector<TxnWrite> writes_;
 };
@@ -489,9 +518,16 @@ Result<Entity> Transaction::Get(const Table& table, std::string_view pk, std::st
   BT_ASSIGN_OR_RETURN(Intent * i, IntentFor(*buffer_, table, pk, rk));
   auto e = table.Get(pk, rk);
   if (!e.ok() && !e.status().IsNotFound()) return e.status();
-  i->read = true;
-  i->read_found = e.ok();
-  i->read_etag = e.ok() ? e->etag() : "";
+  // Every read must still hold at commit: a second read that sees another
+  // version than the first dooms the transaction (its first decision was
+  // based on a version that is gone).
+  std::string etag = e.ok() ? e->etag() : "";
+  if (i->read && (i->read_found != e.ok() || i->read_etag != etag)) i->reads_disagree = true;
+  if (!i->read) {
+    i->read = true;
+    i->read_found = e.ok();
+    i->read_etag = etag;
+  }
   return e;
 }
 
