@@ -127,13 +127,7 @@ TEST_P(TxnTest, KilledAtEverySyncPointIsAllOrNothingOnceASuccessorComes) {
   for (size_t p = 0; p < std::size(kPoints); ++p) {
     SCOPED_TRACE(kPoints[p]);
     const std::string point = kPoints[p];
-    pid_t child = ForkChild([&] {
-      auto store = Open();
-      SyncPoints::Set(point, [] { raise(SIGKILL); });
-      Status s = Transfer(*store, 10, "killed-at-" + point);
-      return 10 + static_cast<int>(s.code());  // the point was not reached
-    });
-    ASSERT_EQ(WaitChild(child), 128 + SIGKILL);
+    ASSERT_EQ(KillTransferAt(point, "killed-at-" + point), 128 + SIGKILL);
     bool committed = p >= 3;
     Expire();  // its leases run out
     // A successor touches one partition involved: a transaction reading
@@ -162,13 +156,7 @@ TEST_P(TxnTest, KilledAtEverySyncPointIsAllOrNothingOnceASuccessorComes) {
 TEST_P(TxnTest, APlainWriterFinishesADeadTransaction) {
   if (!SyncPoints::Enabled()) GTEST_SKIP() << "sync points are compiled out (Release build)";
   Seed();
-  pid_t child = ForkChild([&] {
-    auto store = Open();
-    SyncPoints::Set("txn.applied_one", [] { raise(SIGKILL); });
-    (void)Transfer(*store);
-    return 3;
-  });
-  ASSERT_EQ(WaitChild(child), 128 + SIGKILL);
+  ASSERT_EQ(KillTransferAt("txn.applied_one"), 128 + SIGKILL);
   if (!fake_clock()) Expire();  // (with the fake clock, the writer's own waits run it out)
   // A plain upsert of carol meets the dead transaction's lease, waits until
   // the lease runs out (the fake clock moves with each backoff), resolves
@@ -435,13 +423,7 @@ class Hooked final : public BlobStoreWrapper {
 TEST_P(TxnTest, PlainConditionalWriterAfterADeadCommitLosesNothing) {
   if (!fake_clock()) GTEST_SKIP() << "needs the coordinator's leases to outlive the kill";
   Seed();
-  pid_t child = ForkChild([&] {
-    auto store = Open();
-    SyncPoints::Set("txn.committed", [] { raise(SIGKILL); });
-    (void)Transfer(*store);
-    return 3;
-  });
-  ASSERT_EQ(WaitChild(child), 128 + SIGKILL);
+  ASSERT_EQ(KillTransferAt("txn.committed"), 128 + SIGKILL);
   // Its leases are still live: the reader waits them out (finishing the
   // transaction) instead of reading around the intent mark.
   auto a = accounts_->Get("eu", "alice");
@@ -460,20 +442,17 @@ TEST_P(TxnTest, PlainConditionalWriterAfterADeadCommitLosesNothing) {
 TEST_P(TxnTest, ReadOnlyReservationsAreRemovedWhenACommitIsRolledForward) {
   if (!fake_clock()) GTEST_SKIP() << "local backend only";
   Seed();
-  pid_t child = ForkChild([&] {
-    auto store = Open();
-    SyncPoints::Set("txn.committed", [] { raise(SIGKILL); });
-    auto txn = store->Begin(TxnOptions());
-    auto acc = *store->OpenTable("accounts");
-    auto led = *store->OpenTable("ledger");
-    (void)txn->Check(led, "2026", "absent", "");
+  int died = KillCoordinatorAt("txn.committed", [&](Store& store) {
+    auto txn = store.Begin(TxnOptions());
+    auto acc = *store.OpenTable("accounts");
+    auto led = *store.OpenTable("ledger");
+    BT_TRY(txn->Check(led, "2026", "absent", ""));
     Entity a("eu", "alice");
     a.Set("balance", 1);
-    (void)txn->Replace(acc, a, "*");
-    (void)txn->Commit();
-    return 3;
+    BT_TRY(txn->Replace(acc, a, "*"));
+    return txn->Commit().status();
   });
-  ASSERT_EQ(WaitChild(child), 128 + SIGKILL);
+  ASSERT_EQ(died, 128 + SIGKILL);
   Expire();
   ASSERT_TRUE(store_->Recover().ok());
   EXPECT_EQ(Balance(*accounts_, "eu", "alice"), 1);
@@ -527,13 +506,7 @@ TEST_P(TxnTest, AnUnclearCommitPointIsNeverRolledBack) {
 TEST_P(TxnTest, UndoNeverRemovesALaterPlainWrite) {
   if (!fake_clock()) GTEST_SKIP() << "local backend only";
   Seed();
-  pid_t child = ForkChild([&] {
-    auto store = Open();
-    SyncPoints::Set("txn.entities_leased", [] { raise(SIGKILL); });
-    (void)Transfer(*store, 10, "line");
-    return 3;
-  });
-  ASSERT_EQ(WaitChild(child), 128 + SIGKILL);
+  ASSERT_EQ(KillTransferAt("txn.entities_leased", "line"), 128 + SIGKILL);
   Expire();
   Hooked* h = nullptr;
   StoreOptions o = Options();

@@ -3,6 +3,7 @@
 #ifndef BLOBTABLE_TESTS_TXN_SUITE_H_
 #define BLOBTABLE_TESTS_TXN_SUITE_H_
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -159,6 +160,20 @@ class TxnTest : public ::testing::TestWithParam<TxnBackend> {
     BT_TRY(txn->Insert(ledger, line));
     return txn->Commit().status();
   }
+  // Runs `body` in a forked coordinator that is SIGKILLed at sync point
+  // `point`; returns the child's exit status (128 + SIGKILL when it died
+  // there; 10 + the Code of `body` if the point was never reached).
+  int KillCoordinatorAt(const std::string& point, const std::function<Status(Store&)>& body) {
+    return WaitChild(ForkChild([&] {
+      auto store = Open();
+      SyncPoints::Set(point, [] { raise(SIGKILL); });
+      return 10 + static_cast<int>(body(*store).code());
+    }));
+  }
+  int KillTransferAt(const std::string& point, const std::string& line_key = "") {
+    return KillCoordinatorAt(point, [&](Store& s) { return Transfer(s, 10, line_key); });
+  }
+
   // Nothing of any transaction is left: no records, no lock marks or leases,
   // no reservations, no leased entities.
   void ExpectNoLeftovers() {
