@@ -2,6 +2,7 @@
 #ifndef BLOBTABLE_KV_STORE_CORE_H_
 #define BLOBTABLE_KV_STORE_CORE_H_
 
+#include <algorithm>
 #include <memory>
 #include <thread>
 
@@ -19,6 +20,11 @@ struct StoreCore {
   void Wait(std::chrono::milliseconds d) const {
     if (options.wait) options.wait(d);
     else std::this_thread::sleep_for(d);
+  }
+  // The `*round`-th wait of a retry loop (2, 4, 8, ... ms, at most 200 ms);
+  // advances *round.
+  void Backoff(int* round) const {
+    Wait(std::chrono::milliseconds(std::min(200, 2 << std::min((*round)++, 7))));
   }
 };
 

@@ -46,7 +46,7 @@ class BusyWait {
     // write that slipped in when a dead coordinator's lease ran out could
     // otherwise land before that transaction's committed writes.
     for (;;) {
-      core_.Wait(std::chrono::milliseconds(std::min(200, 2 << std::min(round_++, 7))));
+      core_.Backoff(&round_);
       if (!lock_.ok()) return Status::OK();
       Status r = ResolvePartitionLock(*core_.blobs, *lock_, core_.options.txn_lease_seconds);
       if (r.ok()) return Status::OK();
@@ -103,13 +103,14 @@ Result<Entity> Table::Get(std::string_view pk, std::string_view rk) const {
     const int lease = core_->options.txn_lease_seconds;
     Status r = ResolveTransaction(*core_->blobs, mark->second, lease);
     if (r.ok()) {
-      // Resolved, or its record is gone and the mark an orphan: clear it.
+      // Resolved; if the blob is unchanged, its record is gone and the mark
+      // an orphan: clear it. The loop looks at the marks of what is read.
       auto again = core_->blobs->Get(*name, {});
-      if (again.ok() && again->properties.etag == blob->properties.etag)
+      if (again.ok() && again->properties.etag == blob->properties.etag) {
         (void)ClearOrphanMark(*core_->blobs, *name, lease);
-      blob = core_->blobs->Get(*name, {});
-      const Metadata& m2 = blob.ok() ? blob->properties.metadata : Metadata{};
-      if (!m2.count(kIntentMetadata) && !m2.count(kReservationMetadata)) break;
+        again = core_->blobs->Get(*name, {});
+      }
+      blob = std::move(again);
       if (round++ > 3) break;  // a mark that will not go: read what is there
       continue;
     }
@@ -118,7 +119,7 @@ Result<Entity> Table::Get(std::string_view pk, std::string_view rk) const {
     if (core_->clock->Now() >= deadline)
       return Status::Busy(ctx + ": a transaction writing it stayed in progress for longer than "
                                 "the busy timeout");
-    core_->Wait(std::chrono::milliseconds(std::min(200, 2 << std::min(round++, 7))));
+    core_->Backoff(&round);
     blob = core_->blobs->Get(*name, {});
   }
   if (!blob.ok()) {

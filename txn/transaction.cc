@@ -186,9 +186,7 @@ class Coordinator {
       return Status::LockTimeout("transaction " + txn_id_ + ": " + what + " stayed busy for " +
                                  std::to_string(opts_.lock_timeout.count()) + " ms");
     BT_RETURN_IF_ERROR(RenewIfDue());
-    int ms = std::min(200, 2 << std::min(*round, 7));
-    ++*round;
-    b_.core->Wait(std::chrono::milliseconds(ms));
+    b_.core->Backoff(round);
     return Status::OK();
   }
 
