@@ -7,6 +7,8 @@
 #include <signal.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <optional>
 #include <random>
 
@@ -418,6 +420,16 @@ class Hooked final : public BlobStoreWrapper {
   }
 };
 
+// A store over `location` whose requests pass through a Hooked wrapper.
+std::unique_ptr<Store> OpenHooked(const std::string& location, StoreOptions o, Hooked** h) {
+  o.wrap_blob_store = [h](std::shared_ptr<BlobStore> b) {
+    auto x = std::make_shared<Hooked>(std::move(b));
+    *h = x.get();
+    return x;
+  };
+  return Store::Open(location, o).value();
+}
+
 // Regression (review): a plain read-modify-write after a coordinator died
 // past its commit point must not write around the committed transaction.
 TEST_P(TxnTest, PlainConditionalWriterAfterADeadCommitLosesNothing) {
@@ -468,13 +480,7 @@ TEST_P(TxnTest, AnUnclearCommitPointIsNeverRolledBack) {
   if (!fake_clock()) GTEST_SKIP() << "local backend only";
   Seed();
   Hooked* h = nullptr;
-  StoreOptions o = Options();
-  o.wrap_blob_store = [&](std::shared_ptr<BlobStore> b) {
-    auto x = std::make_shared<Hooked>(std::move(b));
-    h = x.get();
-    return x;
-  };
-  auto store = Store::Open(location_, o).value();
+  auto store = OpenHooked(location_, Options(), &h);
   bool answered_badly = false;
   h->after_put = [&](std::string_view n, const PutOptions& po,
                      const Result<WriteResult>& r) -> std::optional<Status> {
@@ -509,13 +515,7 @@ TEST_P(TxnTest, UndoNeverRemovesALaterPlainWrite) {
   ASSERT_EQ(KillTransferAt("txn.entities_leased", "line"), 128 + SIGKILL);
   Expire();
   Hooked* h = nullptr;
-  StoreOptions o = Options();
-  o.wrap_blob_store = [&](std::shared_ptr<BlobStore> b) {
-    auto x = std::make_shared<Hooked>(std::move(b));
-    h = x.get();
-    return x;
-  };
-  auto resolver = Store::Open(location_, o).value();
+  auto resolver = OpenHooked(location_, Options(), &h);
   bool once = false;
   h->after_head = [&](std::string_view n) {
     if (once || n.find("ledger") == std::string_view::npos || n.find("/l/") != std::string_view::npos)
@@ -545,6 +545,209 @@ TEST_P(TxnTest, ReadingTwiceAndSeeingTwoVersionsConflicts) {
   c.Set("balance", *a1->FindAs<int32_t>("balance"));  // decided on 100
   ASSERT_TRUE(txn->Replace(*accounts_, c, "*").ok());
   EXPECT_EQ(txn->Commit().status().code(), Code::kConflict);
+  ExpectNoLeftovers();
+}
+
+
+// ---- Regressions for the holes found by review (issue: three reachable
+// interleavings) ----
+
+// H1: T1 is committed and dead; a reader resolving it holds its record and
+// pauses. T2 gives up on T1's lock (LockTimeout) and must not wipe T1's mark;
+// T3 must not merge into or insert over the state before T1.
+TEST_P(TxnTest, ATimedOutTransactionNeverWipesAnotherTransactionsMark) {
+  if (!SyncPoints::Enabled()) GTEST_SKIP() << "sync points are compiled out (Release build)";
+  Seed();
+  ASSERT_EQ(KillTransferAt("txn.committed", "line"), 128 + SIGKILL);  // alice -10, carol +10
+  Expire();
+  std::mutex mu;
+  std::condition_variable cv;
+  bool taken = false, go = false;
+  std::atomic<bool> armed{true};
+  SyncPoints::Set("recovery.record_taken", [&] {
+    if (!armed.exchange(false)) return;
+    std::unique_lock<std::mutex> lk(mu);
+    taken = true;
+    cv.notify_all();
+    cv.wait(lk, [&] { return go; });
+  });
+  std::thread reader([&] {
+    auto a = accounts_->Get("eu", "alice");
+    ASSERT_TRUE(a.ok()) << a.status().ToString();
+    EXPECT_EQ(*a->FindAs<int32_t>("balance"), 90);
+  });
+  {
+    std::unique_lock<std::mutex> lk(mu);
+    cv.wait(lk, [&] { return taken; });
+  }
+  // T2s give up at once on T1's two partitions (T1 cannot be resolved now).
+  TransactionOptions at_once = TxnOptions();
+  at_once.lock_timeout = std::chrono::milliseconds(0);
+  for (Table* t : {&*accounts_, &*ledger_}) {
+    auto t2 = store_->Begin(at_once);
+    Entity e(t == &*accounts_ ? "us" : "2026", "other");
+    ASSERT_TRUE(t2->Upsert(*t, e).ok());
+    EXPECT_EQ(t2->Commit().status().code(), Code::kLockTimeout);
+  }
+  TransactionOptions brief = TxnOptions();
+  brief.lock_timeout = std::chrono::seconds(2);
+  auto t3 = store_->Begin(brief);
+  Entity patch("us", "carol");
+  patch.Set("vip", true);
+  ASSERT_TRUE(t3->Merge(*accounts_, patch, "*").ok());
+  Entity line("2026", "line");
+  line.Set("amount", 999);
+  ASSERT_TRUE(t3->Insert(*ledger_, line).ok());
+  auto r3 = t3->Commit();
+  EXPECT_FALSE(r3.ok()) << "T3 wrote around committed T1";
+  {
+    std::lock_guard<std::mutex> lk(mu);
+    go = true;
+  }
+  cv.notify_all();
+  reader.join();
+  ASSERT_TRUE(store_->Recover().ok());
+  EXPECT_EQ(Balance(*accounts_, "eu", "alice"), 90);
+  EXPECT_EQ(Balance(*accounts_, "us", "carol"), 110);
+  auto got = ledger_->Get("2026", "line");
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(*got->FindAs<int32_t>("amount"), 10);
+  ExpectNoLeftovers();
+}
+
+// Leases that the fixture's Expire() runs out.
+TransactionOptions ShortLeases() {
+  TransactionOptions o;
+  o.lease_seconds = 15;
+  o.renewal_margin = std::chrono::seconds(5);
+  return o;
+}
+
+// T1 of the H2 cases: {Replace alice, Delete bob} in one partition.
+Status ReplaceAliceDeleteBob(Store& s) {
+  auto txn = s.Begin(ShortLeases());
+  auto acc = *s.OpenTable("accounts");
+  Entity a("eu", "alice");
+  a.Set("balance", 1);
+  BT_TRY(txn->Replace(acc, a, "*"));
+  BT_TRY(txn->Delete(acc, "eu", "bob", "*"));
+  return txn->Commit().status();
+}
+
+// H2: plain writes after a dead coordinator's leases ran out are ordered
+// after it: a committed delete is not replaced around, an uncommitted
+// insert is not mistaken for an entity.
+TEST_P(TxnTest, PlainReplaceAfterADeadCommitSeesItsDelete) {
+  if (!SyncPoints::Enabled()) GTEST_SKIP() << "sync points are compiled out (Release build)";
+  Seed();
+  ASSERT_EQ(KillCoordinatorAt("txn.committed", ReplaceAliceDeleteBob), 128 + SIGKILL);
+  Expire();
+  Entity b("eu", "bob");
+  b.Set("balance", 5);
+  EXPECT_EQ(accounts_->Replace(b, "*").status().code(), Code::kNotFound);
+  ASSERT_TRUE(store_->Recover().ok());
+  EXPECT_EQ(Balance(*accounts_, "eu", "alice"), 1);
+  EXPECT_TRUE(accounts_->Get("eu", "bob").status().IsNotFound());
+  ExpectNoLeftovers();
+}
+
+TEST_P(TxnTest, PlainInsertAfterADeadCommitSeesItsDelete) {
+  if (!SyncPoints::Enabled()) GTEST_SKIP() << "sync points are compiled out (Release build)";
+  Seed();
+  ASSERT_EQ(KillCoordinatorAt("txn.committed", ReplaceAliceDeleteBob), 128 + SIGKILL);
+  Expire();
+  Entity b("eu", "bob");
+  b.Set("balance", 5);
+  auto inserted = accounts_->Insert(b);
+  ASSERT_TRUE(inserted.ok()) << inserted.status().ToString();
+  EXPECT_EQ(Balance(*accounts_, "eu", "bob"), 5);
+  EXPECT_EQ(Balance(*accounts_, "eu", "alice"), 1);
+  ASSERT_TRUE(store_->Recover().ok());
+  ExpectNoLeftovers();
+}
+
+// T1 of the other H2 cases: {Insert zed}, killed before its commit point.
+Status InsertZed(Store& s) {
+  auto txn = s.Begin(ShortLeases());
+  Entity z("eu", "zed");
+  z.Set("balance", 1);
+  BT_TRY(txn->Insert(*s.OpenTable("accounts"), z));
+  return txn->Commit().status();
+}
+
+TEST_P(TxnTest, PlainReplaceOfAnUncommittedInsertIsNotFound) {
+  if (!SyncPoints::Enabled()) GTEST_SKIP() << "sync points are compiled out (Release build)";
+  Seed();
+  ASSERT_EQ(KillCoordinatorAt("txn.entities_leased", InsertZed), 128 + SIGKILL);
+  Expire();
+  Entity z("eu", "zed");
+  z.Set("balance", 7);
+  EXPECT_EQ(accounts_->Replace(z, "*").status().code(), Code::kNotFound);
+  EXPECT_TRUE(accounts_->Get("eu", "zed").status().IsNotFound());
+  ASSERT_TRUE(store_->Recover().ok());
+  ExpectNoLeftovers();
+}
+
+TEST_P(TxnTest, PlainDeleteOfAnUncommittedInsertIsNotFound) {
+  if (!SyncPoints::Enabled()) GTEST_SKIP() << "sync points are compiled out (Release build)";
+  Seed();
+  ASSERT_EQ(KillCoordinatorAt("txn.entities_leased", InsertZed), 128 + SIGKILL);
+  Expire();
+  EXPECT_EQ(accounts_->Delete("eu", "zed", "*").code(), Code::kNotFound);
+  ASSERT_TRUE(store_->Recover().ok());
+  ExpectNoLeftovers();
+}
+
+// H3: a reader that waited out one transaction and then meets the next one's
+// mark resolves that one too; it never returns the version it replaces.
+TEST_P(TxnTest, AReaderNeverReturnsAVersionACommittedTransactionReplaces) {
+  if (!fake_clock()) GTEST_SKIP() << "needs a dead coordinator's leases to run out in fake time";
+  Seed();
+  ASSERT_EQ(KillTransferAt("txn.committed", "t1"), 128 + SIGKILL);  // alice 90
+  Hooked* h = nullptr;
+  auto reader = OpenHooked(location_, Options(), &h);
+  bool next_started = false;
+  h->before_delete = [&](std::string_view n) -> std::optional<Status> {
+    if (next_started || n.rfind(kRecordPrefix, 0) != 0) return std::nullopt;
+    next_started = true;
+    // T1 is resolved; before the reader looks again, T2 commits and dies.
+    EXPECT_EQ(KillTransferAt("txn.committed", "t2"), 128 + SIGKILL);  // alice 80
+    return std::nullopt;
+  };
+  auto a = reader->OpenTable("accounts")->Get("eu", "alice");
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(*a->FindAs<int32_t>("balance"), 80);
+  EXPECT_TRUE(next_started);
+}
+
+// S1: the commit point was applied but its answer lost; before the
+// coordinator looks, its leases ran out and a successor rolled it forward
+// and deleted the record. The coordinator must not say "nothing was
+// committed": here the stamps on its entities tell it that it did commit.
+TEST_P(TxnTest, ACommitPointWhoseAnswerWasLostIsNeverReportedAsNotCommitted) {
+  Seed();
+  Hooked* h = nullptr;
+  auto store = OpenHooked(location_, Options(), &h);
+  bool lost = false;
+  h->after_put = [&](std::string_view n, const PutOptions& po,
+                     const Result<WriteResult>& r) -> std::optional<Status> {
+    if (lost || n.rfind(kRecordPrefix, 0) != 0 || !po.conditions.if_match || !r.ok())
+      return std::nullopt;
+    lost = true;
+    Expire();
+    auto other = Open();
+    EXPECT_EQ(*other->Recover(), 1);
+    // What a transport's retry of the applied request would now be told.
+    return Status::FromStorage(Code::kConflict, 412, "ConditionNotMet",
+                               "simulated: the retried commit point met the successor's change");
+  };
+  Status s = Transfer(*store);
+  EXPECT_TRUE(lost);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(Balance(*accounts_, "eu", "alice"), 90);
+  EXPECT_EQ(Balance(*accounts_, "us", "carol"), 110);
+  QueryOptions q;
+  EXPECT_EQ(ledger_->Query(q)->entities.size(), 1u);
   ExpectNoLeftovers();
 }
 
