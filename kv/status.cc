@@ -17,6 +17,7 @@ std::string_view CodeName(Code code) {
     case Code::kCorruption: return "Corruption";
     case Code::kIOError: return "IOError";
     case Code::kInternal: return "Internal";
+    case Code::kOutcomeUnknown: return "OutcomeUnknown";
   }
   return "Unknown";
 }

@@ -87,7 +87,7 @@ std::unique_ptr<Transaction> Store::Begin(const TransactionOptions& options) con
 }
 
 Result<int> Store::Recover() const {
-  return RecoverAbandoned(*core_->blobs, core_->options.txn_lease_seconds);
+  return RecoverAbandoned(core_->Resolver());
 }
 
 BlobStore& Store::blob_store() const { return *core_->blobs; }

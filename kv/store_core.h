@@ -8,6 +8,7 @@
 
 #include "blobtable/blob_store.h"
 #include "blobtable/options.h"
+#include "txn/recovery.h"
 
 namespace blobtable::internal {
 
@@ -26,6 +27,8 @@ struct StoreCore {
   void Backoff(int* round) const {
     Wait(std::chrono::milliseconds(std::min(200, 2 << std::min((*round)++, 7))));
   }
+  // What settling another transaction's leftovers takes.
+  ResolveContext Resolver() const { return {*blobs, *clock, options.txn_lease_seconds}; }
 };
 
 }  // namespace blobtable::internal

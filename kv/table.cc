@@ -23,13 +23,13 @@ std::string Context(std::string_view table, std::string_view pk, std::string_vie
          "', RowKey '" + Short(rk) + "')";
 }
 
-// Waits out a lease on an entity: each Next() resolves the partition's
-// transaction if its coordinator died, then backs off; Busy once
+// Waits out an entity held by a transaction or another client: each Next()
+// settles the transaction named on the entity (finishing or undoing it if
+// its coordinator died), then backs off; Busy once
 // StoreOptions::busy_timeout has passed.
 class BusyWait {
  public:
-  BusyWait(const internal::StoreCore& core, const std::string& table, std::string_view pk)
-      : core_(core), lock_(naming::LockBlobName(table, pk)) {}
+  BusyWait(const internal::StoreCore& core, std::string blob) : core_(core), blob_(std::move(blob)) {}
 
   Status Next(const Status& busy, const std::string& ctx) {
     auto now = core_.clock->Now();
@@ -39,32 +39,42 @@ class BusyWait {
     }
     if (now >= deadline_)
       return Status::FromStorage(Code::kBusy, busy.http_status(), busy.storage_code(),
-                                 ctx + ": leased by another writer (a transaction in progress or "
-                                       "another client) for longer than the busy timeout (" +
-                                     busy.message() + ")");
-    // Retry only once the partition's transaction (if any) is resolved: a
-    // write that slipped in when a dead coordinator's lease ran out could
-    // otherwise land before that transaction's committed writes.
-    for (;;) {
-      core_.Backoff(&round_);
-      if (!lock_.ok()) return Status::OK();
-      Status r = ResolvePartitionLock(*core_.blobs, *lock_, core_.options.txn_lease_seconds);
-      if (r.ok()) return Status::OK();
-      if (!r.IsBusy()) return r;
-      if (core_.clock->Now() >= deadline_)
-        return Status::FromStorage(Code::kBusy, busy.http_status(), busy.storage_code(),
-                                   ctx + ": its partition's transaction stayed in progress for "
-                                         "longer than the busy timeout");
+                                 ctx + ": held by a transaction in progress or another client "
+                                       "for longer than the busy timeout (" + busy.message() + ")");
+    // A write must not land before a decided transaction's writes: settle
+    // whatever transaction holds the entity before trying again.
+    auto head = core_.blobs->Head(blob_, {});
+    if (head.ok()) {
+      Status r = ResolveBlob(core_.Resolver(), blob_, head->properties);
+      if (!r.ok() && !r.IsBusy()) return r.WithContext(ctx);
     }
+    core_.Backoff(&round_);
+    return Status::OK();
   }
 
  private:
   const internal::StoreCore& core_;
-  Result<std::string> lock_;
+  const std::string blob_;
   bool started_ = false;
   TimePoint deadline_;
-  int round_ = 0;
+  int round_ = 0;  // backoff only
 };
+
+bool Marked(const BlobProperties& p) { return !MarkingTransaction(p).empty(); }
+
+// The ETag of an entity as a reader sees it (a transaction's mark or
+// reservation settled first). Writes that need the entity to exist in any
+// version ("*") send this ETag rather than If-Match "*": a reservation is a
+// blob too, and "*" would take one for the entity. NotFound if absent.
+Result<std::string> CurrentETag(const Table& table, const internal::StoreCore& core,
+                                const std::string& blob, std::string_view pk,
+                                std::string_view rk) {
+  auto head = core.blobs->Head(blob, {});
+  if (!head.ok()) return head.status();
+  if (!Marked(head->properties)) return head->properties.etag;
+  BT_ASSIGN_OR_RETURN(Entity settled, table.Get(pk, rk));
+  return settled.etag();
+}
 
 Status ValidateIfMatch(std::string_view if_match) {
   if (if_match.empty())
@@ -90,34 +100,23 @@ Result<Entity> Table::Get(std::string_view pk, std::string_view rk) const {
   auto name = EntityBlobName(pk, rk);
   if (!name.ok()) return name.status().WithContext(ctx);
   auto blob = core_->blobs->Get(*name, {});
-  // Marked by a transaction being committed: wait for it (or, if its
-  // coordinator died, finish it), then read again. Reading around it could
-  // hand the caller a version that a committed write is about to replace.
+  // Marked by a transaction: wait for its outcome (or, if its coordinator
+  // died, settle it), then read again. Reading around the mark could hand
+  // out a version that a committed write is about to replace. Only the
+  // deadline ends the wait; the backoff has its own counter.
   TimePoint deadline{};
   int round = 0;
-  while (blob.ok()) {
-    const Metadata& m = blob->properties.metadata;
-    auto mark = m.find(kIntentMetadata);
-    if (mark == m.end()) mark = m.find(kReservationMetadata);
-    if (mark == m.end()) break;
-    const int lease = core_->options.txn_lease_seconds;
-    Status r = ResolveTransaction(*core_->blobs, mark->second, lease);
+  while (blob.ok() && Marked(blob->properties)) {
+    const std::string seen = blob->properties.etag;
+    Status r = ResolveBlob(core_->Resolver(), *name, blob->properties);
+    if (!r.ok() && !r.IsBusy()) return r.WithContext(ctx);
     if (r.ok()) {
-      // Resolved; if the blob is unchanged, its record is gone and the mark
-      // an orphan: clear it. The loop looks at the marks of what is read.
-      auto again = core_->blobs->Get(*name, {});
-      if (again.ok() && again->properties.etag == blob->properties.etag) {
-        (void)ClearOrphanMark(*core_->blobs, *name, lease);
-        again = core_->blobs->Get(*name, {});
-      }
-      blob = std::move(again);
-      if (round++ > 3) break;  // a mark that will not go: read what is there
-      continue;
+      blob = core_->blobs->Get(*name, {});
+      if (!blob.ok() || blob->properties.etag != seen) continue;  // moved on: look at it
     }
-    if (!r.IsBusy()) return r.WithContext(ctx);
     if (deadline == TimePoint{}) deadline = core_->clock->Now() + core_->options.busy_timeout;
     if (core_->clock->Now() >= deadline)
-      return Status::Busy(ctx + ": a transaction writing it stayed in progress for longer than "
+      return Status::Busy(ctx + ": a transaction holding it stayed in progress for longer than "
                                 "the busy timeout");
     core_->Backoff(&round);
     blob = core_->blobs->Get(*name, {});
@@ -126,9 +125,6 @@ Result<Entity> Table::Get(std::string_view pk, std::string_view rk) const {
     if (blob.status().IsNotFound()) return Status::NotFound(ctx + ": not found");
     return blob.status().WithContext(ctx);
   }
-  // A transaction's reservation for an entity it may create: not there yet.
-  if (blob->properties.metadata.count(kReservationMetadata))
-    return Status::NotFound(ctx + ": not found");
   BT_ASSIGN_OR_RETURN(Entity e, DecodeEntity(blob->data, *name));
   if (e.partition_key() != pk || e.row_key() != rk)
     return Status::Corruption("entity blob '" + *name + "' holds the keys of another entity");
@@ -169,7 +165,7 @@ Result<Entity> Table::Write(const Entity& entity, std::string_view if_match, boo
   if (!name.ok()) return name.status().WithContext(ctx);
   const bool insert_only = if_match.empty();
   const bool any_version = if_match == kAnyETag;
-  BusyWait busy(*core_, name_, entity.partition_key());
+  BusyWait busy(*core_, *name);
 
   for (int attempt = 0; attempt < std::max(1, core_->options.max_merge_attempts); ++attempt) {
     Entity stored = entity;
@@ -195,7 +191,12 @@ Result<Entity> Table::Write(const Entity& entity, std::string_view if_match, boo
       }
     } else if (insert_only) {
       cond.if_none_match = std::string(kAnyETag);
-    } else if (!(any_version && create_if_missing)) {
+    } else if (any_version && !create_if_missing) {
+      auto etag = CurrentETag(*this, *core_, *name, entity.partition_key(), entity.row_key());
+      if (etag.status().IsNotFound()) return Status::NotFound(ctx + ": not found");
+      if (!etag.ok()) return etag.status().WithContext(ctx);
+      cond.if_match = *etag;
+    } else if (!any_version) {
       cond.if_match = std::string(if_match);
     }
     stored.set_timestamp(
@@ -216,28 +217,23 @@ Result<Entity> Table::Write(const Entity& entity, std::string_view if_match, boo
       continue;
     }
     if (!s.IsConflict()) return s.WithContext(ctx);
-    // A condition failed: say which, or retry a merge that lost a race.
+    // A condition failed: say which, or retry a merge that lost a race. The
+    // answer is about the entity as a reader sees it, so a transaction's
+    // mark or reservation is settled first (Get does that).
+    if (any_version) continue;  // raced between reading and writing: again
+    auto now = Get(entity.partition_key(), entity.row_key());
+    if (!now.ok() && !now.status().IsNotFound()) return now.status();
     if (insert_only) {
-      auto head = core_->blobs->Head(*name, {});
-      if (head.ok() && head->properties.metadata.count(kReservationMetadata)) {
-        // Reserved by a transaction: Get waits for it (or finishes it, or
-        // clears an orphan reservation); then insert again.
-        auto now = Get(entity.partition_key(), entity.row_key());
-        if (now.ok()) return Status::Conflict(ctx + ": already exists");
-        if (!now.status().IsNotFound()) return now.status();
-        BT_RETURN_IF_ERROR(busy.Next(s, ctx));
-        --attempt;
-        continue;
-      }
-      return Status::Conflict(ctx + ": already exists");
+      if (now.ok()) return Status::Conflict(ctx + ": already exists");
+      BT_RETURN_IF_ERROR(busy.Next(s, ctx));  // a reservation, gone now: insert again
+      --attempt;
+      continue;
     }
-    if (merge && any_version) continue;
-    auto head = core_->blobs->Head(*name, {});
-    if (head.status().IsNotFound()) return Status::NotFound(ctx + ": not found");
-    return Status::Conflict(ctx + ": ETag " + std::string(if_match) + " no longer matches" +
-                            (head.ok() ? " (now " + head->properties.etag + ")" : ""));
+    if (!now.ok()) return Status::NotFound(ctx + ": not found");
+    return Status::Conflict(ctx + ": ETag " + std::string(if_match) + " no longer matches (now " +
+                            now->etag() + ")");
   }
-  return Status::Conflict(ctx + ": gave up merging after " +
+  return Status::Conflict(ctx + ": gave up after " +
                           std::to_string(core_->options.max_merge_attempts) +
                           " attempts, each raced by another writer");
 }
@@ -247,19 +243,36 @@ Status Table::Delete(std::string_view pk, std::string_view rk, std::string_view 
   BT_RETURN_IF_ERROR(ValidateIfMatch(if_match));
   auto name = EntityBlobName(pk, rk);
   if (!name.ok()) return name.status().WithContext(ctx);
-  WriteOptions o;
-  if (if_match != kAnyETag) o.conditions.if_match = std::string(if_match);
-  BusyWait busy(*core_, name_, pk);
-  Status s = core_->blobs->Delete(*name, o);
-  while (s.IsBusy()) {
-    BT_RETURN_IF_ERROR(busy.Next(s, ctx));
-    s = core_->blobs->Delete(*name, o);
+  const bool any_version = if_match == kAnyETag;
+  BusyWait busy(*core_, *name);
+  for (int attempt = 0; attempt < std::max(1, core_->options.max_merge_attempts); ++attempt) {
+    WriteOptions o;
+    if (any_version) {
+      auto etag = CurrentETag(*this, *core_, *name, pk, rk);
+      if (etag.status().IsNotFound()) return Status::NotFound(ctx + ": not found");
+      if (!etag.ok()) return etag.status().WithContext(ctx);
+      o.conditions.if_match = *etag;
+    } else {
+      o.conditions.if_match = std::string(if_match);
+    }
+    Status s = core_->blobs->Delete(*name, o);
+    while (s.IsBusy()) {
+      BT_RETURN_IF_ERROR(busy.Next(s, ctx));
+      s = core_->blobs->Delete(*name, o);
+    }
+    if (s.ok()) return s;
+    if (s.IsNotFound()) return Status::NotFound(ctx + ": not found");
+    if (!s.IsConflict()) return s.WithContext(ctx);
+    if (any_version) continue;  // raced between reading and deleting: again
+    auto now = Get(pk, rk);  // as a reader sees it (settles a transaction first)
+    if (now.status().IsNotFound()) return Status::NotFound(ctx + ": not found");
+    if (!now.ok()) return now.status();
+    return Status::Conflict(ctx + ": ETag " + std::string(if_match) + " no longer matches (now " +
+                            now->etag() + ")");
   }
-  if (s.ok()) return s;
-  if (s.IsNotFound()) return Status::NotFound(ctx + ": not found");
-  if (s.IsConflict())
-    return Status::Conflict(ctx + ": ETag " + std::string(if_match) + " no longer matches");
-  return s.WithContext(ctx);
+  return Status::Conflict(ctx + ": gave up after " +
+                          std::to_string(core_->options.max_merge_attempts) +
+                          " attempts, each raced by another writer");
 }
 
 Result<QueryPage> Table::Query(const QueryOptions& q) const {

@@ -82,11 +82,32 @@ TEST_P(TableTest, EachSimpleOperationIsOneRequest) {
   ASSERT_TRUE(table().Insert(Make("p", "r")).ok());
   EXPECT_EQ(counts(), (std::map<std::string, int>{{"put", 1}}));
   counts().clear();
-  ASSERT_TRUE(table().Get("p", "r").ok());
+  auto got = table().Get("p", "r");
+  ASSERT_TRUE(got.ok());
   EXPECT_EQ(counts(), (std::map<std::string, int>{{"get", 1}}));
   counts().clear();
-  ASSERT_TRUE(table().Delete("p", "r", "*").ok());
+  ASSERT_TRUE(table().Replace(Make("p", "r", 2), got->etag()).ok());
+  EXPECT_EQ(counts(), (std::map<std::string, int>{{"put", 1}}));
+  counts().clear();
+  ASSERT_TRUE(table().Upsert(Make("p", "r", 3)).ok());
+  EXPECT_EQ(counts(), (std::map<std::string, int>{{"put", 1}}));
+  counts().clear();
+  auto cur = table().Get("p", "r");
+  counts().clear();
+  ASSERT_TRUE(table().Delete("p", "r", cur->etag()).ok());
   EXPECT_EQ(counts(), (std::map<std::string, int>{{"delete", 1}}));
+}
+
+// "*" (any existing version) costs a HEAD first: If-Match "*" would also
+// match a transaction's reservation for an entity that does not exist yet.
+TEST_P(TableTest, AnyVersionWritesReadTheETagFirst) {
+  ASSERT_TRUE(table().Insert(Make("p", "r")).ok());
+  counts().clear();
+  ASSERT_TRUE(table().Replace(Make("p", "r", 2), "*").ok());
+  EXPECT_EQ(counts(), (std::map<std::string, int>{{"head", 1}, {"put", 1}}));
+  counts().clear();
+  ASSERT_TRUE(table().Delete("p", "r", "*").ok());
+  EXPECT_EQ(counts(), (std::map<std::string, int>{{"head", 1}, {"delete", 1}}));
 }
 
 TEST_P(TableTest, InsertOfExistingEntityIsConflict) {

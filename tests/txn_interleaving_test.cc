@@ -95,9 +95,12 @@ class Actor {
     if (observed) e.ops.front().observed = *observed;
   }
   static Outcome Failed(const Status& s) {
-    if (s.code() == Code::kUnavailable || s.code() == Code::kInternal) return Outcome::kUnknown;
-    if (static_cast<int>(s.code()) > static_cast<int>(Code::kInternal)) return Outcome::kUnknown;
-    return Outcome::kNoEffect;
+    switch (s.code()) {
+      case Code::kUnavailable:
+      case Code::kInternal:
+      case Code::kOutcomeUnknown: return Outcome::kUnknown;
+      default: return Outcome::kNoEffect;
+    }
   }
 
   void Plain(int op) {

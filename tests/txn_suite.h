@@ -187,8 +187,9 @@ class TxnTest : public ::testing::TestWithParam<TxnBackend> {
       EXPECT_NE(item.name.rfind(kRecordPrefix, 0), 0u) << "record left: " << item.name;
       EXPECT_EQ(item.properties.metadata.count(kReservationMetadata), 0u) << item.name;
       EXPECT_NE(item.properties.lease_state, LeaseState::kLeased) << item.name;
-      if (item.name.find("/l/") != std::string::npos)
+      if (item.name.find("/l/") != std::string::npos) {
         EXPECT_EQ(item.properties.metadata.count(kTxnMetadata), 0u) << item.name;
+      }
     }
   }
 

@@ -73,7 +73,9 @@ Commands:
 
 Exit codes: 0 ok, 2 invalid input (usage, key, JSON, size), 3 not found,
 4 conflict (ETag mismatch or already exists), 5 lock not acquired in time,
-6 storage unreachable, 1 anything else. Errors go to stderr.
+6 storage unreachable, 7 outcome unknown (a commit may or may not have
+happened: read its entities or run `recover` before retrying), 1 anything
+else. Errors go to stderr.
 )";
 
 struct UsageError {
@@ -335,6 +337,7 @@ int ExitCodeFor(const Status& s) {
     case Code::kLockTimeout:
     case Code::kBusy: return kExitLockTimeout;
     case Code::kUnavailable: return kExitUnavailable;
+    case Code::kOutcomeUnknown: return kExitOutcomeUnknown;
     default: return kExitOther;
   }
 }

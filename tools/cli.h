@@ -17,6 +17,7 @@ enum ExitCode : int {
   kExitConflict = 4,     // ETag mismatch or already exists
   kExitLockTimeout = 5,  // lock not acquired in time (or entity locked)
   kExitUnavailable = 6,  // storage unreachable
+  kExitOutcomeUnknown = 7,  // a commit may or may not have happened: settle before retrying
 };
 
 int ExitCodeFor(const Status& status);

@@ -16,47 +16,159 @@ std::string MetaOf(const BlobProperties& p, const char* name) {
   return it == p.metadata.end() ? "" : it->second;
 }
 
-// Applies one committed write by the replay rule, with the transaction's
-// lease id. Busy if another party leases the entity right now.
-Status RollForward(BlobStore& blobs, const TxnRecord& rec, const TxnWrite& w, int lease_seconds) {
-  auto head = blobs.Head(w.blob, {});
-  if (head.status().IsNotFound()) {
-    if (w.op == TxnWrite::kDelete) return Status::OK();  // deleted: done
-    // The reservation is gone: someone deleted the entity after the commit
-    // finished it... or never existed. Nothing recorded to compare: skip.
+// Keeps a resolver's lease on a record alive: renewed once a third of it
+// has passed, checked between steps.
+class LeaseKeeper {
+ public:
+  LeaseKeeper(const ResolveContext& ctx, std::string blob, std::string id)
+      : ctx_(ctx), blob_(std::move(blob)), id_(std::move(id)), since_(ctx.clock.Now()) {}
+
+  Status Renew() {
+    if (ctx_.clock.Now() - since_ < std::chrono::seconds(ctx_.lease_seconds) / 3)
+      return Status::OK();
+    auto r = ctx_.blobs.RenewLease(blob_, id_, {});
+    if (!r.ok())
+      return Status::LeaseLost("a resolver lost its lease on " + blob_ + ": " + r.status().message());
+    since_ = ctx_.clock.Now();
+    BT_SYNC_POINT("recovery.renewed");
     return Status::OK();
   }
+
+ private:
+  const ResolveContext& ctx_;
+  const std::string blob_, id_;
+  TimePoint since_;
+};
+
+// Applies one committed write by the replay rule, with the transaction's
+// lease id. Busy if another party leases the entity right now.
+Status RollForward(const ResolveContext& ctx, const TxnRecord& rec, const TxnWrite& w) {
+  BlobStore& blobs = ctx.blobs;
+  auto head = blobs.Head(w.blob, {});
+  // Gone: a delete applied (a put target is held under the transaction's
+  // lease until applied, so it cannot have vanished unapplied).
+  if (head.status().IsNotFound()) return Status::OK();
   if (!head.ok()) return head.status();
   if (MetaOf(head->properties, kTxnMetadata) == rec.txn_id) {
-    // Stamped: applied already. Let go of its lease if we still hold it.
+    // Stamped: applied already. Let go of its lease if it is still held.
     (void)blobs.ReleaseLease(w.blob, rec.lease_id, {});
     return Status::OK();
   }
+  // Infinite, like the coordinator's: if this resolver dies here, the entity
+  // stays excluded until the next one applies the write.
   AccessConditions at_seen;
   at_seen.if_match = w.seen_etag;
-  auto lease = blobs.AcquireLease(w.blob, lease_seconds, rec.lease_id, at_seen);
-  if (lease.status().IsConflict()) return Status::OK();  // a later writer won: skip
+  auto lease = blobs.AcquireLease(w.blob, kInfiniteLease, rec.lease_id, at_seen);
+  if (lease.status().IsConflict() || lease.status().IsNotFound()) return Status::OK();  // later writer
   if (!lease.ok()) return lease.status();
-  Status applied;
   if (w.op == TxnWrite::kDelete) {
     WriteOptions o;
     o.lease_id = rec.lease_id;
     o.conditions.if_match = w.seen_etag;
-    applied = blobs.Delete(w.blob, o);
-    return applied.IsNotFound() ? Status::OK() : applied;
+    Status applied = blobs.Delete(w.blob, o);
+    return applied.IsNotFound() || applied.IsConflict() ? Status::OK() : applied;
   }
   PutOptions o;
   o.lease_id = rec.lease_id;
   o.conditions.if_match = w.seen_etag;
   o.metadata = {{kTxnMetadata, rec.txn_id}};
-  applied = blobs.Put(w.blob, w.body, o).status();
+  Status applied = blobs.Put(w.blob, w.body, o).status();
   if (applied.IsConflict()) return Status::OK();  // a later writer won
   if (!applied.ok()) return applied;
   (void)blobs.ReleaseLease(w.blob, rec.lease_id, {});
   return Status::OK();
 }
 
+// Undoes what a pending transaction may have done to one entity.
+Status Undo(const ResolveContext& ctx, const TxnRecord& rec, const std::string& blob) {
+  auto head = ctx.blobs.Head(blob, {});
+  if (head.status().IsNotFound()) return Status::OK();
+  if (!head.ok()) return head.status();
+  // Everything below is conditional on the version just read: a writer that
+  // got in meanwhile is never undone.
+  return ClearMark(ctx.blobs, blob, head->properties, rec.txn_id, rec.lease_id, ctx.lease_seconds);
+}
+
+void ClearLockMarks(const ResolveContext& ctx, const TxnRecord& rec) {
+  for (const std::string& lock : rec.locks) {
+    auto head = ctx.blobs.Head(lock, {});
+    if (!head.ok() || MetaOf(head->properties, kTxnMetadata) != rec.txn_id) continue;
+    // Take it with the transaction's own id (works while it is its lease or
+    // expired), at the version read; if someone else holds it now, they
+    // overwrite the mark.
+    AccessConditions at;
+    at.if_match = head->properties.etag;
+    if (!ctx.blobs.AcquireLease(lock, ctx.lease_seconds, rec.lease_id, at).ok()) continue;
+    WriteOptions o;
+    o.lease_id = rec.lease_id;
+    o.conditions.if_match = head->properties.etag;
+    (void)ctx.blobs.SetMetadata(lock, {}, o);
+    (void)ctx.blobs.ReleaseLease(lock, rec.lease_id, {});
+  }
+}
+
+// Under the record's lease `resolver`: finishes or undoes the transaction
+// and removes its record.
+Status Resolve(const ResolveContext& ctx, const std::string& name, const std::string& body,
+               LeaseKeeper& keeper, const std::string& resolver) {
+  BT_ASSIGN_OR_RETURN(TxnRecord rec, DecodeRecord(body, name));
+  std::set<std::string> written;
+  if (rec.state == TxnState::kCommitted) {
+    for (const TxnWrite& w : rec.writes) {
+      BT_RETURN_IF_ERROR(keeper.Renew());
+      BT_RETURN_IF_ERROR(RollForward(ctx, rec, w));
+      written.insert(w.blob);
+    }
+  } else if (rec.state == TxnState::kPending) {
+    // Mark it aborted first: this also fences the coordinator's commit
+    // point (conditional on the record it created), and a resolver that
+    // dies mid-undo leaves a record that says so.
+    TxnRecord aborted = rec;
+    aborted.state = TxnState::kAborted;
+    PutOptions o;
+    o.lease_id = resolver;
+    BT_RETURN_IF_ERROR(ctx.blobs.Put(name, EncodeRecord(aborted), o).status());
+  }
+  // Entities it reserved, marked or leased and did not write (all of them
+  // unless it committed): undo.
+  for (const std::string& e : rec.entities) {
+    if (written.count(e)) continue;
+    BT_RETURN_IF_ERROR(keeper.Renew());
+    BT_RETURN_IF_ERROR(Undo(ctx, rec, e));
+  }
+  ClearLockMarks(ctx, rec);
+  WriteOptions del;
+  del.lease_id = resolver;
+  Status s = ctx.blobs.Delete(name, del);
+  return s.IsNotFound() ? Status::OK() : s;
+}
+
+// Removes what a transaction whose record is gone left on `blob`: its mark
+// (under its own id, the lease id of the new protocol), or the lease on an
+// entity it stamped. Busy if the record exists after all.
+Status ClearOrphan(const ResolveContext& ctx, std::string_view blob) {
+  auto head = ctx.blobs.Head(blob, {});
+  if (!head.ok()) return head.status().IsNotFound() ? Status::OK() : head.status();
+  const BlobProperties& p = head->properties;
+  std::string txn = MarkingTransaction(p);
+  if (txn.empty()) {
+    std::string stamp = MetaOf(p, kTxnMetadata);
+    if (!stamp.empty() && p.lease_status == LeaseStatus::kLocked)
+      (void)ctx.blobs.ReleaseLease(blob, stamp, {});  // succeeds only if still its lease
+    return Status::OK();
+  }
+  auto record = ctx.blobs.Head(RecordBlobName(txn), {});
+  if (record.ok()) return Status::Busy("transaction " + txn + " still has a record");
+  if (!record.status().IsNotFound()) return record.status();
+  return ClearMark(ctx.blobs, blob, p, txn, txn, ctx.lease_seconds);
+}
+
 }  // namespace
+
+std::string MarkingTransaction(const BlobProperties& p) {
+  std::string txn = MetaOf(p, kIntentMetadata);
+  return txn.empty() ? MetaOf(p, kReservationMetadata) : txn;
+}
 
 Status ClearMark(BlobStore& blobs, std::string_view blob, const BlobProperties& seen,
                  const std::string& txn_id, const std::string& lease_id, int lease_seconds) {
@@ -68,6 +180,8 @@ Status ClearMark(BlobStore& blobs, std::string_view blob, const BlobProperties& 
     (void)blobs.ReleaseLease(blob, lease_id, {});  // succeeds only if still its lease
     return Status::OK();
   }
+  // (Re)take it with the transaction's id at the version seen: a finite
+  // lease, so a resolver that dies here leaves nothing that does not pass.
   auto lease = blobs.AcquireLease(blob, lease_seconds, lease_id, at);
   if (lease.status().IsConflict() || lease.status().IsNotFound()) return Status::OK();  // changed
   if (!lease.ok()) return lease.status();
@@ -80,99 +194,21 @@ Status ClearMark(BlobStore& blobs, std::string_view blob, const BlobProperties& 
   }
   Metadata clean = seen.metadata;
   clean.erase(kIntentMetadata);
-  (void)blobs.SetMetadata(blob, clean, o);
+  Status s = blobs.SetMetadata(blob, clean, o).status();
+  if (!s.ok() && !s.IsConflict() && !s.IsNotFound()) return s;
   (void)blobs.ReleaseLease(blob, lease_id, {});
   return Status::OK();
 }
 
-Status ClearOrphanMark(BlobStore& blobs, std::string_view blob, int lease_seconds) {
-  auto head = blobs.Head(blob, {});
-  if (!head.ok()) return head.status().IsNotFound() ? Status::OK() : head.status();
-  std::string txn = MetaOf(head->properties, kReservationMetadata);
-  if (txn.empty()) txn = MetaOf(head->properties, kIntentMetadata);
-  if (txn.empty()) return Status::OK();
-  auto record = blobs.Head(RecordBlobName(txn), {});
-  if (record.ok()) return Status::Busy("transaction " + txn + " still has a record");
-  if (!record.status().IsNotFound()) return record.status();
-  return ClearMark(blobs, blob, head->properties, txn, NewGuid(), lease_seconds);
-}
-
-namespace {
-
-// Undoes what a pending transaction may have done to one entity.
-Status Undo(BlobStore& blobs, const TxnRecord& rec, const std::string& blob, int lease_seconds) {
-  auto head = blobs.Head(blob, {});
-  if (head.status().IsNotFound()) return Status::OK();
-  if (!head.ok()) return head.status();
-  // Everything below is conditional on the version just read: a plain
-  // writer that got in meanwhile (a lease ran out) is never undone.
-  return ClearMark(blobs, blob, head->properties, rec.txn_id, rec.lease_id, lease_seconds);
-}
-
-void ClearLockMarks(BlobStore& blobs, const TxnRecord& rec, int lease_seconds) {
-  for (const std::string& lock : rec.locks) {
-    auto head = blobs.Head(lock, {});
-    if (!head.ok() || MetaOf(head->properties, kTxnMetadata) != rec.txn_id) continue;
-    // Take it with the transaction's own id (works while it is its lease or
-    // expired), at the version read; if someone else holds it now, they
-    // overwrite the mark.
-    AccessConditions at;
-    at.if_match = head->properties.etag;
-    if (!blobs.AcquireLease(lock, lease_seconds, rec.lease_id, at).ok()) continue;
-    WriteOptions o;
-    o.lease_id = rec.lease_id;
-    o.conditions.if_match = head->properties.etag;
-    (void)blobs.SetMetadata(lock, {}, o);
-    (void)blobs.ReleaseLease(lock, rec.lease_id, {});
-  }
-}
-
-}  // namespace
-
-namespace {
-
-// Under the record's lease `resolver`: finishes or undoes the transaction
-// and removes its record.
-Status Resolve(BlobStore& blobs, const std::string& name, const std::string& body,
-               const std::string& resolver, int lease_seconds) {
-  BT_ASSIGN_OR_RETURN(TxnRecord rec, DecodeRecord(body, name));
-  std::set<std::string> written;
-  if (rec.state == TxnState::kCommitted) {
-    for (const TxnWrite& w : rec.writes) {
-      BT_RETURN_IF_ERROR(RollForward(blobs, rec, w, lease_seconds));
-      written.insert(w.blob);
-    }
-  } else if (rec.state == TxnState::kPending) {
-    // Mark it aborted first: a resolver that dies mid-undo leaves a record
-    // that says so.
-    TxnRecord aborted = rec;
-    aborted.state = TxnState::kAborted;
-    PutOptions o;
-    o.lease_id = resolver;
-    BT_RETURN_IF_ERROR(blobs.Put(name, EncodeRecord(aborted), o).status());
-  }
-  // Entities it reserved or marked and did not write (all of them unless it
-  // committed): undo.
-  for (const std::string& e : rec.entities)
-    if (!written.count(e)) BT_RETURN_IF_ERROR(Undo(blobs, rec, e, lease_seconds));
-  ClearLockMarks(blobs, rec, lease_seconds);
-  WriteOptions del;
-  del.lease_id = resolver;
-  Status s = blobs.Delete(name, del);
-  return s.IsNotFound() ? Status::OK() : s;
-}
-
-}  // namespace
-
-Status ResolveTransaction(BlobStore& blobs, std::string_view txn_id, int lease_seconds) {
+Status ResolveTransaction(const ResolveContext& ctx, std::string_view txn_id) {
   const std::string name = RecordBlobName(txn_id);
   // A cheap look first: a record whose lease is held has a live coordinator.
-  auto look = blobs.Head(name, {});
+  auto look = ctx.blobs.Head(name, {});
   if (look.status().IsNotFound()) return Status::OK();
   if (!look.ok()) return look.status();
   if (look->properties.lease_status == LeaseStatus::kLocked)
     return Status::Busy("transaction " + std::string(txn_id) + " is still in progress");
-  auto got = blobs.Get(name, {});
+  auto got = ctx.blobs.Get(name, {});
   if (got.status().IsNotFound()) return Status::OK();
   if (!got.ok()) return got.status();
   // Taking the record's lease fences its coordinator: its commit-point write
@@ -180,7 +216,7 @@ Status ResolveTransaction(BlobStore& blobs, std::string_view txn_id, int lease_s
   const std::string resolver = NewGuid();
   AccessConditions same;
   same.if_match = got->properties.etag;
-  auto lease = blobs.AcquireLease(name, lease_seconds, resolver, same);
+  auto lease = ctx.blobs.AcquireLease(name, ctx.lease_seconds, resolver, same);
   if (lease.status().IsNotFound()) return Status::OK();
   if (!lease.ok()) {
     if (lease.status().IsBusy() || lease.status().IsConflict())
@@ -188,30 +224,42 @@ Status ResolveTransaction(BlobStore& blobs, std::string_view txn_id, int lease_s
     return lease.status();
   }
   BT_SYNC_POINT("recovery.record_taken");
-  Status s = Resolve(blobs, name, got->data, resolver, lease_seconds);
-  if (!s.ok()) (void)blobs.ReleaseLease(name, resolver, {});  // let the next one try at once
+  LeaseKeeper keeper(ctx, name, resolver);
+  Status s = Resolve(ctx, name, got->data, keeper, resolver);
+  if (!s.ok()) (void)ctx.blobs.ReleaseLease(name, resolver, {});  // let the next one try at once
   return s;
 }
 
-Status ResolvePartitionLock(BlobStore& blobs, std::string_view lock_blob, int lease_seconds) {
-  auto head = blobs.Head(lock_blob, {});
+Status ResolvePartitionLock(const ResolveContext& ctx, std::string_view lock_blob) {
+  auto head = ctx.blobs.Head(lock_blob, {});
   if (head.status().IsNotFound()) return Status::OK();
   if (!head.ok()) return head.status();
-  auto it = head->properties.metadata.find(kTxnMetadata);
-  if (it == head->properties.metadata.end() || it->second.empty()) return Status::OK();
-  return ResolveTransaction(blobs, it->second, lease_seconds);
+  std::string txn = MetaOf(head->properties, kTxnMetadata);
+  if (txn.empty()) return Status::OK();
+  return ResolveTransaction(ctx, txn);
 }
 
-Result<int> RecoverAbandoned(BlobStore& blobs, int lease_seconds) {
+Status ResolveBlob(const ResolveContext& ctx, std::string_view blob, const BlobProperties& seen) {
+  std::string txn = MarkingTransaction(seen);
+  if (txn.empty()) {
+    // A stamp on a blob still leased: a finished transaction that may not
+    // have released it.
+    txn = MetaOf(seen, kTxnMetadata);
+    if (txn.empty() || seen.lease_status != LeaseStatus::kLocked) return Status::OK();
+  }
+  BT_RETURN_IF_ERROR(ResolveTransaction(ctx, txn));
+  return ClearOrphan(ctx, blob);
+}
+
+Result<int> RecoverAbandoned(const ResolveContext& ctx) {
   int resolved = 0;
   ListOptions list;
   list.prefix = kRecordPrefix;
   do {
-    BT_ASSIGN_OR_RETURN(ListPage page, blobs.List(list));
+    BT_ASSIGN_OR_RETURN(ListPage page, ctx.blobs.List(list));
     for (const BlobItem& item : page.items) {
       if (item.properties.lease_status == LeaseStatus::kLocked) continue;  // its coordinator is at work
-      Status s = ResolveTransaction(blobs, item.name.substr(std::string(kRecordPrefix).size()),
-                                    lease_seconds);
+      Status s = ResolveTransaction(ctx, item.name.substr(std::string(kRecordPrefix).size()));
       if (s.ok()) ++resolved;
       else if (!s.IsBusy()) return s;
     }

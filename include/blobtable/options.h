@@ -45,11 +45,12 @@ struct StoreOptions {
   // injection (see BlobStoreWrapper).
   std::function<std::shared_ptr<BlobStore>(std::shared_ptr<BlobStore>)> wrap_blob_store;
 
-  // A single-entity write that meets an entity leased by a transaction in
-  // progress (or reserved by one) waits up to this long for it, resolving a
-  // transaction whose coordinator died, then returns Busy. Longer than the
-  // transaction lease, so that a dead coordinator's leases can run out.
-  std::chrono::milliseconds busy_timeout{40'000};
+  // A single-entity read or write that meets an entity held by a transaction
+  // in progress waits up to this long for it, resolving a transaction whose
+  // coordinator died, then returns Busy. Must be longer than any transaction
+  // lease (TransactionOptions::lease_seconds, txn_lease_seconds), so that a
+  // dead coordinator's record lease can run out within it.
+  std::chrono::milliseconds busy_timeout{70'000};
   // Backoff between such tries (and between tries at busy transaction
   // locks); null: std::this_thread::sleep_for. Tests inject their own.
   std::function<void(std::chrono::milliseconds)> wait;

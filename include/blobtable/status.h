@@ -40,6 +40,10 @@ enum class Code : int {
   kIOError,
   // An internal invariant failed: a bug in blobtable.
   kInternal,
+  // A write (a transaction's commit) may or may not have taken effect, and
+  // blobtable could not find out which. Do not retry blindly: read what it
+  // wrote (or run `Store::Recover`) to settle it, then decide.
+  kOutcomeUnknown,
 };
 
 // "NotFound", "Conflict", ... (stable; used in messages and the CLI).
@@ -62,6 +66,9 @@ class [[nodiscard]] Status {
   static Status Corruption(std::string msg) { return Status(Code::kCorruption, std::move(msg)); }
   static Status IOError(std::string msg) { return Status(Code::kIOError, std::move(msg)); }
   static Status Internal(std::string msg) { return Status(Code::kInternal, std::move(msg)); }
+  static Status OutcomeUnknown(std::string msg) {
+    return Status(Code::kOutcomeUnknown, std::move(msg));
+  }
 
   // A status that came from a storage service: `storage_code` is the service's
   // error code (Azure's x-ms-error-code, or the local store's equivalent),
@@ -79,6 +86,7 @@ class [[nodiscard]] Status {
   bool IsNotFound() const { return code_ == Code::kNotFound; }
   bool IsConflict() const { return code_ == Code::kConflict; }
   bool IsBusy() const { return code_ == Code::kBusy; }
+  bool IsOutcomeUnknown() const { return code_ == Code::kOutcomeUnknown; }
 
   const std::string& message() const { return message_; }
   // The storage service's error code, e.g. "ConditionNotMet"; empty if none.

@@ -12,16 +12,22 @@
 // processes) may commit at once. Destroying an uncommitted Transaction
 // aborts it (which only drops the buffer: nothing was locked yet).
 //
-// Commit() fails with:
+// Commit() returns OK once the transaction is committed (its commit point
+// written), even if applying some writes was left to others (see
+// CommittedWrite::applied). Every failure below means nothing was committed:
 //   Conflict     an ETag read or named (if_match, Check) no longer matches, an
 //                Insert target exists, or a Replace/Merge/Delete target is gone
-//   LockTimeout  a partition lock stayed busy past TransactionOptions::lock_timeout
+//   NotFound     a Replace/Merge/Delete target does not exist
+//   LockTimeout  a partition lock, or an entity held by another transaction,
+//                stayed busy past TransactionOptions::lock_timeout
 //   LeaseLost    this coordinator lost a lease before the commit point (it
-//                stalled past its lease and a successor took over): nothing
-//                was committed
+//                stalled past its lease and a successor took over)
 //   InvalidArgument, Unavailable, IOError as elsewhere
-// After the commit point a failure to apply is finished by the next
-// coordinator or reader that touches a partition involved (or `Store::Recover`).
+// except
+//   OutcomeUnknown  the commit point was sent but its answer was lost, and
+//                   reading back could not tell whether it took effect. Do not
+//                   retry blindly: read the entities it wrote (a read settles
+//                   the transaction first), or run Store::Recover, then decide.
 #ifndef BLOBTABLE_TXN_H_
 #define BLOBTABLE_TXN_H_
 
@@ -50,15 +56,21 @@ struct TransactionOptions {
   // How long to wait for busy partition locks before LockTimeout.
   std::chrono::milliseconds lock_timeout{30'000};
   // Renew held leases when less than this remains of them (checked between
-  // every step of the commit and while waiting for locks).
-  std::chrono::milliseconds renewal_margin{20'000};
+  // every step of the commit and while waiting for locks). 0: two thirds of
+  // the lease. Must be shorter than the lease.
+  std::chrono::milliseconds renewal_margin{0};
 };
 
 struct CommittedWrite {
   std::string table;  // as given to OpenTable
   std::string partition_key;
   std::string row_key;
-  std::string etag;  // the new ETag; empty for a delete
+  // The new ETag; empty for a delete, and when not applied by this call.
+  std::string etag;
+  // False when the transaction is committed but this write was not applied
+  // by Commit() itself (storage failed, or a successor that took over its
+  // lease applied it): the first reader applies it; re-read for its ETag.
+  bool applied = true;
 };
 
 class Transaction {
