@@ -765,6 +765,70 @@ TEST_P(TxnTest, ACommitPointWhoseAnswerWasLostIsNeverReportedAsNotCommitted) {
   ExpectNoLeftovers();
 }
 
+
+// S3: options that cannot work are refused before anything is written.
+TEST_P(TxnTest, OptionsThatCannotWorkAreRefused) {
+  Seed();
+  auto refused = [&](TransactionOptions o) {
+    auto txn = store_->Begin(o);
+    Entity a("eu", "alice");
+    a.Set("balance", 1);
+    EXPECT_TRUE(txn->Replace(*accounts_, a, "*").ok());
+    auto r = txn->Commit();
+    EXPECT_EQ(r.status().code(), Code::kInvalidArgument) << r.status().ToString();
+  };
+  TransactionOptions o = TxnOptions();
+  o.lease_seconds = 61;
+  refused(o);
+  o = TxnOptions();
+  o.renewal_margin = std::chrono::seconds(o.lease_seconds);  // never out of the margin
+  refused(o);
+  o.renewal_margin = std::chrono::milliseconds(-1);
+  refused(o);
+  o = TxnOptions();
+  o.lock_timeout = std::chrono::milliseconds(-1);
+  refused(o);
+  EXPECT_EQ(Balance(*accounts_, "eu", "alice"), 100);
+  ExpectNoLeftovers();
+  // A plain operation waits out the longest lease a transaction may take.
+  EXPECT_GT(StoreOptions{}.busy_timeout, std::chrono::seconds(60));
+}
+
+// S4: a resolver that works longer than its lease renews it, so its record
+// is never free for a second resolver in the middle of the work.
+TEST_P(TxnTest, AResolverRenewsItsLeaseOnTheRecord) {
+  if (!fake_clock()) GTEST_SKIP() << "moves time with the fake clock";
+  Seed();
+  ASSERT_EQ(KillTransferAt("txn.committed"), 128 + SIGKILL);
+  Expire();
+  StoreOptions o = Options();
+  o.txn_lease_seconds = 15;
+  Hooked* h = nullptr;
+  auto resolver = OpenHooked(location_, o, &h);
+  std::atomic<int> renewals{0};
+  SyncPoints::Set("recovery.renewed", [&] { ++renewals; });
+  int slow_steps = 0;
+  bool held_throughout = true;
+  h->after_head = [&](std::string_view n) {
+    if (n.rfind(kRecordPrefix, 0) == 0) return;
+    ++slow_steps;
+    clock_.Advance(seconds(6));  // each step on an entity or lock is slow
+    ListOptions records;
+    records.prefix = kRecordPrefix;
+    auto page = store_->blob_store().List(records);
+    ASSERT_TRUE(page.ok());
+    for (const BlobItem& item : page->items)
+      if (item.properties.lease_status != LeaseStatus::kLocked) held_throughout = false;
+  };
+  ASSERT_EQ(*resolver->Recover(), 1);
+  EXPECT_GE(slow_steps, 3);  // longer than its 15 s lease in all
+  EXPECT_GE(renewals.load(), 1);
+  EXPECT_TRUE(held_throughout);
+  EXPECT_EQ(Balance(*accounts_, "eu", "alice"), 90);
+  EXPECT_EQ(Balance(*accounts_, "us", "carol"), 110);
+  ExpectNoLeftovers();
+}
+
 }  // namespace
 
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(TxnTest);

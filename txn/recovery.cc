@@ -89,8 +89,9 @@ Status Undo(const ResolveContext& ctx, const TxnRecord& rec, const std::string& 
   return ClearMark(ctx.blobs, blob, head->properties, rec.txn_id, rec.lease_id, ctx.lease_seconds);
 }
 
-void ClearLockMarks(const ResolveContext& ctx, const TxnRecord& rec) {
+Status ClearLockMarks(const ResolveContext& ctx, const TxnRecord& rec, LeaseKeeper& keeper) {
   for (const std::string& lock : rec.locks) {
+    BT_RETURN_IF_ERROR(keeper.Renew());
     auto head = ctx.blobs.Head(lock, {});
     if (!head.ok() || MetaOf(head->properties, kTxnMetadata) != rec.txn_id) continue;
     // Take it with the transaction's own id (works while it is its lease or
@@ -105,6 +106,7 @@ void ClearLockMarks(const ResolveContext& ctx, const TxnRecord& rec) {
     (void)ctx.blobs.SetMetadata(lock, {}, o);
     (void)ctx.blobs.ReleaseLease(lock, rec.lease_id, {});
   }
+  return Status::OK();
 }
 
 // Under the record's lease `resolver`: finishes or undoes the transaction
@@ -136,7 +138,8 @@ Status Resolve(const ResolveContext& ctx, const std::string& name, const std::st
     BT_RETURN_IF_ERROR(keeper.Renew());
     BT_RETURN_IF_ERROR(Undo(ctx, rec, e));
   }
-  ClearLockMarks(ctx, rec);
+  BT_RETURN_IF_ERROR(ClearLockMarks(ctx, rec, keeper));
+  BT_RETURN_IF_ERROR(keeper.Renew());
   WriteOptions del;
   del.lease_id = resolver;
   Status s = ctx.blobs.Delete(name, del);
