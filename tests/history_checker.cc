@@ -23,6 +23,7 @@ bool Holds(const HistOp& op, const State& s, bool check_reads) {
     case Kind::kUpsert: return true;
     case Kind::kReplace:
     case Kind::kDelete:
+    case Kind::kMerge:
       return cur.has_value() && (!op.if_version || *op.if_version == *cur);
   }
   return false;
@@ -35,6 +36,11 @@ void Apply(const HistOp& op, State& s) {
     case Kind::kUpsert:
     case Kind::kReplace: s[op.key] = op.value; break;
     case Kind::kDelete: s[op.key] = std::nullopt; break;
+    case Kind::kMerge: {
+      const std::string& cur = *s[op.key];
+      s[op.key] = cur.substr(0, cur.find('+')) + "+" + op.value;
+      break;
+    }
   }
 }
 
@@ -73,7 +79,7 @@ std::string History::Describe() const {
                                                            : std::to_string(e.end))
         << " " << kOutcome[static_cast<int>(e.outcome)] << (e.txn ? " txn{" : " ");
     for (const HistOp& op : e.ops) {
-      static const char* kKind[] = {"get", "insert", "replace", "upsert", "delete"};
+      static const char* kKind[] = {"get", "insert", "replace", "upsert", "delete", "merge"};
       out << kKind[static_cast<int>(op.kind)] << "(" << op.key;
       if (op.kind == Kind::kGet) out << ")=" << Show(op.observed) << " ";
       else {

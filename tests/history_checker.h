@@ -27,7 +27,9 @@ namespace blobtable::testing {
 using Version = std::optional<std::string>;
 
 struct HistOp {
-  enum class Kind { kGet, kInsert, kReplace, kUpsert, kDelete };
+  // kMerge sets a second part of the value and keeps the first: the value it
+  // leaves is "<base>+<value>", where <base> is what it found before any '+'.
+  enum class Kind { kGet, kInsert, kReplace, kUpsert, kDelete, kMerge };
   Kind kind = Kind::kGet;
   std::string key;
   std::string value;  // the version a write stores

@@ -108,12 +108,17 @@ void SimScheduler::Point(std::string_view where) {
   ++step_;
   Actor& a = actors_[me];
   std::uniform_real_distribution<double> p(0.0, 1.0);
-  if (a.killable && kills_ < faults_.max_kills && p(rng_) < faults_.kill) {
+  const bool step = where.rfind("txn.", 0) == 0 || where.rfind("recovery.", 0) == 0;
+  const double kill = where == faults_.focus_step ? faults_.kill_at_focus
+                      : step                       ? faults_.kill_at_step
+                                                   : faults_.kill;
+  const double stall = step ? faults_.stall_at_step : faults_.stall;
+  if (a.killable && kills_ < faults_.max_kills && p(rng_) < kill) {
     ++kills_;
     Note(a.name + " KILLED at " + std::string(where));
     throw SimKilled{};  // the thread's epilogue hands over
   }
-  if (p(rng_) < faults_.stall) {
+  if (p(rng_) < stall) {
     int64_t ms = static_cast<int64_t>(rng_() % (faults_.max_stall.count() + 1));
     a.wake_ms = NowMs() + ms;
     ++stalls_;

@@ -44,6 +44,13 @@ struct SimFaults {
   std::chrono::milliseconds max_stall{20'000};
   // Per write request: applied, but its answer is lost (Unavailable).
   double lost_response = 0.0;
+  // At sync points (named protocol steps: "txn.*", "recovery.*") instead of
+  // the above: where a coordinator or resolver pausing or dying matters most.
+  double kill_at_step = 0.0;
+  double stall_at_step = 0.0;
+  // One step a run focuses on: killed there with this probability.
+  std::string focus_step;
+  double kill_at_focus = 0.0;
 };
 
 class SimScheduler {

@@ -302,6 +302,7 @@ int CmdTxn(Store& store, std::istream& in, std::ostream& out, std::ostream& err,
     j["PartitionKey"] = w.partition_key;
     j["RowKey"] = w.row_key;
     j["odata.etag"] = w.etag;
+    if (!w.applied) j["applied"] = false;  // committed; the next reader applies it
     result["committed"].push_back(j);
   }
   out << result.dump() << "\n";
