@@ -229,7 +229,12 @@ Status ResolveTransaction(const ResolveContext& ctx, std::string_view txn_id) {
   BT_SYNC_POINT("recovery.record_taken");
   LeaseKeeper keeper(ctx, name, resolver);
   Status s = Resolve(ctx, name, got->data, keeper, resolver);
-  if (!s.ok()) (void)ctx.blobs.ReleaseLease(name, resolver, {});  // let the next one try at once
+  if (s.ok()) return s;
+  (void)ctx.blobs.ReleaseLease(name, resolver, {});  // let the next one try at once
+  // Its lease ran out mid-way and another resolver took over: in progress.
+  if (s.code() == Code::kLeaseLost)
+    return Status::Busy("transaction " + std::string(txn_id) + " is being resolved by another: " +
+                        s.message());
   return s;
 }
 
