@@ -629,14 +629,6 @@ TEST_P(TxnTest, ATimedOutTransactionNeverWipesAnotherTransactionsMark) {
   ExpectNoLeftovers();
 }
 
-// Leases that the fixture's Expire() runs out.
-TransactionOptions ShortLeases() {
-  TransactionOptions o;
-  o.lease_seconds = 15;
-  o.renewal_margin = std::chrono::seconds(5);
-  return o;
-}
-
 // T1 of the H2 cases: {Replace alice, Delete bob} in one partition.
 Status ReplaceAliceDeleteBob(Store& s) {
   auto txn = s.Begin(ShortLeases());

@@ -27,6 +27,14 @@
 
 namespace blobtable::testing {
 
+// Leases that TxnTest::Expire() runs out: the shortest Azure allows.
+inline TransactionOptions ShortLeases() {
+  TransactionOptions o;
+  o.lease_seconds = 15;
+  o.renewal_margin = std::chrono::seconds(5);
+  return o;
+}
+
 // Counts requests by kind: the round trips a commit costs.
 class Counting final : public BlobStoreWrapper {
  public:
@@ -124,12 +132,7 @@ class TxnTest : public ::testing::TestWithParam<TxnBackend> {
           item.properties.lease_duration != LeaseDurationType::kInfinite)
         (void)store_->blob_store().BreakLease(item.name, 0, {});
   }
-  TransactionOptions TxnOptions() {
-    TransactionOptions t;
-    t.lease_seconds = 15;
-    t.renewal_margin = std::chrono::seconds(5);
-    return t;
-  }
+  TransactionOptions TxnOptions() { return ShortLeases(); }
 
   int Balance(const Table& t, const std::string& pk, const std::string& rk) {
     auto e = t.Get(pk, rk);
