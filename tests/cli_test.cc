@@ -10,6 +10,7 @@
 #include "tests/test_util.h"
 #include "blobtable/store.h"
 #include "kv/base64.h"
+#include "tools/cli.h"
 #include "tools/entity_json.h"
 
 namespace blobtable {
@@ -243,6 +244,21 @@ TEST(EntityJson, NonFiniteDoublesRoundTrip) {
   auto back = cli::EntityFromJson(json::parse(j.dump()), nullptr);
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(*back->FindAs<double>("inf"), INFINITY);
+}
+
+// Every code has its documented exit code; an unknown commit outcome has its
+// own, so a script that retries on "unreachable" (6) never retries it blindly.
+TEST(ExitCodes, FollowTheStatusCode) {
+  EXPECT_EQ(cli::ExitCodeFor(Status::OK()), 0);
+  EXPECT_EQ(cli::ExitCodeFor(Status::InvalidArgument("x")), 2);
+  EXPECT_EQ(cli::ExitCodeFor(Status::NotFound("x")), 3);
+  EXPECT_EQ(cli::ExitCodeFor(Status::Conflict("x")), 4);
+  EXPECT_EQ(cli::ExitCodeFor(Status::LockTimeout("x")), 5);
+  EXPECT_EQ(cli::ExitCodeFor(Status::Busy("x")), 5);
+  EXPECT_EQ(cli::ExitCodeFor(Status::Unavailable("x")), 6);
+  EXPECT_EQ(cli::ExitCodeFor(Status::OutcomeUnknown("x")), 7);
+  EXPECT_EQ(cli::ExitCodeFor(Status::LeaseLost("x")), 1);
+  EXPECT_EQ(CodeName(Code::kOutcomeUnknown), "OutcomeUnknown");
 }
 
 }  // namespace
