@@ -19,6 +19,21 @@ Status Bad(const std::string& why) {
   return Status::InvalidArgument("connection string: " + why);
 }
 
+// Whether `s` may appear in a message: a short word of ASCII letters and
+// digits (a key name or a URL scheme), never anything that could be a key,
+// a signature or a URL carrying one.
+bool Echoable(std::string_view s) {
+  if (s.empty() || s.size() > 32) return false;
+  for (char c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c))) return false;
+  return true;
+}
+
+// "part 3 (at character 41)": where a malformed part is, without its text.
+std::string Where(int part, size_t offset) {
+  return "part " + std::to_string(part) + " (at character " + std::to_string(offset + 1) + ")";
+}
+
 }  // namespace
 
 Result<AzureConfig> ParseConnectionString(std::string_view text) {
@@ -37,22 +52,29 @@ Result<AzureConfig> ParseConnectionString(std::string_view text) {
       {"fileendpoint", ""},
       {"developmentstorageproxyuri", ""},
   };
+  // Messages name keys and positions, never values: a malformed part may be
+  // an account key or a signature pasted in the wrong place.
   std::map<std::string, std::string> kv;  // by canonical key name
   size_t pos = 0;
+  int index = 0;
   while (pos <= text.size()) {
     size_t end = text.find(';', pos);
     if (end == std::string_view::npos) end = text.size();
     std::string_view part = Trim(text.substr(pos, end - pos));
+    const size_t start = pos;
     pos = end + 1;
     if (part.empty()) continue;
+    ++index;
     size_t eq = part.find('=');
     if (eq == std::string_view::npos || eq == 0)
-      return Bad("'" + std::string(part.substr(0, std::min<size_t>(part.size(), 40))) +
-                 "' is not Key=Value");
-    std::string key = AsciiLower(Trim(part.substr(0, eq)));
+      return Bad(Where(index, start) + " is not Key=Value");
+    std::string_view name = Trim(part.substr(0, eq));
+    std::string key = AsciiLower(name);
     auto known = kKnown.find(key);
     if (known == kKnown.end())
-      return Bad("unknown key '" + std::string(Trim(part.substr(0, eq))) + "'");
+      return Bad(Echoable(name) ? "unknown key '" + std::string(name) + "' in " + Where(index, start)
+                                : "unknown key in " + Where(index, start) +
+                                      " (a key name is letters only: is a value misplaced?)");
     if (known->second.empty()) continue;  // another service's endpoint
     if (!kv.emplace(known->second, std::string(Trim(part.substr(eq + 1)))).second)
       return Bad("key '" + known->second + "' given twice");
@@ -101,9 +123,11 @@ Result<AzureConfig> ParseConnectionString(std::string_view text) {
     return Bad("AccountKey needs AccountName");
 
   while (!c.blob_endpoint.empty() && c.blob_endpoint.back() == '/') c.blob_endpoint.pop_back();
-  std::string scheme = AsciiLower(c.blob_endpoint.substr(0, c.blob_endpoint.find("://")));
-  if (c.blob_endpoint.find("://") == std::string::npos || (scheme != "https" && scheme != "http"))
-    return Bad("BlobEndpoint '" + c.blob_endpoint + "' is not an http(s) URL");
+  const size_t sep = c.blob_endpoint.find("://");
+  std::string scheme = sep == std::string::npos ? "" : AsciiLower(c.blob_endpoint.substr(0, sep));
+  if (scheme != "https" && scheme != "http")
+    return Bad("BlobEndpoint is not an http(s) URL" +
+               (Echoable(scheme) ? " (its scheme is '" + scheme + "')" : std::string()));
   return c;
 }
 

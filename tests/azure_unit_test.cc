@@ -156,7 +156,7 @@ TEST(ConnectionString, MalformedOnesAreRefusedWithoutEchoingSecrets) {
            {"AccountName=a;AccountKey=not*base64!SECRET", "AccountKey is not valid base64"},
            {"AccountName=a", "needs AccountKey or SharedAccessSignature"},
            {"AccountKey=YmFy", "needs AccountName"},
-           {"AccountName=a;AccountKey=YmFy;Bogus=1", "unknown key 'Bogus'"},
+           {"AccountName=a;AccountKey=YmFy;Bogus=1", "unknown key 'Bogus' in part 3"},
            {"AccountName=a;AccountName=b;AccountKey=YmFy", "given twice"},
            {"AccountName=a;justtext", "not Key=Value"},
            {"AccountName=a;AccountKey=YmFy;HttpTransport=winhttp", "curl' or 'cpprest"},
@@ -166,6 +166,35 @@ TEST(ConnectionString, MalformedOnesAreRefusedWithoutEchoingSecrets) {
     EXPECT_EQ(r.status().code(), Code::kInvalidArgument) << c.text;
     EXPECT_NE(r.status().message().find(c.mentions), std::string::npos) << r.status().message();
     EXPECT_EQ(r.status().message().find("SECRET"), std::string::npos);
+  }
+}
+
+// The malformed forms found by review (a colon for the '=', a key pasted
+// without its name, a key that lost its padding, an endpoint that is a SAS):
+// the message says where, and holds no part of the key or the signature.
+TEST(ConnectionString, NoMalformedFormEchoesTheKeyOrTheSignature) {
+  const std::string key = "Zm9vYmFyYmF6cXV4c2VjcmV0a2V5bWF0ZXJpYWwxMjM0NTY3ODk=";
+  const std::string unpadded = key.substr(0, key.size() - 1);
+  const std::string sas = "sv=2026-02-06&ss=b&srt=sco&sp=rwdlac&sig=c2lnbmF0dXJlU0VDUkVU";
+  struct Case {
+    std::string text;
+    const char* mentions;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"AccountName=a;AccountKey:" + key, "unknown key in part 2"},
+           {"AccountName=a;" + key, "unknown key in part 2"},
+           {"AccountName=a;AccountKey=YmFy;" + unpadded, "part 3 (at character 31) is not Key=Value"},
+           {"AccountName=a;BlobEndpoint=a.blob.core.windows.net/?" + sas + ";SharedAccessSignature=" + sas,
+            "BlobEndpoint is not an http(s) URL"},
+           {"BlobEndpoint=ftp://x;AccountName=a;AccountKey=" + key, "(its scheme is 'ftp')"}}) {
+    auto r = ParseConnectionString(c.text);
+    ASSERT_EQ(r.status().code(), Code::kInvalidArgument) << c.mentions;
+    const std::string& m = r.status().message();
+    EXPECT_NE(m.find(c.mentions), std::string::npos) << m;
+    for (size_t i = 0; i + 8 <= key.size(); i += 4)
+      EXPECT_EQ(m.find(key.substr(i, 8)), std::string::npos) << m;
+    EXPECT_EQ(m.find("sig="), std::string::npos) << m;
+    EXPECT_EQ(m.find("c2lnbmF0"), std::string::npos) << m;
   }
 }
 
