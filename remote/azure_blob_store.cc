@@ -2,7 +2,9 @@
 
 #include <pugixml.hpp>
 
+#include <charconv>
 #include <ctime>
+#include <optional>
 #include <thread>
 
 #include "kv/macros.h"
@@ -36,6 +38,24 @@ bool ParseHttpDate(const std::string& text, TimePoint* out) {
 }
 
 namespace {
+
+// A decimal header value, parsed without exceptions; nullopt if it is not
+// one, or does not fit.
+template <typename T>
+std::optional<T> ParseDecimal(const std::string& text) {
+  T value{};
+  const char* end = text.data() + text.size();
+  auto [stop, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec != std::errc() || stop != end) return std::nullopt;
+  return value;
+}
+
+// A response header that cannot be what the protocol says it is: retrying
+// the same server will not fix it.
+Status MalformedHeader(const char* name, const std::string& value) {
+  return Status::Corruption(std::string("the storage service answered with a malformed ") + name +
+                            " header ('" + value.substr(0, 40) + "')");
+}
 
 using Clock = std::chrono::steady_clock;
 
@@ -305,11 +325,15 @@ class AzureBlobStore final : public BlobStore {
     return StorageError(r.status, code, what + ": " + message);
   }
 
-  BlobProperties PropertiesOf(const HttpResponse& r) const {
+  Result<BlobProperties> PropertiesOf(const HttpResponse& r) const {
     BlobProperties p;
     if (const std::string* e = r.Header("etag")) p.etag = Quoted(*e);
     if (const std::string* lm = r.Header("last-modified")) ParseHttpDate(*lm, &p.last_modified);
-    if (const std::string* cl = r.Header("content-length")) p.content_length = std::stoull(*cl);
+    if (const std::string* cl = r.Header("content-length")) {
+      auto length = ParseDecimal<uint64_t>(*cl);
+      if (!length) return MalformedHeader("Content-Length", *cl);
+      p.content_length = *length;
+    }
     for (const auto& [name, value] : r.headers)
       if (name.rfind("x-ms-meta-", 0) == 0 && name != std::string("x-ms-meta-") + kWriteIdMetadata)
         p.metadata[name.substr(10)] = value;
@@ -341,7 +365,7 @@ class AzureBlobStore final : public BlobStore {
       return result;
     }
     if (r.status != 200) return ErrorOf(r, "blob '" + std::string(name) + "'");
-    result.properties = PropertiesOf(r);
+    BT_ASSIGN_OR_RETURN(result.properties, PropertiesOf(r));
     if (std::string_view(method) == "GET") result.data = std::move(r.body);
     return result;
   }
@@ -364,7 +388,7 @@ class AzureBlobStore final : public BlobStore {
         const std::string* id =
             head.response->Header(std::string("x-ms-meta-") + kWriteIdMetadata);
         if (id != nullptr && *id == write_id) {
-          BlobProperties p = PropertiesOf(*head.response);
+          BT_ASSIGN_OR_RETURN(BlobProperties p, PropertiesOf(*head.response));
           return WriteResult{p.etag, p.last_modified};
         }
       }
@@ -398,7 +422,11 @@ class AzureBlobStore final : public BlobStore {
     if (const std::string* id = r.Header("x-ms-lease-id")) l.lease_id = *id;
     if (const std::string* e = r.Header("etag")) l.etag = Quoted(*e);
     if (const std::string* lm = r.Header("last-modified")) ParseHttpDate(*lm, &l.last_modified);
-    if (const std::string* t = r.Header("x-ms-lease-time")) l.lease_time_seconds = std::stoi(*t);
+    if (const std::string* t = r.Header("x-ms-lease-time")) {
+      auto seconds = ParseDecimal<int>(*t);
+      if (!seconds) return MalformedHeader("x-ms-lease-time", *t);
+      l.lease_time_seconds = *seconds;
+    }
     if (release || std::string_view(op) == "LEASE-BREAK") l.lease_id.clear();
     return l;
   }

@@ -231,13 +231,16 @@ class FakeService final : public HttpTransport {
         return resp;
       }
     }
-    return Handle(r);
+    HttpResponse resp = Handle(r);
+    for (const auto& [name, value] : extra_headers) resp.headers[name] = value;
+    return resp;
   }
 
   enum Step : int { kRefuse = 1, kApplyThenLose = 2 };
   std::deque<int> script;  // steps for the next requests, then real handling
   std::vector<HttpRequest> requests;
   std::map<std::string, std::map<std::string, std::string>> blobs;  // path -> metadata
+  std::map<std::string, std::string> extra_headers;  // added to every handled answer
 
  private:
   static std::string HeaderOf(const HttpRequest& r, const std::string& name) {
@@ -253,6 +256,10 @@ class FakeService final : public HttpTransport {
       return resp;
     }
     auto it = blobs.find(path);
+    if (r.url.find("comp=lease") != std::string::npos) {
+      resp.status = HeaderOf(r, "x-ms-lease-action") == "break" ? 202 : 200;
+      return resp;
+    }
     if (r.method == "HEAD") {
       if (it == blobs.end()) {
         resp.status = 404;
@@ -394,6 +401,29 @@ TEST(Retry, ConditionalWriteWhoseResponseWasLostIsNotAFalseConflict) {
   auto head = h.store->Head("b", {});
   ASSERT_TRUE(head.ok());
   EXPECT_EQ(head->properties.metadata, (Metadata{{"k", "v"}}));
+}
+
+// Numbers in answers are parsed without exceptions: a hostile or broken
+// server gets a clear Corruption, never an escaped std::out_of_range.
+TEST(Responses, MalformedNumericHeadersAreCorruptionNotExceptions) {
+  Harness h;
+  ASSERT_TRUE(h.store->Put("b", "x", {}).ok());
+  for (const char* length : {"99999999999999999999999", "12abc", "-1", ""}) {
+    h.service->extra_headers = {{"content-length", length}};
+    auto head = h.store->Head("b", {});
+    EXPECT_EQ(head.status().code(), Code::kCorruption) << length << ": " << head.status().ToString();
+    EXPECT_NE(head.status().message().find("Content-Length"), std::string::npos);
+  }
+  for (const char* seconds : {"abc", "99999999999999999999"}) {
+    h.service->extra_headers = {{"x-ms-lease-time", seconds}};
+    auto broken = h.store->BreakLease("b", 0, {});
+    EXPECT_EQ(broken.status().code(), Code::kCorruption) << seconds;
+  }
+  h.service->extra_headers = {{"content-length", "0"}, {"x-ms-lease-time", "7"}};
+  EXPECT_TRUE(h.store->Head("b", {}).ok());
+  auto broken = h.store->BreakLease("b", 0, {});
+  ASSERT_TRUE(broken.ok()) << broken.status().ToString();
+  EXPECT_EQ(broken->lease_time_seconds, 7);
 }
 
 TEST(RequestLog, HoldsNoSecrets) {
