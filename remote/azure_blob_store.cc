@@ -214,7 +214,7 @@ class AzureBlobStore final : public BlobStore {
       if (name == kWriteIdMetadata)
         return Status::InvalidArgument(std::string("metadata name '") + kWriteIdMetadata +
                                        "' is reserved by blobtable");
-    return Status::OK();
+    return ValidateMetadata(m);
   }
 
   std::string ContainerUrl(const std::string& query) const {

@@ -67,14 +67,60 @@ Status CheckWriteConditions(const AccessConditions& c, const BlobVersion* blob, 
 }
 
 Status ValidateBlobName(std::string_view name) {
+  auto bad = [&](const std::string& why) {
+    return StorageError(400, "InvalidResourceName", "blob name " + why);
+  };
   long chars = Utf8Length(name);
-  if (chars < 0) return StorageError(400, "InvalidResourceName", "blob name is not valid UTF-8");
-  if (chars == 0) return StorageError(400, "InvalidResourceName", "blob name is empty");
+  if (chars < 0) return bad("is not valid UTF-8");
+  if (chars == 0) return bad("is empty");
   if (static_cast<size_t>(chars) > kMaxBlobNameChars)
-    return StorageError(400, "InvalidResourceName",
-                        "blob name has " + std::to_string(chars) + " characters, limit 1024");
-  if (name.find('\0') != std::string_view::npos)
-    return StorageError(400, "InvalidResourceName", "blob name contains NUL");
+    return bad("has " + std::to_string(chars) + " characters, limit 1024");
+  for (size_t i = 0; i < name.size(); ++i) {
+    const auto b = static_cast<unsigned char>(name[i]);
+    const auto next = i + 1 < name.size() ? static_cast<unsigned char>(name[i + 1]) : 0;
+    const auto third = i + 2 < name.size() ? static_cast<unsigned char>(name[i + 2]) : 0;
+    if (b < 0x20 || b == 0x7f || (b == 0xc2 && next >= 0x80 && next <= 0x9f))
+      return bad("contains a control character (at byte " + std::to_string(i) + ")");
+    if (b == 0xef && next == 0xbf && (third == 0xbe || third == 0xbf))
+      return bad("contains U+FFFE or U+FFFF (at byte " + std::to_string(i) + ")");
+  }
+  size_t start = 0;
+  for (;;) {
+    size_t slash = name.find('/', start);
+    std::string_view segment =
+        name.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
+    if (segment.empty()) return bad("has an empty segment (a leading, trailing or double '/')");
+    if (segment == "." || segment == "..")
+      return bad("has a '" + std::string(segment) + "' segment");
+    if (slash == std::string_view::npos) break;
+    start = slash + 1;
+  }
+  if (name.back() == '.') return bad("ends with '.' (a service may drop it)");
+  return Status::OK();
+}
+
+Status ValidateMetadata(const Metadata& metadata) {
+  constexpr size_t kMaxMetadataBytes = 8u << 10;  // Azure's limit
+  size_t total = 0;
+  for (const auto& [name, value] : metadata) {
+    bool ok = !name.empty() && !(name[0] >= '0' && name[0] <= '9');
+    for (char c : name)
+      ok = ok && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '_');
+    if (!ok)
+      return StorageError(400, "InvalidMetadata",
+                          "metadata name '" + name + "' is not a C# identifier");
+    for (char c : value)
+      if (c < 0x20 || c > 0x7e)
+        return StorageError(400, "InvalidMetadata",
+                            "metadata value of '" + name + "' is not printable ASCII");
+    if (!value.empty() && (value.front() == ' ' || value.back() == ' '))
+      return StorageError(400, "InvalidMetadata",
+                          "metadata value of '" + name + "' starts or ends with a space");
+    total += name.size() + value.size();
+  }
+  if (total > kMaxMetadataBytes)
+    return StorageError(400, "MetadataTooLarge", "metadata exceeds 8 KiB");
   return Status::OK();
 }
 

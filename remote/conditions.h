@@ -26,8 +26,18 @@ Status CheckReadConditions(const AccessConditions& c, const BlobVersion& blob, b
 // 409 BlobAlreadyExists for If-None-Match "*" on an existing blob.
 Status CheckWriteConditions(const AccessConditions& c, const BlobVersion* blob, bool is_put);
 
-// Blob names: 1..1,024 characters of valid UTF-8 with no NUL.
+// Blob names: 1..1,024 characters of valid UTF-8, split by '/' into
+// segments none of which is empty, "." or ".." (a service or an HTTP library
+// would normalise them, and a name could leave its container), not ending in
+// '.', with no control character (U+0000-U+001F, U+007F-U+009F) and no
+// U+FFFE or U+FFFF (Azurite's listing breaks on them). InvalidArgument/400
+// InvalidResourceName otherwise. The same rule for every backend.
 Status ValidateBlobName(std::string_view name);
+
+// User metadata: names are C# identifiers; values printable ASCII without
+// leading or trailing spaces (HTTP trims them, and Shared Key signs the
+// trimmed value); 8 KiB in all. InvalidArgument/400 otherwise.
+Status ValidateMetadata(const Metadata& metadata);
 
 // Container names: 3..63 characters, lowercase letters, digits and single
 // hyphens, starting and ending with a letter or digit.

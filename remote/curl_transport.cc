@@ -61,6 +61,7 @@ class CurlTransport final : public HttpTransport {
       headers = curl_slist_append(headers, "Content-Type:");
 
     curl_easy_setopt(h, CURLOPT_URL, request.url.c_str());
+    curl_easy_setopt(h, CURLOPT_PATH_AS_IS, 1L);  // never normalise "." or ".." away
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(request.timeout.count()));

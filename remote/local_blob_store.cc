@@ -21,7 +21,6 @@ namespace blobtable {
 namespace {
 
 constexpr size_t kMaxLocalBlobBytes = 256u << 20;  // a policy: entities need 1 MiB
-constexpr size_t kMaxMetadataBytes = 8u << 10;     // Azure's limit
 
 int64_t ToMs(TimePoint t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
@@ -30,27 +29,6 @@ TimePoint FromSeconds(int64_t s) { return TimePoint(std::chrono::seconds(s)); }
 
 Status NotFound(std::string_view name) {
   return StorageError(404, "BlobNotFound", "the blob '" + std::string(name) + "' does not exist");
-}
-
-Status ValidateMetadata(const Metadata& metadata) {
-  size_t total = 0;
-  for (const auto& [name, value] : metadata) {
-    bool ok = !name.empty() && !(name[0] >= '0' && name[0] <= '9');
-    for (char c : name)
-      ok = ok && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                  c == '_');
-    if (!ok)
-      return StorageError(400, "InvalidMetadata",
-                          "metadata name '" + name + "' is not a C# identifier");
-    for (char c : value)
-      if (c < 0x20 || c > 0x7e)
-        return StorageError(400, "InvalidMetadata",
-                            "metadata value of '" + name + "' is not printable ASCII");
-    total += name.size() + value.size();
-  }
-  if (total > kMaxMetadataBytes)
-    return StorageError(400, "MetadataTooLarge", "metadata exceeds 8 KiB");
-  return Status::OK();
 }
 
 class LocalBlobStore final : public BlobStore {

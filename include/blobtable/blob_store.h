@@ -8,7 +8,12 @@
 // every backend.
 //
 // Common failures, for every call:
-//   InvalidArgument  bad blob name (empty, > 1,024 characters, not UTF-8) or
+//   InvalidArgument  bad blob name [400 InvalidResourceName]: empty, over
+//                    1,024 characters, not UTF-8, an empty, "." or ".."
+//                    segment, a trailing '.', a control character, U+FFFE
+//                    or U+FFFF; bad metadata [400 InvalidMetadata]: a name
+//                    not a C# identifier, a value not printable ASCII or
+//                    with a leading or trailing space, over 8 KiB in all;
 //                    bad argument (lease duration, break period)      [400]
 //   Unavailable      the backend could not be reached (retryable)
 //   IOError          a local database or disk failure
