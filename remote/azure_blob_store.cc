@@ -272,7 +272,7 @@ class AzureBlobStore final : public BlobStore {
       HttpRequest request = call.build();
       Authenticate(request);
       auto t0 = Clock::now();
-      out.response = o_.transport->Send(request);
+      out.response = RefuseRedirect(o_.transport->Send(request), call);
       out.attempts = attempt;
       double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
       Log(call, attempt, ms, out.response);
@@ -287,6 +287,23 @@ class AzureBlobStore final : public BlobStore {
       slept += delay;
     }
     return out;
+  }
+
+  // A redirect is never followed (it would carry the Authorization header and
+  // the request to another host): it is an error naming where it pointed.
+  // 304 is not a redirect but a conditional read's answer.
+  static Result<HttpResponse> RefuseRedirect(Result<HttpResponse> r, const Call& call) {
+    if (!r.ok() || r->status < 300 || r->status > 399 || r->status == 304) return r;
+    std::string host = "an unnamed location";
+    if (const std::string* location = r->Header("location")) {
+      size_t start = location->find("://");
+      start = start == std::string::npos ? 0 : start + 3;
+      host = "'" + location->substr(start, location->find_first_of("/?#", start) - start) + "'";
+    }
+    return Status::FromStorage(Code::kInvalidArgument, r->status, "Redirect",
+                               std::string(call.op) + " '" + std::string(call.blob) +
+                                   "': the service redirected it to " + host +
+                                   "; blobtable follows no redirects (check the endpoint)");
   }
 
   // "blobtable: PUT t/orders/e/-p/-r -> 412 ConditionNotMet 3.2 ms attempt 1".

@@ -72,6 +72,7 @@ class CpprestTransport final : public HttpTransport {
     http::client::http_client_config config;
     config.set_timeout(std::chrono::duration_cast<std::chrono::microseconds>(timeout));
     config.set_validate_certificates(options_.verify_tls);
+    config.set_max_redirects(0);  // a 3xx comes back as it is (the store refuses it)
     if (!options_.ca_file.empty()) {
       std::string ca = options_.ca_file;
       config.set_ssl_context_callback([ca](boost::asio::ssl::context& ctx) {

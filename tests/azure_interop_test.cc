@@ -215,6 +215,96 @@ TEST_P(InteropTest, UnansweredRequestsTimeOutAsUnavailable) {
   EXPECT_NE(log[1].find("no response (Unavailable)"), std::string::npos) << log[1];
 }
 
+// Answers each connection with the next canned HTTP response (the last one
+// repeats), counting requests. Loopback only; stops on destruction.
+class CannedServer {
+ public:
+  explicit CannedServer(std::vector<std::string> responses) : responses_(std::move(responses)) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(addr);
+    EXPECT_EQ(bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    EXPECT_EQ(listen(fd_, 16), 0);
+    EXPECT_EQ(getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this] { Serve(); });
+  }
+  ~CannedServer() {
+    shutdown(fd_, SHUT_RDWR);  // accept() returns
+    thread_.join();
+    close(fd_);
+  }
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  int requests() const { return requests_.load(); }
+
+ private:
+  void Serve() {
+    for (;;) {
+      int c = accept(fd_, nullptr, nullptr);
+      if (c < 0) return;
+      std::string in;
+      char buf[4096];
+      size_t end;
+      while ((end = in.find("\r\n\r\n")) == std::string::npos) {
+        ssize_t n = read(c, buf, sizeof(buf));
+        if (n <= 0) break;
+        in.append(buf, static_cast<size_t>(n));
+      }
+      if (end != std::string::npos) {
+        std::string head = in.substr(0, end);
+        for (char& ch : head) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        size_t cl = head.find("content-length:");
+        size_t body = cl == std::string::npos ? 0 : std::stoul(head.substr(cl + 15));
+        while (in.size() < end + 4 + body) {
+          ssize_t n = read(c, buf, sizeof(buf));
+          if (n <= 0) break;
+          in.append(buf, static_cast<size_t>(n));
+        }
+        int i = requests_++;
+        const std::string& out = responses_[std::min<size_t>(i, responses_.size() - 1)];
+        (void)!write(c, out.data(), out.size());
+      }
+      close(c);
+    }
+  }
+  std::vector<std::string> responses_;
+  int fd_ = -1, port_ = 0;
+  std::atomic<int> requests_{0};
+  std::thread thread_;
+};
+
+std::string Answer(const std::string& status_line, const std::string& headers = "") {
+  return "HTTP/1.1 " + status_line + "\r\n" + headers +
+         "Content-Length: 0\r\nConnection: close\r\n\r\n";
+}
+
+// A redirect is never followed, on either transport: it would carry the
+// request (and its Authorization header) to another host. It is an error
+// naming where it pointed; the other host hears nothing.
+TEST_P(InteropTest, RedirectsAreNeverFollowed) {
+  CannedServer elsewhere({Answer("201 Created", "ETag: \"0x9\"\r\n")});
+  CannedServer service({Answer("201 Created"),  // create container
+                        Answer("302 Found", "Location: http://" + elsewhere.address() +
+                                                "/devstoreaccount1/blobtable/t\r\n")});
+  StoreOptions o;
+  o.max_attempts = 3;
+  o.retry_initial_delay = std::chrono::milliseconds(1);
+  auto store = Store::Open("AccountName=devstoreaccount1;AccountKey=YmFy;BlobEndpoint=http://" +
+                               service.address() + "/devstoreaccount1;HttpTransport=" + GetParam(),
+                           o);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  auto put = (*store)->blob_store().Put("t", "x", {});
+  EXPECT_EQ(put.status().code(), Code::kInvalidArgument) << put.status().ToString();
+  EXPECT_EQ(put.status().http_status(), 302);
+  EXPECT_NE(put.status().message().find("redirected it to '" + elsewhere.address() + "'"),
+            std::string::npos)
+      << put.status().ToString();
+  EXPECT_EQ(service.requests(), 2);  // not retried
+  EXPECT_EQ(elsewhere.requests(), 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(Transports, InteropTest, ::testing::Values("curl", "cpprest"));
 
 }  // namespace
