@@ -70,6 +70,16 @@ struct Call {
 struct Outcome {
   Result<HttpResponse> response = Status::Internal("no attempt made");
   int attempts = 0;
+  // An attempt before the last got no answer, or one that may mean it was
+  // applied (500, 504): the last answer may be about our own earlier write.
+  bool unseen = false;
+};
+
+// One operation's share of RetryPolicy::max_total: its attempts, the waits
+// between them and its follow-up checks all count against it.
+struct Budget {
+  Clock::time_point start;
+  std::chrono::milliseconds slept{0};
 };
 
 std::string Quoted(std::string etag) {
@@ -97,6 +107,7 @@ class AzureBlobStore final : public BlobStore {
  public:
   explicit AzureBlobStore(AzureStoreOptions o) : o_(std::move(o)) {
     if (!o_.sleep) o_.sleep = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
+    if (!o_.now) o_.now = [] { return Clock::now(); };
   }
 
   Status CreateContainerIfMissing() {
@@ -121,6 +132,7 @@ class AzureBlobStore final : public BlobStore {
     BT_RETURN_IF_ERROR(ValidateBlobName(name));
     BT_RETURN_IF_ERROR(CheckUserMetadata(o.metadata));
     std::string write_id = Conditional(o.conditions) ? NewGuid() : "";
+    Budget budget = NewBudget();
     Outcome out = Execute({"PUT", name, [&] {
                              HttpRequest r = Request("PUT", BlobUrl(name));
                              r.headers.emplace_back("x-ms-blob-type", "BlockBlob");
@@ -129,8 +141,9 @@ class AzureBlobStore final : public BlobStore {
                              AddWriteOptions(r, o);
                              r.body = data;
                              return r;
-                           }});
-    return FinishWrite(name, out, write_id, 201);
+                           }},
+                          budget);
+    return FinishWrite(name, out, budget, write_id, 201);
   }
 
   Status Delete(std::string_view name, const WriteOptions& o) override {
@@ -143,8 +156,15 @@ class AzureBlobStore final : public BlobStore {
     if (!out.response.ok()) return out.response.status();
     const HttpResponse& r = *out.response;
     if (r.status == 202) return Status::OK();
-    // A retried delete that finds nothing: the lost first attempt deleted it.
-    if (r.status == 404 && out.attempts > 1) return Status::OK();
+    // A retried delete that finds nothing after an attempt whose answer was
+    // lost: that attempt may have deleted it. Unconditional: it is gone, as
+    // asked. Conditional: whether the condition held is not known.
+    if (r.status == 404 && out.unseen) {
+      if (!Conditional(o.conditions)) return Status::OK();
+      return Status::OutcomeUnknown("blob '" + std::string(name) +
+                                    "': an earlier attempt's answer was lost and the blob is gone "
+                                    "now: deleted by that attempt, or by someone else");
+    }
     return ErrorOf(r, "blob '" + std::string(name) + "'");
   }
 
@@ -153,13 +173,15 @@ class AzureBlobStore final : public BlobStore {
     BT_RETURN_IF_ERROR(ValidateBlobName(name));
     BT_RETURN_IF_ERROR(CheckUserMetadata(metadata));
     std::string write_id = Conditional(o.conditions) ? NewGuid() : "";
+    Budget budget = NewBudget();
     Outcome out = Execute({"SET-METADATA", name, [&] {
                              HttpRequest r = Request("PUT", BlobUrl(name, "comp=metadata"));
                              AddMetadata(r, metadata, write_id);
                              AddWriteOptions(r, o);
                              return r;
-                           }});
-    return FinishWrite(name, out, write_id, 200);
+                           }},
+                          budget);
+    return FinishWrite(name, out, budget, write_id, 200);
   }
 
   Result<ListPage> List(const ListOptions& o) override;
@@ -263,30 +285,51 @@ class AzureBlobStore final : public BlobStore {
     }
   }
 
-  // Sends a call, retrying what is worth retrying, and logs every attempt.
-  Outcome Execute(const Call& call) {
+  Budget NewBudget() const { return Budget{o_.now(), std::chrono::milliseconds(0)}; }
+  std::chrono::milliseconds Spent(const Budget& b) const {
+    return std::max(std::chrono::duration_cast<std::chrono::milliseconds>(o_.now() - b.start),
+                    b.slept);
+  }
+  // Whether another attempt, after `wait`, can finish within the budget.
+  bool Affords(const Budget& b, std::chrono::milliseconds wait) const {
+    return Spent(b) + wait + o_.request_timeout <= o_.retry.max_total;
+  }
+
+  // Sends a call, retrying what is worth retrying while the budget affords
+  // a whole attempt, and logs every attempt. A follow-up (a check after
+  // another request of the same operation) is sent only if it fits.
+  Outcome Execute(const Call& call, Budget& budget, bool follow_up = false) {
     Outcome out;
-    auto start = Clock::now();
-    std::chrono::milliseconds slept{0};
+    if (follow_up && !Affords(budget, std::chrono::milliseconds(0))) {
+      out.response = Status::Unavailable("no time left in the retry budget for " +
+                                         std::string(call.op));
+      return out;
+    }
     for (int attempt = 1;; ++attempt) {
       HttpRequest request = call.build();
       Authenticate(request);
-      auto t0 = Clock::now();
+      auto t0 = o_.now();
       out.response = RefuseRedirect(o_.transport->Send(request), call);
       out.attempts = attempt;
-      double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+      double ms = std::chrono::duration<double, std::milli>(o_.now() - t0).count();
       Log(call, attempt, ms, out.response);
       bool retryable = out.response.ok()
                            ? RetryPolicy::IsRetryableStatus(out.response->status)
                            : out.response.status().code() == Code::kUnavailable;
       if (!retryable || attempt >= o_.retry.max_attempts) break;
       auto delay = o_.retry.DelayBefore(attempt + 1, RandomU64());
-      auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
-      if (std::max(spent, slept) + delay > o_.retry.max_total) break;
+      if (!Affords(budget, delay)) break;
+      out.unseen = out.unseen ||
+                   (!out.response.ok() && out.response.status().storage_code() != kNotSent) ||
+                   (out.response.ok() && (out.response->status == 500 || out.response->status == 504));
       o_.sleep(delay);
-      slept += delay;
+      budget.slept += delay;
     }
     return out;
+  }
+  Outcome Execute(const Call& call) {
+    Budget budget = NewBudget();
+    return Execute(call, budget);
   }
 
   // A redirect is never followed (it would carry the Authorization header and
@@ -387,8 +430,8 @@ class AzureBlobStore final : public BlobStore {
     return result;
   }
 
-  Result<WriteResult> FinishWrite(std::string_view name, Outcome& out, const std::string& write_id,
-                                  int success_status) {
+  Result<WriteResult> FinishWrite(std::string_view name, Outcome& out, Budget& budget,
+                                  const std::string& write_id, int success_status) {
     if (!out.response.ok()) return out.response.status();
     const HttpResponse& r = *out.response;
     if (r.status == success_status) {
@@ -397,10 +440,13 @@ class AzureBlobStore final : public BlobStore {
       if (const std::string* lm = r.Header("last-modified")) ParseHttpDate(*lm, &w.last_modified);
       return w;
     }
-    // A condition failed after a retry: perhaps against our own first attempt,
-    // whose answer was lost. Our write id on the blob says so.
-    if ((r.status == 412 || r.status == 409) && out.attempts > 1 && !write_id.empty()) {
-      Outcome head = Execute({"HEAD", name, [&] { return Request("HEAD", BlobUrl(name)); }});
+    // Refused after an attempt whose answer was lost: perhaps because of our
+    // own earlier attempt. Our write id on the blob says so; anything else
+    // (another write id, no blob, no answer, no time left) leaves it unknown,
+    // never a Conflict: a caller would apply its change a second time.
+    if ((r.status == 412 || r.status == 409) && out.unseen && !write_id.empty()) {
+      Outcome head = Execute({"HEAD", name, [&] { return Request("HEAD", BlobUrl(name)); }},
+                             budget, /*follow_up=*/true);
       if (head.response.ok() && head.response->status == 200) {
         const std::string* id =
             head.response->Header(std::string("x-ms-meta-") + kWriteIdMetadata);
@@ -409,6 +455,13 @@ class AzureBlobStore final : public BlobStore {
           return WriteResult{p.etag, p.last_modified};
         }
       }
+      std::string why = !head.response.ok() ? head.response.status().message()
+                        : head.response->status == 200 ? "another write is on the blob now"
+                        : "the blob is gone now (HTTP " + std::to_string(head.response->status) + ")";
+      return Status::OutcomeUnknown(
+          "blob '" + std::string(name) + "': an earlier attempt's answer was lost and the retry "
+          "was refused (HTTP " + std::to_string(r.status) + "); whether the write was applied "
+          "could not be told: " + why);
     }
     return ErrorOf(r, "blob '" + std::string(name) + "'");
   }
@@ -417,21 +470,26 @@ class AzureBlobStore final : public BlobStore {
                             int success_status,
                             const std::vector<std::pair<std::string, std::string>>& headers) {
     BT_RETURN_IF_ERROR(ValidateBlobName(name));
+    Budget budget = NewBudget();
     Outcome out = Execute({op, name, [&] {
                              HttpRequest r = Request("PUT", BlobUrl(name, "comp=lease"));
                              for (const auto& h : headers) r.headers.push_back(h);
                              AddConditions(r, c);
                              return r;
-                           }});
+                           }},
+                          budget);
     if (!out.response.ok()) return out.response.status();
     const HttpResponse& r = *out.response;
     bool release = std::string_view(op) == "LEASE-RELEASE";
     if (r.status != success_status) {
       // A retried release that finds no lease: the lost first attempt released it.
-      if (release && r.status == 409 && out.attempts > 1) {
-        auto head = Head(name, {});
-        if (head.ok() && head->properties.lease_state == LeaseState::kAvailable)
-          return LeaseResult{"", head->properties.etag, head->properties.last_modified, 0};
+      if (release && r.status == 409 && out.unseen) {
+        Outcome head = Execute({"HEAD", name, [&] { return Request("HEAD", BlobUrl(name)); }},
+                               budget, /*follow_up=*/true);
+        if (head.response.ok() && head.response->status == 200) {
+          BT_ASSIGN_OR_RETURN(BlobProperties p, PropertiesOf(*head.response));
+          if (p.lease_state == LeaseState::kAvailable) return LeaseResult{"", p.etag, p.last_modified, 0};
+        }
       }
       return ErrorOf(r, "lease on blob '" + std::string(name) + "'");
     }
@@ -491,6 +549,12 @@ Result<ListPage> AzureBlobStore::List(const ListOptions& o) {
     page.items.push_back(std::move(item));
   }
   page.next_marker = results.child_value("NextMarker");
+  // A service that hands back the marker it was given would keep every
+  // listing loop (query, recover) going forever.
+  if (!o.marker.empty() && page.next_marker == o.marker)
+    return Status::Corruption("List Blobs of '" + o.prefix +
+                              "' answered with the marker it was given: the listing would "
+                              "never end");
   return page;
 }
 

@@ -33,6 +33,9 @@ struct AzureStoreOptions {
   // Waits between attempts; null: std::this_thread::sleep_for. Tests inject
   // a fake to run retry schedules instantly.
   std::function<void(std::chrono::milliseconds)> sleep;
+  // Monotonic time for the retry budget; null: std::chrono::steady_clock.
+  // Tests inject a fake that their transport moves (a request timing out).
+  std::function<std::chrono::steady_clock::time_point()> now;
 };
 
 // Opens the store and creates the container if it is missing.

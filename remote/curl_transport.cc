@@ -94,6 +94,9 @@ class CurlTransport final : public HttpTransport {
       std::string what = std::string(request.method) + " request failed: " + curl_easy_strerror(rc);
       if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE)
         return Status::InvalidArgument(what + " (TLS certificate verification)");
+      if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST ||
+          rc == CURLE_COULDNT_RESOLVE_PROXY)
+        return Status::FromStorage(Code::kUnavailable, 0, kNotSent, what);
       return Status::Unavailable(what);
     }
     response.status = static_cast<int>(status);

@@ -46,13 +46,18 @@ struct TransportOptions {
   std::chrono::milliseconds connect_timeout{10'000};
 };
 
+// Marks an Unavailable failure of Send() as "the request was never sent".
+inline constexpr char kNotSent[] = "NotSent";
+
 class HttpTransport {
  public:
   virtual ~HttpTransport() = default;
   // Sends one request and returns whatever HTTP status came back (errors
   // included). Fails Unavailable when no response arrived (refused, reset,
-  // timed out) and InvalidArgument for TLS verification failures. Never
-  // throws. Thread-safe; connections are reused across calls.
+  // timed out), with storage_code() kNotSent when the request certainly
+  // never reached the server (no connection could be made), and
+  // InvalidArgument for TLS verification failures. Never throws.
+  // Thread-safe; connections are reused across calls.
   virtual Result<HttpResponse> Send(const HttpRequest& request) = 0;
   virtual std::string_view name() const = 0;  // "curl", "cpprest"
 };

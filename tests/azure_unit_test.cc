@@ -219,10 +219,15 @@ class FakeService final : public HttpTransport {
     if (!script.empty()) {
       int step = script.front();
       script.pop_front();
-      if (step == kRefuse) return Status::Unavailable("connection refused");
+      if (step == kRefuse)
+        return Status::FromStorage(Code::kUnavailable, 0, kNotSent, "connection refused");
       if (step == kApplyThenLose) {
         Handle(r);
         return Status::Unavailable("connection reset after the request was sent");
+      }
+      if (step == kTimeout) {
+        if (clock != nullptr) *clock += r.timeout;  // nobody answered for a whole timeout
+        return Status::Unavailable("timed out");
       }
       if (step >= 100) {
         HttpResponse resp;
@@ -236,7 +241,8 @@ class FakeService final : public HttpTransport {
     return resp;
   }
 
-  enum Step : int { kRefuse = 1, kApplyThenLose = 2 };
+  enum Step : int { kHandle = 0, kRefuse = 1, kApplyThenLose = 2, kTimeout = 3 };
+  std::chrono::steady_clock::time_point* clock = nullptr;  // moved by kTimeout
   std::deque<int> script;  // steps for the next requests, then real handling
   std::vector<HttpRequest> requests;
   std::map<std::string, std::map<std::string, std::string>> blobs;  // path -> metadata
@@ -251,6 +257,12 @@ class FakeService final : public HttpTransport {
   HttpResponse Handle(const HttpRequest& r) {
     HttpResponse resp;
     std::string path = r.url.substr(0, r.url.find('?'));
+    if (r.url.find("comp=list") != std::string::npos) {
+      resp.status = 200;  // an empty page that always points at the same next one
+      resp.body = "<?xml version=\"1.0\"?><EnumerationResults><Blobs/>"
+                  "<NextMarker>same</NextMarker></EnumerationResults>";
+      return resp;
+    }
     if (r.url.find("restype=container") != std::string::npos) {
       resp.status = 201;
       return resp;
@@ -268,6 +280,11 @@ class FakeService final : public HttpTransport {
       resp.status = 200;
       resp.headers["etag"] = "\"0x1\"";
       for (const auto& [k, v] : it->second) resp.headers["x-ms-meta-" + k] = v;
+      return resp;
+    }
+    if (r.method == "DELETE") {
+      resp.status = it == blobs.end() ? 404 : 202;
+      if (it != blobs.end()) blobs.erase(it);
       return resp;
     }
     if (r.method == "PUT") {
@@ -295,6 +312,8 @@ struct Harness {
   std::vector<std::chrono::milliseconds> sleeps;
   std::vector<std::string> log;
   std::shared_ptr<BlobStore> store;
+  std::chrono::steady_clock::time_point now;  // fake: moved by waits and timeouts
+  std::function<void()> during_wait;          // runs in each wait between attempts
 
   explicit Harness(AzureConfig config = DevConfig()) {
     AzureStoreOptions o;
@@ -304,7 +323,14 @@ struct Harness {
     o.retry.initial_delay = std::chrono::milliseconds(100);
     o.retry.max_delay = std::chrono::milliseconds(1000);
     o.retry.max_total = std::chrono::milliseconds(10'000);
-    o.sleep = [this](std::chrono::milliseconds d) { sleeps.push_back(d); };
+    o.request_timeout = std::chrono::milliseconds(1'000);  // a retry must fit the budget
+    o.sleep = [this](std::chrono::milliseconds d) {
+      sleeps.push_back(d);
+      now += d;
+      if (during_wait) during_wait();
+    };
+    o.now = [this] { return now; };
+    service->clock = &now;
     o.request_log = [this](const std::string& line) { log.push_back(line); };
     store = MakeAzureBlobStore(std::move(o));
   }
@@ -364,6 +390,7 @@ TEST(Retry, StopsWhenTheTotalTimeWouldBeExceeded) {
   o.retry.initial_delay = std::chrono::milliseconds(4000);
   o.retry.max_delay = std::chrono::milliseconds(4000);
   o.retry.max_total = std::chrono::milliseconds(5000);
+  o.request_timeout = std::chrono::milliseconds(100);
   o.sleep = [&](std::chrono::milliseconds d) { sleeps.push_back(d); };
   auto store = MakeAzureBlobStore(o);
   EXPECT_EQ(store->Head("b", {}).status().code(), Code::kUnavailable);
@@ -424,6 +451,92 @@ TEST(Responses, MalformedNumericHeadersAreCorruptionNotExceptions) {
   auto broken = h.store->BreakLease("b", 0, {});
   ASSERT_TRUE(broken.ok()) << broken.status().ToString();
   EXPECT_EQ(broken->lease_time_seconds, 7);
+}
+
+// RetryPolicy::max_total bounds the whole operation: a retry is sent only if
+// it can finish (its request timeout) within what is left.
+TEST(Retry, TheBudgetCountsTimeoutsNotOnlyWaits) {
+  Harness h;  // 1 s per request, 10 s in all, 4 attempts
+  const auto start = h.now;
+  h.service->script = {FakeService::kTimeout, FakeService::kTimeout, FakeService::kTimeout,
+                       FakeService::kTimeout};
+  EXPECT_EQ(h.store->Head("b", {}).status().code(), Code::kUnavailable);
+  EXPECT_LE(h.now - start, std::chrono::milliseconds(10'000));
+  // A budget smaller than two timeouts allows no retry at all.
+  AzureStoreOptions o;
+  o.config = Harness::DevConfig();
+  auto service = std::make_shared<FakeService>();
+  std::chrono::steady_clock::time_point now;
+  service->clock = &now;
+  service->script = {FakeService::kTimeout, FakeService::kTimeout, FakeService::kTimeout};
+  o.transport = service;
+  o.request_timeout = std::chrono::milliseconds(2'000);
+  o.retry.max_total = std::chrono::milliseconds(5'000);
+  o.retry.initial_delay = std::chrono::milliseconds(200);
+  o.sleep = [&](std::chrono::milliseconds d) { now += d; };
+  o.now = [&] { return now; };
+  auto store = MakeAzureBlobStore(o);
+  const auto t0 = now;
+  EXPECT_EQ(store->Head("b", {}).status().code(), Code::kUnavailable);
+  EXPECT_LE(now - t0, std::chrono::milliseconds(5'000));  // was 6.5 s: three timeouts
+  EXPECT_EQ(service->requests.size(), 2u);
+}
+
+// A conditional write refused after an attempt whose answer was lost is
+// checked by its write id; when the check cannot tell, the answer is
+// OutcomeUnknown, never Conflict (a caller would apply its change twice).
+TEST(Retry, AnUncheckableLostWriteIsOutcomeUnknownNotConflict) {
+  PutOptions create;
+  create.conditions.if_none_match = "*";
+  {
+    Harness h;  // the check itself fails: the HEAD gets only 503s
+    h.service->script = {FakeService::kApplyThenLose, FakeService::kHandle, 503, 503, 503, 503};
+    auto put = h.store->Put("b", "data", create);
+    EXPECT_EQ(put.status().code(), Code::kOutcomeUnknown) << put.status().ToString();
+  }
+  {
+    Harness h;  // another writer replaced the blob while we waited to retry
+    h.service->script = {FakeService::kApplyThenLose};
+    h.during_wait = [&] {
+      for (auto& [path, meta] : h.service->blobs) meta[kWriteIdMetadata] = "someone-else";
+    };
+    auto put = h.store->Put("b", "data", create);
+    EXPECT_EQ(put.status().code(), Code::kOutcomeUnknown) << put.status().ToString();
+  }
+  {
+    Harness h;  // answers that were seen (503: not applied) leave a real conflict
+    ASSERT_TRUE(h.store->Put("b", "data", {}).ok());
+    h.service->script = {503};
+    EXPECT_EQ(h.store->Put("b", "data", create).status().code(), Code::kConflict);
+  }
+}
+
+// A delete retried after a lost answer that finds nothing: unconditional,
+// it is gone as asked; conditional, whether the condition held is unknown.
+// After answers that were seen (503), a blob that never existed is NotFound.
+TEST(Retry, DeletesAfterLostAnswersSayOnlyWhatIsKnown) {
+  Harness h;
+  ASSERT_TRUE(h.store->Put("a", "x", {}).ok());
+  h.service->script = {FakeService::kApplyThenLose};
+  EXPECT_TRUE(h.store->Delete("a", {}).ok());
+  ASSERT_TRUE(h.store->Put("c", "x", {}).ok());
+  h.service->script = {FakeService::kApplyThenLose};
+  WriteOptions at;
+  at.conditions.if_match = "\"0x1\"";
+  EXPECT_EQ(h.store->Delete("c", at).code(), Code::kOutcomeUnknown);
+  h.service->script = {503};
+  EXPECT_EQ(h.store->Delete("never", {}).code(), Code::kNotFound);
+}
+
+// A listing that repeats its marker stops with Corruption instead of
+// looping forever (query and recover page through listings).
+TEST(Responses, AListingThatRepeatsItsMarkerStops) {
+  Harness h;
+  ListOptions o;
+  auto first = h.store->List(o);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  o.marker = first->next_marker;
+  EXPECT_EQ(h.store->List(o).status().code(), Code::kCorruption);
 }
 
 TEST(RequestLog, HoldsNoSecrets) {
