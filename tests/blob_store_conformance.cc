@@ -308,7 +308,7 @@ TEST_P(BlobStoreConformance, ListIsInByteOrderWithinPrefix) {
   std::string long_a = "p/" + std::string(600, 'x') + "a";
   std::string long_b = "p/" + std::string(600, 'x') + "b";
   std::string long_prefix = "p/" + std::string(600, 'x');
-  std::vector<std::string> names = {"p/b", "p/a", "p/a0", "p/\xc3\xa9", "p/Z", "p/a/",
+  std::vector<std::string> names = {"p/b", "p/a", "p/a0", "p/\xc3\xa9", "p/Z", "p/a/b",
                                     long_b, long_a, long_prefix, "q/outside", "o/outside"};
   for (const auto& n : names) ASSERT_TRUE(store().Put(n, n, {}).ok()) << n;
   std::vector<std::string> expected;
