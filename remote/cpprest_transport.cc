@@ -50,8 +50,22 @@ class CpprestTransport final : public HttpTransport {
         out.headers[AsciiLower(name)] = value;
       }
       if (request.method != "HEAD") {
-        std::vector<unsigned char> body = resp.extract_vector().get();
-        out.body.assign(body.begin(), body.end());
+        // Only a declared length can be checked before reading (a chunked
+        // body is read whole, then held to the same caps).
+        const bool error = out.status >= 300;
+        const size_t limit = error ? kMaxErrorBodyBytes : options_.max_response_bytes;
+        const uint64_t declared = resp.headers().content_length();
+        if (!error && declared > limit)
+          return Status::Corruption(request.method + " answer's body is larger than " +
+                                    std::to_string(limit) +
+                                    " bytes (TransportOptions::max_response_bytes)");
+        if (!error || declared <= limit) {
+          std::vector<unsigned char> body = resp.extract_vector().get();
+          if (!error && body.size() > limit)
+            return Status::Corruption(request.method + " answer's body is larger than " +
+                                      std::to_string(limit) + " bytes");
+          out.body.assign(body.begin(), body.begin() + std::min(body.size(), limit));
+        }
       }
       return out;
     } catch (const std::exception& e) {

@@ -12,9 +12,32 @@
 namespace blobtable {
 namespace {
 
+// Collects a response body up to its cap; past it, stops the transfer.
+struct BodySink {
+  CURL* handle;
+  HttpResponse* response;
+  size_t max_bytes;
+  bool over = false;     // a success answer larger than max_bytes
+  bool trimmed = false;  // an error answer cut at kMaxErrorBodyBytes
+};
+
 size_t OnBody(char* data, size_t size, size_t n, void* user) {
-  static_cast<HttpResponse*>(user)->body.append(data, size * n);
-  return size * n;
+  auto* sink = static_cast<BodySink*>(user);
+  long status = 0;
+  curl_easy_getinfo(sink->handle, CURLINFO_RESPONSE_CODE, &status);
+  const size_t limit = status >= 300 ? kMaxErrorBodyBytes : sink->max_bytes;
+  std::string& body = sink->response->body;
+  if (body.size() + size * n <= limit) {
+    body.append(data, size * n);
+    return size * n;
+  }
+  if (status >= 300) {
+    body.append(data, limit - body.size());
+    sink->trimmed = true;
+  } else {
+    sink->over = true;
+  }
+  return 0;  // stop reading: the transfer ends with CURLE_WRITE_ERROR
 }
 
 size_t OnHeader(char* data, size_t size, size_t n, void* user) {
@@ -70,8 +93,9 @@ class CurlTransport final : public HttpTransport {
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, options_.verify_tls ? 1L : 0L);
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, options_.verify_tls ? 2L : 0L);
     if (!options_.ca_file.empty()) curl_easy_setopt(h, CURLOPT_CAINFO, options_.ca_file.c_str());
+    BodySink sink{h, &response, options_.max_response_bytes};
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, OnBody);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &response);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &sink);
     curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, OnHeader);
     curl_easy_setopt(h, CURLOPT_HEADERDATA, &response);
     if (request.method == "HEAD") {
@@ -90,7 +114,11 @@ class CurlTransport final : public HttpTransport {
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
     curl_slist_free_all(headers);
     Give(h);
-    if (rc != CURLE_OK) {
+    if (sink.over)
+      return Status::Corruption(request.method + " answer's body is larger than " +
+                                std::to_string(options_.max_response_bytes) +
+                                " bytes (TransportOptions::max_response_bytes)");
+    if (rc != CURLE_OK && !sink.trimmed) {
       std::string what = std::string(request.method) + " request failed: " + curl_easy_strerror(rc);
       if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE)
         return Status::InvalidArgument(what + " (TLS certificate verification)");

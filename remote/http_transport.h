@@ -44,7 +44,13 @@ struct TransportOptions {
   // A CA bundle to verify against instead of the system's; empty: system.
   std::string ca_file;
   std::chrono::milliseconds connect_timeout{10'000};
+  // The largest response body accepted; a larger one fails Corruption
+  // without being read whole. Error answers (status 300 and up) keep only
+  // their first kMaxErrorBodyBytes: only their message is read.
+  size_t max_response_bytes = size_t{512} << 20;
 };
+
+inline constexpr size_t kMaxErrorBodyBytes = 64u << 10;
 
 // Marks an Unavailable failure of Send() as "the request was never sent".
 inline constexpr char kNotSent[] = "NotSent";

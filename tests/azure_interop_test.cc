@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "blobtable/store.h"
+#include "remote/http_transport.h"
 #include "tests/azurite.h"
 #include "tests/test_util.h"
 
@@ -264,7 +265,7 @@ class CannedServer {
         }
         int i = requests_++;
         const std::string& out = responses_[std::min<size_t>(i, responses_.size() - 1)];
-        (void)!write(c, out.data(), out.size());
+        (void)!send(c, out.data(), out.size(), MSG_NOSIGNAL);  // the client may hang up
       }
       close(c);
     }
@@ -303,6 +304,30 @@ TEST_P(InteropTest, RedirectsAreNeverFollowed) {
       << put.status().ToString();
   EXPECT_EQ(service.requests(), 2);  // not retried
   EXPECT_EQ(elsewhere.requests(), 0);
+}
+
+// Response bodies are capped: a success answer over the cap fails Corruption
+// (curl stops reading it); an error answer keeps at most its first 64 KiB.
+TEST_P(InteropTest, ResponseBodiesAreCapped) {
+  const std::string big(2u << 20, 'x');
+  auto answer = [&](const std::string& status) {
+    return "HTTP/1.1 " + status + "\r\nContent-Length: " + std::to_string(big.size()) +
+           "\r\nConnection: close\r\n\r\n" + big;
+  };
+  CannedServer service({answer("200 OK"), answer("500 Internal Server Error")});
+  TransportOptions t;
+  t.max_response_bytes = 1u << 20;
+  auto transport = GetParam() == "curl" ? MakeCurlTransport(t) : MakeCpprestTransport(t);
+  HttpRequest r;
+  r.method = "GET";
+  r.url = "http://" + service.address() + "/devstoreaccount1/c/b";
+  r.timeout = std::chrono::seconds(10);
+  auto too_big = transport->Send(r);
+  EXPECT_EQ(too_big.status().code(), Code::kCorruption) << too_big.status().ToString();
+  auto error = transport->Send(r);
+  ASSERT_TRUE(error.ok()) << error.status().ToString();
+  EXPECT_EQ(error->status, 500);
+  EXPECT_LE(error->body.size(), kMaxErrorBodyBytes);
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, InteropTest, ::testing::Values("curl", "cpprest"));
