@@ -1,6 +1,7 @@
 #include "blobtable/store.h"
 
 #include <array>
+#include <fstream>
 
 #include "kv/blob_naming.h"
 #include "kv/store_core.h"
@@ -36,6 +37,10 @@ Result<std::shared_ptr<BlobStore>> OpenAzure(std::string_view connection_string,
   if (!options.ca_file.empty()) o.config.ca_file = options.ca_file;
   TransportOptions t;
   t.ca_file = o.config.ca_file;
+  // Both transports read it only when a TLS connection is made: say so now,
+  // once, rather than as a failure to connect (retried as Unavailable).
+  if (!t.ca_file.empty() && !std::ifstream(t.ca_file).good())
+    return Status::InvalidArgument("CaFile '" + t.ca_file + "' cannot be read");
   if (o.config.transport == "curl") o.transport = MakeCurlTransport(t);
   else if (o.config.transport == "cpprest") o.transport = MakeCpprestTransport(t);
   else return Status::InvalidArgument("unknown HTTP transport '" + o.config.transport +

@@ -330,6 +330,16 @@ TEST_P(InteropTest, ResponseBodiesAreCapped) {
   EXPECT_LE(error->body.size(), kMaxErrorBodyBytes);
 }
 
+// A CA file that cannot be read is a configuration error, said once and
+// the same way by both transports (cpprest used to retry it as Unavailable).
+TEST_P(InteropTest, AnUnreadableCaFileIsInvalidArgument) {
+  auto store = Store::Open(
+      "AccountName=devstoreaccount1;AccountKey=YmFy;BlobEndpoint=https://127.0.0.1:9/"
+      "devstoreaccount1;CaFile=/nonexistent/ca.pem;HttpTransport=" + GetParam());
+  EXPECT_EQ(store.status().code(), Code::kInvalidArgument) << store.status().ToString();
+  EXPECT_NE(store.status().message().find("CaFile"), std::string::npos);
+}
+
 INSTANTIATE_TEST_SUITE_P(Transports, InteropTest, ::testing::Values("curl", "cpprest"));
 
 }  // namespace
