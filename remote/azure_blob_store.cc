@@ -311,6 +311,7 @@ class AzureBlobStore final : public BlobStore {
       auto t0 = o_.now();
       out.response = RefuseRedirect(o_.transport->Send(request), call);
       out.attempts = attempt;
+      if (out.response.ok() && out.response->resent) out.unseen = true;  // an earlier send's answer was lost
       double ms = std::chrono::duration<double, std::milli>(o_.now() - t0).count();
       Log(call, attempt, ms, out.response);
       bool retryable = out.response.ok()

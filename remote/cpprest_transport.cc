@@ -37,6 +37,9 @@ class CpprestTransport final : public HttpTransport {
         if (name == "Content-Type") content_type = value;
         else req.headers().add(name, value);
       }
+      // cpprest re-sends a request by itself when a reused connection dies,
+      // and cannot say so: never reuse one (a connection per request).
+      req.headers().add("Connection", "close");
       if (request.method == "PUT" || !request.body.empty()) {
         // cpprest sends Content-Length; Content-Type only when given.
         req.set_body(std::vector<unsigned char>(request.body.begin(), request.body.end()));

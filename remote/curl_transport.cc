@@ -40,6 +40,15 @@ size_t OnBody(char* data, size_t size, size_t n, void* user) {
   return 0;  // stop reading: the transfer ends with CURLE_WRITE_ERROR
 }
 
+// libcurl re-sends a request by itself when a reused connection dies before
+// any answer, and says so only in its verbose text; the store must know.
+int OnDebug(CURL*, curl_infotype type, char* data, size_t size, void* user) {
+  if (type == CURLINFO_TEXT &&
+      std::string_view(data, size).find("retrying a fresh connect") != std::string_view::npos)
+    static_cast<HttpResponse*>(user)->resent = true;
+  return 0;
+}
+
 size_t OnHeader(char* data, size_t size, size_t n, void* user) {
   auto* response = static_cast<HttpResponse*>(user);
   std::string_view line(data, size * n);
@@ -96,6 +105,9 @@ class CurlTransport final : public HttpTransport {
     BodySink sink{h, &response, options_.max_response_bytes};
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, OnBody);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &sink);
+    curl_easy_setopt(h, CURLOPT_VERBOSE, 1L);  // only to see re-sends (OnDebug)
+    curl_easy_setopt(h, CURLOPT_DEBUGFUNCTION, OnDebug);
+    curl_easy_setopt(h, CURLOPT_DEBUGDATA, &response);
     curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, OnHeader);
     curl_easy_setopt(h, CURLOPT_HEADERDATA, &response);
     if (request.method == "HEAD") {

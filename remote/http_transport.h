@@ -30,6 +30,10 @@ struct HttpResponse {
   int status = 0;
   std::map<std::string, std::string> headers;  // names in lowercase
   std::string body;
+  // The transport sent the request more than once (a reused connection died
+  // before any answer, and it tried again on a fresh one): an earlier send
+  // may have been applied, so this answer may be about it.
+  bool resent = false;
 
   // The header's value, or null. `lower_name` must be lowercase.
   const std::string* Header(std::string_view lower_name) const {

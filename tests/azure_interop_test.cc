@@ -16,6 +16,7 @@
 #include "blobtable/store.h"
 #include "remote/http_transport.h"
 #include "tests/azurite.h"
+#include "tests/losing_proxy.h"
 #include "tests/test_util.h"
 
 namespace blobtable::testing {
@@ -338,6 +339,52 @@ TEST_P(InteropTest, AnUnreadableCaFileIsInvalidArgument) {
       "devstoreaccount1;CaFile=/nonexistent/ca.pem;HttpTransport=" + GetParam());
   EXPECT_EQ(store.status().code(), Code::kInvalidArgument) << store.status().ToString();
   EXPECT_NE(store.status().message().find("CaFile"), std::string::npos);
+}
+
+// Writes applied whose answer is lost (the connection reset after the
+// server answered): curl re-sends them by itself on a fresh connection,
+// cpprest (which never reuses a connection) fails and blobtable retries.
+// Either way the retry meets the write's own effect, and blobtable says
+// what happened: never a false Conflict or NotFound.
+TEST_P(InteropTest, WritesWhoseAnswerWasLostAreNeverMisreported) {
+  Azurite* a = Azurite::Get();
+  ASSERT_NE(a, nullptr);
+  LosingProxy proxy(a->port());
+  StoreOptions o;
+  o.container = container_;
+  o.retry_initial_delay = std::chrono::milliseconds(1);
+  auto store = Store::Open("UseDevelopmentStorage=true;BlobEndpoint=http://127.0.0.1:" +
+                               std::to_string(proxy.port()) +
+                               "/devstoreaccount1;HttpTransport=" + GetParam(),
+                           o);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  BlobStore& blobs = (*store)->blob_store();
+  ASSERT_TRUE(blobs.Put("warm", "x", {}).ok());  // a connection now in use, for curl to reuse
+  const std::string blob = "PUT /devstoreaccount1/" + container_ + "/b ";
+
+  PutOptions create;  // applied; the re-sent create meets its own blob (409)
+  create.conditions.if_none_match = "*";
+  proxy.LoseNextAnswerTo(blob);
+  auto created = blobs.Put("b", "v1", create);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+
+  PutOptions at;  // applied; the re-sent write meets the new ETag (412)
+  at.conditions.if_match = created->etag;
+  proxy.LoseNextAnswerTo(blob);
+  auto replaced = blobs.Put("b", "v2", at);
+  ASSERT_TRUE(replaced.ok()) << replaced.status().ToString();
+  EXPECT_EQ(blobs.Get("b", {})->data, "v2");
+
+  WriteOptions meta;  // likewise for metadata
+  meta.conditions.if_match = replaced->etag;
+  proxy.LoseNextAnswerTo("comp=metadata");
+  auto set = blobs.SetMetadata("b", {{"k", "v"}}, meta);
+  EXPECT_TRUE(set.ok()) << set.status().ToString();
+
+  proxy.LoseNextAnswerTo("DELETE /devstoreaccount1/" + container_ + "/b ");
+  Status deleted = blobs.Delete("b", {});  // gone, as asked: not NotFound
+  EXPECT_TRUE(deleted.ok()) << deleted.ToString();
+  EXPECT_EQ(proxy.lost(), 4);
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, InteropTest, ::testing::Values("curl", "cpprest"));
