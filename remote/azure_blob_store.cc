@@ -309,7 +309,7 @@ class AzureBlobStore final : public BlobStore {
       HttpRequest request = call.build();
       Authenticate(request);
       auto t0 = o_.now();
-      out.response = RefuseRedirect(o_.transport->Send(request), call);
+      out.response = RefuseCutAnswer(RefuseRedirect(o_.transport->Send(request), call), call);
       out.attempts = attempt;
       if (out.response.ok() && out.response->resent) out.unseen = true;  // an earlier send's answer was lost
       double ms = std::chrono::duration<double, std::milli>(o_.now() - t0).count();
@@ -331,6 +331,20 @@ class AzureBlobStore final : public BlobStore {
   Outcome Execute(const Call& call) {
     Budget budget = NewBudget();
     return Execute(call, budget);
+  }
+
+  // Every successful answer to these carries an ETag; one without it was cut
+  // short (a response truncated inside its headers can reach us as a bare
+  // status line): treat it as no answer, so the write-id rules settle it.
+  static Result<HttpResponse> RefuseCutAnswer(Result<HttpResponse> r, const Call& call) {
+    const std::string_view op = call.op;
+    const bool has_etag = op == "PUT" || op == "SET-METADATA" || op == "GET" || op == "HEAD" ||
+                          op.rfind("LEASE-", 0) == 0;
+    if (!r.ok() || !has_etag || r->status < 200 || r->status > 299 || r->Header("etag") != nullptr)
+      return r;
+    return Status::Unavailable(std::string(call.op) + " '" + std::string(call.blob) +
+                               "': the answer was cut short (HTTP " + std::to_string(r->status) +
+                               " without an ETag)");
   }
 
   // A redirect is never followed (it would carry the Authorization header and

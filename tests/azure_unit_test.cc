@@ -225,6 +225,11 @@ class FakeService final : public HttpTransport {
         Handle(r);
         return Status::Unavailable("connection reset after the request was sent");
       }
+      if (step == kCutShort) {
+        HttpResponse cut = Handle(r);  // applied; only the status line came back
+        cut.headers.clear();
+        return cut;
+      }
       if (step == kTimeout) {
         if (clock != nullptr) *clock += r.timeout;  // nobody answered for a whole timeout
         return Status::Unavailable("timed out");
@@ -241,7 +246,7 @@ class FakeService final : public HttpTransport {
     return resp;
   }
 
-  enum Step : int { kHandle = 0, kRefuse = 1, kApplyThenLose = 2, kTimeout = 3 };
+  enum Step : int { kHandle = 0, kRefuse = 1, kApplyThenLose = 2, kTimeout = 3, kCutShort = 4 };
   std::chrono::steady_clock::time_point* clock = nullptr;  // moved by kTimeout
   std::deque<int> script;  // steps for the next requests, then real handling
   std::vector<HttpRequest> requests;
@@ -270,6 +275,7 @@ class FakeService final : public HttpTransport {
     auto it = blobs.find(path);
     if (r.url.find("comp=lease") != std::string::npos) {
       resp.status = HeaderOf(r, "x-ms-lease-action") == "break" ? 202 : 200;
+      resp.headers["etag"] = "\"0x1\"";  // as Azure answers every lease action
       return resp;
     }
     if (r.method == "HEAD") {
@@ -537,6 +543,19 @@ TEST(Responses, AListingThatRepeatsItsMarkerStops) {
   ASSERT_TRUE(first.ok()) << first.status().ToString();
   o.marker = first->next_marker;
   EXPECT_EQ(h.store->List(o).status().code(), Code::kCorruption);
+}
+
+// An answer cut short (2xx without its ETag) counts as no answer: retried,
+// and settled by the write id, never reported as a success without an ETag.
+TEST(Responses, AnAnswerCutShortIsRetriedNotTakenAsSuccess) {
+  Harness h;
+  h.service->script = {FakeService::kCutShort};
+  PutOptions create;
+  create.conditions.if_none_match = "*";
+  auto put = h.store->Put("b", "x", create);
+  ASSERT_TRUE(put.ok()) << put.status().ToString();
+  EXPECT_EQ(put->etag, "\"0x1\"");
+  EXPECT_EQ(h.service->requests.size(), 3u);  // cut, retried (409: its own), checked
 }
 
 TEST(RequestLog, HoldsNoSecrets) {
