@@ -305,7 +305,8 @@ Result<QueryPage> Table::Query(const QueryOptions& q) const {
   QueryPage page;
   std::string last;
   bool more = false;
-  do {
+  int pages = 0;
+  for (;;) {
     auto listed = core_->blobs->List(list);
     if (!listed.ok()) return listed.status().WithContext(ctx);
     for (const BlobItem& item : listed->items) {
@@ -336,8 +337,10 @@ Result<QueryPage> Table::Query(const QueryOptions& q) const {
       auto key = naming::ParseEntityBlobName(name_, listed->items.back().name);
       if (key.ok() && key->row_key > *q.row_key_to) break;
     }
-    list.marker = listed->next_marker;
-  } while (!list.marker.empty());
+    auto next = NextListPage(list, *listed, &pages);
+    if (!next.ok()) return next.status().WithContext(ctx);
+    if (!*next) break;
+  }
   if (more) page.continuation = "1." + last.substr(entity_prefix.size());
   return page;
 }

@@ -104,5 +104,35 @@ TEST(TableConcurrency, ProcessesIncrementingOneEntityLoseNothing) {
             kProcs * kEach);
 }
 
+// A service handing out new markers forever: every listing loop (a query,
+// recovery) stops with Corruption instead of following it.
+class EndlessListing final : public BlobStoreWrapper {
+ public:
+  using BlobStoreWrapper::BlobStoreWrapper;
+  Result<ListPage> List(const ListOptions&) override {
+    ListPage page;
+    page.next_marker = "m" + std::to_string(++pages);
+    return page;
+  }
+  int pages = 0;
+};
+
+TEST(Listing, AListingThatNeverEndsStops) {
+  testing::TempDir dir;
+  StoreOptions o;
+  EndlessListing* endless = nullptr;
+  o.wrap_blob_store = [&](std::shared_ptr<BlobStore> b) {
+    auto e = std::make_shared<EndlessListing>(std::move(b));
+    endless = e.get();
+    return e;
+  };
+  auto store = Store::Open(dir.path(), o);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  auto query = (*store)->OpenTable("things")->Query(QueryOptions{});
+  EXPECT_EQ(query.status().code(), Code::kCorruption) << query.status().ToString();
+  EXPECT_EQ(endless->pages, kMaxListPages);
+  EXPECT_EQ((*store)->Recover().status().code(), Code::kCorruption);
+}
+
 }  // namespace
 }  // namespace blobtable

@@ -263,7 +263,8 @@ Result<int> RecoverAbandoned(const ResolveContext& ctx) {
   int resolved = 0;
   ListOptions list;
   list.prefix = kRecordPrefix;
-  do {
+  int pages = 0;
+  for (;;) {
     BT_ASSIGN_OR_RETURN(ListPage page, ctx.blobs.List(list));
     for (const BlobItem& item : page.items) {
       if (item.properties.lease_status == LeaseStatus::kLocked) continue;  // its coordinator is at work
@@ -271,8 +272,9 @@ Result<int> RecoverAbandoned(const ResolveContext& ctx) {
       if (s.ok()) ++resolved;
       else if (!s.IsBusy()) return s;
     }
-    list.marker = page.next_marker;
-  } while (!list.marker.empty());
+    BT_ASSIGN_OR_RETURN(bool more, NextListPage(list, page, &pages));
+    if (!more) break;
+  }
   return resolved;
 }
 

@@ -127,6 +127,22 @@ struct ListPage {
   std::string next_marker;      // empty when the listing is complete
 };
 
+// A listing that goes on for more pages than this is taken as broken (a
+// service handing out new markers forever) rather than followed: at 5,000
+// names a page, half a billion names.
+inline constexpr int kMaxListPages = 100'000;
+
+// Moves `list` on to the page after `page`: false when the listing is done.
+// Corruption once it has gone on for more than kMaxListPages pages.
+inline Result<bool> NextListPage(ListOptions& list, const ListPage& page, int* pages) {
+  if (page.next_marker.empty()) return false;
+  if (++*pages >= kMaxListPages)
+    return Status::Corruption("listing '" + list.prefix + "' did not end after " +
+                              std::to_string(kMaxListPages) + " pages");
+  list.marker = page.next_marker;
+  return true;
+}
+
 struct LeaseResult {
   std::string lease_id;  // the lease now held (empty after release and break)
   std::string etag;
