@@ -395,6 +395,23 @@ TEST_P(InteropTest, WritesWhoseAnswerWasLostAreNeverMisreported) {
   EXPECT_EQ(proxy.lost(), 5);
 }
 
+// An answer cut inside its headers (the status line, then the connection
+// closes) is never a success with an empty ETag, on either transport.
+TEST_P(InteropTest, AnAnswerCutInsideItsHeadersIsNotASuccess) {
+  CannedServer service({Answer("201 Created"),  // create container
+                        "HTTP/1.1 201 Created\r\nx-ms-request-id: 1\r\n"});
+  StoreOptions o;
+  o.max_attempts = 2;
+  o.retry_initial_delay = std::chrono::milliseconds(1);
+  auto store = Store::Open("AccountName=devstoreaccount1;AccountKey=YmFy;BlobEndpoint=http://" +
+                               service.address() + "/devstoreaccount1;HttpTransport=" + GetParam(),
+                           o);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  auto put = (*store)->blob_store().Put("t", "x", {});
+  EXPECT_FALSE(put.ok()) << "etag '" << (put.ok() ? put->etag : "") << "'";
+  EXPECT_EQ(put.status().code(), Code::kUnavailable) << put.status().ToString();
+}
+
 INSTANTIATE_TEST_SUITE_P(Transports, InteropTest, ::testing::Values("curl", "cpprest"));
 
 }  // namespace
