@@ -311,7 +311,7 @@ class AzureBlobStore final : public BlobStore {
       auto t0 = o_.now();
       out.response = RefuseCutAnswer(RefuseRedirect(o_.transport->Send(request), call), call);
       out.attempts = attempt;
-      if (out.response.ok() && out.response->resent) out.unseen = true;  // an earlier send's answer was lost
+      if (out.response.ok() && out.response->resent) out.unseen = true;  // the transport's own retry
       double ms = std::chrono::duration<double, std::milli>(o_.now() - t0).count();
       Log(call, attempt, ms, out.response);
       bool retryable = out.response.ok()
@@ -320,9 +320,7 @@ class AzureBlobStore final : public BlobStore {
       if (!retryable || attempt >= o_.retry.max_attempts) break;
       auto delay = o_.retry.DelayBefore(attempt + 1, RandomU64());
       if (!Affords(budget, delay)) break;
-      out.unseen = out.unseen ||
-                   (!out.response.ok() && out.response.status().storage_code() != kNotSent) ||
-                   (out.response.ok() && (out.response->status == 500 || out.response->status == 504));
+      out.unseen = out.unseen || MayHaveBeenApplied(out.response);
       o_.sleep(delay);
       budget.slept += delay;
     }
@@ -331,6 +329,17 @@ class AzureBlobStore final : public BlobStore {
   Outcome Execute(const Call& call) {
     Budget budget = NewBudget();
     return Execute(call, budget);
+  }
+  // The blob as it is now, within what is left of an operation's budget.
+  Outcome HeadFollowUp(std::string_view name, Budget& budget) {
+    return Execute({"HEAD", name, [&] { return Request("HEAD", BlobUrl(name)); }}, budget,
+                   /*follow_up=*/true);
+  }
+  // Whether an attempt that is about to be retried may have been applied:
+  // no answer (unless the request was never sent), or a timeout answer.
+  static bool MayHaveBeenApplied(const Result<HttpResponse>& r) {
+    if (!r.ok()) return r.status().storage_code() != kNotSent;
+    return r->status == 500 || r->status == 504;
   }
 
   // Every successful answer to these carries an ETag; one without it was cut
@@ -460,8 +469,7 @@ class AzureBlobStore final : public BlobStore {
     // (another write id, no blob, no answer, no time left) leaves it unknown,
     // never a Conflict: a caller would apply its change a second time.
     if ((r.status == 412 || r.status == 409) && out.unseen && !write_id.empty()) {
-      Outcome head = Execute({"HEAD", name, [&] { return Request("HEAD", BlobUrl(name)); }},
-                             budget, /*follow_up=*/true);
+      Outcome head = HeadFollowUp(name, budget);
       if (head.response.ok() && head.response->status == 200) {
         const std::string* id =
             head.response->Header(std::string("x-ms-meta-") + kWriteIdMetadata);
@@ -499,8 +507,7 @@ class AzureBlobStore final : public BlobStore {
     if (r.status != success_status) {
       // A retried release that finds no lease: the lost first attempt released it.
       if (release && r.status == 409 && out.unseen) {
-        Outcome head = Execute({"HEAD", name, [&] { return Request("HEAD", BlobUrl(name)); }},
-                               budget, /*follow_up=*/true);
+        Outcome head = HeadFollowUp(name, budget);
         if (head.response.ok() && head.response->status == 200) {
           BT_ASSIGN_OR_RETURN(BlobProperties p, PropertiesOf(*head.response));
           if (p.lease_state == LeaseState::kAvailable) return LeaseResult{"", p.etag, p.last_modified, 0};
