@@ -282,6 +282,17 @@ std::string Answer(const std::string& status_line, const std::string& headers = 
          "Content-Length: 0\r\nConnection: close\r\n\r\n";
 }
 
+// A store on the dev account at a test server's `address`, retrying fast.
+Result<std::unique_ptr<Store>> OpenAgainst(const std::string& address,
+                                           const std::string& transport, int max_attempts) {
+  StoreOptions o;
+  o.max_attempts = max_attempts;
+  o.retry_initial_delay = std::chrono::milliseconds(1);
+  return Store::Open("AccountName=devstoreaccount1;AccountKey=YmFy;BlobEndpoint=http://" +
+                         address + "/devstoreaccount1;HttpTransport=" + transport,
+                     o);
+}
+
 // A redirect is never followed, on either transport: it would carry the
 // request (and its Authorization header) to another host. It is an error
 // naming where it pointed; the other host hears nothing.
@@ -290,12 +301,7 @@ TEST_P(InteropTest, RedirectsAreNeverFollowed) {
   CannedServer service({Answer("201 Created"),  // create container
                         Answer("302 Found", "Location: http://" + elsewhere.address() +
                                                 "/devstoreaccount1/blobtable/t\r\n")});
-  StoreOptions o;
-  o.max_attempts = 3;
-  o.retry_initial_delay = std::chrono::milliseconds(1);
-  auto store = Store::Open("AccountName=devstoreaccount1;AccountKey=YmFy;BlobEndpoint=http://" +
-                               service.address() + "/devstoreaccount1;HttpTransport=" + GetParam(),
-                           o);
+  auto store = OpenAgainst(service.address(), GetParam(), /*max_attempts=*/3);
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   auto put = (*store)->blob_store().Put("t", "x", {});
   EXPECT_EQ(put.status().code(), Code::kInvalidArgument) << put.status().ToString();
@@ -400,12 +406,7 @@ TEST_P(InteropTest, WritesWhoseAnswerWasLostAreNeverMisreported) {
 TEST_P(InteropTest, AnAnswerCutInsideItsHeadersIsNotASuccess) {
   CannedServer service({Answer("201 Created"),  // create container
                         "HTTP/1.1 201 Created\r\nx-ms-request-id: 1\r\n"});
-  StoreOptions o;
-  o.max_attempts = 2;
-  o.retry_initial_delay = std::chrono::milliseconds(1);
-  auto store = Store::Open("AccountName=devstoreaccount1;AccountKey=YmFy;BlobEndpoint=http://" +
-                               service.address() + "/devstoreaccount1;HttpTransport=" + GetParam(),
-                           o);
+  auto store = OpenAgainst(service.address(), GetParam(), /*max_attempts=*/2);
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   auto put = (*store)->blob_store().Put("t", "x", {});
   EXPECT_FALSE(put.ok()) << "etag '" << (put.ok() ? put->etag : "") << "'";

@@ -20,10 +20,6 @@ using std::chrono::seconds;
     EXPECT_EQ(bt_s_.storage_code(), code) << bt_s_.ToString();             \
   }
 
-const Status& StatusOf(const Status& s) { return s; }
-template <typename T>
-const Status& StatusOf(const Result<T>& r) { return r.status(); }
-
 PutOptions WithMeta(Metadata m) {
   PutOptions o;
   o.metadata = std::move(m);

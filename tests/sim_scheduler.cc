@@ -221,9 +221,6 @@ class SimStore final : public BlobStoreWrapper {
                                  " was lost (it was applied)");
     return r;
   }
-  static const Status& StatusOf(const Status& s) { return s; }
-  template <typename T>
-  static const Status& StatusOf(const Result<T>& r) { return r.status(); }
 
   SimScheduler& s_;
 };

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "blobtable/options.h"
+#include "blobtable/status.h"
 
 namespace blobtable::testing {
 
@@ -39,6 +40,13 @@ class FakeClock final : public Clock {
  private:
   std::atomic<int64_t>* ms_;
 };
+
+// The Status of a call's answer, whether it is a Status or a Result<T>.
+inline const Status& StatusOf(const Status& s) { return s; }
+template <typename T>
+const Status& StatusOf(const Result<T>& r) {
+  return r.status();
+}
 
 // A fresh directory under the test temp dir, removed on destruction.
 class TempDir {

@@ -78,9 +78,6 @@ class ProtocolMonitor final : public BlobStoreWrapper {
   }
 
  private:
-  static const Status& StatusOf(const Status& s) { return s; }
-  template <typename T>
-  static const Status& StatusOf(const Result<T>& r) { return r.status(); }
 
   template <typename F>
   auto Watch(std::string_view name, const std::string& lease_id, const char* what, F call)
