@@ -4,6 +4,9 @@
 // exceptions stop here.
 #include <cpprest/http_client.h>
 
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
 #include <boost/asio/ssl.hpp>
 #include <map>
 #include <mutex>
@@ -15,6 +18,19 @@ namespace blobtable {
 namespace {
 
 namespace http = web::http;
+
+// cpprest hands on asio's error value, which for TLS errors is OpenSSL's
+// packed error code (library and reason); the category is lost on the way,
+// but OpenSSL's codes lie far above any errno.
+TlsFailure ClassifyTls(int value) {
+  const auto code = static_cast<unsigned long>(static_cast<unsigned int>(value));
+  if (code <= 0xFFFF || ERR_GET_LIB(code) != ERR_LIB_SSL) return TlsFailure::kOther;
+  switch (ERR_GET_REASON(code)) {
+    case SSL_R_CERTIFICATE_VERIFY_FAILED: return TlsFailure::kCertificate;
+    case SSL_R_WRONG_VERSION_NUMBER: return TlsFailure::kNotTls;
+    default: return TlsFailure::kOther;
+  }
+}
 
 class CpprestTransport final : public HttpTransport {
  public:
@@ -71,12 +87,13 @@ class CpprestTransport final : public HttpTransport {
         }
       }
       return out;
-    } catch (const std::exception& e) {
+    } catch (const http::http_exception& e) {
       std::string what = e.what();
-      if (what.find("certificate") != std::string::npos || what.find("handshake") != std::string::npos)
-        return Status::InvalidArgument(request.method + " request failed: " + what +
-                                       " (TLS certificate verification)");
+      if (what.find("handshake") != std::string::npos)
+        return TlsHandshakeFailed(request.method, ClassifyTls(e.error_code().value()), what);
       return Status::Unavailable(request.method + " request failed: " + what);
+    } catch (const std::exception& e) {
+      return Status::Unavailable(request.method + " request failed: " + e.what());
     }
   }
 

@@ -102,6 +102,8 @@ class CurlTransport final : public HttpTransport {
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, options_.verify_tls ? 1L : 0L);
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, options_.verify_tls ? 2L : 0L);
     if (!options_.ca_file.empty()) curl_easy_setopt(h, CURLOPT_CAINFO, options_.ca_file.c_str());
+    char error_detail[CURL_ERROR_SIZE] = "";
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, error_detail);
     BodySink sink{h, &response, options_.max_response_bytes};
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, OnBody);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &sink);
@@ -125,6 +127,7 @@ class CurlTransport final : public HttpTransport {
     long status = 0;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
     curl_slist_free_all(headers);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, nullptr);  // it lives on this stack
     Give(h);
     if (sink.over)
       return Status::Corruption(request.method + " answer's body is larger than " +
@@ -133,7 +136,14 @@ class CurlTransport final : public HttpTransport {
     if (rc != CURLE_OK && !sink.trimmed) {
       std::string what = std::string(request.method) + " request failed: " + curl_easy_strerror(rc);
       if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE)
-        return Status::InvalidArgument(what + " (TLS certificate verification)");
+        return TlsHandshakeFailed(request.method, TlsFailure::kCertificate, curl_easy_strerror(rc));
+      if (rc == CURLE_SSL_CONNECT_ERROR) {
+        // curl keeps OpenSSL's reason only as text (its error buffer).
+        const std::string detail = error_detail;
+        const bool not_tls = detail.find("wrong version number") != std::string::npos;
+        return TlsHandshakeFailed(request.method, not_tls ? TlsFailure::kNotTls : TlsFailure::kOther,
+                                  detail.empty() ? curl_easy_strerror(rc) : detail);
+      }
       if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST ||
           rc == CURLE_COULDNT_RESOLVE_PROXY)
         return Status::FromStorage(Code::kUnavailable, 0, kNotSent, what);

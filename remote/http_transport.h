@@ -59,6 +59,31 @@ inline constexpr size_t kMaxErrorBodyBytes = 64u << 10;
 // Marks an Unavailable failure of Send() as "the request was never sent".
 inline constexpr char kNotSent[] = "NotSent";
 
+// How a TLS handshake failed, where the caller should act differently:
+// both transports classify by OpenSSL's reason and word it the same way.
+enum class TlsFailure {
+  kCertificate,  // the peer's certificate did not verify: configuration
+  kNotTls,       // the peer answered, but not in TLS (an http:// port)
+  kOther,        // anything else (reset mid-handshake...): retryable
+};
+
+// The Status for a failed handshake of `method`; `detail` is the library's
+// own words (never holds a secret: no request content reaches it).
+inline Status TlsHandshakeFailed(const std::string& method, TlsFailure why,
+                                 const std::string& detail) {
+  std::string what = method + " request failed: " + detail;
+  switch (why) {
+    case TlsFailure::kCertificate:
+      return Status::InvalidArgument(what + " (TLS certificate verification)");
+    case TlsFailure::kNotTls:
+      return Status::InvalidArgument(what + " (TLS handshake: the endpoint does not speak TLS;" +
+                                     " is it an http:// endpoint?)");
+    case TlsFailure::kOther:
+      break;
+  }
+  return Status::Unavailable(what + " (TLS handshake)");
+}
+
 class HttpTransport {
  public:
   virtual ~HttpTransport() = default;
@@ -66,7 +91,8 @@ class HttpTransport {
   // included). Fails Unavailable when no response arrived (refused, reset,
   // timed out), with storage_code() kNotSent when the request certainly
   // never reached the server (no connection could be made), and
-  // InvalidArgument for TLS verification failures. Never throws.
+  // InvalidArgument for TLS failures retrying cannot fix (TlsFailure).
+  // Never throws.
   // Thread-safe; connections are reused across calls.
   virtual Result<HttpResponse> Send(const HttpRequest& request) = 0;
   virtual std::string_view name() const = 0;  // "curl", "cpprest"

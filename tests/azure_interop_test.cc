@@ -181,13 +181,37 @@ TEST_P(InteropTest, HttpsVerifiesCertificatesAndAcceptsAGivenCaFile) {
   o.max_attempts = 1;
   auto unverified = Store::Open(tls->ConnectionString(GetParam()), o);
   EXPECT_EQ(unverified.status().code(), Code::kInvalidArgument) << unverified.status().ToString();
-  EXPECT_NE(unverified.status().message().find("TLS"), std::string::npos)
+  EXPECT_NE(unverified.status().message().find("TLS certificate verification"), std::string::npos)
       << unverified.status().ToString();
   auto verified = Store::Open(tls->ConnectionString(GetParam()) + ";CaFile=" + tls->cert_file(), o);
   ASSERT_TRUE(verified.ok()) << verified.status().ToString();
   auto table = (*verified)->OpenTable("secure");
   ASSERT_TRUE(table->Upsert(Entity("p", "r")).ok());
   EXPECT_TRUE(table->Get("p", "r").ok());
+}
+
+// HTTPS to a port that speaks plain HTTP is a configuration error that
+// names the likely cause, on both transports: never a certificate failure
+// (there was no certificate), never retried.
+TEST_P(InteropTest, HttpsToAPlainHttpPortSaysSo) {
+  Azurite* a = Azurite::Get();
+  ASSERT_NE(a, nullptr);
+  StoreOptions o;
+  o.container = container_;
+  o.max_attempts = 3;
+  o.retry_initial_delay = std::chrono::milliseconds(1);
+  std::vector<std::string> log;
+  o.request_log = [&](const std::string& line) { log.push_back(line); };
+  auto store = Store::Open("UseDevelopmentStorage=true;BlobEndpoint=https://127.0.0.1:" +
+                               std::to_string(a->port()) + "/devstoreaccount1;HttpTransport=" +
+                               GetParam(),
+                           o);
+  EXPECT_EQ(store.status().code(), Code::kInvalidArgument) << store.status().ToString();
+  EXPECT_EQ(store.status().message().find("certificate"), std::string::npos)
+      << store.status().ToString();
+  EXPECT_NE(store.status().message().find("does not speak TLS"), std::string::npos)
+      << store.status().ToString();
+  EXPECT_EQ(log.size(), 1u);  // not retried
 }
 
 // A server that accepts connections but never answers: each request ends at
