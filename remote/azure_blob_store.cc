@@ -39,24 +39,6 @@ bool ParseHttpDate(const std::string& text, TimePoint* out) {
 
 namespace {
 
-// A decimal header value, parsed without exceptions; nullopt if it is not
-// one, or does not fit.
-template <typename T>
-std::optional<T> ParseDecimal(const std::string& text) {
-  T value{};
-  const char* end = text.data() + text.size();
-  auto [stop, ec] = std::from_chars(text.data(), end, value);
-  if (text.empty() || ec != std::errc() || stop != end) return std::nullopt;
-  return value;
-}
-
-// A response header that cannot be what the protocol says it is: retrying
-// the same server will not fix it.
-Status MalformedHeader(const char* name, const std::string& value) {
-  return Status::Corruption(std::string("the storage service answered with a malformed ") + name +
-                            " header ('" + value.substr(0, 40) + "')");
-}
-
 using Clock = std::chrono::steady_clock;
 
 // One storage request: how to build it (fresh for every attempt: date and

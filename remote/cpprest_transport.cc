@@ -68,6 +68,7 @@ class CpprestTransport final : public HttpTransport {
       for (const auto& [name, value] : resp.headers()) {
         out.headers[AsciiLower(name)] = value;
       }
+      if (Status framing = CheckContentLength(out); !framing.ok()) return framing;
       if (request.method != "HEAD") {
         // Only a declared length can be checked before reading (a chunked
         // body is read whole, then held to the same caps).

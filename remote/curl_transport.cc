@@ -133,6 +133,7 @@ class CurlTransport final : public HttpTransport {
       return Status::Corruption(request.method + " answer's body is larger than " +
                                 std::to_string(options_.max_response_bytes) +
                                 " bytes (TransportOptions::max_response_bytes)");
+    if (Status framing = CheckContentLength(response); !framing.ok()) return framing;
     if (rc != CURLE_OK && !sink.trimmed) {
       std::string what = std::string(request.method) + " request failed: " + curl_easy_strerror(rc);
       if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE)
@@ -144,6 +145,9 @@ class CurlTransport final : public HttpTransport {
         return TlsHandshakeFailed(request.method, not_tls ? TlsFailure::kNotTls : TlsFailure::kOther,
                                   detail.empty() ? curl_easy_strerror(rc) : detail);
       }
+      if (rc == CURLE_WEIRD_SERVER_REPLY)  // an answer that is not HTTP: as cpprest says it
+        return Status::Corruption(what + " (the storage service's answer is malformed" +
+                                  (error_detail[0] ? std::string(": ") + error_detail : "") + ")");
       if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST ||
           rc == CURLE_COULDNT_RESOLVE_PROXY)
         return Status::FromStorage(Code::kUnavailable, 0, kNotSent, what);

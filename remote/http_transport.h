@@ -4,9 +4,12 @@
 #ifndef BLOBTABLE_REMOTE_HTTP_TRANSPORT_H_
 #define BLOBTABLE_REMOTE_HTTP_TRANSPORT_H_
 
+#include <charconv>
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -41,6 +44,33 @@ struct HttpResponse {
     return it == headers.end() ? nullptr : &it->second;
   }
 };
+
+// A decimal header value, parsed without exceptions; nullopt if it is not
+// one, or does not fit.
+template <typename T>
+std::optional<T> ParseDecimal(const std::string& text) {
+  T value{};
+  const char* end = text.data() + text.size();
+  auto [stop, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec != std::errc() || stop != end) return std::nullopt;
+  return value;
+}
+
+// A response header that cannot be what the protocol says it is: retrying
+// the same server will not fix it.
+inline Status MalformedHeader(const char* name, const std::string& value) {
+  return Status::Corruption(std::string("the storage service answered with a malformed ") + name +
+                            " header ('" + value.substr(0, 40) + "')");
+}
+
+// Corruption if the response carries a Content-Length that is not a plain
+// decimal number: its body cannot be framed, so both transports say this
+// instead of whatever their parser made of it.
+inline Status CheckContentLength(const HttpResponse& response) {
+  const std::string* length = response.Header("content-length");
+  if (length == nullptr || ParseDecimal<uint64_t>(*length)) return Status::OK();
+  return MalformedHeader("Content-Length", *length);
+}
 
 struct TransportOptions {
   // Verify TLS certificates (on unless the endpoint is plain HTTP anyway).

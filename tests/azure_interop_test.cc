@@ -361,6 +361,25 @@ TEST_P(InteropTest, ResponseBodiesAreCapped) {
   EXPECT_LE(error->body.size(), kMaxErrorBodyBytes);
 }
 
+// A hostile or broken Content-Length never throws out of either transport
+// (cpprest parses it itself; the store parses it for HEAD): both say
+// Corruption, not retried, and nothing is taken as a success.
+TEST_P(InteropTest, MalformedContentLengthsAreErrorsNotExceptions) {
+  for (const char* length : {"99999999999999999999999", "12abc", "-1"}) {
+    CannedServer service({Answer("201 Created"),  // create container
+                          "HTTP/1.1 200 OK\r\nETag: \"0x1\"\r\nContent-Length: " +
+                              std::string(length) + "\r\nConnection: close\r\n\r\n"});
+    auto store = OpenAgainst(service.address(), GetParam(), /*max_attempts=*/2);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    for (bool head : {false, true}) {
+      auto got = head ? (*store)->blob_store().Head("t", {}) : (*store)->blob_store().Get("t", {});
+      EXPECT_FALSE(got.ok()) << length << (head ? " HEAD" : " GET");
+      EXPECT_EQ(got.status().code(), Code::kCorruption) << length << ": " << got.status().ToString();
+      EXPECT_EQ(service.requests(), 1 + (head ? 2 : 1)) << "not retried";
+    }
+  }
+}
+
 // A CA file that cannot be read is a configuration error, said once and
 // the same way by both transports (cpprest used to retry it as Unavailable).
 TEST_P(InteropTest, AnUnreadableCaFileIsInvalidArgument) {
@@ -424,6 +443,96 @@ TEST_P(InteropTest, WritesWhoseAnswerWasLostAreNeverMisreported) {
   EXPECT_EQ(blobs.Head("l", {})->properties.lease_state, LeaseState::kAvailable);
   EXPECT_EQ(proxy.lost(), 5);
 }
+
+// The commit point of a transaction (the record's second plain PUT: the
+// first creates it) is applied and its answer lost. The transaction is
+// committed, and says so; if the check that would tell cannot be made, it
+// says the outcome is unknown (never "nothing was committed"), and a later
+// read finds it committed, whole.
+class CommitPointTest : public InteropTest {
+ protected:
+  static LosingProxy::Match CommitPoint() {
+    auto seen = std::make_shared<int>(0);
+    return [seen](const std::string& line) {
+      return line.find("/x/") != std::string::npos && line.find("comp=") == std::string::npos &&
+             line.rfind("PUT ", 0) == 0 && ++*seen == 2;
+    };
+  }
+  static bool ReadOfARecord(const std::string& line) {
+    return line.find("/x/") != std::string::npos &&
+           (line.rfind("GET ", 0) == 0 || line.rfind("HEAD ", 0) == 0);
+  }
+  std::unique_ptr<Store> OpenVia(const LosingProxy& proxy) {
+    StoreOptions o;
+    o.container = container_;
+    o.retry_initial_delay = std::chrono::milliseconds(1);
+    auto store = Store::Open("UseDevelopmentStorage=true;BlobEndpoint=http://127.0.0.1:" +
+                                 std::to_string(proxy.port()) +
+                                 "/devstoreaccount1;HttpTransport=" + GetParam(),
+                             o);
+    EXPECT_TRUE(store.ok()) << store.status().ToString();
+    return store.ok() ? std::move(*store) : nullptr;
+  }
+  static Result<std::vector<CommittedWrite>> TransferBetweenTwoPartitions(Store& store) {
+    auto table = store.OpenTable("ledger");
+    auto txn = store.Begin();
+    for (const char* pk : {"a", "b"}) {
+      Entity e(pk, "1");
+      e.Set("v", int64_t{1});
+      EXPECT_TRUE(txn->Upsert(*table, e).ok());
+    }
+    return txn->Commit();
+  }
+};
+
+TEST_P(CommitPointTest, ALostAnswerIsSettledAsCommitted) {
+  LosingProxy proxy(Azurite::Get()->port());
+  auto store = OpenVia(proxy);
+  ASSERT_NE(store, nullptr);
+  proxy.LoseNextAnswer(CommitPoint());
+  auto committed = TransferBetweenTwoPartitions(*store);
+  ASSERT_TRUE(committed.ok()) << committed.status().ToString();
+  EXPECT_EQ(proxy.lost(), 1);
+  auto table = store->OpenTable("ledger");
+  EXPECT_TRUE(table->Get("a", "1").ok());
+  EXPECT_TRUE(table->Get("b", "1").ok());
+}
+
+TEST_P(CommitPointTest, AnUncheckableLostAnswerIsOutcomeUnknownAndAReadSettlesIt) {
+  LosingProxy proxy(Azurite::Get()->port());
+  auto store = OpenVia(proxy);
+  ASSERT_NE(store, nullptr);
+  proxy.LoseNextAnswer(CommitPoint());
+  proxy.RefuseNext(ReadOfARecord, 1000);
+  auto committed = TransferBetweenTwoPartitions(*store);
+  EXPECT_EQ(committed.status().code(), Code::kOutcomeUnknown) << committed.status().ToString();
+  EXPECT_EQ(proxy.lost(), 1);
+  EXPECT_GT(proxy.refused(), 0);
+  proxy.RefuseNext(ReadOfARecord, 0);
+
+  // The coordinator is gone (its record lease would lapse; break it now).
+  auto direct = Store::Open(conn_, [&] {
+    StoreOptions o;
+    o.container = container_;
+    return o;
+  }());
+  ASSERT_TRUE(direct.ok()) << direct.status().ToString();
+  BlobStore& blobs = (*direct)->blob_store();
+  ListOptions list;
+  list.prefix = "x/";
+  auto records = blobs.List(list);
+  ASSERT_TRUE(records.ok()) << records.status().ToString();
+  ASSERT_EQ(records->items.size(), 1u);
+  ASSERT_TRUE(blobs.BreakLease(records->items[0].name, 0, {}).ok());
+  auto table = (*direct)->OpenTable("ledger");
+  auto a = table->Get("a", "1");
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  ASSERT_NE(a->FindAs<int64_t>("v"), nullptr);
+  EXPECT_EQ(*a->FindAs<int64_t>("v"), 1);
+  EXPECT_TRUE(table->Get("b", "1").ok());
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, CommitPointTest, ::testing::Values("curl", "cpprest"));
 
 // An answer cut inside its headers (the status line, then the connection
 // closes) is never a success with an empty ETag, on either transport.

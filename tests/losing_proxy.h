@@ -3,7 +3,8 @@
 // connection (so client keep-alive is server keep-alive), and on demand
 // forwards a request, lets the server apply it, reads its answer, and then
 // resets the client connection instead of passing the answer on: the lost
-// response of a write that was applied. Messages are framed by
+// response of a write that was applied. It can also answer chosen requests
+// 503 itself, without forwarding them. Messages are framed by
 // Content-Length or chunked (ending with an empty last chunk, no trailers).
 #ifndef BLOBTABLE_TESTS_LOSING_PROXY_H_
 #define BLOBTABLE_TESTS_LOSING_PROXY_H_
@@ -48,13 +49,27 @@ class LosingProxy {
   }
 
   int port() const { return port_; }
+  // Chooses requests by their first line ("PUT /account/container/blob?... HTTP/1.1").
+  using Match = std::function<bool(const std::string& first_line)>;
+
   // The next request whose first line contains `needle` is applied, and its
   // answer lost: the client's connection is reset instead.
   void LoseNextAnswerTo(const std::string& needle) {
+    LoseNextAnswer([needle](const std::string& line) { return line.find(needle) != std::string::npos; });
+  }
+  void LoseNextAnswer(Match match) {
     std::lock_guard<std::mutex> lk(mu_);
-    lose_ = needle;
+    lose_ = std::move(match);
+  }
+  // The next `count` requests that `match` are not forwarded: each is
+  // answered 503 Server Busy (what a throttled or failing service says).
+  void RefuseNext(Match match, int count) {
+    std::lock_guard<std::mutex> lk(mu_);
+    refuse_ = std::move(match);
+    refusals_left_ = count;
   }
   int lost() const { return lost_.load(); }
+  int refused() const { return refused_.load(); }
 
  private:
   static sockaddr_in Loopback(int port) {
@@ -127,13 +142,22 @@ class LosingProxy {
     for (;;) {
       if (!ReadMessage(client, from_client, request, false)) break;
       std::string first = request.substr(0, request.find("\r\n"));
-      bool lose = false;
+      bool lose = false, refuse = false;
       {
         std::lock_guard<std::mutex> lk(mu_);
-        if (!lose_.empty() && first.find(lose_) != std::string::npos) {
+        if (refusals_left_ > 0 && refuse_(first)) {
+          refuse = true;
+          --refusals_left_;
+        } else if (lose_ && lose_(first)) {
           lose = true;
-          lose_.clear();
+          lose_ = nullptr;
         }
+      }
+      if (refuse) {
+        ++refused_;
+        SendAll(client, "HTTP/1.1 503 Server Busy\r\nx-ms-error-code: ServerBusy\r\n"
+                        "Content-Length: 0\r\n\r\n");
+        continue;
       }
       SendAll(up, request);
       if (!ReadMessage(up, from_server, response, first.rfind("HEAD ", 0) == 0)) break;
@@ -158,8 +182,9 @@ class LosingProxy {
   std::mutex mu_;
   std::vector<int> open_;
   std::vector<std::thread> relays_;
-  std::string lose_;
-  std::atomic<int> lost_{0};
+  Match lose_, refuse_;
+  int refusals_left_ = 0;
+  std::atomic<int> lost_{0}, refused_{0};
 };
 
 }  // namespace blobtable::testing
