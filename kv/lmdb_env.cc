@@ -10,6 +10,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "kv/random.h"
+
 namespace blobtable {
 
 Status LmdbError(int rc, std::string_view what) {
@@ -43,7 +45,7 @@ Registry& registry() {
 
 LmdbEnv::LmdbEnv(MDB_env* env, std::string directory)
     : env_(env), directory_(std::move(directory)),
-      max_key_size_(static_cast<size_t>(mdb_env_get_maxkeysize(env))) {}
+      max_key_size_(static_cast<size_t>(mdb_env_get_maxkeysize(env))), etag_salt_(RandomU64()) {}
 
 LmdbEnv::~LmdbEnv() { mdb_env_close(env_); }
 

@@ -37,6 +37,9 @@ class LmdbEnv {
   const std::string& directory() const { return directory_; }
   // Largest key LMDB accepts (511 bytes in Debian's build).
   size_t max_key_size() const { return max_key_size_; }
+  // 64 random bits drawn when this environment was opened: a file restored
+  // from a copy, or copied, is told apart from its other lineage by it.
+  uint64_t etag_salt() const { return etag_salt_; }
 
   // The handle of named database `name`, created on first use. Thread-safe;
   // must not be called while this thread has a transaction open.
@@ -49,6 +52,7 @@ class LmdbEnv {
   MDB_env* env_;
   std::string directory_;
   size_t max_key_size_;
+  uint64_t etag_salt_;
   std::mutex dbi_mu_;
   std::map<std::string, MDB_dbi> dbis_;
   // Held shared by every open transaction; exclusively while adopting a map

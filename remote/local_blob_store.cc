@@ -218,35 +218,36 @@ class LocalBlobStore final : public BlobStore {
                             [](const BucketEntry& e, std::string_view n) { return e.name < n; });
   }
 
-  // A per-store sequence bumped in the writing transaction: it makes ETags
-  // and data ids. The random salt, drawn when the store is created, keeps a
-  // recreated store from reissuing an ETag a cache still holds.
+  // A per-store sequence bumped in the writing transaction: it makes data
+  // ids, and with the environment's salt, ETags (see ETagFor). The 16-byte
+  // value keeps its old layout (salt, counter); the stored salt is unused.
   Result<uint64_t> NextSequence(MDB_txn* txn) {
     MDB_val k = ToVal("etag-counter"), v;
-    uint64_t counter = 0, salt = 0;
+    char buf[16] = {};
     int rc = mdb_get(txn, meta_, &k, &v);
-    if (rc == 0 && v.mv_size == 16) {
-      memcpy(&salt, v.mv_data, 8);
-      memcpy(&counter, static_cast<char*>(v.mv_data) + 8, 8);
-    } else if (rc == MDB_NOTFOUND) {
-      salt = RandomU64();
-    } else {
+    if (rc == 0 && v.mv_size == sizeof(buf)) {
+      memcpy(buf, v.mv_data, sizeof(buf));
+    } else if (rc != MDB_NOTFOUND) {
       return rc == 0 ? Status::Corruption("local store: bad etag counter")
                      : LmdbError(rc, "reading the etag counter");
     }
+    uint64_t counter;
+    memcpy(&counter, buf + 8, 8);
     ++counter;
-    char buf[16];
-    memcpy(buf, &salt, 8);
     memcpy(buf + 8, &counter, 8);
     MDB_val nv{sizeof(buf), buf};
     if ((rc = mdb_put(txn, meta_, &k, &nv, 0)) != 0) return LmdbError(rc, "writing the etag counter");
-    salt_ = salt;
     return counter;
   }
 
+  // "0x<salt><counter>". The counter alone repeats after a backup is
+  // restored or a store copied (both lineages count on from the same
+  // number); the salt, 64 random bits drawn each time the environment is
+  // opened, tells those lineages apart, so an ETag never matches again.
   std::string ETagFor(uint64_t seq) const {
     char etag[48];
-    snprintf(etag, sizeof(etag), "\"0x%08X%016llX\"", static_cast<unsigned>(salt_),
+    snprintf(etag, sizeof(etag), "\"0x%016llX%016llX\"",
+             static_cast<unsigned long long>(env_->etag_salt()),
              static_cast<unsigned long long>(seq));
     return etag;
   }
@@ -331,10 +332,7 @@ class LocalBlobStore final : public BlobStore {
   std::shared_ptr<LmdbEnv> env_;
   MDB_dbi blobs_;  // name buckets
   MDB_dbi data_;   // blob data by id
-  MDB_dbi meta_;   // the sequence and salt
-  // The salt read with the last sequence number; written only inside write
-  // transactions, which LMDB serializes.
-  uint64_t salt_ = 0;
+  MDB_dbi meta_;   // the sequence
   std::string container_;
   Clock* clock_;
 };
