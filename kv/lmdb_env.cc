@@ -9,16 +9,20 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 
+#include "kv/macros.h"
 #include "kv/random.h"
 
 namespace blobtable {
 
 Status LmdbError(int rc, std::string_view what) {
   std::string msg = std::string(what) + ": " + mdb_strerror(rc);
-  if (rc == MDB_MAP_FULL)
+  if (rc == MDB_MAP_FULL) {
     msg += " (the local store reached its map size; open it with a larger "
            "StoreOptions::local_map_size)";
+    return Status::FromStorage(Code::kIOError, 0, kLmdbMapFull, std::move(msg));
+  }
   return Status::IOError(std::move(msg));
 }
 
@@ -30,10 +34,14 @@ struct Entry {
   const LmdbEnv* raw;
 };
 
+// Environments by the identity of their data file, not its path: a bind
+// mount, a symlink or a directory of hard links reaches the same file by
+// another name, and a second environment on it in one process would drop
+// this process's locks on lock.mdb when it closed.
 struct Registry {
   std::mutex mu;
   std::condition_variable closed;  // an entry was erased
-  std::map<std::string, Entry> envs;  // by canonical directory
+  std::map<LmdbEnv::FileId, Entry> envs;
 };
 
 Registry& registry() {
@@ -41,10 +49,16 @@ Registry& registry() {
   return *r;
 }
 
+std::optional<LmdbEnv::FileId> IdOf(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return std::nullopt;
+  return LmdbEnv::FileId{st.st_dev, st.st_ino};
+}
+
 }  // namespace
 
-LmdbEnv::LmdbEnv(MDB_env* env, std::string directory)
-    : env_(env), directory_(std::move(directory)),
+LmdbEnv::LmdbEnv(MDB_env* env, std::string directory, FileId id)
+    : env_(env), directory_(std::move(directory)), id_(id),
       max_key_size_(static_cast<size_t>(mdb_env_get_maxkeysize(env))), etag_salt_(RandomU64()) {}
 
 LmdbEnv::~LmdbEnv() { mdb_env_close(env_); }
@@ -58,13 +72,17 @@ Result<std::shared_ptr<LmdbEnv>> LmdbEnv::Open(const std::string& directory, uin
 
   Registry& reg = registry();
   std::unique_lock<std::mutex> lock(reg.mu);
-  auto it = reg.envs.find(canonical);
+  std::optional<FileId> id = IdOf(canonical + "/data.mdb");
+  auto it = id ? reg.envs.find(*id) : reg.envs.end();
   while (it != reg.envs.end() && it->second.pid == getpid()) {
-    if (auto env = it->second.env.lock()) return env;
+    if (auto env = it->second.env.lock()) {
+      BT_RETURN_IF_ERROR(env->GrowMapTo(map_size));
+      return env;
+    }
     // The last user let go and its close is pending: LMDB forbids a second
     // environment on the same files in one process, so wait for the close.
     reg.closed.wait(lock);
-    it = reg.envs.find(canonical);
+    it = reg.envs.find(*id);
   }
 
   MDB_env* raw = nullptr;
@@ -78,28 +96,57 @@ Result<std::shared_ptr<LmdbEnv>> LmdbEnv::Open(const std::string& directory, uin
     mdb_env_close(raw);
     return LmdbError(rc, "opening LMDB environment in " + canonical);
   }
-  // Free reader slots left by processes that died (e.g. killed by a test).
-  int dead = 0;
-  mdb_reader_check(raw, &dead);
-
+  std::optional<FileId> opened = IdOf(canonical + "/data.mdb");
+  if (!opened) {
+    mdb_env_close(raw);
+    return Status::IOError("opening LMDB environment in " + canonical + ": data.mdb vanished");
+  }
   // Closing happens under the registry lock, so Open never sees a closing
   // environment as absent.
-  std::shared_ptr<LmdbEnv> env(new LmdbEnv(raw, canonical), [](LmdbEnv* e) {
+  std::shared_ptr<LmdbEnv> env(new LmdbEnv(raw, canonical, *opened), [](LmdbEnv* e) {
     Registry& r = registry();
     std::lock_guard<std::mutex> l(r.mu);
-    auto found = r.envs.find(e->directory());
+    auto found = r.envs.find(e->id_);
     if (found != r.envs.end() && found->second.raw == e) r.envs.erase(found);
     delete e;  // mdb_env_close
     r.closed.notify_all();
   });
-  if (it != reg.envs.end()) {
+  env->ReclaimStaleReaders();  // slots of processes that died reading
+  auto inherited = reg.envs.find(*opened);
+  if (inherited != reg.envs.end()) {
     // Inherited from a parent process: keep it alive forever here, closing an
     // environment opened by another process would release that process's
     // LMDB locks.
-    new std::shared_ptr<LmdbEnv>(it->second.env.lock());
+    new std::shared_ptr<LmdbEnv>(inherited->second.env.lock());
   }
-  reg.envs[canonical] = Entry{getpid(), env, env.get()};
+  reg.envs[*opened] = Entry{getpid(), env, env.get()};
   return env;
+}
+
+Status LmdbEnv::GrowMapTo(uint64_t map_size) {
+  MDB_envinfo info;
+  mdb_env_info(env_, &info);
+  if (info.me_mapsize >= map_size) return Status::OK();
+  // LMDB allows resizing only with no transaction of this process open.
+  std::unique_lock<std::shared_mutex> exclusive(txn_gate_);
+  int rc = mdb_env_set_mapsize(env_, map_size);
+  if (rc != 0) return LmdbError(rc, "growing the LMDB map of " + directory_);
+  return Status::OK();
+}
+
+int LmdbEnv::ReclaimStaleReaders() {
+  int dead = 0;
+  mdb_reader_check(env_, &dead);
+  last_reader_check_ns_.store(std::chrono::steady_clock::now().time_since_epoch().count());
+  return dead;
+}
+
+void LmdbEnv::MaybeReclaimStaleReaders() {
+  const int64_t now = std::chrono::steady_clock::now().time_since_epoch().count();
+  const int64_t last = last_reader_check_ns_.load();
+  const int64_t interval =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(reader_check_interval_).count();
+  if (now - last >= interval) ReclaimStaleReaders();
 }
 
 Result<MDB_dbi> LmdbEnv::Database(const std::string& name) {
@@ -119,6 +166,9 @@ Result<MDB_dbi> LmdbEnv::Database(const std::string& name) {
 
 Result<LmdbTxn> LmdbTxn::Begin(LmdbEnv& env, bool read_only) {
   MDB_txn* txn = nullptr;
+  // A reader slot left by a process that died pins the pages it saw: the
+  // file grows on every rewrite until the slot is freed. Writers look.
+  if (!read_only) env.MaybeReclaimStaleReaders();
   std::shared_lock<std::shared_mutex> gate(env.txn_gate_);
   int rc = mdb_txn_begin(env.env(), nullptr, read_only ? MDB_RDONLY : 0, &txn);
   if (rc == MDB_MAP_RESIZED) {

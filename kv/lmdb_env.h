@@ -9,6 +9,11 @@
 
 #include <lmdb.h>
 
+#include <sys/types.h>
+
+#include <atomic>
+#include <chrono>
+#include <compare>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -20,13 +25,25 @@
 
 namespace blobtable {
 
-// IOError naming `what` and LMDB's message (MDB_MAP_FULL explains the fix).
+// IOError naming `what` and LMDB's message. MDB_MAP_FULL explains the fix
+// and carries storage_code() kLmdbMapFull.
 Status LmdbError(int rc, std::string_view what);
+inline constexpr char kLmdbMapFull[] = "MDB_MAP_FULL";
 
 class LmdbEnv {
  public:
-  // Opens (creating if needed) the environment in `directory`. `map_size` is
-  // the most the data file may grow to. Thread-safe.
+  // The identity of a data file, whatever path reaches it.
+  struct FileId {
+    dev_t dev;
+    ino_t ino;
+    auto operator<=>(const FileId&) const = default;
+  };
+
+  // Opens (creating if needed) the environment in `directory`: one per data
+  // file per process, however the path names it (device and inode). `map_size`
+  // is the most the data file may grow to; a later Open asking more grows the
+  // shared environment to it. Thread-safe; must not be called while this
+  // thread has a transaction open.
   static Result<std::shared_ptr<LmdbEnv>> Open(const std::string& directory, uint64_t map_size);
 
   ~LmdbEnv();
@@ -41,16 +58,29 @@ class LmdbEnv {
   // from a copy, or copied, is told apart from its other lineage by it.
   uint64_t etag_salt() const { return etag_salt_; }
 
+  // Frees the reader slots of processes that died inside a read (they pin
+  // old pages, so the file grows); how many. Done on open, and by writers
+  // at most once per reader_check_interval.
+  int ReclaimStaleReaders();
+  void set_reader_check_interval(std::chrono::milliseconds interval) {
+    reader_check_interval_ = interval;
+  }
+
   // The handle of named database `name`, created on first use. Thread-safe;
   // must not be called while this thread has a transaction open.
   Result<MDB_dbi> Database(const std::string& name);
 
  private:
   friend class LmdbTxn;
-  LmdbEnv(MDB_env* env, std::string directory);
+  LmdbEnv(MDB_env* env, std::string directory, FileId id);
+  Status GrowMapTo(uint64_t map_size);
+  void MaybeReclaimStaleReaders();
 
   MDB_env* env_;
   std::string directory_;
+  FileId id_;
+  std::chrono::milliseconds reader_check_interval_{1000};
+  std::atomic<int64_t> last_reader_check_ns_{0};  // steady_clock
   size_t max_key_size_;
   uint64_t etag_salt_;
   std::mutex dbi_mu_;

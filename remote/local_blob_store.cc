@@ -288,6 +288,16 @@ class LocalBlobStore final : public BlobStore {
   template <typename Fn>
   Status Write(std::string_view name, Fn&& fn) {
     BT_RETURN_IF_ERROR(ValidateBlobName(name));
+    Status s = WriteOnce(name, fn);
+    // Full, perhaps only because a dead reader pins old pages: free its
+    // slot, and if there was one, try once more.
+    if (s.storage_code() == kLmdbMapFull && env_->ReclaimStaleReaders() > 0)
+      s = WriteOnce(name, fn);
+    return s;
+  }
+
+  template <typename Fn>
+  Status WriteOnce(std::string_view name, Fn& fn) {
     BT_ASSIGN_OR_RETURN(LmdbTxn txn, LmdbTxn::Begin(*env_, /*read_only=*/false));
     std::string_view key = BucketKey(name);
     BT_ASSIGN_OR_RETURN(Bucket bucket, LoadBucket(txn.get(), key));

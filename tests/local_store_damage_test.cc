@@ -3,9 +3,12 @@
 // keys, read-only users (README "Local backend: what damages a store").
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <filesystem>
+#include <thread>
 
 #include "blobtable/blob_store.h"
+#include "kv/lmdb_env.h"
 #include "tests/test_util.h"
 
 namespace blobtable::testing {
@@ -43,6 +46,123 @@ TEST(LocalStoreDamage, AnETagFromBeforeARestoreNeverMatchesAgain) {
   stale.conditions.if_match = etag_b;
   EXPECT_EQ((*store)->Put("b", "overwrites C?", stale).status().code(), Code::kConflict);
   EXPECT_EQ((*store)->Get("b", {})->data, "C");
+}
+
+// One environment per data file per process, however its path reaches it:
+// a symlink, or another directory of hard links to the same files (the
+// in-process effect of a bind mount). A second environment would drop this
+// process's LMDB locks when it closed, while other processes write.
+TEST(LocalStoreDamage, AliasedPathsShareOneEnvironment) {
+  TempDir dir, links;
+  auto first = LmdbEnv::Open(dir.path(), 64 << 20);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  fs::create_hard_link(dir.path() + "/data.mdb", links.path() + "/data.mdb");
+  fs::create_hard_link(dir.path() + "/lock.mdb", links.path() + "/lock.mdb");
+  const std::string symlink = links.path() + "/via-symlink";
+  fs::create_directory_symlink(dir.path(), symlink);
+  for (const std::string& alias : {links.path(), symlink}) {
+    auto again = LmdbEnv::Open(alias, 64 << 20);
+    ASSERT_TRUE(again.ok()) << alias << ": " << again.status().ToString();
+    EXPECT_EQ(again->get(), first->get()) << alias;
+  }
+
+  // Writers in other processes, while this one opens and closes the aliases.
+  auto store = OpenAt(dir.path());
+  ASSERT_TRUE(store.ok());
+  ASSERT_TRUE((*store)->Put("n", "0", {}).ok());
+  auto increment = [](BlobStore& blobs) {
+    for (;;) {
+      auto got = blobs.Get("n", {});
+      if (!got.ok()) return false;
+      PutOptions put;
+      put.conditions.if_match = got->properties.etag;
+      auto r = blobs.Put("n", std::to_string(std::stoi(got->data) + 1), put);
+      if (r.ok()) return true;
+      if (!r.status().IsConflict()) return false;
+    }
+  };
+  constexpr int kProcs = 3, kEach = 40;
+  std::vector<pid_t> pids;
+  for (int p = 0; p < kProcs; ++p)
+    pids.push_back(ForkChild([&] {
+      auto mine = OpenAt(dir.path());
+      if (!mine.ok()) return 2;
+      for (int i = 0; i < kEach; ++i)
+        if (!increment(**mine)) return 3;
+      return 0;
+    }));
+  for (int i = 0; i < kEach; ++i) {
+    auto alias = OpenAt(i % 2 ? links.path() : symlink);  // opened and closed each time
+    ASSERT_TRUE(alias.ok()) << alias.status().ToString();
+    ASSERT_TRUE(increment(**alias));
+  }
+  for (pid_t pid : pids) EXPECT_EQ(WaitChild(pid), 0);
+  EXPECT_EQ((*store)->Get("n", {})->data, std::to_string((kProcs + 1) * kEach));
+}
+
+// A second store on the same files in one process gets the map size it
+// asked for when that is larger (it shares the first one's environment).
+TEST(LocalStoreDamage, ALaterOpenAskingForALargerMapGetsIt) {
+  TempDir dir;
+  StoreOptions small, large;
+  small.local_map_size = 4 << 20;
+  large.local_map_size = 64 << 20;
+  auto first = OpenAt(dir.path(), small);
+  ASSERT_TRUE(first.ok());
+  const std::string mib(1 << 20, 'x');
+  Status full;
+  for (int i = 0; i < 8 && full.ok(); ++i) full = (*first)->Put("b" + std::to_string(i), mib, {}).status();
+  EXPECT_EQ(full.storage_code(), kLmdbMapFull) << full.ToString();
+  auto second = OpenAt(dir.path(), large);
+  ASSERT_TRUE(second.ok());
+  for (int i = 0; i < 8; ++i) {
+    auto put = (*second)->Put("c" + std::to_string(i), mib, {});
+    ASSERT_TRUE(put.ok()) << i << ": " << put.status().ToString();
+  }
+  EXPECT_TRUE((*first)->Put("d", mib, {}).ok());  // the first shares the larger map
+}
+
+// A process killed inside a read leaves its reader slot behind, pinning the
+// pages it saw; writers reclaim such slots while the store is in use.
+pid_t ChildKilledWhileReading(const std::string& dir) {
+  pid_t pid = ForkChild([&] {
+    auto env = LmdbEnv::Open(dir, 64 << 20);
+    if (!env.ok()) return 2;
+    auto reading = LmdbTxn::Begin(**env, /*read_only=*/true);
+    if (!reading.ok()) return 3;
+    raise(SIGKILL);
+    return 4;
+  });
+  return pid;
+}
+
+TEST(LocalStoreDamage, WritersReclaimTheSlotsOfReadersThatDied) {
+  TempDir dir;
+  auto store = OpenAt(dir.path());
+  ASSERT_TRUE(store.ok());
+  const std::string mib(1 << 20, 'x');
+  ASSERT_TRUE((*store)->Put("big", mib, {}).ok());
+  ASSERT_EQ(WaitChild(ChildKilledWhileReading(dir.path())), 128 + SIGKILL);
+  auto env = LmdbEnv::Open(dir.path(), 64 << 20);
+  ASSERT_TRUE(env.ok());
+  (*env)->set_reader_check_interval(std::chrono::milliseconds(0));  // every write looks
+  for (int i = 0; i < 150; ++i) ASSERT_TRUE((*store)->Put("big", mib, {}).ok()) << i;
+  EXPECT_LT(fs::file_size(dir.path() + "/data.mdb"), 16u << 20);  // 150 MiB if pinned
+}
+
+TEST(LocalStoreDamage, AFullMapReclaimsDeadReadersBeforeGivingUp) {
+  TempDir dir;
+  StoreOptions o;
+  o.local_map_size = 8 << 20;
+  auto store = OpenAt(dir.path(), o);
+  ASSERT_TRUE(store.ok());
+  const std::string mib(1 << 20, 'x');
+  ASSERT_TRUE((*store)->Put("big", mib, {}).ok());
+  ASSERT_EQ(WaitChild(ChildKilledWhileReading(dir.path())), 128 + SIGKILL);
+  auto env = LmdbEnv::Open(dir.path(), o.local_map_size);
+  ASSERT_TRUE(env.ok());
+  (*env)->set_reader_check_interval(std::chrono::hours(1));  // only MAP_FULL looks
+  for (int i = 0; i < 30; ++i) ASSERT_TRUE((*store)->Put("big", mib, {}).ok()) << i;
 }
 
 }  // namespace
