@@ -32,7 +32,7 @@ class BusyWait {
   BusyWait(const internal::StoreCore& core, std::string blob) : core_(core), blob_(std::move(blob)) {}
 
   Status Next(const Status& busy, const std::string& ctx) {
-    auto now = core_.clock->Now();
+    auto now = core_.clock->Steady();
     if (!started_) {
       started_ = true;
       deadline_ = now + core_.options.busy_timeout;
@@ -56,7 +56,7 @@ class BusyWait {
   const internal::StoreCore& core_;
   const std::string blob_;
   bool started_ = false;
-  TimePoint deadline_;
+  SteadyTime deadline_;
   int round_ = 0;  // backoff only
 };
 
@@ -104,7 +104,7 @@ Result<Entity> Table::Get(std::string_view pk, std::string_view rk) const {
   // died, settle it), then read again. Reading around the mark could hand
   // out a version that a committed write is about to replace. Only the
   // deadline ends the wait; the backoff has its own counter.
-  TimePoint deadline{};
+  SteadyTime deadline{};
   int round = 0;
   while (blob.ok() && Marked(blob->properties)) {
     const std::string seen = blob->properties.etag;
@@ -114,8 +114,8 @@ Result<Entity> Table::Get(std::string_view pk, std::string_view rk) const {
       blob = core_->blobs->Get(*name, {});
       if (!blob.ok() || blob->properties.etag != seen) continue;  // moved on: look at it
     }
-    if (deadline == TimePoint{}) deadline = core_->clock->Now() + core_->options.busy_timeout;
-    if (core_->clock->Now() >= deadline)
+    if (deadline == SteadyTime{}) deadline = core_->clock->Steady() + core_->options.busy_timeout;
+    if (core_->clock->Steady() >= deadline)
       return Status::Busy(ctx + ": a transaction holding it stayed in progress for longer than "
                                 "the busy timeout");
     core_->Backoff(&round);

@@ -21,24 +21,35 @@ namespace blobtable::testing {
 
 // A clock that only moves when told to. Its time lives in shared anonymous
 // memory, so processes forked after it was made see every Advance().
+// Wall-clock and monotonic time that move only when told, shared with forked
+// children (anonymous shared memory). Advance() moves both, as real time
+// passing does; Jump() moves the wall clock alone, as setting it does.
 class FakeClock final : public Clock {
  public:
   explicit FakeClock(TimePoint start = TimePoint(std::chrono::seconds(1'700'000'000)))
-      : ms_(static_cast<std::atomic<int64_t>*>(mmap(nullptr, sizeof(std::atomic<int64_t>),
+      : ms_(static_cast<std::atomic<int64_t>*>(mmap(nullptr, 2 * sizeof(std::atomic<int64_t>),
                                                     PROT_READ | PROT_WRITE,
                                                     MAP_SHARED | MAP_ANONYMOUS, -1, 0))) {
-    new (ms_) std::atomic<int64_t>(
+    new (&ms_[0]) std::atomic<int64_t>(
         std::chrono::duration_cast<std::chrono::milliseconds>(start.time_since_epoch()).count());
+    new (&ms_[1]) std::atomic<int64_t>(0);
   }
-  ~FakeClock() override { munmap(ms_, sizeof(*ms_)); }
+  ~FakeClock() override { munmap(ms_, 2 * sizeof(*ms_)); }
   FakeClock(const FakeClock&) = delete;
   FakeClock& operator=(const FakeClock&) = delete;
 
-  TimePoint Now() const override { return TimePoint(std::chrono::milliseconds(ms_->load())); }
-  void Advance(std::chrono::milliseconds d) { ms_->fetch_add(d.count()); }
+  TimePoint Now() const override { return TimePoint(std::chrono::milliseconds(ms_[0].load())); }
+  SteadyTime Steady() const override {
+    return SteadyTime(std::chrono::milliseconds(ms_[1].load()));
+  }
+  void Advance(std::chrono::milliseconds d) {
+    ms_[0].fetch_add(d.count());
+    ms_[1].fetch_add(d.count());
+  }
+  void Jump(std::chrono::milliseconds d) { ms_[0].fetch_add(d.count()); }
 
  private:
-  std::atomic<int64_t>* ms_;
+  std::atomic<int64_t>* ms_;  // [0] wall, [1] monotonic
 };
 
 // The Status of a call's answer, whether it is a Status or a Result<T>.

@@ -141,7 +141,7 @@ class Coordinator {
     record_etag_ = created->etag;  // lease actions leave it unchanged
     record_created_ = true;
     BT_RETURN_IF_ERROR(blobs_.AcquireLease(record_, opts_.lease_seconds, txn_id_, {}).status());
-    last_renewal_ = clock_.Now();
+    last_renewal_ = clock_.Steady();
     BT_SYNC_POINT("txn.record_created");
 
     for (const std::string& lock : rec_.locks) {
@@ -162,7 +162,7 @@ class Coordinator {
   // Renews the record's lease, then every finite lease held, when less than
   // the margin remains. The record's is renewed first, so it runs out first.
   Status RenewIfDue() {
-    auto remaining = std::chrono::seconds(opts_.lease_seconds) - (clock_.Now() - last_renewal_);
+    auto remaining = std::chrono::seconds(opts_.lease_seconds) - (clock_.Steady() - last_renewal_);
     if (remaining > margin_) return Status::OK();
     auto lost = [&](const std::string& what, const Status& s) {
       return Status::LeaseLost("transaction " + txn_id_ + " could not renew its lease on " + what +
@@ -172,14 +172,14 @@ class Coordinator {
     if (!s.ok()) return lost(record_, s);
     for (const std::string& blob : renewed_)
       if (!(s = blobs_.RenewLease(blob, txn_id_, {}).status()).ok()) return lost(blob, s);
-    last_renewal_ = clock_.Now();
+    last_renewal_ = clock_.Steady();
     BT_SYNC_POINT("txn.renewed");
     return Status::OK();
   }
 
   // Waits for the next try at something busy; LockTimeout past the deadline.
-  Status WaitBusy(TimePoint deadline, const std::string& what, int* round) {
-    if (clock_.Now() >= deadline)
+  Status WaitBusy(SteadyTime deadline, const std::string& what, int* round) {
+    if (clock_.Steady() >= deadline)
       return Status::LockTimeout("transaction " + txn_id_ + ": " + what + " stayed busy for " +
                                  std::to_string(opts_.lock_timeout.count()) + " ms");
     BT_RETURN_IF_ERROR(RenewIfDue());
@@ -188,7 +188,7 @@ class Coordinator {
   }
 
   Status AcquireLock(const std::string& lock) {
-    const TimePoint deadline = clock_.Now() + opts_.lock_timeout;
+    const SteadyTime deadline = clock_.Steady() + opts_.lock_timeout;
     int round = 0;
     for (;;) {
       PutOptions create;  // the lock blob exists from its first use on
@@ -224,7 +224,7 @@ class Coordinator {
   // Leases one entity at the version the transaction expects (marking it
   // first if it is to be written), or reserves it if absent; plans its write.
   Status LeaseEntity(Intent& i) {
-    const TimePoint deadline = clock_.Now() + opts_.lock_timeout;
+    const SteadyTime deadline = clock_.Steady() + opts_.lock_timeout;
     int round = 0;
     std::string resolved_at;  // the version last handed to a resolver
     for (;;) {
@@ -298,7 +298,7 @@ class Coordinator {
   // Leases a marked or reserved entity with no expiry: it stays out of
   // every writer's reach until a coordinator or resolver decides.
   // Conflict if it changed since it was marked (look again).
-  Status HoldUntilDecided(const std::string& blob, TimePoint deadline, int* round) {
+  Status HoldUntilDecided(const std::string& blob, SteadyTime deadline, int* round) {
     Held& h = held_[blob];
     if (h.kind == Held::Kind::kRead) return Status::OK();
     for (;;) {
@@ -515,7 +515,7 @@ class Coordinator {
   bool record_created_ = false;
   bool commit_unknown_ = false;         // the commit point's outcome is unknown
   bool finished_by_successor_ = false;  // committed, resolved and removed by another
-  TimePoint last_renewal_;
+  SteadyTime last_renewal_;  // monotonic: a wall-clock step must not skip a renewal
   std::vector<std::string> locks_held_;
   std::map<std::string, std::string> lock_marks_;  // lock -> its ETag after our mark
   std::vector<std::string> renewed_;               // finite leases besides the record's

@@ -21,15 +21,15 @@ std::string MetaOf(const BlobProperties& p, const char* name) {
 class LeaseKeeper {
  public:
   LeaseKeeper(const ResolveContext& ctx, std::string blob, std::string id)
-      : ctx_(ctx), blob_(std::move(blob)), id_(std::move(id)), since_(ctx.clock.Now()) {}
+      : ctx_(ctx), blob_(std::move(blob)), id_(std::move(id)), since_(ctx.clock.Steady()) {}
 
   Status Renew() {
-    if (ctx_.clock.Now() - since_ < std::chrono::seconds(ctx_.lease_seconds) / 3)
+    if (ctx_.clock.Steady() - since_ < std::chrono::seconds(ctx_.lease_seconds) / 3)
       return Status::OK();
     auto r = ctx_.blobs.RenewLease(blob_, id_, {});
     if (!r.ok())
       return Status::LeaseLost("a resolver lost its lease on " + blob_ + ": " + r.status().message());
-    since_ = ctx_.clock.Now();
+    since_ = ctx_.clock.Steady();
     BT_SYNC_POINT("recovery.renewed");
     return Status::OK();
   }
@@ -37,7 +37,7 @@ class LeaseKeeper {
  private:
   const ResolveContext& ctx_;
   const std::string blob_, id_;
-  TimePoint since_;
+  SteadyTime since_;
 };
 
 // Applies one committed write by the replay rule, with the transaction's

@@ -13,16 +13,23 @@ namespace blobtable {
 class BlobStore;
 
 using TimePoint = std::chrono::system_clock::time_point;
+using SteadyTime = std::chrono::steady_clock::time_point;
 
-// The source of wall-clock time for lease expiry and timestamps.
-// Leases are stored as absolute wall-clock instants so that several processes
-// agree on expiry; tests inject a fake clock to move time without sleeping.
-// Implementations must be thread-safe.
+// The source of time: two clocks, for two purposes.
+// - Now(), wall-clock time, for lease expiry and timestamps. Leases are
+//   stored as absolute wall-clock instants so that several processes agree
+//   on expiry; setting the system clock moves them (README "Clocks").
+// - Steady(), monotonic time, for every wait and timeout (busy_timeout,
+//   lock_timeout, lease renewal): a wall-clock step never stretches or cuts
+//   a wait.
+// Tests inject a fake clock to move time without sleeping. Implementations
+// must be thread-safe.
 class Clock {
  public:
   virtual ~Clock() = default;
   virtual TimePoint Now() const = 0;
-  // The process-wide real clock (std::chrono::system_clock). Never null.
+  virtual SteadyTime Steady() const = 0;
+  // The process-wide real clock (system_clock and steady_clock). Never null.
   static Clock* Real();
 };
 
