@@ -13,11 +13,16 @@
 
 #include "kv/macros.h"
 #include "kv/random.h"
+#include "kv/store_files.h"
 
 namespace blobtable {
 
 Status LmdbError(int rc, std::string_view what) {
   std::string msg = std::string(what) + ": " + mdb_strerror(rc);
+  if (rc == MDB_INVALID || rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND ||
+      rc == MDB_VERSION_MISMATCH)
+    return Status::Corruption(msg + " (the local store's files are damaged or not LMDB's: "
+                                    "restore them from a backup)");
   if (rc == MDB_MAP_FULL) {
     msg += " (the local store reached its map size; open it with a larger "
            "StoreOptions::local_map_size)";
@@ -85,6 +90,7 @@ Result<std::shared_ptr<LmdbEnv>> LmdbEnv::Open(const std::string& directory, uin
     it = reg.envs.find(*id);
   }
 
+  BT_RETURN_IF_ERROR(CheckBeforeOpen(canonical));
   MDB_env* raw = nullptr;
   int rc = mdb_env_create(&raw);
   if (rc != 0) return LmdbError(rc, "mdb_env_create");
@@ -94,11 +100,13 @@ Result<std::shared_ptr<LmdbEnv>> LmdbEnv::Open(const std::string& directory, uin
       (rc = mdb_env_set_mapsize(raw, map_size)) != 0 ||
       (rc = mdb_env_open(raw, canonical.c_str(), MDB_NOTLS, 0644)) != 0) {
     mdb_env_close(raw);
-    return LmdbError(rc, "opening LMDB environment in " + canonical);
+    return LmdbError(rc, "opening the local store " + canonical + "/data.mdb");
   }
+  Status intact = CheckAfterOpen(raw, canonical);
   std::optional<FileId> opened = IdOf(canonical + "/data.mdb");
-  if (!opened) {
+  if (!intact.ok() || !opened) {
     mdb_env_close(raw);
+    if (!intact.ok()) return intact;
     return Status::IOError("opening LMDB environment in " + canonical + ": data.mdb vanished");
   }
   // Closing happens under the registry lock, so Open never sees a closing
@@ -183,7 +191,7 @@ Result<LmdbTxn> LmdbTxn::Begin(LmdbEnv& env, bool read_only) {
     if (rc == 0) rc = mdb_txn_begin(env.env(), nullptr, read_only ? MDB_RDONLY : 0, &txn);
   }
   if (rc != 0) return LmdbError(rc, "beginning LMDB transaction");
-  return LmdbTxn(txn, std::move(gate));
+  return LmdbTxn(&env, txn, std::move(gate));
 }
 
 LmdbTxn::~LmdbTxn() {
@@ -193,7 +201,8 @@ LmdbTxn::~LmdbTxn() {
 Status LmdbTxn::Commit() {
   int rc = mdb_txn_commit(txn_);
   txn_ = nullptr;
-  if (rc != 0) return LmdbError(rc, "committing LMDB transaction");
+  // A full disk shows as ENOSPC or, on a short write, as EIO.
+  if (rc != 0) return LmdbError(rc, "committing LMDB transaction" + SpaceHint(env_->directory()));
   return Status::OK();
 }
 

@@ -97,7 +97,8 @@ class LmdbTxn {
   // serialized across threads and processes by LMDB).
   static Result<LmdbTxn> Begin(LmdbEnv& env, bool read_only);
 
-  LmdbTxn(LmdbTxn&& other) noexcept : txn_(other.txn_), gate_(std::move(other.gate_)) {
+  LmdbTxn(LmdbTxn&& other) noexcept
+      : env_(other.env_), txn_(other.txn_), gate_(std::move(other.gate_)) {
     other.txn_ = nullptr;
   }
   LmdbTxn& operator=(LmdbTxn&&) = delete;
@@ -107,8 +108,9 @@ class LmdbTxn {
   Status Commit();
 
  private:
-  LmdbTxn(MDB_txn* txn, std::shared_lock<std::shared_mutex> gate)
-      : txn_(txn), gate_(std::move(gate)) {}
+  LmdbTxn(LmdbEnv* env, MDB_txn* txn, std::shared_lock<std::shared_mutex> gate)
+      : env_(env), txn_(txn), gate_(std::move(gate)) {}
+  LmdbEnv* env_;
   MDB_txn* txn_;
   std::shared_lock<std::shared_mutex> gate_;  // released after the txn ends
 };

@@ -165,5 +165,36 @@ TEST(LocalStoreDamage, AFullMapReclaimsDeadReadersBeforeGivingUp) {
   for (int i = 0; i < 30; ++i) ASSERT_TRUE((*store)->Put("big", mib, {}).ok()) << i;
 }
 
+// A data file cut short (half, or just its two meta pages) or emptied is
+// Corruption on open, naming the file: never a SIGBUS on the first read, and
+// never a new empty store that makes a table look empty.
+class DamagedDataFile : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(DamagedDataFile, IsCorruptionOnOpenNotACrashOrAnEmptyStore) {
+  TempDir dir;
+  {
+    auto store = OpenAt(dir.path());
+    ASSERT_TRUE(store.ok());
+    for (int i = 0; i < 50; ++i)
+      ASSERT_TRUE((*store)->Put("b" + std::to_string(i), std::string(10'000, 'x'), {}).ok());
+  }
+  const std::string data = dir.path() + "/data.mdb";
+  const std::string damage = GetParam();
+  if (damage == "deleted") fs::remove(data);
+  else if (damage == "half") fs::resize_file(data, fs::file_size(data) / 2);
+  else if (damage == "8KiB") fs::resize_file(data, 8192);
+  else if (damage == "100B") fs::resize_file(data, 100);
+  else fs::resize_file(data, 0);
+  auto store = OpenAt(dir.path());
+  EXPECT_EQ(store.status().code(), Code::kCorruption) << damage << ": " << store.status().ToString();
+  EXPECT_NE(store.status().message().find("data.mdb"), std::string::npos)
+      << store.status().ToString();
+  EXPECT_FALSE(fs::exists(data) && fs::file_size(data) > 0 && damage == "empty")
+      << "an emptied data file was made into a new store";
+}
+
+INSTANTIATE_TEST_SUITE_P(Damage, DamagedDataFile,
+                         ::testing::Values("half", "8KiB", "100B", "empty", "deleted"));
+
 }  // namespace
 }  // namespace blobtable::testing

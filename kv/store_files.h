@@ -1,0 +1,35 @@
+// The files of a local store's directory, and the checks that keep damage
+// from looking like an empty store or crashing a reader (README "Local
+// backend: what damages a store"):
+//   data.mdb, lock.mdb   LMDB's data and lock files;
+//   blobtable.store      written once the data file is made: from then on a
+//                        missing or empty data.mdb is damage, not a new store.
+#ifndef BLOBTABLE_KV_STORE_FILES_H_
+#define BLOBTABLE_KV_STORE_FILES_H_
+
+#include <lmdb.h>
+
+#include <string>
+
+#include "blobtable/status.h"
+
+namespace blobtable {
+
+// Before LMDB opens `dir` (canonical): Corruption if the directory held a
+// store whose data file is now missing or empty; on a store's creation,
+// lock.mdb's blocks are allocated up front, so a full disk fails here with
+// IOError instead of a SIGBUS when LMDB touches its map.
+Status CheckBeforeOpen(const std::string& dir);
+
+// After LMDB opened it: Corruption if data.mdb is shorter than the pages its
+// meta page says are in use (a truncated file would SIGBUS on read); then
+// marks the directory as a store (once) and syncs it.
+Status CheckAfterOpen(MDB_env* env, const std::string& dir);
+
+// For an LMDB failure while writing in `dir`: " (no space left: N bytes free
+// on the file system of DIR)" when the disk is (nearly) full, else "".
+std::string SpaceHint(const std::string& dir);
+
+}  // namespace blobtable
+
+#endif  // BLOBTABLE_KV_STORE_FILES_H_
