@@ -17,8 +17,8 @@
 
 namespace blobtable {
 
-Status LmdbError(int rc, std::string_view what) {
-  std::string msg = std::string(what) + ": " + mdb_strerror(rc);
+Status LmdbError(int rc, std::string_view what, std::string_view hint) {
+  std::string msg = std::string(what) + ": " + mdb_strerror(rc) + std::string(hint);
   if (rc == MDB_INVALID || rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND ||
       rc == MDB_VERSION_MISMATCH)
     return Status::Corruption(msg + " (the local store's files are damaged or not LMDB's: "
@@ -202,7 +202,7 @@ Status LmdbTxn::Commit() {
   int rc = mdb_txn_commit(txn_);
   txn_ = nullptr;
   // A full disk shows as ENOSPC or, on a short write, as EIO.
-  if (rc != 0) return LmdbError(rc, "committing LMDB transaction" + SpaceHint(env_->directory()));
+  if (rc != 0) return LmdbError(rc, "committing LMDB transaction", SpaceHint(env_->directory(), rc));
   return Status::OK();
 }
 

@@ -27,7 +27,8 @@ namespace blobtable {
 
 // IOError naming `what` and LMDB's message. MDB_MAP_FULL explains the fix
 // and carries storage_code() kLmdbMapFull.
-Status LmdbError(int rc, std::string_view what);
+// `hint`, if any, is appended after LMDB's message.
+Status LmdbError(int rc, std::string_view what, std::string_view hint = {});
 inline constexpr char kLmdbMapFull[] = "MDB_MAP_FULL";
 
 class LmdbEnv {

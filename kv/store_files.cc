@@ -87,11 +87,12 @@ Status CheckAfterOpen(MDB_env* env, const std::string& dir) {
   return SyncDirectory(slash == 0 ? "/" : dir.substr(0, slash));
 }
 
-std::string SpaceHint(const std::string& dir) {
+std::string SpaceHint(const std::string& dir, int rc) {
+  if (rc != ENOSPC && rc != EIO) return "";
   struct statvfs vfs;
   if (statvfs(dir.c_str(), &vfs) != 0) return "";
   const uint64_t free_bytes = static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize;
-  if (free_bytes >= (uint64_t{1} << 20)) return "";
+  if (rc == EIO && free_bytes >= (uint64_t{16} << 20)) return "";
   return " (no space left: " + std::to_string(free_bytes) + " bytes free on the file system of " +
          dir + ")";
 }

@@ -26,9 +26,10 @@ Status CheckBeforeOpen(const std::string& dir);
 // marks the directory as a store (once) and syncs it.
 Status CheckAfterOpen(MDB_env* env, const std::string& dir);
 
-// For an LMDB failure while writing in `dir`: " (no space left: N bytes free
-// on the file system of DIR)" when the disk is (nearly) full, else "".
-std::string SpaceHint(const std::string& dir);
+// For LMDB failure `rc` while writing in `dir`: " (no space left: N bytes
+// free on the file system of DIR)" when it is ENOSPC, or EIO (what a short
+// write becomes) with under 16 MiB free; else "".
+std::string SpaceHint(const std::string& dir, int rc);
 
 }  // namespace blobtable
 

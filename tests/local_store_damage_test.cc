@@ -3,7 +3,11 @@
 // keys, read-only users (README "Local backend: what damages a store").
 #include <gtest/gtest.h>
 
+#include <sched.h>
+#include <sys/mount.h>
+
 #include <csignal>
+#include <fstream>
 #include <filesystem>
 #include <thread>
 
@@ -195,6 +199,43 @@ TEST_P(DamagedDataFile, IsCorruptionOnOpenNotACrashOrAnEmptyStore) {
 
 INSTANTIATE_TEST_SUITE_P(Damage, DamagedDataFile,
                          ::testing::Values("half", "8KiB", "100B", "empty", "deleted"));
+
+// A full disk: a write fails IOError saying so, reads go on, writes resume
+// once space is freed, and creating a store on the full disk fails cleanly.
+// On a 4 MiB tmpfs in a private mount namespace of a child process (needs
+// CAP_SYS_ADMIN; skipped, with the reason, where there is none).
+TEST(LocalStoreDamage, ADiskFullIsAClearErrorAndWritesResumeWhenSpaceReturns) {
+  TempDir dir;
+  constexpr int kNoNamespace = 77;
+  pid_t pid = ForkChild([&] {
+    if (unshare(CLONE_NEWNS) != 0 || mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+        mount("tmpfs", dir.path().c_str(), "tmpfs", 0, "size=4m") != 0)
+      return kNoNamespace;
+    const std::string ballast = dir.path() + "/ballast";
+    std::ofstream(ballast) << std::string(1 << 20, 'b');
+    auto store = OpenAt(dir.path() + "/store");
+    if (!store.ok()) return 2;
+    Status full;
+    int written = 0;
+    for (; written < 200 && full.ok(); ++written)
+      full = (*store)->Put("b" + std::to_string(written), std::string(64 << 10, 'x'), {}).status();
+    if (full.code() != Code::kIOError) return 3;
+    if (full.message().find("no space left") == std::string::npos) return 4;
+    if (!(*store)->Get("b0", {}).ok()) return 5;  // reads go on
+    fs::remove(ballast);
+    if (!(*store)->Put("after", std::string(64 << 10, 'y'), {}).ok()) return 6;
+    // Fill the disk to the last byte, then create a new store on it.
+    std::ofstream filler(dir.path() + "/filler");
+    const std::string chunk(4096, 'f');
+    while (filler.write(chunk.data(), chunk.size())) filler.flush();
+    auto fresh = OpenAt(dir.path() + "/fresh");
+    if (fresh.ok() || fresh.status().code() != Code::kIOError) return 7;
+    return 0;
+  });
+  int rc = WaitChild(pid);
+  if (rc == kNoNamespace) GTEST_SKIP() << "no private mount namespace here (needs CAP_SYS_ADMIN)";
+  EXPECT_EQ(rc, 0) << "the step that failed (see the test), or 128+signal";
+}
 
 }  // namespace
 }  // namespace blobtable::testing
