@@ -250,6 +250,12 @@ Status Table::Delete(std::string_view pk, std::string_view rk, std::string_view 
     if (any_version) {
       auto etag = CurrentETag(*this, *core_, *name, pk, rk);
       if (etag.status().IsNotFound()) return Status::NotFound(ctx + ": not found");
+      if (etag.status().code() == Code::kCorruption) {
+        // Its stored record is damaged: there is no version to compare, and
+        // removing it is the repair (README "what damages a store").
+        Status removed = core_->blobs->Delete(*name, {});
+        return removed.ok() ? removed : removed.WithContext(ctx);
+      }
       if (!etag.ok()) return etag.status().WithContext(ctx);
       o.conditions.if_match = *etag;
     } else {

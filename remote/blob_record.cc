@@ -1,15 +1,29 @@
 #include "remote/blob_record.h"
 
+#include <zlib.h>
+
+#include <cstring>
+
 #include "kv/msgpack_util.h"
 
 namespace blobtable {
 
 namespace {
-constexpr int kFormat = 1;
+constexpr int kFormat = 2;
+constexpr char kFormat2Tag = '\xB2';  // never the first byte of format 1 (0x92)
+constexpr size_t kHeader = 5;          // tag and CRC
+}  // namespace
+
+uint32_t Crc32(std::string_view bytes) {
+  uLong crc = crc32_z(0L, Z_NULL, 0);
+  return static_cast<uint32_t>(
+      crc32_z(crc, reinterpret_cast<const Bytef*>(bytes.data()), bytes.size()));
 }
 
 std::string EncodeBucket(const Bucket& bucket) {
   msgpack::sbuffer buf;
+  const char header[kHeader] = {kFormat2Tag, 0, 0, 0, 0};  // CRC filled in below
+  buf.write(header, kHeader);
   msgpack::packer<msgpack::sbuffer> pk(&buf);
   pk.pack_array(2);
   pk.pack(kFormat);
@@ -18,7 +32,7 @@ std::string EncodeBucket(const Bucket& bucket) {
     const BlobRecord& r = e.record;
     pk.pack_array(2);
     pk.pack(e.name);
-    pk.pack_array(10);
+    pk.pack_array(11);
     pk.pack(r.etag);
     pk.pack(r.last_modified_s);
     pk.pack(r.metadata);
@@ -29,25 +43,40 @@ std::string EncodeBucket(const Bucket& bucket) {
     pk.pack(r.lease.broken_at_ms);
     pk.pack(r.data_id);
     pk.pack(r.data_size);
+    if (r.data_crc) pk.pack(*r.data_crc);
+    else pk.pack_nil();
   }
-  return std::string(buf.data(), buf.size());
+  std::string out(buf.data(), buf.size());
+  const uint32_t crc = Crc32(std::string_view(out).substr(kHeader));
+  for (int i = 0; i < 4; ++i) out[1 + i] = static_cast<char>(crc >> (8 * i));
+  return out;
 }
 
 Result<Bucket> DecodeBucket(std::string_view value, std::string_view key) {
   std::string what = "local blob bucket '" + std::string(key) + "'";
+  int format = 1;
+  if (!value.empty() && value[0] == kFormat2Tag) {
+    if (value.size() < kHeader) return Status::Corruption(what + ": cut short");
+    uint32_t stored = 0;
+    for (int i = 0; i < 4; ++i) stored |= uint32_t{static_cast<unsigned char>(value[1 + i])} << (8 * i);
+    value.remove_prefix(kHeader);
+    if (Crc32(value) != stored)
+      return Status::Corruption(what + ": its checksum does not match (the record is damaged)");
+    format = 2;
+  }
   auto oh = mp::Unpack(value, what);
   if (!oh.ok()) return oh.status();
   Bucket bucket;
   Status s = mp::Guard(what, [&] {
     const msgpack::object* top = mp::Array(oh->get(), 2, "bucket");
-    if (mp::Int(top[0], "format") != kFormat) throw mp::FormatError{"unknown format version"};
+    if (mp::Int(top[0], "format") != format) throw mp::FormatError{"unknown format version"};
     const msgpack::object& list = top[1];
     const msgpack::object* entries = mp::Array(list, 0, "entries");
     for (uint32_t i = 0; i < list.via.array.size; ++i) {
       const msgpack::object* pair = mp::Array(entries[i], 2, "entry");
       BucketEntry e;
       e.name = mp::Str(pair[0], "name");
-      const msgpack::object* f = mp::Array(pair[1], 10, "record");
+      const msgpack::object* f = mp::Array(pair[1], format == 1 ? 10 : 11, "record");
       BlobRecord& r = e.record;
       r.etag = mp::Str(f[0], "etag");
       r.last_modified_s = mp::Int(f[1], "last_modified");
@@ -65,6 +94,8 @@ Result<Bucket> DecodeBucket(std::string_view value, std::string_view key) {
       r.lease.broken_at_ms = mp::Int(f[7], "lease_broken_at");
       r.data_id = mp::UInt(f[8], "data_id");
       r.data_size = mp::UInt(f[9], "data_size");
+      if (format == 2 && f[10].type != msgpack::type::NIL)
+        r.data_crc = static_cast<uint32_t>(mp::UInt(f[10], "data_crc"));
       bucket.push_back(std::move(e));
     }
   });

@@ -10,13 +10,17 @@
 // lives in a second database under an 8-byte id, so a bucket shared by many
 // blobs (a partition with very long keys) stays small.
 //
-// Value format (msgpack): [format=1, [[name, record], ...]], with record =
-// [etag, last_modified_s, {metadata}, lease_state, lease_id, lease_duration,
-//  lease_expires_ms, lease_broken_at_ms, data_id, data_size].
+// Value format 2: the byte 0xB2, the CRC-32 (zlib's, 4 bytes little-endian)
+// of everything after it, then msgpack [2, [[name, record], ...]] with
+// record = [etag, last_modified_s, {metadata}, lease_state, lease_id,
+// lease_duration, lease_expires_ms, lease_broken_at_ms, data_id, data_size,
+// data_crc or nil]. Format 1 (still read; written until 2026-11) is the bare
+// msgpack [1, entries] with 10-field records: no checksum anywhere.
 #ifndef BLOBTABLE_REMOTE_BLOB_RECORD_H_
 #define BLOBTABLE_REMOTE_BLOB_RECORD_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,7 +39,13 @@ struct BlobRecord {
   lease::LeaseRecord lease;
   uint64_t data_id = 0;  // key of the data in the data database
   uint64_t data_size = 0;
+  // CRC-32 of the data, checked on every read; none for blobs written in
+  // format 1 and not rewritten since.
+  std::optional<uint32_t> data_crc;
 };
+
+// zlib's CRC-32 of `bytes`.
+uint32_t Crc32(std::string_view bytes);
 
 struct BucketEntry {
   std::string name;
@@ -50,7 +60,8 @@ inline std::string_view BucketKey(std::string_view name) {
 }
 
 std::string EncodeBucket(const Bucket& bucket);
-// Corruption naming `key` if the value is not a bucket of this format.
+// Corruption naming `key` if the value is not a bucket of either format, or
+// its checksum does not match.
 Result<Bucket> DecodeBucket(std::string_view value, std::string_view key);
 
 }  // namespace blobtable

@@ -51,7 +51,8 @@ class LocalBlobStore final : public BlobStore {
       return StorageError(413, "RequestBodyTooLarge", "the local store keeps blobs up to 256 MiB");
     BT_RETURN_IF_ERROR(ValidateMetadata(o.metadata));
     WriteResult out;
-    BT_RETURN_IF_ERROR(Write(name, [&](std::optional<BlobRecord>& rec, Stamp& stamp) -> Status {
+    const OnDamage damage = Unconditional(o.conditions, o.lease_id) ? kReplace : kFail;
+    BT_RETURN_IF_ERROR(Write(name, damage, [&](std::optional<BlobRecord>& rec, Stamp& stamp) -> Status {
       // The lease is checked before the conditions, as Azure does (a leased
       // blob answers LeaseIdMissing even to If-None-Match "*").
       lease::LeaseRecord lease = rec ? rec->lease : lease::LeaseRecord{};
@@ -69,7 +70,8 @@ class LocalBlobStore final : public BlobStore {
   }
 
   Status Delete(std::string_view name, const WriteOptions& o) override {
-    return Write(name, [&](std::optional<BlobRecord>& rec, Stamp& stamp) -> Status {
+    const OnDamage damage = Unconditional(o.conditions, o.lease_id) ? kRemove : kFail;
+    return Write(name, damage, [&](std::optional<BlobRecord>& rec, Stamp& stamp) -> Status {
       if (!rec) return NotFound(name);
       BT_RETURN_IF_ERROR(lease::CheckWrite(rec->lease, o.lease_id, stamp.now_ms));
       BT_RETURN_IF_ERROR(CheckConditions(o.conditions, rec, /*is_put=*/false));
@@ -83,7 +85,7 @@ class LocalBlobStore final : public BlobStore {
                                   const WriteOptions& o) override {
     BT_RETURN_IF_ERROR(ValidateMetadata(metadata));
     WriteResult out;
-    BT_RETURN_IF_ERROR(Write(name, [&](std::optional<BlobRecord>& rec, Stamp& stamp) -> Status {
+    BT_RETURN_IF_ERROR(Write(name, kFail, [&](std::optional<BlobRecord>& rec, Stamp& stamp) -> Status {
       if (!rec) return NotFound(name);
       BT_RETURN_IF_ERROR(lease::CheckWrite(rec->lease, o.lease_id, stamp.now_ms));
       BT_RETURN_IF_ERROR(CheckConditions(o.conditions, rec, /*is_put=*/false));
@@ -166,6 +168,7 @@ class LocalBlobStore final : public BlobStore {
       int rc = mdb_put(txn, store->data_, &k, &v, 0);
       if (rc != 0) return LmdbError(rc, "writing blob data");
       rec.data_size = data.size();
+      rec.data_crc = Crc32(data);
       return Status::OK();
     }
     Status DeleteData(const BlobRecord& rec) {
@@ -277,6 +280,10 @@ class LocalBlobStore final : public BlobStore {
         return Status::Corruption("local store: the data of blob '" + std::string(name) +
                                   "' is missing");
       if (rc != 0) return LmdbError(rc, "reading blob data");
+      if (rec.data_crc && Crc32(FromVal(v)) != *rec.data_crc)
+        return Status::Corruption("local store: the data of blob '" + std::string(name) +
+                                  "' does not match its checksum (damaged on disk); delete or "
+                                  "overwrite it, and see `blobtable check`");
       out.data.assign(FromVal(v));
     }
     return out;
@@ -285,22 +292,45 @@ class LocalBlobStore final : public BlobStore {
   // Runs `fn(record, stamp)` on blob `name` in one write transaction. `record`
   // is empty when the blob does not exist; fn may fill it (create), change it,
   // or reset it (delete). Nothing is written if fn fails.
+  //
+  // A damaged record (Corruption) fails the write, unless `on_damage` says
+  // how to repair it: an unconditional Put replaces it, an unconditional
+  // Delete removes it. Only where the record's bucket holds this name alone
+  // (a name that is its own key), so no other blob goes with it.
+  enum OnDamage { kFail, kReplace, kRemove };
+  static bool Unconditional(const AccessConditions& c, const std::string& lease_id) {
+    return !c.if_match && !c.if_none_match && !c.if_modified_since && !c.if_unmodified_since &&
+           lease_id.empty();
+  }
+
   template <typename Fn>
-  Status Write(std::string_view name, Fn&& fn) {
+  Status Write(std::string_view name, OnDamage on_damage, Fn&& fn) {
     BT_RETURN_IF_ERROR(ValidateBlobName(name));
-    Status s = WriteOnce(name, fn);
+    Status s = WriteOnce(name, on_damage, fn);
     // Full, perhaps only because a dead reader pins old pages: free its
     // slot, and if there was one, try once more.
     if (s.storage_code() == kLmdbMapFull && env_->ReclaimStaleReaders() > 0)
-      s = WriteOnce(name, fn);
+      s = WriteOnce(name, on_damage, fn);
     return s;
   }
 
   template <typename Fn>
-  Status WriteOnce(std::string_view name, Fn& fn) {
+  Status WriteOnce(std::string_view name, OnDamage on_damage, Fn& fn) {
     BT_ASSIGN_OR_RETURN(LmdbTxn txn, LmdbTxn::Begin(*env_, /*read_only=*/false));
     std::string_view key = BucketKey(name);
-    BT_ASSIGN_OR_RETURN(Bucket bucket, LoadBucket(txn.get(), key));
+    Result<Bucket> loaded = LoadBucket(txn.get(), key);
+    if (!loaded.ok()) {
+      const bool repairable = loaded.status().code() == Code::kCorruption && key == name;
+      if (!repairable || on_damage == kFail) return loaded.status();
+      loaded = Bucket{};  // replaced, or removed below
+      if (on_damage == kRemove) {
+        MDB_val k = ToVal(key);
+        int rc = mdb_del(txn.get(), blobs_, &k, nullptr);
+        if (rc != 0) return LmdbError(rc, "removing damaged blob '" + std::string(name) + "'");
+        return txn.Commit();
+      }
+    }
+    Bucket& bucket = *loaded;
     auto it = FindEntry(bucket, name);
     bool existed = it != bucket.end() && it->name == name;
     std::optional<BlobRecord> rec;
@@ -327,7 +357,7 @@ class LocalBlobStore final : public BlobStore {
   template <typename Fn>
   Result<LeaseResult> LeaseAction(std::string_view name, const AccessConditions& c, Fn&& fn) {
     LeaseResult out;
-    BT_RETURN_IF_ERROR(Write(name, [&](std::optional<BlobRecord>& rec, Stamp& stamp) -> Status {
+    BT_RETURN_IF_ERROR(Write(name, kFail, [&](std::optional<BlobRecord>& rec, Stamp& stamp) -> Status {
       if (!rec) return NotFound(name);
       BT_RETURN_IF_ERROR(CheckConditions(c, rec, /*is_put=*/false));
       BT_RETURN_IF_ERROR(fn(rec->lease, stamp.now_ms, out));
