@@ -44,6 +44,11 @@ struct BlobRecord {
   std::optional<uint32_t> data_crc;
 };
 
+// The key of a blob's data in the data database: its id, big-endian.
+inline void DataKey(uint64_t id, char out[8]) {
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<char>(id >> (56 - 8 * i));
+}
+
 // zlib's CRC-32 of `bytes`.
 uint32_t Crc32(std::string_view bytes);
 

@@ -181,10 +181,6 @@ class LocalBlobStore final : public BlobStore {
     }
   };
 
-  static void DataKey(uint64_t id, char out[8]) {
-    for (int i = 0; i < 8; ++i) out[i] = static_cast<char>(id >> (56 - 8 * i));
-  }
-
   static Status CheckConditions(const AccessConditions& c, const std::optional<BlobRecord>& rec,
                                 bool is_put) {
     if (!rec) return CheckWriteConditions(c, nullptr, is_put);

@@ -18,6 +18,7 @@ enum ExitCode : int {
   kExitLockTimeout = 5,  // lock not acquired in time (or entity locked)
   kExitUnavailable = 6,  // storage unreachable
   kExitOutcomeUnknown = 7,  // a commit may or may not have happened: settle before retrying
+  kExitDamaged = 8,         // check: the store holds damaged blobs
 };
 
 int ExitCodeFor(const Status& status);

@@ -268,6 +268,26 @@ class BlobStoreWrapper : public BlobStore {
 Result<std::shared_ptr<BlobStore>> OpenLocalBlobStore(const std::string& directory,
                                                       const StoreOptions& options);
 
+// One damaged blob found by CheckLocalStore.
+struct StoreDamage {
+  std::string blob;  // its name; for a damaged record of a long name, the name's first 480 bytes
+  std::string what;  // "record" (its properties are unreadable) or "data"
+  std::string detail;
+};
+
+struct CheckReport {
+  uint64_t blobs = 0;       // records read (each blob once)
+  uint64_t unverified = 0;  // of those, written before checksums: data read, not verified
+  std::vector<StoreDamage> damaged;
+};
+
+// Walks every record and every blob's data in the local store's container
+// (options.container), verifying checksums; lists what is damaged, and goes
+// on past it. A damaged blob is repaired by an unconditional Put or Delete
+// of it (Table: Upsert, or Delete with "*"). Fails only if the store cannot
+// be opened or read at all (Corruption for damaged files, see Open).
+Result<CheckReport> CheckLocalStore(const std::string& directory, const StoreOptions& options);
+
 }  // namespace blobtable
 
 #endif  // BLOBTABLE_BLOB_STORE_H_
