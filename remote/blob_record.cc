@@ -1,5 +1,6 @@
 #include "remote/blob_record.h"
 
+#include <openssl/evp.h>
 #include <zlib.h>
 
 #include <cstring>
@@ -13,6 +14,16 @@ constexpr int kFormat = 2;
 constexpr char kFormat2Tag = '\xB2';  // never the first byte of format 1 (0x92)
 constexpr size_t kHeader = 5;          // tag and CRC
 }  // namespace
+
+std::string BucketKey(std::string_view name) {
+  if (name.size() <= kBucketPrefix) return std::string(name);
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  EVP_Digest(name.data(), name.size(), digest, &size, EVP_sha256(), nullptr);
+  std::string key(name.substr(0, kGroupPrefix));
+  key.append(reinterpret_cast<const char*>(digest), 32);
+  return key;
+}
 
 uint32_t Crc32(std::string_view bytes) {
   uLong crc = crc32_z(0L, Z_NULL, 0);

@@ -1,14 +1,22 @@
 // How the local backend stores blobs in LMDB.
 //
 // LMDB keys are at most 511 bytes but blob names may be up to 1,024
-// characters, so blobs live in *buckets*: the LMDB key is the name's first
-// kBucketPrefix bytes (the whole name if shorter) and the value holds every
-// blob whose name starts with that key, sorted by full name. Buckets sort by
-// key and blobs within a bucket by name, which together give exact byte-wise
-// name order (a shorter key that sorts first is a prefix or a smaller name).
-// Almost every bucket holds one blob. Blob data is not in the bucket: it
-// lives in a second database under an 8-byte id, so a bucket shared by many
-// blobs (a partition with very long keys) stays small.
+// characters, so blobs live in *buckets*, one LMDB value per key:
+// - a name of up to kBucketPrefix (480) bytes is its own key;
+// - a longer one is keyed by its first kGroupPrefix (448) bytes and the
+//   SHA-256 of the whole name (32 bytes).
+// So every bucket holds one blob, whatever the key lengths (a partition
+// under a long PartitionKey is not one shared bucket). Order: keys no
+// longer than 448 bytes sort as their names do. Keys longer than 448 bytes
+// that share their first 448 (a *group*: the names longer than 448 bytes
+// with that prefix) lie together in key order, each group exactly where its
+// names belong, but inside a group the digests scramble the order: a
+// listing reads a group whole and sorts it by name. Blob data is not in the
+// bucket: it lives in a second database under an 8-byte id.
+//
+// Stores written before 2026-11 keyed names over 480 bytes by their first
+// 480 bytes, many to a bucket; they are re-keyed once, when their container
+// is opened (MigrateBuckets).
 //
 // Value format 2: the byte 0xB2, the CRC-32 (zlib's, 4 bytes little-endian)
 // of everything after it, then msgpack [2, [[name, record], ...]] with
@@ -31,6 +39,7 @@
 namespace blobtable {
 
 inline constexpr size_t kBucketPrefix = 480;  // < LMDB's 511-byte key limit
+inline constexpr size_t kGroupPrefix = 448;   // + a 32-byte digest = 480
 
 struct BlobRecord {
   std::string etag;
@@ -60,9 +69,17 @@ struct BucketEntry {
 // Entries sorted by name.
 using Bucket = std::vector<BucketEntry>;
 
-inline std::string_view BucketKey(std::string_view name) {
-  return name.substr(0, std::min(name.size(), kBucketPrefix));
+// The LMDB key of blob `name`'s bucket.
+std::string BucketKey(std::string_view name);
+
+// Where a listing that must include `name` (or names after it) starts: the
+// name itself, or the start of the group it falls in.
+inline std::string_view SeekKey(std::string_view name) {
+  return name.substr(0, std::min(name.size(), kGroupPrefix));
 }
+
+// True if LMDB key `key` is in a group (see above): read with its group.
+inline bool InGroup(std::string_view key) { return key.size() > kGroupPrefix; }
 
 std::string EncodeBucket(const Bucket& bucket);
 // Corruption naming `key` if the value is not a bucket of either format, or

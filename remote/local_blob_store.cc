@@ -291,8 +291,8 @@ class LocalBlobStore final : public BlobStore {
   //
   // A damaged record (Corruption) fails the write, unless `on_damage` says
   // how to repair it: an unconditional Put replaces it, an unconditional
-  // Delete removes it. Only where the record's bucket holds this name alone
-  // (a name that is its own key), so no other blob goes with it.
+  // Delete removes it. Every bucket holds one blob (blob_record.h), so no
+  // other blob goes with it.
   enum OnDamage { kFail, kReplace, kRemove };
   static bool Unconditional(const AccessConditions& c, const std::string& lease_id) {
     return !c.if_match && !c.if_none_match && !c.if_modified_since && !c.if_unmodified_since &&
@@ -313,11 +313,10 @@ class LocalBlobStore final : public BlobStore {
   template <typename Fn>
   Status WriteOnce(std::string_view name, OnDamage on_damage, Fn& fn) {
     BT_ASSIGN_OR_RETURN(LmdbTxn txn, LmdbTxn::Begin(*env_, /*read_only=*/false));
-    std::string_view key = BucketKey(name);
+    const std::string key = BucketKey(name);
     Result<Bucket> loaded = LoadBucket(txn.get(), key);
     if (!loaded.ok()) {
-      const bool repairable = loaded.status().code() == Code::kCorruption && key == name;
-      if (!repairable || on_damage == kFail) return loaded.status();
+      if (loaded.status().code() != Code::kCorruption || on_damage == kFail) return loaded.status();
       loaded = Bucket{};  // replaced, or removed below
       if (on_damage == kRemove) {
         MDB_val k = ToVal(key);
@@ -382,20 +381,32 @@ Result<ListPage> LocalBlobStore::List(const ListOptions& o) {
   if (rc != 0) return LmdbError(rc, "listing the local store");
   std::unique_ptr<MDB_cursor, void (*)(MDB_cursor*)> guard(cursor, mdb_cursor_close);
 
-  // The marker is the last name returned: resume at its bucket.
-  std::string_view prefix_key = BucketKey(o.prefix);
-  std::string start(std::max({prefix_key, BucketKey(o.marker), BucketKey(o.start_from)}));
+  // The marker is the last name returned: resume where it belongs.
+  const std::string_view prefix_key = SeekKey(o.prefix);
+  std::string start(std::max({prefix_key, SeekKey(o.marker), SeekKey(o.start_from)}));
   MDB_val k = ToVal(start), v;
   // LMDB refuses empty keys: an empty start means the first bucket.
   rc = mdb_cursor_get(cursor, &k, &v, start.empty() ? MDB_FIRST : MDB_SET_RANGE);
-  int64_t now_ms = NowMs();
+  const int64_t now_ms = NowMs();
   ListPage page;
   bool more = false;
-  for (; rc == 0 && !more; rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT)) {
-    std::string_view key = FromVal(k);
+  while (rc == 0 && !more) {
+    const std::string_view key = FromVal(k);
     if (key.substr(0, prefix_key.size()) != prefix_key) break;  // past the prefix
-    BT_ASSIGN_OR_RETURN(Bucket bucket, DecodeBucket(FromVal(v), key));
-    for (BucketEntry& e : bucket) {
+    Bucket entries;
+    const bool grouped = InGroup(key);
+    const std::string_view group = key.substr(0, kGroupPrefix);
+    // A bucket, or a whole group (in digest order: sorted here by name).
+    do {
+      BT_ASSIGN_OR_RETURN(Bucket bucket, DecodeBucket(FromVal(v), FromVal(k)));
+      std::move(bucket.begin(), bucket.end(), std::back_inserter(entries));
+      rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT);
+    } while (rc == 0 && grouped && InGroup(FromVal(k)) &&
+             FromVal(k).substr(0, kGroupPrefix) == group);
+    if (grouped)
+      std::sort(entries.begin(), entries.end(),
+                [](const BucketEntry& a, const BucketEntry& b) { return a.name < b.name; });
+    for (BucketEntry& e : entries) {
       if (e.name.compare(0, o.prefix.size(), o.prefix) != 0) continue;
       if (!o.marker.empty() && e.name <= o.marker) continue;
       if (e.name < o.start_from) continue;
@@ -411,6 +422,53 @@ Result<ListPage> LocalBlobStore::List(const ListOptions& o) {
   return page;
 }
 
+// Re-keys a container written before every bucket held one blob: names over
+// 480 bytes were keyed by their first 480 bytes, many to a bucket (see
+// blob_record.h). Once per container, in one write transaction (LMDB
+// serializes it with every other process's), recorded in `meta`.
+Status MigrateBuckets(LmdbEnv& env, MDB_dbi blobs, MDB_dbi meta, const std::string& container) {
+  const std::string done_key = "bucket-scheme:" + container;
+  {
+    BT_ASSIGN_OR_RETURN(LmdbTxn look, LmdbTxn::Begin(env, /*read_only=*/true));
+    MDB_val k = ToVal(done_key), v;
+    if (mdb_get(look.get(), meta, &k, &v) == 0) return Status::OK();
+  }
+  BT_ASSIGN_OR_RETURN(LmdbTxn txn, LmdbTxn::Begin(env, /*read_only=*/false));
+  MDB_val k = ToVal(done_key), v;
+  if (mdb_get(txn.get(), meta, &k, &v) == 0) return Status::OK();  // another process did it
+  std::vector<std::pair<std::string, Bucket>> shared;
+  MDB_cursor* cursor = nullptr;
+  int rc = mdb_cursor_open(txn.get(), blobs, &cursor);
+  if (rc != 0) return LmdbError(rc, "re-keying the local store");
+  for (rc = mdb_cursor_get(cursor, &k, &v, MDB_FIRST); rc == 0;
+       rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT)) {
+    if (k.mv_size != kBucketPrefix) continue;  // only old shared buckets have 480-byte keys
+    auto bucket = DecodeBucket(FromVal(v), FromVal(k));
+    if (!bucket.ok()) continue;  // damaged: left for `blobtable check`
+    if (bucket->size() == 1 && (*bucket)[0].name.size() == kBucketPrefix) continue;
+    shared.emplace_back(std::string(FromVal(k)), std::move(*bucket));
+  }
+  mdb_cursor_close(cursor);
+  if (rc != MDB_NOTFOUND) return LmdbError(rc, "re-keying the local store");
+  for (auto& [old_key, bucket] : shared) {
+    MDB_val ok = ToVal(old_key);
+    if ((rc = mdb_del(txn.get(), blobs, &ok, nullptr)) != 0)
+      return LmdbError(rc, "re-keying the local store");
+    for (BucketEntry& e : bucket) {
+      const std::string key = BucketKey(e.name);
+      const std::string value = EncodeBucket(Bucket{e});
+      MDB_val nk = ToVal(key), nv = ToVal(value);
+      if ((rc = mdb_put(txn.get(), blobs, &nk, &nv, 0)) != 0)
+        return LmdbError(rc, "re-keying blob '" + e.name + "'");
+    }
+  }
+  MDB_val done = ToVal("2");
+  k = ToVal(done_key);
+  if ((rc = mdb_put(txn.get(), meta, &k, &done, 0)) != 0)
+    return LmdbError(rc, "re-keying the local store");
+  return txn.Commit();
+}
+
 }  // namespace
 
 Result<std::shared_ptr<BlobStore>> OpenLocalBlobStore(const std::string& directory,
@@ -421,6 +479,7 @@ Result<std::shared_ptr<BlobStore>> OpenLocalBlobStore(const std::string& directo
   BT_ASSIGN_OR_RETURN(MDB_dbi blobs, env->Database("container:" + options.container));
   BT_ASSIGN_OR_RETURN(MDB_dbi data, env->Database("data:" + options.container));
   BT_ASSIGN_OR_RETURN(MDB_dbi meta, env->Database("meta"));
+  BT_RETURN_IF_ERROR(MigrateBuckets(*env, blobs, meta, options.container));
   Clock* clock = options.clock != nullptr ? options.clock : Clock::Real();
   return std::shared_ptr<BlobStore>(std::make_shared<LocalBlobStore>(
       std::move(env), blobs, data, meta, options.container, clock));

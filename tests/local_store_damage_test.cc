@@ -252,7 +252,8 @@ void FlipAByte(const std::string& dir, const std::string& name, const std::strin
   ASSERT_TRUE(buckets.ok() && data.ok());
   auto txn = LmdbTxn::Begin(**env, /*read_only=*/false);
   ASSERT_TRUE(txn.ok());
-  MDB_val k = ToVal(BucketKey(name)), v;
+  const std::string key = BucketKey(name);
+  MDB_val k = ToVal(key), v;
   ASSERT_EQ(mdb_get(txn->get(), *buckets, &k, &v), 0);
   std::string value(FromVal(v));
   MDB_dbi dbi = *buckets;
