@@ -160,7 +160,10 @@ void LmdbEnv::MaybeReclaimStaleReaders() {
 Result<MDB_dbi> LmdbEnv::Database(const std::string& name) {
   std::lock_guard<std::mutex> lock(dbi_mu_);
   auto it = dbis_.find(name);
-  if (it != dbis_.end()) return it->second;
+  if (it != dbis_.end()) {
+    ++it->second.users;
+    return it->second.dbi;
+  }
   auto txn = LmdbTxn::Begin(*this, /*read_only=*/false);
   if (!txn.ok()) return txn.status();
   MDB_dbi dbi;
@@ -168,8 +171,17 @@ Result<MDB_dbi> LmdbEnv::Database(const std::string& name) {
   if (rc != 0) return LmdbError(rc, "opening database " + name);
   Status s = txn->Commit();
   if (!s.ok()) return s;
-  dbis_[name] = dbi;
+  dbis_[name] = Handle{dbi, 1};
   return dbi;
+}
+
+void LmdbEnv::ReleaseDatabase(const std::string& name) {
+  std::lock_guard<std::mutex> lock(dbi_mu_);
+  auto it = dbis_.find(name);
+  if (it == dbis_.end() || --it->second.users > 0) return;
+  std::unique_lock<std::shared_mutex> no_transactions(txn_gate_);
+  mdb_dbi_close(env_, it->second.dbi);
+  dbis_.erase(it);
 }
 
 Result<LmdbTxn> LmdbTxn::Begin(LmdbEnv& env, bool read_only) {

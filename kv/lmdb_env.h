@@ -67,9 +67,15 @@ class LmdbEnv {
     reader_check_interval_ = interval;
   }
 
-  // The handle of named database `name`, created on first use. Thread-safe;
-  // must not be called while this thread has a transaction open.
+  // The handle of named database `name`, created on first use, and counted:
+  // each success must be paired with ReleaseDatabase(name) once its user is
+  // done with it (LMDB's handles are few: 1,024 a process, so at most 511
+  // containers may be open at once). Thread-safe; must not be called while
+  // this thread has a transaction open.
   Result<MDB_dbi> Database(const std::string& name);
+  // Closes the handle when its last user releases it; waits for this
+  // process's transactions to end first (LMDB requires that none use it).
+  void ReleaseDatabase(const std::string& name);
 
  private:
   friend class LmdbTxn;
@@ -85,7 +91,11 @@ class LmdbEnv {
   size_t max_key_size_;
   uint64_t etag_salt_;
   std::mutex dbi_mu_;
-  std::map<std::string, MDB_dbi> dbis_;
+  struct Handle {
+    MDB_dbi dbi;
+    int users;
+  };
+  std::map<std::string, Handle> dbis_;
   // Held shared by every open transaction; exclusively while adopting a map
   // size grown by another process (LMDB requires no live transaction then).
   std::shared_mutex txn_gate_;

@@ -37,6 +37,11 @@ class LocalBlobStore final : public BlobStore {
                  std::string container, Clock* clock)
       : env_(std::move(env)), blobs_(blobs), data_(data), meta_(meta),
         container_(std::move(container)), clock_(clock) {}
+  ~LocalBlobStore() override {
+    env_->ReleaseDatabase("container:" + container_);
+    env_->ReleaseDatabase("data:" + container_);
+    env_->ReleaseDatabase("meta");
+  }
 
   Result<GetResult> Get(std::string_view name, const AccessConditions& c) override {
     return Read(name, c, /*with_data=*/true);
@@ -476,10 +481,26 @@ Result<std::shared_ptr<BlobStore>> OpenLocalBlobStore(const std::string& directo
   BT_RETURN_IF_ERROR(ValidateContainerName(options.container));
   BT_ASSIGN_OR_RETURN(std::shared_ptr<LmdbEnv> env,
                       LmdbEnv::Open(directory, options.local_map_size));
-  BT_ASSIGN_OR_RETURN(MDB_dbi blobs, env->Database("container:" + options.container));
-  BT_ASSIGN_OR_RETURN(MDB_dbi data, env->Database("data:" + options.container));
-  BT_ASSIGN_OR_RETURN(MDB_dbi meta, env->Database("meta"));
-  BT_RETURN_IF_ERROR(MigrateBuckets(*env, blobs, meta, options.container));
+  // Each handle taken is released by the store, or here if opening fails.
+  std::vector<std::string> taken;
+  MDB_dbi dbis[3];
+  const std::string names[3] = {"container:" + options.container, "data:" + options.container,
+                                "meta"};
+  Status s;
+  for (int i = 0; i < 3 && s.ok(); ++i) {
+    auto dbi = env->Database(names[i]);
+    s = dbi.status();
+    if (s.ok()) {
+      dbis[i] = *dbi;
+      taken.push_back(names[i]);
+    }
+  }
+  if (s.ok()) s = MigrateBuckets(*env, dbis[0], dbis[2], options.container);
+  if (!s.ok()) {
+    for (const std::string& name : taken) env->ReleaseDatabase(name);
+    return s;
+  }
+  const MDB_dbi blobs = dbis[0], data = dbis[1], meta = dbis[2];
   Clock* clock = options.clock != nullptr ? options.clock : Clock::Real();
   return std::shared_ptr<BlobStore>(std::make_shared<LocalBlobStore>(
       std::move(env), blobs, data, meta, options.container, clock));

@@ -34,14 +34,9 @@ Status CheckData(MDB_txn* txn, MDB_dbi data, const Bucket& bucket, CheckReport& 
   return Status::OK();
 }
 
-}  // namespace
-
-Result<CheckReport> CheckLocalStore(const std::string& directory, const StoreOptions& options) {
-  BT_RETURN_IF_ERROR(ValidateContainerName(options.container));
-  BT_ASSIGN_OR_RETURN(std::shared_ptr<LmdbEnv> env, LmdbEnv::Open(directory, options.local_map_size));
-  BT_ASSIGN_OR_RETURN(MDB_dbi buckets, env->Database("container:" + options.container));
-  BT_ASSIGN_OR_RETURN(MDB_dbi data, env->Database("data:" + options.container));
-  BT_ASSIGN_OR_RETURN(LmdbTxn txn, LmdbTxn::Begin(*env, /*read_only=*/true));
+// Reads every bucket and blob, in one read transaction.
+Result<CheckReport> Walk(LmdbEnv& env, MDB_dbi buckets, MDB_dbi data) {
+  BT_ASSIGN_OR_RETURN(LmdbTxn txn, LmdbTxn::Begin(env, /*read_only=*/true));
   MDB_cursor* cursor = nullptr;
   int rc = mdb_cursor_open(txn.get(), buckets, &cursor);
   if (rc != 0) return LmdbError(rc, "walking the local store");
@@ -60,6 +55,24 @@ Result<CheckReport> CheckLocalStore(const std::string& directory, const StoreOpt
     BT_RETURN_IF_ERROR(CheckData(txn.get(), data, *bucket, report));
   }
   if (rc != MDB_NOTFOUND) return LmdbError(rc, "walking the local store");
+  return report;
+}
+
+}  // namespace
+
+Result<CheckReport> CheckLocalStore(const std::string& directory, const StoreOptions& options) {
+  BT_RETURN_IF_ERROR(ValidateContainerName(options.container));
+  BT_ASSIGN_OR_RETURN(std::shared_ptr<LmdbEnv> env, LmdbEnv::Open(directory, options.local_map_size));
+  const std::string bucket_db = "container:" + options.container, data_db = "data:" + options.container;
+  BT_ASSIGN_OR_RETURN(MDB_dbi buckets, env->Database(bucket_db));
+  auto data = env->Database(data_db);
+  if (!data.ok()) {
+    env->ReleaseDatabase(bucket_db);
+    return data.status();
+  }
+  auto report = Walk(*env, buckets, *data);  // its transaction ends before the release
+  env->ReleaseDatabase(bucket_db);
+  env->ReleaseDatabase(data_db);
   return report;
 }
 

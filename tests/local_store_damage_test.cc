@@ -380,5 +380,23 @@ TEST(LocalStoreDamage, CheckListsDamagedBlobsAndTheCliRepairsThem) {
       << check.out;
 }
 
+// Containers opened and closed one after another give their LMDB handles
+// back: a process is not limited to 511 containers over its lifetime.
+TEST(LocalStoreDamage, ClosedContainersGiveTheirDatabaseHandlesBack) {
+  TempDir dir;
+  for (int i = 0; i < 600; ++i) {
+    StoreOptions o;
+    o.container = "c" + std::to_string(1000 + i);
+    auto store = OpenAt(dir.path(), o);
+    ASSERT_TRUE(store.ok()) << i << ": " << store.status().ToString();
+    ASSERT_TRUE((*store)->Put("b", o.container, {}).ok()) << i;
+  }
+  StoreOptions first;
+  first.container = "c1000";
+  auto again = OpenAt(dir.path(), first);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ((*again)->Get("b", {})->data, "c1000");
+}
+
 }  // namespace
 }  // namespace blobtable::testing

@@ -341,7 +341,8 @@ int CmdCheck(const std::string& location, const StoreOptions& options, std::ostr
   auto report = CheckLocalStore(dir, options);
   if (!report.ok()) return Fail(err, report.status());
   for (const StoreDamage& d : report->damaged)
-    out << nlohmann::json{{"blob", d.blob}, {"damage", d.what}, {"detail", d.detail}}.dump()
+    out << nlohmann::json{{"blob", d.blob}, {"damage", d.what}, {"detail", d.detail}}.dump(
+               -1, ' ', false, nlohmann::json::error_handler_t::replace)  // a long name's key is binary
         << "\n";
   out << nlohmann::json{{"blobs", report->blobs},
                         {"unverified", report->unverified},
