@@ -62,15 +62,40 @@ std::optional<LmdbEnv::FileId> IdOf(const std::string& path) {
 
 }  // namespace
 
-LmdbEnv::LmdbEnv(MDB_env* env, std::string directory, FileId id)
-    : env_(env), directory_(std::move(directory)), id_(id),
+LmdbEnv::LmdbEnv(MDB_env* env, std::string directory, FileId id, bool read_only)
+    : env_(env), directory_(std::move(directory)), id_(id), read_only_(read_only),
       max_key_size_(static_cast<size_t>(mdb_env_get_maxkeysize(env))), etag_salt_(RandomU64()) {}
 
 LmdbEnv::~LmdbEnv() { mdb_env_close(env_); }
 
-Result<std::shared_ptr<LmdbEnv>> LmdbEnv::Open(const std::string& directory, uint64_t map_size) {
+// One attempt at opening the environment with `flags`; LMDB's error, or 0
+// with *out set.
+static int OpenRaw(const std::string& dir, uint64_t map_size, unsigned flags, unsigned file_mode,
+            MDB_env** out) {
+  MDB_env* raw = nullptr;
+  int rc = mdb_env_create(&raw);
+  if (rc != 0) return rc;
+  // NOTLS: read transactions are not tied to threads (callers use thread
+  // pools). Generous readers for many threads and processes.
+  if ((rc = mdb_env_set_maxdbs(raw, 1024)) != 0 || (rc = mdb_env_set_maxreaders(raw, 1024)) != 0 ||
+      (rc = mdb_env_set_mapsize(raw, map_size)) != 0 ||
+      (rc = mdb_env_open(raw, dir.c_str(), MDB_NOTLS | flags, file_mode)) != 0) {
+    mdb_env_close(raw);
+    return rc;
+  }
+  *out = raw;
+  return 0;
+}
+
+Result<std::shared_ptr<LmdbEnv>> LmdbEnv::Open(const std::string& directory, uint64_t map_size,
+                                               unsigned file_mode) {
   std::error_code ec;
-  std::filesystem::create_directories(directory, ec);
+  if (std::filesystem::create_directories(directory, ec) && !ec) {
+    // Made here: as private as its files (0644 gives 0755, 0600 gives 0700).
+    const auto exec = static_cast<std::filesystem::perms>((file_mode & 0444) >> 2);
+    std::filesystem::permissions(
+        directory, static_cast<std::filesystem::perms>(file_mode & 0777) | exec, ec);
+  }
   if (ec) return Status::IOError("cannot create directory " + directory + ": " + ec.message());
   std::string canonical = std::filesystem::canonical(directory, ec).string();
   if (ec) return Status::IOError("cannot resolve directory " + directory + ": " + ec.message());
@@ -90,19 +115,22 @@ Result<std::shared_ptr<LmdbEnv>> LmdbEnv::Open(const std::string& directory, uin
     it = reg.envs.find(*id);
   }
 
-  BT_RETURN_IF_ERROR(CheckBeforeOpen(canonical));
+  BT_RETURN_IF_ERROR(CheckBeforeOpen(canonical, file_mode));
+  // Read-write if this user may write; else read-only (LMDB still keeps a
+  // reader slot in lock.mdb if that is writable), else read-only without
+  // locks: readers then cannot hold a writer off the pages they read, so a
+  // read racing another user's write can fail Corruption (the checksums).
   MDB_env* raw = nullptr;
-  int rc = mdb_env_create(&raw);
-  if (rc != 0) return LmdbError(rc, "mdb_env_create");
-  // NOTLS: read transactions are not tied to threads (callers use thread
-  // pools). Generous readers for many threads and processes.
-  if ((rc = mdb_env_set_maxdbs(raw, 1024)) != 0 || (rc = mdb_env_set_maxreaders(raw, 1024)) != 0 ||
-      (rc = mdb_env_set_mapsize(raw, map_size)) != 0 ||
-      (rc = mdb_env_open(raw, canonical.c_str(), MDB_NOTLS, 0644)) != 0) {
-    mdb_env_close(raw);
-    return LmdbError(rc, "opening the local store " + canonical + "/data.mdb");
+  int rc = EACCES;
+  unsigned mode = 0;
+  for (unsigned flags : {0u, unsigned{MDB_RDONLY}, unsigned{MDB_RDONLY | MDB_NOLOCK}}) {
+    if (rc != EACCES && rc != EROFS) break;
+    mode = flags;
+    rc = OpenRaw(canonical, map_size, flags, file_mode, &raw);
   }
-  Status intact = CheckAfterOpen(raw, canonical);
+  if (rc != 0) return LmdbError(rc, "opening the local store " + canonical + "/data.mdb");
+  const bool read_only = (mode & MDB_RDONLY) != 0;
+  Status intact = CheckAfterOpen(raw, canonical, /*mark=*/!read_only, file_mode);
   std::optional<FileId> opened = IdOf(canonical + "/data.mdb");
   if (!intact.ok() || !opened) {
     mdb_env_close(raw);
@@ -111,7 +139,7 @@ Result<std::shared_ptr<LmdbEnv>> LmdbEnv::Open(const std::string& directory, uin
   }
   // Closing happens under the registry lock, so Open never sees a closing
   // environment as absent.
-  std::shared_ptr<LmdbEnv> env(new LmdbEnv(raw, canonical, *opened), [](LmdbEnv* e) {
+  std::shared_ptr<LmdbEnv> env(new LmdbEnv(raw, canonical, *opened, read_only), [](LmdbEnv* e) {
     Registry& r = registry();
     std::lock_guard<std::mutex> l(r.mu);
     auto found = r.envs.find(e->id_);
@@ -164,10 +192,13 @@ Result<MDB_dbi> LmdbEnv::Database(const std::string& name) {
     ++it->second.users;
     return it->second.dbi;
   }
-  auto txn = LmdbTxn::Begin(*this, /*read_only=*/false);
+  auto txn = LmdbTxn::Begin(*this, /*read_only=*/read_only_);
   if (!txn.ok()) return txn.status();
   MDB_dbi dbi;
-  int rc = mdb_dbi_open(txn->get(), name.c_str(), MDB_CREATE, &dbi);
+  int rc = mdb_dbi_open(txn->get(), name.c_str(), read_only_ ? 0 : MDB_CREATE, &dbi);
+  if (rc == MDB_NOTFOUND)
+    return Status::NotFound("the read-only local store " + directory_ + " has no '" + name +
+                            "' (a container never written to)");
   if (rc != 0) return LmdbError(rc, "opening database " + name);
   Status s = txn->Commit();
   if (!s.ok()) return s;
@@ -186,6 +217,10 @@ void LmdbEnv::ReleaseDatabase(const std::string& name) {
 
 Result<LmdbTxn> LmdbTxn::Begin(LmdbEnv& env, bool read_only) {
   MDB_txn* txn = nullptr;
+  if (!read_only && env.read_only())
+    return Status::IOError("the local store " + env.directory() +
+                           " is open read-only (this user cannot write to its files): "
+                           "writes are refused");
   // A reader slot left by a process that died pins the pages it saw: the
   // file grows on every rewrite until the slot is freed. Writers look.
   if (!read_only) env.MaybeReclaimStaleReaders();

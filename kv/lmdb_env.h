@@ -45,7 +45,11 @@ class LmdbEnv {
   // is the most the data file may grow to; a later Open asking more grows the
   // shared environment to it. Thread-safe; must not be called while this
   // thread has a transaction open.
-  static Result<std::shared_ptr<LmdbEnv>> Open(const std::string& directory, uint64_t map_size);
+  // The files are created with `file_mode` (less the umask), the directory,
+  // if made here, with the same plus search bits. A user who may not write
+  // gets the environment read-only (read_only()).
+  static Result<std::shared_ptr<LmdbEnv>> Open(const std::string& directory, uint64_t map_size,
+                                               unsigned file_mode = 0644);
 
   ~LmdbEnv();
   LmdbEnv(const LmdbEnv&) = delete;
@@ -58,6 +62,9 @@ class LmdbEnv {
   // 64 random bits drawn when this environment was opened: a file restored
   // from a copy, or copied, is told apart from its other lineage by it.
   uint64_t etag_salt() const { return etag_salt_; }
+  // Opened read-only (this user cannot write): write transactions fail
+  // IOError saying so.
+  bool read_only() const { return read_only_; }
 
   // Frees the reader slots of processes that died inside a read (they pin
   // old pages, so the file grows); how many. Done on open, and by writers
@@ -79,13 +86,14 @@ class LmdbEnv {
 
  private:
   friend class LmdbTxn;
-  LmdbEnv(MDB_env* env, std::string directory, FileId id);
+  LmdbEnv(MDB_env* env, std::string directory, FileId id, bool read_only);
   Status GrowMapTo(uint64_t map_size);
   void MaybeReclaimStaleReaders();
 
   MDB_env* env_;
   std::string directory_;
   FileId id_;
+  bool read_only_;
   std::chrono::milliseconds reader_check_interval_{1000};
   std::atomic<int64_t> last_reader_check_ns_{0};  // steady_clock
   size_t max_key_size_;

@@ -33,7 +33,7 @@ bool Exists(const std::string& path, struct stat* st) { return stat(path.c_str()
 
 }  // namespace
 
-Status CheckBeforeOpen(const std::string& dir) {
+Status CheckBeforeOpen(const std::string& dir, unsigned file_mode) {
   struct stat st;
   const std::string data = dir + "/data.mdb";
   if (Exists(dir + kMarker, &st)) {
@@ -47,8 +47,11 @@ Status CheckBeforeOpen(const std::string& dir) {
   }
   const std::string lock = dir + "/lock.mdb";
   if (Exists(lock, &st)) return Status::OK();
-  int fd = open(lock.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return errno == EEXIST ? Status::OK() : Errno("creating " + lock, errno);
+  int fd = open(lock.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, file_mode);
+  if (fd < 0) {
+    if (errno == EEXIST || errno == EACCES || errno == EROFS) return Status::OK();  // see LMDB
+    return Errno("creating " + lock, errno);
+  }
   int rc = posix_fallocate(fd, 0, kLockFileBytes);
   close(fd);
   if (rc != 0) {
@@ -58,7 +61,7 @@ Status CheckBeforeOpen(const std::string& dir) {
   return Status::OK();
 }
 
-Status CheckAfterOpen(MDB_env* env, const std::string& dir) {
+Status CheckAfterOpen(MDB_env* env, const std::string& dir, bool mark, unsigned file_mode) {
   MDB_envinfo info;
   MDB_stat stat_info;
   if (mdb_env_info(env, &info) != 0 || mdb_env_stat(env, &stat_info) != 0)
@@ -72,8 +75,8 @@ Status CheckAfterOpen(MDB_env* env, const std::string& dir) {
                               std::to_string(st.st_size) + " bytes, but its meta page says " +
                               std::to_string(needed) + " are in use): restore it from a backup");
   struct stat marker;
-  if (Exists(dir + kMarker, &marker)) return Status::OK();
-  int fd = open((dir + kMarker).c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (!mark || Exists(dir + kMarker, &marker)) return Status::OK();
+  int fd = open((dir + kMarker).c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, file_mode);
   if (fd < 0) return Errno("marking " + dir + " as a store", errno);
   int rc = fsync(fd);
   int err = errno;

@@ -19,12 +19,14 @@ namespace blobtable {
 // store whose data file is now missing or empty; on a store's creation,
 // lock.mdb's blocks are allocated up front, so a full disk fails here with
 // IOError instead of a SIGBUS when LMDB touches its map.
-Status CheckBeforeOpen(const std::string& dir);
+// Files made here get `file_mode`. A directory this user may not write to
+// is left for LMDB to open read-only.
+Status CheckBeforeOpen(const std::string& dir, unsigned file_mode);
 
 // After LMDB opened it: Corruption if data.mdb is shorter than the pages its
-// meta page says are in use (a truncated file would SIGBUS on read); then
-// marks the directory as a store (once) and syncs it.
-Status CheckAfterOpen(MDB_env* env, const std::string& dir);
+// meta page says are in use (a truncated file would SIGBUS on read); then,
+// if `mark`, marks the directory as a store (once) and syncs it.
+Status CheckAfterOpen(MDB_env* env, const std::string& dir, bool mark, unsigned file_mode);
 
 // For LMDB failure `rc` while writing in `dir`: " (no space left: N bytes
 // free on the file system of DIR)" when it is ENOSPC, or EIO (what a short

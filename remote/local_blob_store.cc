@@ -431,20 +431,16 @@ Result<ListPage> LocalBlobStore::List(const ListOptions& o) {
 // 480 bytes were keyed by their first 480 bytes, many to a bucket (see
 // blob_record.h). Once per container, in one write transaction (LMDB
 // serializes it with every other process's), recorded in `meta`.
-Status MigrateBuckets(LmdbEnv& env, MDB_dbi blobs, MDB_dbi meta, const std::string& container) {
-  const std::string done_key = "bucket-scheme:" + container;
-  {
-    BT_ASSIGN_OR_RETURN(LmdbTxn look, LmdbTxn::Begin(env, /*read_only=*/true));
-    MDB_val k = ToVal(done_key), v;
-    if (mdb_get(look.get(), meta, &k, &v) == 0) return Status::OK();
-  }
-  BT_ASSIGN_OR_RETURN(LmdbTxn txn, LmdbTxn::Begin(env, /*read_only=*/false));
-  MDB_val k = ToVal(done_key), v;
-  if (mdb_get(txn.get(), meta, &k, &v) == 0) return Status::OK();  // another process did it
-  std::vector<std::pair<std::string, Bucket>> shared;
+using SharedBuckets = std::vector<std::pair<std::string, Bucket>>;
+
+// The buckets of the old layout: 480-byte keys holding a longer name.
+Result<SharedBuckets> FindSharedBuckets(MDB_txn* txn, MDB_dbi blobs) {
+  SharedBuckets shared;
   MDB_cursor* cursor = nullptr;
-  int rc = mdb_cursor_open(txn.get(), blobs, &cursor);
+  int rc = mdb_cursor_open(txn, blobs, &cursor);
   if (rc != 0) return LmdbError(rc, "re-keying the local store");
+  std::unique_ptr<MDB_cursor, void (*)(MDB_cursor*)> guard(cursor, mdb_cursor_close);
+  MDB_val k, v;
   for (rc = mdb_cursor_get(cursor, &k, &v, MDB_FIRST); rc == 0;
        rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT)) {
     if (k.mv_size != kBucketPrefix) continue;  // only old shared buckets have 480-byte keys
@@ -453,8 +449,33 @@ Status MigrateBuckets(LmdbEnv& env, MDB_dbi blobs, MDB_dbi meta, const std::stri
     if (bucket->size() == 1 && (*bucket)[0].name.size() == kBucketPrefix) continue;
     shared.emplace_back(std::string(FromVal(k)), std::move(*bucket));
   }
-  mdb_cursor_close(cursor);
   if (rc != MDB_NOTFOUND) return LmdbError(rc, "re-keying the local store");
+  return shared;
+}
+
+// Re-keys a container written before every bucket held one blob: names over
+// 480 bytes were keyed by their first 480 bytes, many to a bucket (see
+// blob_record.h). Once per container, in one write transaction (LMDB
+// serializes it with every other process's), recorded in `meta`. A store
+// opened read-only is read as it is if it needs none.
+Status MigrateBuckets(LmdbEnv& env, MDB_dbi blobs, MDB_dbi meta, const std::string& container) {
+  const std::string done_key = "bucket-scheme:" + container;
+  MDB_val k = ToVal(done_key), v;
+  {
+    BT_ASSIGN_OR_RETURN(LmdbTxn look, LmdbTxn::Begin(env, /*read_only=*/true));
+    if (mdb_get(look.get(), meta, &k, &v) == 0) return Status::OK();
+    if (env.read_only()) {
+      BT_ASSIGN_OR_RETURN(SharedBuckets shared, FindSharedBuckets(look.get(), blobs));
+      if (shared.empty()) return Status::OK();
+      return Status::IOError("the local store " + env.directory() +
+                             " needs a one-time re-keying of its long names: open it once "
+                             "with write access");
+    }
+  }
+  BT_ASSIGN_OR_RETURN(LmdbTxn txn, LmdbTxn::Begin(env, /*read_only=*/false));
+  if (mdb_get(txn.get(), meta, &k, &v) == 0) return Status::OK();  // another process did it
+  BT_ASSIGN_OR_RETURN(SharedBuckets shared, FindSharedBuckets(txn.get(), blobs));
+  int rc;
   for (auto& [old_key, bucket] : shared) {
     MDB_val ok = ToVal(old_key);
     if ((rc = mdb_del(txn.get(), blobs, &ok, nullptr)) != 0)
@@ -468,7 +489,6 @@ Status MigrateBuckets(LmdbEnv& env, MDB_dbi blobs, MDB_dbi meta, const std::stri
     }
   }
   MDB_val done = ToVal("2");
-  k = ToVal(done_key);
   if ((rc = mdb_put(txn.get(), meta, &k, &done, 0)) != 0)
     return LmdbError(rc, "re-keying the local store");
   return txn.Commit();
@@ -480,7 +500,7 @@ Result<std::shared_ptr<BlobStore>> OpenLocalBlobStore(const std::string& directo
                                                       const StoreOptions& options) {
   BT_RETURN_IF_ERROR(ValidateContainerName(options.container));
   BT_ASSIGN_OR_RETURN(std::shared_ptr<LmdbEnv> env,
-                      LmdbEnv::Open(directory, options.local_map_size));
+                      LmdbEnv::Open(directory, options.local_map_size, options.local_file_mode));
   // Each handle taken is released by the store, or here if opening fails.
   std::vector<std::string> taken;
   MDB_dbi dbis[3];

@@ -5,6 +5,7 @@
 
 #include <sched.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 
 #include <csignal>
 #include <cstdio>
@@ -396,6 +397,62 @@ TEST(LocalStoreDamage, ClosedContainersGiveTheirDatabaseHandlesBack) {
   auto again = OpenAt(dir.path(), first);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ((*again)->Get("b", {})->data, "c1000");
+}
+
+// The files' mode is the caller's to choose (owner-only here).
+TEST(LocalStoreDamage, FilesGetTheModeAsked) {
+  TempDir dir;
+  StoreOptions o;
+  o.local_file_mode = 0600;
+  const std::string store_dir = dir.path() + "/private";
+  auto store = OpenAt(store_dir, o);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  ASSERT_TRUE((*store)->Put("b", "x", {}).ok());
+  for (const char* file : {"/data.mdb", "/lock.mdb", "/blobtable.store"}) {
+    struct stat st;
+    ASSERT_EQ(stat((store_dir + file).c_str(), &st), 0) << file;
+    EXPECT_EQ(st.st_mode & 0777, 0600u) << file;
+  }
+  struct stat st;
+  ASSERT_EQ(stat(store_dir.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+}
+
+// A user who may read a store but not write it opens it read-only: reads
+// work, writes say why. As root, a child drops to nobody; as anyone else,
+// the files are made read-only.
+TEST(LocalStoreDamage, AUserWhoCannotWriteOpensTheStoreReadOnly) {
+  TempDir dir;
+  const std::string store_dir = dir.path() + "/shared";
+  {
+    auto store = OpenAt(store_dir);
+    ASSERT_TRUE(store.ok());
+    ASSERT_TRUE((*store)->Put("b", "readable", {}).ok());
+  }
+  fs::permissions(dir.path(), fs::perms(0755));
+  if (geteuid() != 0) {
+    for (const char* file : {"/data.mdb", "/lock.mdb", "/blobtable.store"})
+      fs::permissions(store_dir + file, fs::perms(0444));
+    fs::permissions(store_dir, fs::perms(0555));
+  }
+  pid_t pid = ForkChild([&] {
+    if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) return 2;
+    auto store = OpenAt(store_dir);
+    if (!store.ok()) {
+      fprintf(stderr, "open: %s\n", store.status().ToString().c_str());
+      return 3;
+    }
+    auto got = (*store)->Get("b", {});
+    if (!got.ok() || got->data != "readable") return 4;
+    Status put = (*store)->Put("c", "x", {}).status();
+    if (put.code() != Code::kIOError || put.message().find("read-only") == std::string::npos) {
+      fprintf(stderr, "put: %s\n", put.ToString().c_str());
+      return 5;
+    }
+    return 0;
+  });
+  EXPECT_EQ(WaitChild(pid), 0) << "the step that failed (see the test)";
+  fs::permissions(store_dir, fs::perms(0755));  // for TempDir to remove it
 }
 
 }  // namespace

@@ -44,6 +44,12 @@ struct StoreOptions {
   // Local backend: the largest the LMDB file may grow to. The file grows only
   // as data is written; this reserves address space.
   uint64_t local_map_size = uint64_t{64} << 30;  // 64 GiB
+  // Local backend: the mode of the files a new store creates (data.mdb,
+  // lock.mdb, blobtable.store; less the umask); a directory made for it gets
+  // the same plus search bits. 0600 keeps a store to its owner. A user who
+  // can read but not write a store opens it read-only: reads work, writes
+  // fail IOError saying so.
+  unsigned local_file_mode = 0644;
   // How many times a read-modify-write (merge, upsert-merge) retries after an
   // ETag race with another writer before it returns Conflict.
   int max_merge_attempts = 16;
