@@ -14,14 +14,7 @@
 namespace blobtable {
 
 bool IsConnectionString(std::string_view location) {
-  static constexpr std::array<std::string_view, 7> kKeys = {
-      "UseDevelopmentStorage=", "DefaultEndpointsProtocol=", "AccountName=", "AccountKey=",
-      "BlobEndpoint=",          "SharedAccessSignature=",    "EndpointSuffix="};
-  for (std::string_view key : kKeys)
-    if (location.substr(0, key.size()) == key || location.find(";" + std::string(key)) !=
-                                                      std::string_view::npos)
-      return true;
-  return false;
+  return location.substr(0, 5) != "file:" && NamesAConnectionStringKey(location);
 }
 
 namespace {
@@ -62,6 +55,15 @@ Result<std::unique_ptr<Store>> Store::Open(std::string_view location,
   Result<std::shared_ptr<BlobStore>> blobs = Status::Internal("unset");
   if (IsConnectionString(location)) {
     blobs = OpenAzure(location, options);
+  } else if (location.substr(0, 5) != "file:" &&
+             location.find(';') != std::string_view::npos &&
+             location.find('=') != std::string_view::npos) {
+    // Never make a directory named after a mistyped connection string (it
+    // may hold an account key).
+    return Status::InvalidArgument(
+        "store location looks like a connection string (Key=Value;...) but names no key "
+        "blobtable knows (UseDevelopmentStorage, AccountName, AccountKey, BlobEndpoint, ...); "
+        "for a directory whose name holds ';' and '=', write file:DIRECTORY");
   } else {
     std::string dir(location.substr(0, 5) == "file:" ? location.substr(5) : location);
     blobs = OpenLocalBlobStore(dir, options);

@@ -34,9 +34,9 @@ std::string Where(int part, size_t offset) {
   return "part " + std::to_string(part) + " (at character " + std::to_string(offset + 1) + ")";
 }
 
-}  // namespace
-
-Result<AzureConfig> ParseConnectionString(std::string_view text) {
+// Known keys, lowercase, to their canonical spelling ("" for another
+// service's endpoint, accepted and ignored).
+const std::map<std::string, std::string>& KnownKeys() {
   static const std::map<std::string, std::string> kKnown = {
       {"usedevelopmentstorage", "UseDevelopmentStorage"},
       {"defaultendpointsprotocol", "DefaultEndpointsProtocol"},
@@ -52,6 +52,27 @@ Result<AzureConfig> ParseConnectionString(std::string_view text) {
       {"fileendpoint", ""},
       {"developmentstorageproxyuri", ""},
   };
+  return kKnown;
+}
+
+}  // namespace
+
+bool NamesAConnectionStringKey(std::string_view text) {
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t end = text.find(';', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view part = text.substr(pos, end - pos);
+    pos = end + 1;
+    size_t eq = part.find('=');
+    if (eq != std::string_view::npos && KnownKeys().count(AsciiLower(Trim(part.substr(0, eq)))))
+      return true;
+  }
+  return false;
+}
+
+Result<AzureConfig> ParseConnectionString(std::string_view text) {
+  const std::map<std::string, std::string>& kKnown = KnownKeys();
   // Messages name keys and positions, never values: a malformed part may be
   // an account key or a signature pasted in the wrong place.
   std::map<std::string, std::string> kv;  // by canonical key name

@@ -34,6 +34,10 @@ struct AzureConfig {
 
 Result<AzureConfig> ParseConnectionString(std::string_view connection_string);
 
+// True if some ';'-separated part of `text` is "Key=..." with a key the
+// parser knows, by the parser's own rules (any case, spaces around).
+bool NamesAConnectionStringKey(std::string_view text);
+
 }  // namespace blobtable
 
 #endif  // BLOBTABLE_REMOTE_AZURE_CONFIG_H_

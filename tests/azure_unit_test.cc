@@ -4,13 +4,16 @@
 #include <gtest/gtest.h>
 
 #include <deque>
+#include <filesystem>
 #include <map>
 #include <mutex>
 
+#include "blobtable/store.h"
 #include "kv/base64.h"
 #include "remote/azure_blob_store.h"
 #include "remote/azure_config.h"
 #include "remote/shared_key.h"
+#include "tests/test_util.h"
 
 namespace blobtable {
 namespace {
@@ -196,6 +199,29 @@ TEST(ConnectionString, NoMalformedFormEchoesTheKeyOrTheSignature) {
     EXPECT_EQ(m.find("sig="), std::string::npos) << m;
     EXPECT_EQ(m.find("c2lnbmF0"), std::string::npos) << m;
   }
+}
+
+// The location is read by the connection-string parser's own rules: a
+// connection string in lowercase, or with spaces, is never taken for a
+// directory (which would be made, named after the account key).
+TEST(ConnectionString, AnyCaseIsAConnectionStringNeverADirectory) {
+  for (const char* s : {"usedevelopmentstorage=true", "USEDEVELOPMENTSTORAGE=true",
+                        " AccountName = a ; accountkey=YmFy", "blobendpoint=http://x;sharedaccesssignature=sv=1"})
+    EXPECT_TRUE(IsConnectionString(s)) << s;
+  for (const char* s : {"/var/lib/app", "data", "file:accountname=a;accountkey=b", "a=b"})
+    EXPECT_FALSE(IsConnectionString(s)) << s;
+  testing::TempDir cwd;
+  const std::string typo = cwd.path() + "/accountname=a;acountkey=SECRETKEY";
+  auto store = Store::Open(typo);
+  EXPECT_EQ(store.status().code(), Code::kInvalidArgument) << store.status().ToString();
+  EXPECT_EQ(store.status().message().find("SECRETKEY"), std::string::npos);
+  EXPECT_TRUE(std::filesystem::is_empty(cwd.path())) << "a directory was made";
+  StoreOptions once;
+  once.max_attempts = 1;
+  auto lower = Store::Open(
+      "accountname=devstoreaccount1;accountkey=YmFy;blobendpoint=http://127.0.0.1:9/devstoreaccount1",
+      once);
+  EXPECT_EQ(lower.status().code(), Code::kUnavailable) << lower.status().ToString();
 }
 
 TEST(HttpDate, FormatsAndParsesRfc1123) {

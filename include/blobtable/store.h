@@ -29,7 +29,10 @@ class Store {
  public:
   // Opens `location`: a directory for the embedded local store (created if
   // missing; "file:" prefix optional), or an Azure Storage connection string
-  // (Azure Storage or Azurite; the container is created if missing). Fails
+  // (Azure Storage or Azurite; the container is created if missing): any
+  // location with a part "Key=..." naming a connection-string key, in any
+  // case. A location with ';' and '=' but no such key is InvalidArgument
+  // (write file:DIR for such a directory). Fails
   // InvalidArgument on a bad container name or connection string, IOError if
   // the directory cannot be used, Unavailable if the service cannot be
   // reached.
@@ -59,8 +62,9 @@ class Store {
   std::shared_ptr<internal::StoreCore> core_;
 };
 
-// True if `location` looks like an Azure Storage connection string
-// ("Key=Value;..." with a known key) rather than a directory.
+// True if Store::Open takes `location` as an Azure Storage connection
+// string: a ';'-separated part "Key=..." names a key the connection-string
+// parser knows (any case, spaces around the key), and no "file:" prefix.
 bool IsConnectionString(std::string_view location);
 
 }  // namespace blobtable
