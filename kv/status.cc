@@ -2,6 +2,9 @@
 
 #include "blobtable/blob_store.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 namespace blobtable {
 
 std::string_view CodeName(Code code) {
@@ -55,6 +58,11 @@ std::string_view LeaseStateName(LeaseState s) {
     case LeaseState::kBroken: return "broken";
   }
   return "unknown";
+}
+
+void DieOnValueOfError(const Status& status) {
+  std::fprintf(stderr, "blobtable: Result::value() on an error: %s\n", status.ToString().c_str());
+  std::abort();
 }
 
 }  // namespace blobtable

@@ -231,7 +231,7 @@ TEST_P(BlobStoreConformance, SetMetadataReplacesMetadataAndChangesETag) {
 // refused the same way by every backend, before anything is sent; the
 // awkward but harmless ones round-trip.
 TEST_P(BlobStoreConformance, NamesThatCouldEscapeOrBreakAreRefusedEverywhere) {
-  for (const std::string name : std::vector<std::string>{
+  for (const std::string& name : std::vector<std::string>{
            "../victim/keep", "a/../b", "a/./b", "./a", "..", ".", "a//b", "/a", "a/", "a.", "a/b.",
         std::string("a\x01" "b"), std::string("a\x7f" "b"), std::string("a\xc2\x85" "b"),
         std::string("a\xef\xbf\xbe" "b"), std::string("a\xef\xbf\xbf" "b")}) {
@@ -240,7 +240,7 @@ TEST_P(BlobStoreConformance, NamesThatCouldEscapeOrBreakAreRefusedEverywhere) {
     EXPECT_STORAGE_ERROR(store().Get(name, {}), 400, "InvalidResourceName");
     EXPECT_STORAGE_ERROR(store().Delete(name, {}), 400, "InvalidResourceName");
   }
-  for (const std::string name : std::vector<std::string>{"a.b", "a/b.c", "..a", "a..b", ".hidden/x", "a/.b", "a b", "%2e%2e"}) {
+  for (const std::string& name : std::vector<std::string>{"a.b", "a/b.c", "..a", "a..b", ".hidden/x", "a/.b", "a b", "%2e%2e"}) {
     SCOPED_TRACE(name);
     ASSERT_TRUE(store().Put(name, name, {}).ok());
     auto got = store().Get(name, {});
@@ -253,7 +253,7 @@ TEST_P(BlobStoreConformance, NamesThatCouldEscapeOrBreakAreRefusedEverywhere) {
 // refused with a clear answer, on every backend.
 TEST_P(BlobStoreConformance, MetadataValuesThatHttpWouldAlterAreRefused) {
   ASSERT_TRUE(store().Put("m", "x", {}).ok());
-  for (const std::string value : std::vector<std::string>{" lead", "trail ", "caf\xc3\xa9", std::string("a\tb")}) {
+  for (const std::string& value : std::vector<std::string>{" lead", "trail ", "caf\xc3\xa9", std::string("a\tb")}) {
     SCOPED_TRACE(value);
     EXPECT_STORAGE_ERROR(store().Put("m", "x", WithMeta({{"k", value}})), 400, "InvalidMetadata");
     EXPECT_STORAGE_ERROR(store().SetMetadata("m", {{"k", value}}, {}), 400, "InvalidMetadata");

@@ -11,10 +11,17 @@ cmake -S "$src/tests/install_consumer" -B "$work/consumer" -G Ninja \
   -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
 cmake --build "$work/consumer" >/dev/null
 "$work/consumer/consumer" "$work/store-cmake"
+if ! find "$work/prefix" -name 'libblobtable.so' | grep -q .; then
+  # A static library: pkg-config would need every dependency's .pc file
+  # (cpprestsdk ships none); the README offers pkg-config for the shared one.
+  "$work/prefix/bin/blobtable" --version
+  echo "install test: ok (static: CMake consumer only)"
+  exit 0
+fi
 libdir=$(dirname "$(find "$work/prefix" -name 'blobtable.pc' | head -1)")
 export PKG_CONFIG_PATH="$libdir"
-c++ -std=c++20 "$src/tests/install_consumer/main.cc" -o "$work/consumer-pc" \
-  $(pkg-config --cflags --libs blobtable)
-LD_LIBRARY_PATH="$(dirname "$libdir")" "$work/consumer-pc" "$work/store-pc"
+# Exactly the README's line: flags and rpath come from the .pc file.
+c++ "$src/tests/install_consumer/main.cc" -o "$work/consumer-pc" $(pkg-config --cflags --libs blobtable)
+"$work/consumer-pc" "$work/store-pc"
 "$work/prefix/bin/blobtable" --version
 echo "install test: ok"

@@ -292,8 +292,9 @@ TEST_P(FlippedByte, IsCorruptionNamingTheBlobAndCanBeRepaired) {
   EXPECT_NE(got.status().message().find("victim"), std::string::npos) << got.status().ToString();
   PutOptions if_match;
   if_match.conditions.if_match = "\"0x1\"";
-  if (std::string(GetParam()) == "record")  // nothing to compare a condition with
+  if (std::string(GetParam()) == "record") {  // nothing to compare a condition with
     EXPECT_EQ((*store)->Put("victim", "x", if_match).status().code(), Code::kCorruption);
+  }
   auto replaced = (*store)->Put("victim", "new", {});
   ASSERT_TRUE(replaced.ok()) << replaced.status().ToString();
   EXPECT_EQ((*store)->Get("victim", {})->data, "new");

@@ -207,6 +207,8 @@ class Actor {
         End(i, s.ok() ? Outcome::kOk : s.IsNotFound() ? Outcome::kAbsent : Failed(s), s);
         return;
       }
+      case Kind::kMerge:  // PlainMerge's
+        break;
     }
   }
 

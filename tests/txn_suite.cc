@@ -192,7 +192,9 @@ TEST_P(TxnTest, StalledCoordinatorIsFencedBeforeTheCommitPoint) {
   // commit point is refused, and with the record already undone and
   // removed, nothing left proves that it did not commit: OutcomeUnknown.
   EXPECT_TRUE(s.code() == Code::kLeaseLost || s.code() == Code::kOutcomeUnknown) << s.ToString();
-  if (fake_clock()) EXPECT_EQ(s.code(), Code::kLeaseLost) << s.ToString();
+  if (fake_clock()) {
+    EXPECT_EQ(s.code(), Code::kLeaseLost) << s.ToString();
+  }
   EXPECT_EQ(Balance(*accounts_, "eu", "alice"), 100);
   EXPECT_EQ(Balance(*accounts_, "us", "carol"), 100);
   ExpectNoLeftovers();

@@ -395,7 +395,7 @@ int Run(int argc, const char* const* argv, std::istream& in, std::ostream& out,
         out << kUsage;
         return kExitOk;
       } else if (w == "--version") {
-        out << "blobtable 0.1.0\n";
+        out << "blobtable " BLOBTABLE_VERSION "\n";
         return kExitOk;
       } else if (w == "--store") {
         location = value();

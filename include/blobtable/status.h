@@ -109,6 +109,9 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
+// Prints "Result::value() on an error: <status>" to stderr and aborts.
+[[noreturn]] void DieOnValueOfError(const Status& status);
+
 // A value or the Status explaining why there is none.
 template <typename T>
 class [[nodiscard]] Result {
@@ -122,16 +125,20 @@ class [[nodiscard]] Result {
   bool ok() const { return status_.ok(); }
   const Status& status() const { return status_; }
 
-  // Precondition: ok().
-  T& value() & { assert(ok()); return *value_; }
-  const T& value() const& { assert(ok()); return *value_; }
-  T&& value() && { assert(ok()); return std::move(*value_); }
+  // Precondition: ok(). Otherwise the process stops, printing the status
+  // (in every build type: reading a value that is not there is a bug).
+  T& value() & { return CheckedValue(), *value_; }
+  const T& value() const& { return CheckedValue(), *value_; }
+  T&& value() && { return CheckedValue(), std::move(*value_); }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
 
  private:
+  void CheckedValue() const {
+    if (!ok()) DieOnValueOfError(status_);
+  }
   Status status_;
   std::optional<T> value_;
 };
