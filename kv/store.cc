@@ -44,6 +44,7 @@ Result<std::shared_ptr<BlobStore>> OpenAzure(std::string_view connection_string,
   o.retry.max_total = options.retry_max_total;
   o.request_timeout = options.request_timeout;
   o.request_log = options.request_log;
+  o.clock = options.clock;
   return OpenAzureBlobStore(std::move(o));
 }
 

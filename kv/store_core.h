@@ -17,11 +17,8 @@ struct StoreCore {
   StoreOptions options;
   Clock* clock;  // never null
 
-  // Backoff between tries at something busy (StoreOptions::wait, else sleep).
-  void Wait(std::chrono::milliseconds d) const {
-    if (options.wait) options.wait(d);
-    else std::this_thread::sleep_for(d);
-  }
+  // Backoff between tries at something busy.
+  void Wait(std::chrono::milliseconds d) const { clock->SleepFor(d); }
   // The `*round`-th wait of a retry loop (2, 4, 8, ... ms, at most 200 ms);
   // advances *round.
   void Backoff(int* round) const {

@@ -39,7 +39,6 @@ bool ParseHttpDate(const std::string& text, TimePoint* out) {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
 
 // One storage request: how to build it (fresh for every attempt: date and
 // signature change) and what to call it in the log.
@@ -60,7 +59,7 @@ struct Outcome {
 // One operation's share of RetryPolicy::max_total: its attempts, the waits
 // between them and its follow-up checks all count against it.
 struct Budget {
-  Clock::time_point start;
+  SteadyTime start;
   std::chrono::milliseconds slept{0};
 };
 
@@ -88,8 +87,7 @@ LeaseDurationType ParseLeaseDuration(const std::string* s) {
 class AzureBlobStore final : public BlobStore {
  public:
   explicit AzureBlobStore(AzureStoreOptions o) : o_(std::move(o)) {
-    if (!o_.sleep) o_.sleep = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
-    if (!o_.now) o_.now = [] { return Clock::now(); };
+    if (o_.clock == nullptr) o_.clock = Clock::Real();
   }
 
   Status CreateContainerIfMissing() {
@@ -267,9 +265,9 @@ class AzureBlobStore final : public BlobStore {
     }
   }
 
-  Budget NewBudget() const { return Budget{o_.now(), std::chrono::milliseconds(0)}; }
+  Budget NewBudget() const { return Budget{o_.clock->Steady(), std::chrono::milliseconds(0)}; }
   std::chrono::milliseconds Spent(const Budget& b) const {
-    return std::max(std::chrono::duration_cast<std::chrono::milliseconds>(o_.now() - b.start),
+    return std::max(std::chrono::duration_cast<std::chrono::milliseconds>(o_.clock->Steady() - b.start),
                     b.slept);
   }
   // Whether another attempt, after `wait`, can finish within the budget.
@@ -290,11 +288,11 @@ class AzureBlobStore final : public BlobStore {
     for (int attempt = 1;; ++attempt) {
       HttpRequest request = call.build();
       Authenticate(request);
-      auto t0 = o_.now();
+      auto t0 = o_.clock->Steady();
       out.response = RefuseCutAnswer(RefuseRedirect(o_.transport->Send(request), call), call);
       out.attempts = attempt;
       if (out.response.ok() && out.response->resent) out.unseen = true;  // the transport's own retry
-      double ms = std::chrono::duration<double, std::milli>(o_.now() - t0).count();
+      double ms = std::chrono::duration<double, std::milli>(o_.clock->Steady() - t0).count();
       Log(call, attempt, ms, out.response);
       bool retryable = out.response.ok()
                            ? RetryPolicy::IsRetryableStatus(out.response->status)
@@ -303,7 +301,7 @@ class AzureBlobStore final : public BlobStore {
       auto delay = o_.retry.DelayBefore(attempt + 1, RandomU64());
       if (!Affords(budget, delay)) break;
       out.unseen = out.unseen || MayHaveBeenApplied(out.response);
-      o_.sleep(delay);
+      o_.clock->SleepFor(delay);
       budget.slept += delay;
     }
     return out;

@@ -30,12 +30,10 @@ struct AzureStoreOptions {
   RetryPolicy retry;
   std::chrono::milliseconds request_timeout{30'000};
   std::function<void(const std::string& line)> request_log;  // optional
-  // Waits between attempts; null: std::this_thread::sleep_for. Tests inject
-  // a fake to run retry schedules instantly.
-  std::function<void(std::chrono::milliseconds)> sleep;
-  // Monotonic time for the retry budget; null: std::chrono::steady_clock.
-  // Tests inject a fake that their transport moves (a request timing out).
-  std::function<std::chrono::steady_clock::time_point()> now;
+  // Waits between attempts (SleepFor) and the retry budget's time
+  // (Steady); null: Clock::Real(). Not owned. Tests inject a fake clock that
+  // their transport moves (a request timing out).
+  const Clock* clock = nullptr;
 };
 
 // Opens the store and creates the container if it is missing.

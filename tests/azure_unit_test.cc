@@ -18,6 +18,8 @@
 namespace blobtable {
 namespace {
 
+using testing::FakeClock;
+
 // ---- Shared Key ----
 
 TEST(SharedKey, PublishedHmacVector) {
@@ -257,7 +259,7 @@ class FakeService final : public HttpTransport {
         return cut;
       }
       if (step == kTimeout) {
-        if (clock != nullptr) *clock += r.timeout;  // nobody answered for a whole timeout
+        if (clock != nullptr) clock->Advance(r.timeout);  // nobody answered for a whole timeout
         return Status::Unavailable("timed out");
       }
       if (step >= 100) {
@@ -273,7 +275,7 @@ class FakeService final : public HttpTransport {
   }
 
   enum Step : int { kHandle = 0, kRefuse = 1, kApplyThenLose = 2, kTimeout = 3, kCutShort = 4 };
-  std::chrono::steady_clock::time_point* clock = nullptr;  // moved by kTimeout
+  FakeClock* clock = nullptr;  // moved by kTimeout
   std::deque<int> script;  // steps for the next requests, then real handling
   std::vector<HttpRequest> requests;
   std::map<std::string, std::map<std::string, std::string>> blobs;  // path -> metadata
@@ -344,8 +346,8 @@ struct Harness {
   std::vector<std::chrono::milliseconds> sleeps;
   std::vector<std::string> log;
   std::shared_ptr<BlobStore> store;
-  std::chrono::steady_clock::time_point now;  // fake: moved by waits and timeouts
-  std::function<void()> during_wait;          // runs in each wait between attempts
+  FakeClock clock;                    // moved by waits and timeouts
+  std::function<void()> during_wait;  // runs in each wait between attempts
 
   explicit Harness(AzureConfig config = DevConfig()) {
     AzureStoreOptions o;
@@ -356,13 +358,13 @@ struct Harness {
     o.retry.max_delay = std::chrono::milliseconds(1000);
     o.retry.max_total = std::chrono::milliseconds(10'000);
     o.request_timeout = std::chrono::milliseconds(1'000);  // a retry must fit the budget
-    o.sleep = [this](std::chrono::milliseconds d) {
+    clock.set_sleep([this](std::chrono::milliseconds d) {
       sleeps.push_back(d);
-      now += d;
+      clock.Advance(d);
       if (during_wait) during_wait();
-    };
-    o.now = [this] { return now; };
-    service->clock = &now;
+    });
+    o.clock = &clock;
+    service->clock = &clock;
     o.request_log = [this](const std::string& line) { log.push_back(line); };
     store = MakeAzureBlobStore(std::move(o));
   }
@@ -423,7 +425,9 @@ TEST(Retry, StopsWhenTheTotalTimeWouldBeExceeded) {
   o.retry.max_delay = std::chrono::milliseconds(4000);
   o.retry.max_total = std::chrono::milliseconds(5000);
   o.request_timeout = std::chrono::milliseconds(100);
-  o.sleep = [&](std::chrono::milliseconds d) { sleeps.push_back(d); };
+  FakeClock clock;
+  clock.set_sleep([&](std::chrono::milliseconds d) { sleeps.push_back(d); });
+  o.clock = &clock;
   auto store = MakeAzureBlobStore(o);
   EXPECT_EQ(store->Head("b", {}).status().code(), Code::kUnavailable);
   // 2-4 s per wait within a 5 s budget: at most two waits.
@@ -489,28 +493,27 @@ TEST(Responses, MalformedNumericHeadersAreCorruptionNotExceptions) {
 // it can finish (its request timeout) within what is left.
 TEST(Retry, TheBudgetCountsTimeoutsNotOnlyWaits) {
   Harness h;  // 1 s per request, 10 s in all, 4 attempts
-  const auto start = h.now;
+  const auto start = h.clock.Steady();
   h.service->script = {FakeService::kTimeout, FakeService::kTimeout, FakeService::kTimeout,
                        FakeService::kTimeout};
   EXPECT_EQ(h.store->Head("b", {}).status().code(), Code::kUnavailable);
-  EXPECT_LE(h.now - start, std::chrono::milliseconds(10'000));
+  EXPECT_LE(h.clock.Steady() - start, std::chrono::milliseconds(10'000));
   // A budget smaller than two timeouts allows no retry at all.
   AzureStoreOptions o;
   o.config = Harness::DevConfig();
   auto service = std::make_shared<FakeService>();
-  std::chrono::steady_clock::time_point now;
-  service->clock = &now;
+  FakeClock clock;
+  service->clock = &clock;
   service->script = {FakeService::kTimeout, FakeService::kTimeout, FakeService::kTimeout};
   o.transport = service;
   o.request_timeout = std::chrono::milliseconds(2'000);
   o.retry.max_total = std::chrono::milliseconds(5'000);
   o.retry.initial_delay = std::chrono::milliseconds(200);
-  o.sleep = [&](std::chrono::milliseconds d) { now += d; };
-  o.now = [&] { return now; };
+  o.clock = &clock;
   auto store = MakeAzureBlobStore(o);
-  const auto t0 = now;
+  const auto t0 = clock.Steady();
   EXPECT_EQ(store->Head("b", {}).status().code(), Code::kUnavailable);
-  EXPECT_LE(now - t0, std::chrono::milliseconds(5'000));  // was 6.5 s: three timeouts
+  EXPECT_LE(clock.Steady() - t0, std::chrono::milliseconds(5'000));  // was 6.5 s: three timeouts
   EXPECT_EQ(service->requests.size(), 2u);
 }
 

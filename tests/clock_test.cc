@@ -2,7 +2,7 @@
 // wall clock (an NTP step, an operator) neither stretches a wait past its
 // timeout nor cuts it short; leases stay wall-clock instants (README
 // "Clocks"). Local backend with the fake clock: Jump() moves the wall clock
-// alone, the injected wait moves both.
+// alone, a wait (SleepFor) moves both.
 #include <gtest/gtest.h>
 
 #include "blobtable/store.h"
@@ -21,11 +21,11 @@ class ClockJumpTest : public ::testing::TestWithParam<milliseconds> {
     StoreOptions o;
     o.clock = &clock_;
     o.busy_timeout = std::chrono::seconds(2);
-    o.wait = [this](milliseconds d) {
+    clock_.set_sleep([this](milliseconds d) {
       if (waited_ == milliseconds(0)) clock_.Jump(GetParam());  // during the first wait
       clock_.Advance(d);
       waited_ += d;
-    };
+    });
     auto store = Store::Open(dir_.path(), o);
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     store_ = std::move(*store);

@@ -37,9 +37,8 @@ void TableTest::SetUp() {
   StoreOptions o;
   if (GetParam().controls_clock) o.clock = &clock_;  // else the real clock: the server's time
   // Writes that meet a lease give up after 300 ms; with the fake clock the
-  // backoff moves that clock instead of sleeping.
+  // backoff moves that clock instead of sleeping (FakeClock::SleepFor).
   o.busy_timeout = std::chrono::milliseconds(300);
-  if (GetParam().controls_clock) o.wait = [this](std::chrono::milliseconds d) { clock_.Advance(d); };
   o.wrap_blob_store = [this](std::shared_ptr<BlobStore> b) {
     counter_ = std::make_shared<CountingBlobStore>(std::move(b));
     return counter_;

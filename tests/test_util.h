@@ -24,6 +24,7 @@ namespace blobtable::testing {
 // Wall-clock and monotonic time that move only when told, shared with forked
 // children (anonymous shared memory). Advance() moves both, as real time
 // passing does; Jump() moves the wall clock alone, as setting it does.
+// SleepFor() advances, or runs the hook set_sleep() gave it.
 class FakeClock final : public Clock {
  public:
   explicit FakeClock(TimePoint start = TimePoint(std::chrono::seconds(1'700'000'000)))
@@ -42,14 +43,21 @@ class FakeClock final : public Clock {
   SteadyTime Steady() const override {
     return SteadyTime(std::chrono::milliseconds(ms_[1].load()));
   }
-  void Advance(std::chrono::milliseconds d) {
+  void SleepFor(std::chrono::milliseconds d) const override {
+    if (sleep_) sleep_(d);
+    else Advance(d);
+  }
+  void Advance(std::chrono::milliseconds d) const {
     ms_[0].fetch_add(d.count());
     ms_[1].fetch_add(d.count());
   }
-  void Jump(std::chrono::milliseconds d) { ms_[0].fetch_add(d.count()); }
+  void Jump(std::chrono::milliseconds d) const { ms_[0].fetch_add(d.count()); }
+  // Set before the clock is shared with other threads.
+  void set_sleep(std::function<void(std::chrono::milliseconds)> sleep) { sleep_ = std::move(sleep); }
 
  private:
   std::atomic<int64_t>* ms_;  // [0] wall, [1] monotonic
+  std::function<void(std::chrono::milliseconds)> sleep_;
 };
 
 // The Status of a call's answer, whether it is a Status or a Result<T>.

@@ -101,10 +101,10 @@ class TxnTest : public ::testing::TestWithParam<TxnBackend> {
     // fifty times faster than it sleeps: waiting out a dead coordinator's
     // leases takes a fraction of a second, while time still passes evenly
     // for every live coordinator.
-    o.wait = [this](std::chrono::milliseconds d) {
+    clock_.set_sleep([this](std::chrono::milliseconds d) {
       clock_.Advance(d);
       std::this_thread::sleep_for(d / 50);
-    };
+    });
     return o;
   }
   std::unique_ptr<Store> Open() {

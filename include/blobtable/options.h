@@ -15,20 +15,24 @@ class BlobStore;
 using TimePoint = std::chrono::system_clock::time_point;
 using SteadyTime = std::chrono::steady_clock::time_point;
 
-// The source of time: two clocks, for two purposes.
+// The one time service, injected once (StoreOptions::clock): two clocks for
+// two purposes, and the way to wait.
 // - Now(), wall-clock time, for lease expiry and timestamps. Leases are
 //   stored as absolute wall-clock instants so that several processes agree
 //   on expiry; setting the system clock moves them (README "Clocks").
 // - Steady(), monotonic time, for every wait and timeout (busy_timeout,
-//   lock_timeout, lease renewal): a wall-clock step never stretches or cuts
-//   a wait.
-// Tests inject a fake clock to move time without sleeping. Implementations
-// must be thread-safe.
+//   lock_timeout, lease renewal, the Azure retry budget): a wall-clock step
+//   never stretches or cuts a wait.
+// - SleepFor(), every wait between tries (backoff at busy entities and
+//   locks, Azure retries).
+// Tests inject a fake clock whose SleepFor moves time instead of sleeping.
+// Implementations must be thread-safe.
 class Clock {
  public:
   virtual ~Clock() = default;
   virtual TimePoint Now() const = 0;
   virtual SteadyTime Steady() const = 0;
+  virtual void SleepFor(std::chrono::milliseconds d) const = 0;
   // The process-wide real clock (system_clock and steady_clock). Never null.
   static Clock* Real();
 };
@@ -64,9 +68,6 @@ struct StoreOptions {
   // lease (TransactionOptions::lease_seconds, txn_lease_seconds), so that a
   // dead coordinator's record lease can run out within it.
   std::chrono::milliseconds busy_timeout{70'000};
-  // Backoff between such tries (and between tries at busy transaction
-  // locks); null: std::this_thread::sleep_for. Tests inject their own.
-  std::function<void(std::chrono::milliseconds)> wait;
   // Lease length for the transaction machinery that single-entity writes
   // use when they resolve a dead transaction (15..60).
   int txn_lease_seconds = 30;
