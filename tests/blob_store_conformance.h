@@ -30,6 +30,8 @@ struct BlobStoreTarget {
 inline std::string PrintTarget(const ::testing::TestParamInfo<BlobStoreTarget>& info) {
   return info.param.name;
 }
+// How GoogleTest prints the parameter in its messages: the name, not bytes.
+inline void PrintTo(const BlobStoreTarget& t, std::ostream* os) { *os << t.name; }
 
 class BlobStoreConformance : public ::testing::TestWithParam<BlobStoreTarget> {
  protected:

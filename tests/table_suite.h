@@ -27,6 +27,7 @@ struct TableBackend {
 inline std::string PrintBackend(const ::testing::TestParamInfo<TableBackend>& info) {
   return info.param.name;
 }
+inline void PrintTo(const TableBackend& b, std::ostream* os) { *os << b.name; }
 
 class CountingBlobStore;
 

@@ -72,6 +72,7 @@ struct TxnBackend {
 inline std::string PrintTxnBackend(const ::testing::TestParamInfo<TxnBackend>& info) {
   return info.param.name;
 }
+inline void PrintTo(const TxnBackend& b, std::ostream* os) { *os << b.name; }
 
 class TxnTest : public ::testing::TestWithParam<TxnBackend> {
  protected:
