@@ -169,6 +169,22 @@ TEST_F(CliTest, VerboseLogsEachRequestAndHelpDocumentsCommands) {
     EXPECT_NE(help.out.find(word), std::string::npos) << word;
 }
 
+// Global options may come before or after the command; values are checked
+// by the parser (exit 2, naming the option).
+TEST_F(CliTest, GlobalOptionsGoBeforeOrAfterTheCommand) {
+  const std::string e = R"({"PartitionKey":"p","RowKey":"r"})";
+  ASSERT_EQ(Cli("put orders --container elsewhere", e).code, 0);
+  EXPECT_EQ(Cli("get orders p r").code, 3);  // not in the default container
+  EXPECT_EQ(Cli("get orders p r --container elsewhere").code, 0);
+  EXPECT_EQ(Cli("--container elsewhere get orders p r").code, 0);
+  CliRun negative = Cli("get orders p r --lock-timeout -1");
+  EXPECT_EQ(negative.code, 2);
+  EXPECT_NE(negative.err.find("--lock-timeout"), std::string::npos) << negative.err;
+  CliRun version = Cli("--version");
+  EXPECT_EQ(version.code, 0);
+  EXPECT_EQ(version.out.rfind("blobtable ", 0), 0u) << version.out;
+}
+
 TEST_F(CliTest, TxnCommitsAtomicallyAndReportsConflictsAndLockTimeouts) {
   ASSERT_EQ(Cli("put accounts", R"({"PartitionKey":"eu","RowKey":"alice","balance":100})").code, 0);
   std::string etag = json::parse(Cli("get accounts eu alice").out)["odata.etag"];

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "blobtable/store.h"
 #include "blobtable/txn.h"
 #include "tools/entity_json.h"
@@ -19,70 +21,6 @@
 namespace blobtable::cli {
 namespace {
 
-constexpr char kUsage[] = R"(Usage: blobtable [--store LOCATION] [--container NAME] [-v] COMMAND ...
-
-An embedded table store on blob storage. Entities are JSON in the Azure Tables
-form: "PartitionKey", "RowKey", "Timestamp", "odata.etag", and properties, with
-"Name@odata.type" annotations for Edm.Int64, Edm.Binary (base64), Edm.Guid and
-Edm.DateTime (Int32, Double, Boolean and String follow from the JSON value).
-
-Options:
-  --store LOCATION    a directory (the embedded store; created if missing), or an
-                      Azure Storage connection string ("UseDevelopmentStorage=true"
-                      for Azurite on 127.0.0.1:10000; add "HttpTransport=cpprest"
-                      for the second HTTP transport)
-                      default: $BLOBTABLE_STORE, else $AZURE_STORAGE_CONNECTION_STRING,
-                      else ./blobtable-data
-  --container NAME    the container holding the tables (default: blobtable)
-  --lock-timeout SECONDS
-                      how long to wait for a lock or an entity leased by a
-                      transaction in progress before exit code 5 (default 30 for
-                      transactions, 40 for single writes)
-  -v, --verbose       log every storage request to stderr (method, blob, status,
-                      error code, milliseconds, attempt; never keys or signatures)
-  -h, --help          this help
-  --version           print the version
-
-Commands:
-  put TABLE [--mode insert|replace|merge|upsert|upsert-merge] [--if-match ETAG]
-      Reads one entity as JSON on stdin and writes it; prints the stored entity
-      with its new odata.etag. Default mode: insert (fails if it exists).
-      replace/merge are conditional on --if-match, else on the input's
-      "odata.etag", else unconditional ("*").
-  get TABLE PK RK
-      Prints the entity.
-  delete TABLE PK RK [--if-match ETAG]
-      Deletes the entity (unconditionally unless --if-match is given).
-  query TABLE [--pk PK] [--rk-from RK] [--rk-to RK] [--top N]
-      Prints matching entities, one JSON object per line, in (PartitionKey,
-      RowKey) order; the RowKey range is inclusive. --top N stops after N.
-  locate TABLE PK [RK]
-      Prints where the entity and its partition's lock blob live, as JSON:
-      {"container": ..., "entity_blob": ..., "lock_blob": ...}
-  txn [--lock-timeout SECONDS]
-      Reads a JSON array of operations on stdin and commits them atomically:
-      {"op": "insert|replace|merge|upsert|upsert-merge|delete|check",
-       "table": T, "entity": {...}, "if_match": ETAG}
-      (delete and check take PartitionKey/RowKey from "entity"; check asserts
-      the entity's ETag, "" meaning it must not exist). Prints
-      {"committed": [{"table", "PartitionKey", "RowKey", "odata.etag"}, ...]}.
-      Exit 4 on any ETag conflict, 5 on a lock timeout.
-  recover
-      Finishes or undoes transactions whose coordinator died (normally done
-      by whoever next touches their partitions); prints {"resolved": N}.
-  check
-      Local store only: reads every record and blob of the container and
-      verifies its checksum. Prints each damaged blob as
-      {"blob": NAME, "damage": "record|data", "detail": ...}, then
-      {"blobs": N, "unverified": N, "damaged": N}; exit 8 if anything is
-      damaged. Repair: `delete TABLE PK RK` or `put --mode upsert` the entity.
-
-Exit codes: 0 ok, 2 invalid input (usage, key, JSON, size), 3 not found,
-4 conflict (ETag mismatch or already exists), 5 lock not acquired in time,
-6 storage unreachable, 7 outcome unknown (a commit may or may not have
-happened: read its entities or run `recover` before retrying), 8 damaged
-blobs found by check, 1 anything else. Errors go to stderr.
-)";
 
 struct UsageError {
   std::string message;
@@ -158,47 +96,6 @@ class LoggingBlobStore final : public BlobStoreWrapper {
   std::ostream& log_;
 };
 
-struct Args {
-  std::vector<std::string> positional;
-  std::map<std::string, std::string> options;
-};
-
-// Parses "--name value" options (from `allowed`) and positionals.
-Args Parse(const std::vector<std::string>& words, const std::vector<std::string>& allowed) {
-  Args a;
-  for (size_t i = 0; i < words.size(); ++i) {
-    const std::string& w = words[i];
-    if (w.size() > 2 && w.compare(0, 2, "--") == 0) {
-      std::string name = w.substr(2), value;
-      size_t eq = name.find('=');
-      if (eq != std::string::npos) {
-        value = name.substr(eq + 1);
-        name.resize(eq);
-      } else {
-        if (i + 1 >= words.size()) throw UsageError{"option --" + name + " needs a value"};
-        value = words[++i];
-      }
-      if (std::find(allowed.begin(), allowed.end(), name) == allowed.end())
-        throw UsageError{"unknown option --" + name};
-      a.options[name] = value;
-    } else {
-      a.positional.push_back(w);
-    }
-  }
-  return a;
-}
-
-void ExpectPositional(const Args& a, size_t min, size_t max, const char* usage) {
-  if (a.positional.size() < min || a.positional.size() > max)
-    throw UsageError{std::string("usage: blobtable ") + usage};
-}
-
-std::optional<std::string> Opt(const Args& a, const std::string& name) {
-  auto it = a.options.find(name);
-  if (it == a.options.end()) return std::nullopt;
-  return it->second;
-}
-
 int Fail(std::ostream& err, const Status& s) {
   err << "blobtable: error: " << s.ToString() << "\n";
   return ExitCodeFor(s);
@@ -210,11 +107,8 @@ std::string DefaultLocation() {
   return "./blobtable-data";
 }
 
-int CmdPut(const Table& table, const Args& a, std::istream& in, std::ostream& out,
-           std::ostream& err) {
-  ExpectPositional(a, 1, 1,
-                   "put TABLE [--mode insert|replace|merge|upsert|upsert-merge] [--if-match ETAG]");
-  std::string mode = Opt(a, "mode").value_or("insert");
+int CmdPut(const Table& table, const std::string& mode, const std::optional<std::string>& if_match_opt,
+           std::istream& in, std::ostream& out, std::ostream& err) {
   std::string input((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   nlohmann::json j = nlohmann::json::parse(input, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded())
@@ -222,7 +116,7 @@ int CmdPut(const Table& table, const Args& a, std::istream& in, std::ostream& ou
   std::string json_etag;
   auto entity = EntityFromJson(j, &json_etag);
   if (!entity.ok()) return Fail(err, entity.status());
-  std::string if_match = Opt(a, "if-match").value_or(json_etag.empty() ? "*" : json_etag);
+  std::string if_match = if_match_opt.value_or(json_etag.empty() ? "*" : json_etag);
   Result<Entity> r = Status::InvalidArgument(
       "unknown --mode '" + mode + "' (insert, replace, merge, upsert, upsert-merge)");
   if (mode == "insert") r = table.Insert(*entity);
@@ -235,18 +129,8 @@ int CmdPut(const Table& table, const Args& a, std::istream& in, std::ostream& ou
   return kExitOk;
 }
 
-int CmdQuery(const Table& table, const Args& a, std::ostream& out, std::ostream& err) {
-  ExpectPositional(a, 1, 1, "query TABLE [--pk PK] [--rk-from RK] [--rk-to RK] [--top N]");
-  QueryOptions q;
-  q.partition_key = Opt(a, "pk");
-  q.row_key_from = Opt(a, "rk-from");
-  q.row_key_to = Opt(a, "rk-to");
-  long limit = -1;
-  if (auto top = Opt(a, "top")) {
-    auto [end, ec] = std::from_chars(top->data(), top->data() + top->size(), limit, 10);
-    if (top->empty() || ec != std::errc() || end != top->data() + top->size() || limit < 1)
-      throw UsageError{"--top needs a positive whole number"};
-  }
+// `q`'s keys set by the caller; `limit` < 0: all.
+int CmdQuery(const Table& table, QueryOptions q, long limit, std::ostream& out, std::ostream& err) {
   long printed = 0;
   do {
     q.top = limit < 0 ? 1000 : static_cast<int>(std::min<long>(1000, limit - printed));
@@ -315,18 +199,17 @@ int CmdTxn(Store& store, std::istream& in, std::ostream& out, std::ostream& err,
   return kExitOk;
 }
 
-int CmdLocate(const Store& store, const Table& table, const Args& a, std::ostream& out,
-              std::ostream& err) {
-  ExpectPositional(a, 2, 3, "locate TABLE PK [RK]");
+int CmdLocate(const Store& store, const Table& table, const std::string& pk,
+              const std::optional<std::string>& rk, std::ostream& out, std::ostream& err) {
   nlohmann::ordered_json j;
   j["store"] = store.blob_store().Location();
   j["container"] = store.blob_store().container();
-  if (a.positional.size() == 3) {
-    auto name = table.EntityBlobName(a.positional[1], a.positional[2]);
+  if (rk) {
+    auto name = table.EntityBlobName(pk, *rk);
     if (!name.ok()) return Fail(err, name.status());
     j["entity_blob"] = *name;
   }
-  auto lock = table.LockBlobName(a.positional[1]);
+  auto lock = table.LockBlobName(pk);
   if (!lock.ok()) return Fail(err, lock.status());
   j["lock_blob"] = *lock;
   out << j.dump() << "\n";
@@ -352,6 +235,162 @@ int CmdCheck(const std::string& location, const StoreOptions& options, std::ostr
   return report->damaged.empty() ? kExitOk : kExitDamaged;
 }
 
+constexpr char kDescription[] =
+    R"(blobtable: an embedded table store on blob storage.
+
+Entities are JSON in the Azure Tables form: "PartitionKey", "RowKey",
+"Timestamp", "odata.etag", and properties, with "Name@odata.type" annotations
+for Edm.Int64, Edm.Binary (base64), Edm.Guid and Edm.DateTime (Int32, Double,
+Boolean and String follow from the JSON value). Options go before or after the
+command.)";
+
+constexpr char kFooter[] =
+    R"(Exit codes: 0 ok, 2 invalid input (usage, key, JSON, size), 3 not found,
+4 conflict (ETag mismatch or already exists), 5 lock not acquired in time,
+6 storage unreachable, 7 outcome unknown (a commit may or may not have
+happened: read its entities or run `recover` before retrying), 8 damaged
+blobs found by check, 1 anything else. Errors go to stderr.)";
+
+// Everything the command line sets.
+struct Command {
+  std::string location = DefaultLocation();
+  StoreOptions options;
+  TransactionOptions txn_options;
+  bool verbose = false;
+  std::string table, pk, rk;
+  std::optional<std::string> optional_rk, if_match;
+  std::string mode = "insert";
+  QueryOptions query;
+  long top = -1;
+};
+
+// Declares the commands and their options on `app`, writing into `c`.
+void DefineCommands(CLI::App& app, Command& c) {
+  app.set_help_flag("-h,--help", "this help");
+  app.set_version_flag("--version", "blobtable " BLOBTABLE_VERSION);
+  app.footer(kFooter);
+  app.require_subcommand(1, 1);
+  app.fallthrough();  // global options may follow the command
+  app.add_option("--store", c.location,
+                 "a directory (the embedded store; created if missing), or an Azure Storage "
+                 "connection string (\"UseDevelopmentStorage=true\" for Azurite on "
+                 "127.0.0.1:10000; add \"HttpTransport=cpprest\" for the second HTTP transport). "
+                 "Default: $BLOBTABLE_STORE, else $AZURE_STORAGE_CONNECTION_STRING, else "
+                 "./blobtable-data");
+  app.add_option("--container", c.options.container,
+                 "the container holding the tables (default: blobtable)");
+  app.add_option_function<double>(
+         "--lock-timeout",
+         [&c](double seconds) {
+           auto ms = std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+           c.options.busy_timeout = ms;
+           c.txn_options.lock_timeout = ms;
+         },
+         "SECONDS to wait for a lock or an entity leased by a transaction in progress before "
+         "exit code 5 (default 30 for transactions, 70 for single writes)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_flag("-v,--verbose", c.verbose,
+               "log every storage request to stderr (method, blob, status, error code, "
+               "milliseconds, attempt; never keys or signatures)");
+
+  auto* put = app.add_subcommand(
+      "put",
+      "put TABLE [--mode insert|replace|merge|upsert|upsert-merge] [--if-match ETAG]: reads one "
+      "entity as JSON on stdin and writes it; prints the stored entity with its new odata.etag. "
+      "Default mode: insert (fails if it exists). replace/merge are conditional on --if-match, "
+      "else on the input's \"odata.etag\", else unconditional (\"*\").");
+  put->add_option("TABLE", c.table)->required();
+  put->add_option("--mode", c.mode)
+      ->check(CLI::IsMember({"insert", "replace", "merge", "upsert", "upsert-merge"}));
+  put->add_option("--if-match", c.if_match, "ETAG");
+
+  auto* get = app.add_subcommand("get", "get TABLE PK RK: prints the entity.");
+  get->add_option("TABLE", c.table)->required();
+  get->add_option("PK", c.pk)->required();
+  get->add_option("RK", c.rk)->required();
+
+  auto* del = app.add_subcommand(
+      "delete", "delete TABLE PK RK [--if-match ETAG]: deletes the entity (unconditionally unless "
+                "--if-match is given).");
+  del->add_option("TABLE", c.table)->required();
+  del->add_option("PK", c.pk)->required();
+  del->add_option("RK", c.rk)->required();
+  del->add_option("--if-match", c.if_match, "ETAG");
+
+  auto* query = app.add_subcommand(
+      "query", "query TABLE [--pk PK] [--rk-from RK] [--rk-to RK] [--top N]: prints matching "
+               "entities, one JSON object per line, in (PartitionKey, RowKey) order; the RowKey "
+               "range is inclusive. --top N stops after N.");
+  query->add_option("TABLE", c.table)->required();
+  query->add_option("--pk", c.query.partition_key);
+  query->add_option("--rk-from", c.query.row_key_from);
+  query->add_option("--rk-to", c.query.row_key_to);
+  query->add_option("--top", c.top)->check(CLI::PositiveNumber);
+
+  auto* locate = app.add_subcommand(
+      "locate", "locate TABLE PK [RK]: prints where the entity and its partition's lock blob "
+                "live, as JSON: {\"container\": ..., \"entity_blob\": ..., \"lock_blob\": ...}");
+  locate->add_option("TABLE", c.table)->required();
+  locate->add_option("PK", c.pk)->required();
+  locate->add_option("RK", c.optional_rk);
+
+  app.add_subcommand(
+      "txn",
+      "txn [--lock-timeout SECONDS]: reads a JSON array of operations on stdin and commits them "
+      "atomically: {\"op\": \"insert|replace|merge|upsert|upsert-merge|delete|check\", "
+      "\"table\": T, \"entity\": {...}, \"if_match\": ETAG} (delete and check take "
+      "PartitionKey/RowKey from \"entity\"; check asserts the entity's ETag, \"\" meaning it "
+      "must not exist). Prints {\"committed\": [{\"table\", \"PartitionKey\", \"RowKey\", "
+      "\"odata.etag\"}, ...]}. Exit 4 on any ETag conflict, 5 on a lock timeout.");
+  app.add_subcommand("recover",
+                     "recover: finishes or undoes transactions whose coordinator died (normally "
+                     "done by whoever next touches their partitions); prints {\"resolved\": N}.");
+  app.add_subcommand(
+      "check",
+      "check: local store only. Reads every record and blob of the container and verifies its "
+      "checksum. Prints each damaged blob as {\"blob\": NAME, \"damage\": \"record|data\", "
+      "\"detail\": ...}, then {\"blobs\": N, \"unverified\": N, \"damaged\": N}; exit 8 if "
+      "anything is damaged. Repair: `delete TABLE PK RK` or `put --mode upsert` the entity.");
+}
+
+// Runs the parsed command `name`.
+int Execute(const std::string& name, Command& c, std::istream& in, std::ostream& out,
+            std::ostream& err) {
+  if (c.verbose && IsConnectionString(c.location)) {
+    // The Azure backend logs every HTTP attempt itself (with retries).
+    c.options.request_log = [&err](const std::string& line) { err << line << "\n"; };
+  } else if (c.verbose) {
+    c.options.wrap_blob_store = [&err](std::shared_ptr<BlobStore> backend) {
+      return std::make_shared<LoggingBlobStore>(std::move(backend), err);
+    };
+  }
+  if (name == "check") return CmdCheck(c.location, c.options, out, err);
+  auto opened = Store::Open(c.location, c.options);
+  if (!opened.ok()) return Fail(err, opened.status());
+  std::unique_ptr<Store> store = std::move(*opened);
+  if (name == "txn") return CmdTxn(*store, in, out, err, c.txn_options);
+  if (name == "recover") {
+    auto n = store->Recover();
+    if (!n.ok()) return Fail(err, n.status());
+    out << "{\"resolved\":" << *n << "}\n";
+    return kExitOk;
+  }
+  auto table = store->OpenTable(c.table);
+  if (!table.ok()) return Fail(err, table.status());
+  if (name == "put") return CmdPut(*table, c.mode, c.if_match, in, out, err);
+  if (name == "query") return CmdQuery(*table, c.query, c.top, out, err);
+  if (name == "locate") return CmdLocate(*store, *table, c.pk, c.optional_rk, out, err);
+  if (name == "get") {
+    auto e = table->Get(c.pk, c.rk);
+    if (!e.ok()) return Fail(err, e.status());
+    out << EntityToJson(*e).dump() << "\n";
+    return kExitOk;
+  }
+  Status s = table->Delete(c.pk, c.rk, c.if_match.value_or("*"));  // delete
+  if (!s.ok()) return Fail(err, s);
+  return kExitOk;
+}
+
 }  // namespace
 
 int ExitCodeFor(const Status& s) {
@@ -371,102 +410,20 @@ int ExitCodeFor(const Status& s) {
 int Run(int argc, const char* const* argv, std::istream& in, std::ostream& out,
         std::ostream& err) {
   try {
-    std::string location = DefaultLocation();
-    StoreOptions options;
-    TransactionOptions txn_options;
-    bool verbose = false;
-    auto set_lock_timeout = [&](const std::string& text) {
-      double seconds = 0;
-      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
-      if (text.empty() || ec != std::errc() || end != text.data() + text.size() || seconds < 0)
-        throw UsageError{"--lock-timeout needs a number of seconds"};
-      auto ms = std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
-      options.busy_timeout = ms;
-      txn_options.lock_timeout = ms;
-    };
-    int i = 1;
-    for (; i < argc; ++i) {
-      std::string w = argv[i];
-      auto value = [&]() -> std::string {
-        if (i + 1 >= argc) throw UsageError{"option " + w + " needs a value"};
-        return argv[++i];
-      };
-      if (w == "-h" || w == "--help" || w == "help") {
-        out << kUsage;
+    CLI::App app(kDescription, "blobtable");
+    Command c;
+    DefineCommands(app, c);
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+      if (e.get_exit_code() == 0) {  // --help, --version
+        app.exit(e, out, err);
         return kExitOk;
-      } else if (w == "--version") {
-        out << "blobtable " BLOBTABLE_VERSION "\n";
-        return kExitOk;
-      } else if (w == "--store") {
-        location = value();
-      } else if (w == "--container") {
-        options.container = value();
-      } else if (w == "--lock-timeout") {
-        set_lock_timeout(value());
-      } else if (w == "-v" || w == "--verbose") {
-        verbose = true;
-      } else if (w.size() > 1 && w[0] == '-') {
-        throw UsageError{"unknown option " + w};
-      } else {
-        break;
       }
+      err << "blobtable: " << e.what() << "\nRun 'blobtable --help' for usage.\n";
+      return kExitInvalid;
     }
-    if (i >= argc) throw UsageError{"no command given"};
-    std::string command = argv[i++];
-    std::vector<std::string> words(argv + i, argv + argc);
-    Args args;
-    if (command == "put") args = Parse(words, {"mode", "if-match"});
-    else if (command == "get" || command == "locate") args = Parse(words, {});
-    else if (command == "delete") args = Parse(words, {"if-match"});
-    else if (command == "query") args = Parse(words, {"pk", "rk-from", "rk-to", "top"});
-    else if (command == "txn") args = Parse(words, {"lock-timeout"});
-    else if (command == "recover" || command == "check") args = Parse(words, {});
-    else throw UsageError{"unknown command '" + command + "'"};
-    bool needs_table = command != "txn" && command != "recover" && command != "check";
-    if (needs_table && args.positional.empty())
-      throw UsageError{"command " + command + " needs a TABLE"};
-    if (!needs_table && !args.positional.empty())
-      throw UsageError{"command " + command + " takes no TABLE"};
-    if (auto t = Opt(args, "lock-timeout")) set_lock_timeout(*t);
-
-    if (verbose && IsConnectionString(location)) {
-      // The Azure backend logs every HTTP attempt itself (with retries).
-      options.request_log = [&err](const std::string& line) { err << line << "\n"; };
-    } else if (verbose) {
-      options.wrap_blob_store = [&err](std::shared_ptr<BlobStore> backend) {
-        return std::make_shared<LoggingBlobStore>(std::move(backend), err);
-      };
-    }
-    if (command == "check") return CmdCheck(location, options, out, err);
-    auto opened = Store::Open(location, options);
-    if (!opened.ok()) return Fail(err, opened.status());
-    std::unique_ptr<Store> store = std::move(*opened);
-    if (command == "txn") return CmdTxn(*store, in, out, err, txn_options);
-    if (command == "recover") {
-      auto n = store->Recover();
-      if (!n.ok()) return Fail(err, n.status());
-      out << "{\"resolved\":" << *n << "}\n";
-      return kExitOk;
-    }
-    auto table = store->OpenTable(args.positional[0]);
-    if (!table.ok()) return Fail(err, table.status());
-
-    if (command == "put") return CmdPut(*table, args, in, out, err);
-    if (command == "query") return CmdQuery(*table, args, out, err);
-    if (command == "locate") return CmdLocate(*store, *table, args, out, err);
-    if (command == "get") {
-      ExpectPositional(args, 3, 3, "get TABLE PK RK");
-      auto e = table->Get(args.positional[1], args.positional[2]);
-      if (!e.ok()) return Fail(err, e.status());
-      out << EntityToJson(*e).dump() << "\n";
-      return kExitOk;
-    }
-    // delete
-    ExpectPositional(args, 3, 3, "delete TABLE PK RK [--if-match ETAG]");
-    Status s = table->Delete(args.positional[1], args.positional[2],
-                             Opt(args, "if-match").value_or("*"));
-    if (!s.ok()) return Fail(err, s);
-    return kExitOk;
+    return Execute(app.get_subcommands().front()->get_name(), c, in, out, err);
   } catch (const UsageError& e) {
     err << "blobtable: " << e.message << "\nRun 'blobtable --help' for usage.\n";
     return kExitInvalid;
@@ -475,5 +432,6 @@ int Run(int argc, const char* const* argv, std::istream& in, std::ostream& out,
     return kExitOther;
   }
 }
+
 
 }  // namespace blobtable::cli
