@@ -1,7 +1,9 @@
 // Named sync points in the commit path, for tests: a test installs a callback
 // for a point and the coordinator calls it there (to stop it, kill it, or
-// move the fake clock). Compiled out when BLOBTABLE_SYNC_POINTS is not
-// defined (Release builds); the names are listed in README "Transactions".
+// move the fake clock). Compiled in only in blobtable_testing, the static
+// library tests link (BLOBTABLE_SYNC_POINTS); the library users link and
+// install has none, whatever the build type. The names are listed in
+// README "Transactions".
 #ifndef BLOBTABLE_TXN_SYNC_POINT_H_
 #define BLOBTABLE_TXN_SYNC_POINT_H_
 
