@@ -5,10 +5,10 @@
 
 #include <algorithm>
 
-#include "kv/blob_naming.h"
-#include "kv/entity_codec.h"
-#include "kv/macros.h"
-#include "kv/store_core.h"
+#include "model/blob_naming.h"
+#include "model/entity_codec.h"
+#include "util/macros.h"
+#include "txn/store_core.h"
 #include "txn/recovery.h"
 
 namespace blobtable {

@@ -7,8 +7,8 @@
 #include <optional>
 #include <thread>
 
-#include "kv/macros.h"
-#include "kv/random.h"
+#include "util/macros.h"
+#include "util/random.h"
 #include "remote/conditions.h"
 #include "remote/lease_rules.h"
 #include "remote/shared_key.h"

@@ -3,8 +3,8 @@
 #include <cctype>
 #include <map>
 
-#include "kv/ascii.h"
-#include "kv/base64.h"
+#include "util/ascii.h"
+#include "util/base64.h"
 
 namespace blobtable {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <cstring>
 
-#include "kv/msgpack_util.h"
+#include "util/msgpack_util.h"
 
 namespace blobtable {
 

@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "kv/utf8.h"
+#include "util/utf8.h"
 #include "remote/storage_errors.h"
 
 namespace blobtable {

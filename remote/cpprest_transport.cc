@@ -11,7 +11,7 @@
 #include <map>
 #include <mutex>
 
-#include "kv/ascii.h"
+#include "util/ascii.h"
 #include "remote/http_transport.h"
 
 namespace blobtable {

@@ -6,7 +6,7 @@
 #include <mutex>
 #include <vector>
 
-#include "kv/ascii.h"
+#include "util/ascii.h"
 #include "remote/http_transport.h"
 
 namespace blobtable {

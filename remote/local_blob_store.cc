@@ -9,9 +9,9 @@
 #include <cstring>
 
 #include "blobtable/blob_store.h"
-#include "kv/lmdb_env.h"
-#include "kv/macros.h"
-#include "kv/random.h"
+#include "remote/lmdb_env.h"
+#include "util/macros.h"
+#include "util/random.h"
 #include "remote/blob_record.h"
 #include "remote/conditions.h"
 #include "remote/lease_rules.h"

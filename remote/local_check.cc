@@ -1,8 +1,8 @@
 // `blobtable check` for the local backend: every record and every blob's
 // data in a container, read and checked against its checksum.
 #include "blobtable/blob_store.h"
-#include "kv/lmdb_env.h"
-#include "kv/macros.h"
+#include "remote/lmdb_env.h"
+#include "util/macros.h"
 #include "remote/blob_record.h"
 #include "remote/conditions.h"
 

@@ -8,8 +8,8 @@
 #include <map>
 #include <vector>
 
-#include "kv/ascii.h"
-#include "kv/base64.h"
+#include "util/ascii.h"
+#include "util/base64.h"
 
 namespace blobtable {
 namespace {

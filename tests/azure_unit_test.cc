@@ -9,7 +9,7 @@
 #include <mutex>
 
 #include "blobtable/store.h"
-#include "kv/base64.h"
+#include "util/base64.h"
 #include "remote/azure_blob_store.h"
 #include "remote/azure_config.h"
 #include "remote/shared_key.h"

@@ -1,6 +1,6 @@
 // Blob naming: property-based checks over random keys (round trip, prefix
 // containment, order), plus the fixed examples the README documents.
-#include "kv/blob_naming.h"
+#include "model/blob_naming.h"
 
 #include <gtest/gtest.h>
 

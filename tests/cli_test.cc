@@ -9,7 +9,7 @@
 
 #include "tests/test_util.h"
 #include "blobtable/store.h"
-#include "kv/base64.h"
+#include "util/base64.h"
 #include "tools/cli.h"
 #include "tools/entity_json.h"
 

@@ -7,7 +7,7 @@
 
 #include "blobtable/store.h"
 #include "blobtable/txn.h"
-#include "kv/blob_naming.h"
+#include "model/blob_naming.h"
 #include "tests/test_util.h"
 
 namespace blobtable::testing {

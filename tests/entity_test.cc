@@ -5,8 +5,8 @@
 #include <random>
 
 #include "blobtable/entity.h"
-#include "kv/entity_codec.h"
-#include "kv/msgpack_util.h"
+#include "model/entity_codec.h"
+#include "util/msgpack_util.h"
 
 namespace blobtable {
 namespace {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "blobtable/blob_store.h"
-#include "kv/lmdb_env.h"
+#include "remote/lmdb_env.h"
 #include "remote/blob_record.h"
 #include "tests/blob_store_conformance.h"
 #include "tests/test_util.h"

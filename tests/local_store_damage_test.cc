@@ -15,8 +15,8 @@
 
 #include "blobtable/blob_store.h"
 #include "blobtable/store.h"
-#include "kv/blob_naming.h"
-#include "kv/lmdb_env.h"
+#include "model/blob_naming.h"
+#include "remote/lmdb_env.h"
 #include "remote/blob_record.h"
 #include "tests/test_util.h"
 

@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "blobtable/store.h"
-#include "kv/blob_naming.h"
+#include "model/blob_naming.h"
 #include "tests/test_util.h"
 #include "txn/sync_point.h"
 #include "txn/txn_record.h"

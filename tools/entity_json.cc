@@ -1,6 +1,6 @@
 #include "tools/entity_json.h"
 
-#include "kv/base64.h"
+#include "util/base64.h"
 
 #include <charconv>
 #include <cmath>

@@ -28,11 +28,11 @@
 #include <optional>
 #include <set>
 
-#include "kv/blob_naming.h"
-#include "kv/entity_codec.h"
-#include "kv/macros.h"
-#include "kv/random.h"
-#include "kv/store_core.h"
+#include "model/blob_naming.h"
+#include "model/entity_codec.h"
+#include "util/macros.h"
+#include "util/random.h"
+#include "txn/store_core.h"
 #include "txn/recovery.h"
 #include "txn/sync_point.h"
 #include "txn/txn_record.h"

@@ -2,9 +2,9 @@
 
 #include <set>
 
-#include "kv/blob_naming.h"
-#include "kv/macros.h"
-#include "kv/random.h"
+#include "model/blob_naming.h"
+#include "util/macros.h"
+#include "util/random.h"
 #include "txn/sync_point.h"
 #include "txn/txn_record.h"
 

@@ -3,7 +3,7 @@
 #include "blobtable/txn.h"
 
 #include "blobtable/store.h"
-#include "kv/macros.h"
+#include "util/macros.h"
 #include "txn/coordinator.h"
 #include "txn/txn_buffer.h"
 

@@ -1,6 +1,6 @@
 #include "txn/txn_record.h"
 
-#include "kv/msgpack_util.h"
+#include "util/msgpack_util.h"
 
 namespace blobtable {
 namespace {

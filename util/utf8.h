@@ -1,6 +1,6 @@
 // UTF-8 decoding helpers shared by key rules, blob names and JSON.
-#ifndef BLOBTABLE_KV_UTF8_H_
-#define BLOBTABLE_KV_UTF8_H_
+#ifndef BLOBTABLE_UTIL_UTF8_H_
+#define BLOBTABLE_UTIL_UTF8_H_
 
 #include <cstdint>
 #include <string_view>
@@ -20,4 +20,4 @@ long Utf16Length(std::string_view s);
 
 }  // namespace blobtable
 
-#endif  // BLOBTABLE_KV_UTF8_H_
+#endif  // BLOBTABLE_UTIL_UTF8_H_

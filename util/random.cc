@@ -1,4 +1,4 @@
-#include "kv/random.h"
+#include "util/random.h"
 
 #include <unistd.h>
 

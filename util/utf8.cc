@@ -1,4 +1,4 @@
-#include "kv/utf8.h"
+#include "util/utf8.h"
 
 namespace blobtable {
 

@@ -4,8 +4,8 @@
 // LMDB forbids opening one environment twice in a process, and an environment
 // inherited across fork() must not be used; LmdbEnv::Open hands out one
 // shared instance per (directory, process).
-#ifndef BLOBTABLE_KV_LMDB_ENV_H_
-#define BLOBTABLE_KV_LMDB_ENV_H_
+#ifndef BLOBTABLE_REMOTE_LMDB_ENV_H_
+#define BLOBTABLE_REMOTE_LMDB_ENV_H_
 
 #include <lmdb.h>
 
@@ -143,4 +143,4 @@ inline std::string_view FromVal(const MDB_val& v) {
 
 }  // namespace blobtable
 
-#endif  // BLOBTABLE_KV_LMDB_ENV_H_
+#endif  // BLOBTABLE_REMOTE_LMDB_ENV_H_

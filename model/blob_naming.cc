@@ -1,9 +1,9 @@
-#include "kv/blob_naming.h"
+#include "model/blob_naming.h"
 
 #include <cctype>
 
 #include "blobtable/blob_store.h"
-#include "kv/ascii.h"
+#include "util/ascii.h"
 
 namespace blobtable::naming {
 namespace {

@@ -1,4 +1,4 @@
-#include "kv/lmdb_env.h"
+#include "remote/lmdb_env.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,9 +11,9 @@
 #include <filesystem>
 #include <optional>
 
-#include "kv/macros.h"
-#include "kv/random.h"
-#include "kv/store_files.h"
+#include "util/macros.h"
+#include "util/random.h"
+#include "remote/store_files.h"
 
 namespace blobtable {
 

@@ -1,6 +1,6 @@
-#include "kv/entity_codec.h"
+#include "model/entity_codec.h"
 
-#include "kv/msgpack_util.h"
+#include "util/msgpack_util.h"
 
 #include <cstring>
 

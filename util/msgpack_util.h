@@ -1,7 +1,7 @@
 // Safe msgpack decoding helpers: bounded unpacking and typed field access
 // that reports Corruption instead of throwing.
-#ifndef BLOBTABLE_KV_MSGPACK_UTIL_H_
-#define BLOBTABLE_KV_MSGPACK_UTIL_H_
+#ifndef BLOBTABLE_UTIL_MSGPACK_UTIL_H_
+#define BLOBTABLE_UTIL_MSGPACK_UTIL_H_
 
 #define MSGPACK_NO_BOOST 1
 #include <msgpack.hpp>
@@ -48,4 +48,4 @@ Status Guard(std::string_view what, Fn&& fn) {
 
 }  // namespace blobtable::mp
 
-#endif  // BLOBTABLE_KV_MSGPACK_UTIL_H_
+#endif  // BLOBTABLE_UTIL_MSGPACK_UTIL_H_

@@ -1,4 +1,4 @@
-#include "kv/base64.h"
+#include "util/base64.h"
 
 #include <cstdint>
 #include <cstring>

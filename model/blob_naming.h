@@ -14,8 +14,8 @@
 // segments, nothing to normalise), every character of key() sorts above '/',
 // and List Blobs order is (PartitionKey, RowKey) byte-wise ordinal order. The
 // '-' before each key keeps empty keys from making empty segments.
-#ifndef BLOBTABLE_KV_BLOB_NAMING_H_
-#define BLOBTABLE_KV_BLOB_NAMING_H_
+#ifndef BLOBTABLE_MODEL_BLOB_NAMING_H_
+#define BLOBTABLE_MODEL_BLOB_NAMING_H_
 
 #include <string>
 #include <string_view>
@@ -64,4 +64,4 @@ Result<EntityKey> ParseEntityBlobName(std::string_view table, std::string_view n
 
 }  // namespace blobtable::naming
 
-#endif  // BLOBTABLE_KV_BLOB_NAMING_H_
+#endif  // BLOBTABLE_MODEL_BLOB_NAMING_H_

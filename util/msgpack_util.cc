@@ -1,4 +1,4 @@
-#include "kv/msgpack_util.h"
+#include "util/msgpack_util.h"
 
 namespace blobtable::mp {
 

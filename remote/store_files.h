@@ -4,8 +4,8 @@
 //   data.mdb, lock.mdb   LMDB's data and lock files;
 //   blobtable.store      written once the data file is made: from then on a
 //                        missing or empty data.mdb is damage, not a new store.
-#ifndef BLOBTABLE_KV_STORE_FILES_H_
-#define BLOBTABLE_KV_STORE_FILES_H_
+#ifndef BLOBTABLE_REMOTE_STORE_FILES_H_
+#define BLOBTABLE_REMOTE_STORE_FILES_H_
 
 #include <lmdb.h>
 
@@ -35,4 +35,4 @@ std::string SpaceHint(const std::string& dir, int rc);
 
 }  // namespace blobtable
 
-#endif  // BLOBTABLE_KV_STORE_FILES_H_
+#endif  // BLOBTABLE_REMOTE_STORE_FILES_H_

@@ -1,4 +1,4 @@
-#include "kv/store_files.h"
+#include "remote/store_files.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

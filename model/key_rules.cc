@@ -2,7 +2,7 @@
 #include <cctype>
 
 #include "blobtable/entity.h"
-#include "kv/utf8.h"
+#include "util/utf8.h"
 
 namespace blobtable {
 namespace {

@@ -7,8 +7,8 @@
 // Types are EdmType numbers; values: String str, Binary bin, Boolean bool,
 // DateTime int (100 ns ticks since the Unix epoch), Double float64, Guid str,
 // Int32/Int64 int.
-#ifndef BLOBTABLE_KV_ENTITY_CODEC_H_
-#define BLOBTABLE_KV_ENTITY_CODEC_H_
+#ifndef BLOBTABLE_MODEL_ENTITY_CODEC_H_
+#define BLOBTABLE_MODEL_ENTITY_CODEC_H_
 
 #include <string>
 #include <string_view>
@@ -29,4 +29,4 @@ Result<Entity> DecodeEntity(std::string_view body, std::string_view blob_name);
 
 }  // namespace blobtable
 
-#endif  // BLOBTABLE_KV_ENTITY_CODEC_H_
+#endif  // BLOBTABLE_MODEL_ENTITY_CODEC_H_

@@ -1,6 +1,6 @@
 // Random identifiers (lease ids, transaction ids, write ids).
-#ifndef BLOBTABLE_KV_RANDOM_H_
-#define BLOBTABLE_KV_RANDOM_H_
+#ifndef BLOBTABLE_UTIL_RANDOM_H_
+#define BLOBTABLE_UTIL_RANDOM_H_
 
 #include <cstdint>
 #include <string>
@@ -17,4 +17,4 @@ uint64_t RandomU64();
 
 }  // namespace blobtable
 
-#endif  // BLOBTABLE_KV_RANDOM_H_
+#endif  // BLOBTABLE_UTIL_RANDOM_H_

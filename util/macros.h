@@ -1,6 +1,6 @@
 // Internal helpers for propagating Status and Result (not part of the API).
-#ifndef BLOBTABLE_KV_MACROS_H_
-#define BLOBTABLE_KV_MACROS_H_
+#ifndef BLOBTABLE_UTIL_MACROS_H_
+#define BLOBTABLE_UTIL_MACROS_H_
 
 #include "blobtable/status.h"
 
@@ -22,4 +22,4 @@
   if (!tmp.ok()) return tmp.status();             \
   lhs = std::move(tmp).value()
 
-#endif  // BLOBTABLE_KV_MACROS_H_
+#endif  // BLOBTABLE_UTIL_MACROS_H_

@@ -1,7 +1,7 @@
 // Standard base64 (RFC 4648, padded): Edm.Binary in JSON, Azure account keys
 // and signatures.
-#ifndef BLOBTABLE_KV_BASE64_H_
-#define BLOBTABLE_KV_BASE64_H_
+#ifndef BLOBTABLE_UTIL_BASE64_H_
+#define BLOBTABLE_UTIL_BASE64_H_
 
 #include <string>
 #include <string_view>
@@ -16,4 +16,4 @@ Result<std::string> Base64Decode(std::string_view text);
 
 }  // namespace blobtable
 
-#endif  // BLOBTABLE_KV_BASE64_H_
+#endif  // BLOBTABLE_UTIL_BASE64_H_

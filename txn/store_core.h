@@ -1,6 +1,6 @@
 // What a Store shares with its Tables (internal).
-#ifndef BLOBTABLE_KV_STORE_CORE_H_
-#define BLOBTABLE_KV_STORE_CORE_H_
+#ifndef BLOBTABLE_TXN_STORE_CORE_H_
+#define BLOBTABLE_TXN_STORE_CORE_H_
 
 #include <algorithm>
 #include <memory>
@@ -30,4 +30,4 @@ struct StoreCore {
 
 }  // namespace blobtable::internal
 
-#endif  // BLOBTABLE_KV_STORE_CORE_H_
+#endif  // BLOBTABLE_TXN_STORE_CORE_H_

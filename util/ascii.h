@@ -1,6 +1,6 @@
 // ASCII helpers for names that are ASCII by rule (header and table names).
-#ifndef BLOBTABLE_KV_ASCII_H_
-#define BLOBTABLE_KV_ASCII_H_
+#ifndef BLOBTABLE_UTIL_ASCII_H_
+#define BLOBTABLE_UTIL_ASCII_H_
 
 #include <string>
 #include <string_view>
@@ -16,4 +16,4 @@ inline std::string AsciiLower(std::string_view s) {
 
 }  // namespace blobtable
 
-#endif  // BLOBTABLE_KV_ASCII_H_
+#endif  // BLOBTABLE_UTIL_ASCII_H_

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Fails when an #include crosses a layer the wrong way (README "Layout").
+# Layers, bottom to top; each may include its own and lower ones, and the
+# public headers (blobtable/...). Public headers include only public ones.
+# Args: SOURCE_DIR
+set -euo pipefail
+cd "$1"
+layers=(util remote model txn kv tools)
+bad=0
+rank() { local i; for i in "${!layers[@]}"; do [ "${layers[$i]}" = "$1" ] && echo "$i" && return; done; echo -1; }
+for i in "${!layers[@]}"; do
+  dir=${layers[$i]}
+  while IFS=: read -r file line include; do
+    target=${include%%/*}
+    [ "$target" = blobtable ] && continue
+    r=$(rank "$target")
+    if [ "$r" -lt 0 ] || [ "$r" -gt "$i" ]; then
+      echo "$file:$line: $dir/ may not include \"$include\" (layer $target)"; bad=1
+    fi
+  done < <(grep -HnoE '^#include "[a-z_]+/[^"]+"' "$dir"/*.h "$dir"/*.cc 2>/dev/null |
+           sed -E 's/#include "([^"]+)"/\1/')
+done
+if grep -HnE '^#include "' include/blobtable/*.h | grep -v '#include "blobtable/'; then
+  echo "public headers may include only public headers"; bad=1
+fi
+[ "$bad" -eq 0 ] && echo "layering: ok (${layers[*]})"
+exit "$bad"
