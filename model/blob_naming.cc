@@ -89,8 +89,10 @@ Status ValidateTableName(std::string_view table) {
   return Status::OK();
 }
 
-std::string TablePrefix(std::string_view table) { return "t/" + AsciiLower(table) + "/"; }
-std::string EntityPrefix(std::string_view table) { return TablePrefix(table) + "e/"; }
+std::string TablePrefix(std::string_view table) {
+  return kTablePrefix + AsciiLower(table) + "/";
+}
+std::string EntityPrefix(std::string_view table) { return TablePrefix(table) + kEntitySegment; }
 std::string PartitionPrefix(std::string_view table, std::string_view pk) {
   return EntityPrefix(table) + "-" + EncodeKey(pk) + "/";
 }
@@ -103,7 +105,7 @@ Result<std::string> EntityBlobName(std::string_view table, std::string_view pk,
 }
 
 Result<std::string> LockBlobName(std::string_view table, std::string_view pk) {
-  std::string name = TablePrefix(table) + "l/-" + EncodeKey(pk);
+  std::string name = TablePrefix(table) + kLockSegment + "-" + EncodeKey(pk);
   if (name.size() > kMaxBlobNameChars) return TooLong(name.size(), "lock blob name");
   return name;
 }

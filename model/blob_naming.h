@@ -21,17 +21,8 @@
 #include <string_view>
 
 #include "blobtable/status.h"
+#include "util/stored_format.h"
 
-namespace blobtable {
-// Metadata marking an entity blob as a transaction's reservation for an
-// entity it will create (value: the txn id). Readers treat it as absent.
-inline constexpr char kReservationMetadata[] = "btres";
-// Metadata marking an existing entity a transaction is about to write (value:
-// the txn id). A reader that finds it, with that transaction's coordinator
-// gone, finishes the transaction before reading, so a committed but not yet
-// applied write is never read around (a lost update).
-inline constexpr char kIntentMetadata[] = "btint";
-}  // namespace blobtable
 
 namespace blobtable::naming {
 

@@ -13,6 +13,7 @@
 #include "remote/lease_rules.h"
 #include "remote/shared_key.h"
 #include "remote/storage_errors.h"
+#include "util/stored_format.h"
 
 namespace blobtable {
 

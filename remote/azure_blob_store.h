@@ -21,7 +21,6 @@ inline constexpr char kAzureApiVersion[] = "2026-02-06";
 
 // Metadata entry with which blobtable marks its conditional writes so that a
 // retry can recognise its own earlier attempt; hidden from callers.
-inline constexpr char kWriteIdMetadata[] = "blobtablewriteid";
 
 struct AzureStoreOptions {
   AzureConfig config;

@@ -16,6 +16,7 @@
 #include "remote/conditions.h"
 #include "remote/lease_rules.h"
 #include "remote/storage_errors.h"
+#include "util/stored_format.h"
 
 namespace blobtable {
 namespace {
@@ -38,9 +39,9 @@ class LocalBlobStore final : public BlobStore {
       : env_(std::move(env)), blobs_(blobs), data_(data), meta_(meta),
         container_(std::move(container)), clock_(clock) {}
   ~LocalBlobStore() override {
-    env_->ReleaseDatabase("container:" + container_);
-    env_->ReleaseDatabase("data:" + container_);
-    env_->ReleaseDatabase("meta");
+    env_->ReleaseDatabase(kContainerDbPrefix + container_);
+    env_->ReleaseDatabase(kDataDbPrefix + container_);
+    env_->ReleaseDatabase(kMetaDb);
   }
 
   Result<GetResult> Get(std::string_view name, const AccessConditions& c) override {
@@ -226,7 +227,7 @@ class LocalBlobStore final : public BlobStore {
   // ids, and with the environment's salt, ETags (see ETagFor). The 16-byte
   // value keeps its old layout (salt, counter); the stored salt is unused.
   Result<uint64_t> NextSequence(MDB_txn* txn) {
-    MDB_val k = ToVal("etag-counter"), v;
+    MDB_val k = ToVal(kEtagCounterKey), v;
     char buf[16] = {};
     int rc = mdb_get(txn, meta_, &k, &v);
     if (rc == 0 && v.mv_size == sizeof(buf)) {
@@ -459,7 +460,7 @@ Result<SharedBuckets> FindSharedBuckets(MDB_txn* txn, MDB_dbi blobs) {
 // serializes it with every other process's), recorded in `meta`. A store
 // opened read-only is read as it is if it needs none.
 Status MigrateBuckets(LmdbEnv& env, MDB_dbi blobs, MDB_dbi meta, const std::string& container) {
-  const std::string done_key = "bucket-scheme:" + container;
+  const std::string done_key = kBucketSchemeKeyPrefix + container;
   MDB_val k = ToVal(done_key), v;
   {
     BT_ASSIGN_OR_RETURN(LmdbTxn look, LmdbTxn::Begin(env, /*read_only=*/true));
@@ -504,8 +505,8 @@ Result<std::shared_ptr<BlobStore>> OpenLocalBlobStore(const std::string& directo
   // Each handle taken is released by the store, or here if opening fails.
   std::vector<std::string> taken;
   MDB_dbi dbis[3];
-  const std::string names[3] = {"container:" + options.container, "data:" + options.container,
-                                "meta"};
+  const std::string names[3] = {kContainerDbPrefix + options.container,
+                                kDataDbPrefix + options.container, kMetaDb};
   Status s;
   for (int i = 0; i < 3 && s.ok(); ++i) {
     auto dbi = env->Database(names[i]);

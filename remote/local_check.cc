@@ -5,6 +5,7 @@
 #include "util/macros.h"
 #include "remote/blob_record.h"
 #include "remote/conditions.h"
+#include "util/stored_format.h"
 
 namespace blobtable {
 namespace {
@@ -63,7 +64,7 @@ Result<CheckReport> Walk(LmdbEnv& env, MDB_dbi buckets, MDB_dbi data) {
 Result<CheckReport> CheckLocalStore(const std::string& directory, const StoreOptions& options) {
   BT_RETURN_IF_ERROR(ValidateContainerName(options.container));
   BT_ASSIGN_OR_RETURN(std::shared_ptr<LmdbEnv> env, LmdbEnv::Open(directory, options.local_map_size, options.local_file_mode));
-  const std::string bucket_db = "container:" + options.container, data_db = "data:" + options.container;
+  const std::string bucket_db = kContainerDbPrefix + options.container, data_db = kDataDbPrefix + options.container;
   BT_ASSIGN_OR_RETURN(MDB_dbi buckets, env->Database(bucket_db));
   auto data = env->Database(data_db);
   if (!data.ok()) {

@@ -8,10 +8,12 @@
 #include <cerrno>
 #include <cstring>
 
+#include "util/stored_format.h"
+
 namespace blobtable {
 namespace {
 
-constexpr char kMarker[] = "/blobtable.store";
+const std::string kMarker = std::string("/") + kStoreMarkerFile;
 // More than LMDB's lock file needs for 1,024 readers (64 bytes each plus a
 // header); LMDB sets the exact size itself, within these blocks.
 constexpr off_t kLockFileBytes = 256 << 10;

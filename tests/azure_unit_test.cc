@@ -13,6 +13,7 @@
 #include "remote/azure_blob_store.h"
 #include "remote/azure_config.h"
 #include "remote/shared_key.h"
+#include "util/stored_format.h"
 #include "tests/test_util.h"
 
 namespace blobtable {

@@ -12,14 +12,13 @@
 #include <vector>
 
 #include "blobtable/status.h"
+#include "util/stored_format.h"
 
 namespace blobtable {
 
 // Metadata with which a transaction marks blobs (values are its txn id):
-inline constexpr char kTxnMetadata[] = "btxn";  // locks it holds; entities it wrote
 // (kReservationMetadata, "btres", marks a reservation: see kv/blob_naming.h.)
 
-inline constexpr char kRecordPrefix[] = "x/";
 
 enum class TxnState { kPending = 0, kCommitted = 1, kAborted = 2 };
 

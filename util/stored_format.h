@@ -1,0 +1,44 @@
+// Every name blobtable writes to storage, in one place: what a stored blob,
+// its metadata, or a local store's files are called. Changing any of these
+// changes the stored format (existing stores would no longer be read).
+// README "Blob naming", "Transactions" and the local backend describe them.
+#ifndef BLOBTABLE_UTIL_STORED_FORMAT_H_
+#define BLOBTABLE_UTIL_STORED_FORMAT_H_
+
+namespace blobtable {
+
+// ---- Blob names (any backend) ----
+// Entity blobs "t/<table>/e/-<key(PK)>/-<key(RK)>", partition lock blobs
+// "t/<table>/l/-<key(PK)>" (model/blob_naming.h), transaction records
+// "x/<txn id>" (txn/txn_record.h).
+inline constexpr char kTablePrefix[] = "t/";
+inline constexpr char kEntitySegment[] = "e/";
+inline constexpr char kLockSegment[] = "l/";
+inline constexpr char kRecordPrefix[] = "x/";
+
+// ---- Blob metadata (lowercase: Azure returns names lowercased) ----
+// A write's client-generated id (Azure backend; hidden from callers): tells
+// a retried write's own effect from another writer's.
+inline constexpr char kWriteIdMetadata[] = "blobtablewriteid";
+// On a lock blob: the transaction holding the partition; on an entity blob:
+// the transaction whose committed write it holds (a stamp). Value: txn id.
+inline constexpr char kTxnMetadata[] = "btxn";
+// An entity a transaction is about to write (value: txn id). A reader that
+// finds it, with that transaction's coordinator gone, finishes the
+// transaction first, so a committed but unapplied write is never read around.
+inline constexpr char kIntentMetadata[] = "btint";
+// A transaction's reservation for an entity it will create (value: txn id).
+// Readers treat the blob as absent.
+inline constexpr char kReservationMetadata[] = "btres";
+
+// ---- The local backend's files and LMDB databases ----
+inline constexpr char kStoreMarkerFile[] = "blobtable.store";  // beside data.mdb
+inline constexpr char kContainerDbPrefix[] = "container:";     // + container: buckets
+inline constexpr char kDataDbPrefix[] = "data:";               // + container: blob data
+inline constexpr char kMetaDb[] = "meta";
+inline constexpr char kEtagCounterKey[] = "etag-counter";       // in kMetaDb
+inline constexpr char kBucketSchemeKeyPrefix[] = "bucket-scheme:";  // + container, in kMetaDb
+
+}  // namespace blobtable
+
+#endif  // BLOBTABLE_UTIL_STORED_FORMAT_H_
