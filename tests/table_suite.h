@@ -12,6 +12,7 @@
 #include <string>
 
 #include "blobtable/store.h"
+#include "tests/counting_blob_store.h"
 #include "tests/test_util.h"
 
 namespace blobtable::testing {
@@ -29,13 +30,12 @@ inline std::string PrintBackend(const ::testing::TestParamInfo<TableBackend>& in
 }
 inline void PrintTo(const TableBackend& b, std::ostream* os) { *os << b.name; }
 
-class CountingBlobStore;
 
 class TableTest : public ::testing::TestWithParam<TableBackend> {
  protected:
   void SetUp() override;
   const Table& table() { return *table_; }
-  std::map<std::string, int>& counts();
+  std::map<std::string, int> counts() const;
 
   FakeClock clock_;
   std::shared_ptr<CountingBlobStore> counter_;

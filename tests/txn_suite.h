@@ -15,6 +15,7 @@
 
 #include "blobtable/store.h"
 #include "model/blob_naming.h"
+#include "tests/counting_blob_store.h"
 #include "tests/test_util.h"
 #include "txn/sync_point.h"
 #include "txn/txn_record.h"
@@ -35,32 +36,6 @@ inline TransactionOptions ShortLeases() {
   return o;
 }
 
-// Counts requests by kind: the round trips a commit costs.
-class Counting final : public BlobStoreWrapper {
- public:
-  using BlobStoreWrapper::BlobStoreWrapper;
-  Result<GetResult> Get(std::string_view n, const AccessConditions& c) override { return Count("get", BlobStoreWrapper::Get(n, c)); }
-  Result<GetResult> Head(std::string_view n, const AccessConditions& c) override { return Count("head", BlobStoreWrapper::Head(n, c)); }
-  Result<WriteResult> Put(std::string_view n, std::string_view d, const PutOptions& o) override { return Count("put", BlobStoreWrapper::Put(n, d, o)); }
-  Status Delete(std::string_view n, const WriteOptions& o) override { ++counts["delete"]; return BlobStoreWrapper::Delete(n, o); }
-  Result<WriteResult> SetMetadata(std::string_view n, const Metadata& m, const WriteOptions& o) override { return Count("metadata", BlobStoreWrapper::SetMetadata(n, m, o)); }
-  Result<LeaseResult> AcquireLease(std::string_view n, int d, std::string_view p, const AccessConditions& c) override { return Count("lease", BlobStoreWrapper::AcquireLease(n, d, p, c)); }
-  Result<LeaseResult> RenewLease(std::string_view n, std::string_view id, const AccessConditions& c) override { return Count("renew", BlobStoreWrapper::RenewLease(n, id, c)); }
-  Result<LeaseResult> ReleaseLease(std::string_view n, std::string_view id, const AccessConditions& c) override { return Count("release", BlobStoreWrapper::ReleaseLease(n, id, c)); }
-  int total() const {
-    int t = 0;
-    for (const auto& [k, v] : counts) t += v;
-    return t;
-  }
-  std::map<std::string, int> counts;
-
- private:
-  template <typename R>
-  R Count(const char* what, R r) {
-    ++counts[what];
-    return r;
-  }
-};
 
 struct TxnBackend {
   std::string name;
@@ -92,7 +67,7 @@ class TxnTest : public ::testing::TestWithParam<TxnBackend> {
     StoreOptions o;
     o.container = container_;
     o.wrap_blob_store = [this](std::shared_ptr<BlobStore> b) {
-      auto c = std::make_shared<Counting>(std::move(b));
+      auto c = std::make_shared<CountingBlobStore>(std::move(b));
       counter_ = c.get();
       return c;
     };
@@ -200,7 +175,7 @@ class TxnTest : public ::testing::TestWithParam<TxnBackend> {
   TempDir dir_;
   std::string container_, location_;
   FakeClock clock_;
-  Counting* counter_ = nullptr;
+  CountingBlobStore* counter_ = nullptr;
   std::unique_ptr<Store> store_;
   std::optional<Table> accounts_, ledger_;
   int lines_ = 0;
