@@ -39,6 +39,7 @@
 #include <string_view>
 #include <vector>
 
+#include "blobtable/export.h"
 #include "blobtable/options.h"
 #include "blobtable/status.h"
 
@@ -59,7 +60,7 @@ enum class LeaseState { kAvailable, kLeased, kExpired, kBreaking, kBroken };
 enum class LeaseStatus { kUnlocked, kLocked };
 enum class LeaseDurationType { kNone, kFixed, kInfinite };
 
-std::string_view LeaseStateName(LeaseState s);  // "available", "leased", ...
+BLOBTABLE_EXPORT std::string_view LeaseStateName(LeaseState s);  // "available", "leased", ...
 
 // Conditional-request headers. An unset field is not checked. For reads,
 // they combine as Azure does: If-Match && If-Unmodified-Since &&
@@ -151,7 +152,7 @@ struct LeaseResult {
   int lease_time_seconds = 0;
 };
 
-class BlobStore {
+class BLOBTABLE_EXPORT BlobStore {
  public:
   virtual ~BlobStore() = default;
 
@@ -209,7 +210,7 @@ class BlobStore {
 
 // Forwards every call to a target store; subclass it and override only the
 // calls a wrapper changes (fault injection, request counting, logging).
-class BlobStoreWrapper : public BlobStore {
+class BLOBTABLE_EXPORT BlobStoreWrapper : public BlobStore {
  public:
   explicit BlobStoreWrapper(std::shared_ptr<BlobStore> target) : target_(std::move(target)) {}
 
@@ -265,7 +266,7 @@ class BlobStoreWrapper : public BlobStore {
 // and the container if missing. Several stores, threads and processes may
 // use the same directory at once. Fails InvalidArgument on a bad container
 // name, IOError if the directory cannot be created or opened.
-Result<std::shared_ptr<BlobStore>> OpenLocalBlobStore(const std::string& directory,
+BLOBTABLE_EXPORT Result<std::shared_ptr<BlobStore>> OpenLocalBlobStore(const std::string& directory,
                                                       const StoreOptions& options);
 
 // One damaged blob found by CheckLocalStore.
@@ -286,7 +287,8 @@ struct CheckReport {
 // on past it. A damaged blob is repaired by an unconditional Put or Delete
 // of it (Table: Upsert, or Delete with "*"). Fails only if the store cannot
 // be opened or read at all (Corruption for damaged files, see Open).
-Result<CheckReport> CheckLocalStore(const std::string& directory, const StoreOptions& options);
+BLOBTABLE_EXPORT Result<CheckReport> CheckLocalStore(const std::string& directory,
+                                                     const StoreOptions& options);
 
 }  // namespace blobtable
 

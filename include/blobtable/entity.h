@@ -13,6 +13,7 @@
 #include <string_view>
 #include <variant>
 
+#include "blobtable/export.h"
 #include "blobtable/status.h"
 
 namespace blobtable {
@@ -40,7 +41,7 @@ using PropertyValue =
 
 inline EdmType TypeOf(const PropertyValue& v) { return static_cast<EdmType>(v.index()); }
 // "Edm.String", "Edm.Binary", ... as in Azure's JSON annotations.
-std::string_view EdmTypeName(EdmType type);
+BLOBTABLE_EXPORT std::string_view EdmTypeName(EdmType type);
 
 // Limits (Azure Table Storage's, except where blob naming is tighter; see
 // README "Limits").
@@ -51,7 +52,7 @@ inline constexpr size_t kMaxStringUtf16Units = 32768;  // 64 KiB as UTF-16
 inline constexpr size_t kMaxBinaryBytes = 65536;       // 64 KiB
 inline constexpr size_t kMaxEntityBytes = 1 << 20;     // 1 MiB, encoded
 
-class Entity {
+class BLOBTABLE_EXPORT Entity {
  public:
   Entity() = default;
   Entity(std::string partition_key, std::string row_key)
@@ -107,7 +108,7 @@ class Entity {
 // not UTF-8, longer than kMaxKeyBytes, or containing / \ # ? or a control
 // character (U+0000-U+001F, U+007F-U+009F). `which` is "PartitionKey" or
 // "RowKey", used in the message.
-Status ValidateKey(std::string_view key, std::string_view which);
+BLOBTABLE_EXPORT Status ValidateKey(std::string_view key, std::string_view which);
 
 // InvalidArgument naming the offending key or property if the entity breaks a
 // rule: keys as above; at most kMaxProperties properties; names of 1-255
@@ -116,16 +117,16 @@ Status ValidateKey(std::string_view key, std::string_view which);
 // within kMaxStringUtf16Units; binaries within kMaxBinaryBytes; DateTimes
 // within 1601-9999; GUIDs in canonical form. (The 1 MiB size limit is checked
 // when the entity is encoded.)
-Status ValidateEntity(const Entity& entity);
+BLOBTABLE_EXPORT Status ValidateEntity(const Entity& entity);
 
 // True if `t` is within 1601-01-01T00:00:00Z .. 9999-12-31T23:59:59.9999999Z.
-bool IsValidDateTime(DateTime t);
+BLOBTABLE_EXPORT bool IsValidDateTime(DateTime t);
 
 // ISO 8601 / OData form, "2024-05-01T12:00:00.0000000Z" (7 fraction digits).
-std::string FormatDateTime(DateTime t);
+BLOBTABLE_EXPORT std::string FormatDateTime(DateTime t);
 // Parses "YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM)"; InvalidArgument
 // if malformed or out of range.
-Result<DateTime> ParseDateTime(std::string_view text);
+BLOBTABLE_EXPORT Result<DateTime> ParseDateTime(std::string_view text);
 
 }  // namespace blobtable
 

@@ -8,6 +8,8 @@
 #include <memory>
 #include <string>
 
+#include "blobtable/export.h"
+
 namespace blobtable {
 
 class BlobStore;
@@ -27,7 +29,7 @@ using SteadyTime = std::chrono::steady_clock::time_point;
 //   locks, Azure retries).
 // Tests inject a fake clock whose SleepFor moves time instead of sleeping.
 // Implementations must be thread-safe.
-class Clock {
+class BLOBTABLE_EXPORT Clock {
  public:
   virtual ~Clock() = default;
   virtual TimePoint Now() const = 0;

@@ -15,6 +15,8 @@
 #include <string_view>
 #include <utility>
 
+#include "blobtable/export.h"
+
 namespace blobtable {
 
 enum class Code : int {
@@ -47,9 +49,9 @@ enum class Code : int {
 };
 
 // "NotFound", "Conflict", ... (stable; used in messages and the CLI).
-std::string_view CodeName(Code code);
+BLOBTABLE_EXPORT std::string_view CodeName(Code code);
 
-class [[nodiscard]] Status {
+class [[nodiscard]] BLOBTABLE_EXPORT Status {
  public:
   Status() = default;  // OK
 
@@ -110,7 +112,7 @@ class [[nodiscard]] Status {
 };
 
 // Prints "Result::value() on an error: <status>" to stderr and aborts.
-[[noreturn]] void DieOnValueOfError(const Status& status);
+[[noreturn]] BLOBTABLE_EXPORT void DieOnValueOfError(const Status& status);
 
 // A value or the Status explaining why there is none.
 template <typename T>

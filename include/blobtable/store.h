@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 
+#include "blobtable/export.h"
 #include "blobtable/blob_store.h"
 #include "blobtable/options.h"
 #include "blobtable/status.h"
@@ -25,7 +26,7 @@
 
 namespace blobtable {
 
-class Store {
+class BLOBTABLE_EXPORT Store {
  public:
   // Opens `location`: a directory for the embedded local store (created if
   // missing; "file:" prefix optional), or an Azure Storage connection string
@@ -65,7 +66,7 @@ class Store {
 // True if Store::Open takes `location` as an Azure Storage connection
 // string: a ';'-separated part "Key=..." names a key the connection-string
 // parser knows (any case, spaces around the key), and no "file:" prefix.
-bool IsConnectionString(std::string_view location);
+BLOBTABLE_EXPORT bool IsConnectionString(std::string_view location);
 
 }  // namespace blobtable
 

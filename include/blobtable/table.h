@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "blobtable/export.h"
 #include "blobtable/entity.h"
 #include "blobtable/status.h"
 
@@ -47,7 +48,7 @@ struct QueryPage {
   std::string continuation;
 };
 
-class Table {
+class BLOBTABLE_EXPORT Table {
  public:
   const std::string& name() const { return name_; }
 

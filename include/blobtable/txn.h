@@ -37,6 +37,7 @@
 #include <string_view>
 #include <vector>
 
+#include "blobtable/export.h"
 #include "blobtable/entity.h"
 #include "blobtable/status.h"
 #include "blobtable/table.h"
@@ -73,7 +74,7 @@ struct CommittedWrite {
   bool applied = true;
 };
 
-class Transaction {
+class BLOBTABLE_EXPORT Transaction {
  public:
   ~Transaction();
   Transaction(const Transaction&) = delete;
