@@ -2,6 +2,8 @@
 
 #include <cctype>
 #include <map>
+#include <utility>
+#include <vector>
 
 #include "util/ascii.h"
 #include "util/base64.h"
@@ -55,15 +57,25 @@ const std::map<std::string, std::string>& KnownKeys() {
   return kKnown;
 }
 
-}  // namespace
-
-bool NamesAConnectionStringKey(std::string_view text) {
+// The non-empty ';'-separated parts of a connection string, trimmed, each
+// with the offset where it starts.
+std::vector<std::pair<std::string_view, size_t>> Parts(std::string_view text) {
+  std::vector<std::pair<std::string_view, size_t>> parts;
   size_t pos = 0;
   while (pos <= text.size()) {
     size_t end = text.find(';', pos);
     if (end == std::string_view::npos) end = text.size();
-    std::string_view part = text.substr(pos, end - pos);
+    std::string_view part = Trim(text.substr(pos, end - pos));
+    if (!part.empty()) parts.emplace_back(part, pos);
     pos = end + 1;
+  }
+  return parts;
+}
+
+}  // namespace
+
+bool NamesAConnectionStringKey(std::string_view text) {
+  for (const auto& [part, start] : Parts(text)) {
     size_t eq = part.find('=');
     if (eq != std::string_view::npos && KnownKeys().count(AsciiLower(Trim(part.substr(0, eq)))))
       return true;
@@ -76,15 +88,8 @@ Result<AzureConfig> ParseConnectionString(std::string_view text) {
   // Messages name keys and positions, never values: a malformed part may be
   // an account key or a signature pasted in the wrong place.
   std::map<std::string, std::string> kv;  // by canonical key name
-  size_t pos = 0;
   int index = 0;
-  while (pos <= text.size()) {
-    size_t end = text.find(';', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view part = Trim(text.substr(pos, end - pos));
-    const size_t start = pos;
-    pos = end + 1;
-    if (part.empty()) continue;
+  for (const auto& [part, start] : Parts(text)) {
     ++index;
     size_t eq = part.find('=');
     if (eq == std::string_view::npos || eq == 0)

@@ -390,6 +390,18 @@ TEST_P(InteropTest, AnUnreadableCaFileIsInvalidArgument) {
   EXPECT_NE(store.status().message().find("CaFile"), std::string::npos);
 }
 
+// A store on Azurite's dev account reached through `proxy`, retrying fast.
+Result<std::unique_ptr<Store>> OpenViaProxy(const LosingProxy& proxy, const std::string& transport,
+                                            const std::string& container) {
+  StoreOptions o;
+  o.container = container;
+  o.retry_initial_delay = std::chrono::milliseconds(1);
+  return Store::Open("UseDevelopmentStorage=true;BlobEndpoint=http://127.0.0.1:" +
+                         std::to_string(proxy.port()) + "/devstoreaccount1;HttpTransport=" +
+                         transport,
+                     o);
+}
+
 // Writes applied whose answer is lost (the connection reset after the
 // server answered): curl re-sends them by itself on a fresh connection,
 // cpprest (which never reuses a connection) fails and blobtable retries.
@@ -399,13 +411,7 @@ TEST_P(InteropTest, WritesWhoseAnswerWasLostAreNeverMisreported) {
   Azurite* a = Azurite::Get();
   ASSERT_NE(a, nullptr);
   LosingProxy proxy(a->port());
-  StoreOptions o;
-  o.container = container_;
-  o.retry_initial_delay = std::chrono::milliseconds(1);
-  auto store = Store::Open("UseDevelopmentStorage=true;BlobEndpoint=http://127.0.0.1:" +
-                               std::to_string(proxy.port()) +
-                               "/devstoreaccount1;HttpTransport=" + GetParam(),
-                           o);
+  auto store = OpenViaProxy(proxy, GetParam(), container_);
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   BlobStore& blobs = (*store)->blob_store();
   ASSERT_TRUE(blobs.Put("warm", "x", {}).ok());  // a connection now in use, for curl to reuse
@@ -463,13 +469,7 @@ class CommitPointTest : public InteropTest {
            (line.rfind("GET ", 0) == 0 || line.rfind("HEAD ", 0) == 0);
   }
   std::unique_ptr<Store> OpenVia(const LosingProxy& proxy) {
-    StoreOptions o;
-    o.container = container_;
-    o.retry_initial_delay = std::chrono::milliseconds(1);
-    auto store = Store::Open("UseDevelopmentStorage=true;BlobEndpoint=http://127.0.0.1:" +
-                                 std::to_string(proxy.port()) +
-                                 "/devstoreaccount1;HttpTransport=" + GetParam(),
-                             o);
+    auto store = OpenViaProxy(proxy, GetParam(), container_);
     EXPECT_TRUE(store.ok()) << store.status().ToString();
     return store.ok() ? std::move(*store) : nullptr;
   }
