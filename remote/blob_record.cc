@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "remote/lmdb_env.h"
 #include "util/msgpack_util.h"
 
 namespace blobtable {
@@ -29,6 +30,22 @@ uint32_t Crc32(std::string_view bytes) {
   uLong crc = crc32_z(0L, Z_NULL, 0);
   return static_cast<uint32_t>(
       crc32_z(crc, reinterpret_cast<const Bytef*>(bytes.data()), bytes.size()));
+}
+
+Result<std::string_view> ReadData(MDB_txn* txn, MDB_dbi data, const BucketEntry& e) {
+  char key[8];
+  DataKey(e.record.data_id, key);
+  MDB_val k{sizeof(key), key}, v;
+  int rc = mdb_get(txn, data, &k, &v);
+  if (rc == MDB_NOTFOUND)
+    return Status::Corruption("local store: the data of blob '" + e.name + "' is missing");
+  if (rc != 0) return LmdbError(rc, "reading the data of blob '" + e.name + "'");
+  std::string_view bytes = FromVal(v);
+  if (e.record.data_crc && Crc32(bytes) != *e.record.data_crc)
+    return Status::Corruption("local store: the data of blob '" + e.name +
+                              "' does not match its checksum (damaged on disk); delete or "
+                              "overwrite it, and see `blobtable check`");
+  return bytes;
 }
 
 std::string EncodeBucket(const Bucket& bucket) {

@@ -33,6 +33,8 @@
 #include <string_view>
 #include <vector>
 
+#include <lmdb.h>
+
 #include "blobtable/blob_store.h"
 #include "remote/lease_rules.h"
 
@@ -68,6 +70,11 @@ struct BucketEntry {
 
 // Entries sorted by name.
 using Bucket = std::vector<BucketEntry>;
+
+// The data of bucket entry `e` from data database `data` in `txn`, checked
+// against its checksum (if it has one). Corruption naming the blob if it is
+// missing or does not match; IOError if LMDB fails. Valid while `txn` is.
+Result<std::string_view> ReadData(MDB_txn* txn, MDB_dbi data, const BucketEntry& e);
 
 // The LMDB key of blob `name`'s bucket.
 std::string BucketKey(std::string_view name);

@@ -274,19 +274,8 @@ class LocalBlobStore final : public BlobStore {
     }
     out.properties = PropertiesOf(rec, NowMs());
     if (with_data) {
-      char key[8];
-      DataKey(rec.data_id, key);
-      MDB_val k{sizeof(key), key}, v;
-      int rc = mdb_get(txn.get(), data_, &k, &v);
-      if (rc == MDB_NOTFOUND)
-        return Status::Corruption("local store: the data of blob '" + std::string(name) +
-                                  "' is missing");
-      if (rc != 0) return LmdbError(rc, "reading blob data");
-      if (rec.data_crc && Crc32(FromVal(v)) != *rec.data_crc)
-        return Status::Corruption("local store: the data of blob '" + std::string(name) +
-                                  "' does not match its checksum (damaged on disk); delete or "
-                                  "overwrite it, and see `blobtable check`");
-      out.data.assign(FromVal(v));
+      BT_ASSIGN_OR_RETURN(std::string_view data, ReadData(txn.get(), data_, *it));
+      out.data.assign(data);
     }
     return out;
   }
@@ -428,10 +417,6 @@ Result<ListPage> LocalBlobStore::List(const ListOptions& o) {
   return page;
 }
 
-// Re-keys a container written before every bucket held one blob: names over
-// 480 bytes were keyed by their first 480 bytes, many to a bucket (see
-// blob_record.h). Once per container, in one write transaction (LMDB
-// serializes it with every other process's), recorded in `meta`.
 using SharedBuckets = std::vector<std::pair<std::string, Bucket>>;
 
 // The buckets of the old layout: 480-byte keys holding a longer name.

@@ -14,22 +14,14 @@ namespace {
 Status CheckData(MDB_txn* txn, MDB_dbi data, const Bucket& bucket, CheckReport& report) {
   for (const BucketEntry& e : bucket) {
     ++report.blobs;
-    char key[8];
-    DataKey(e.record.data_id, key);
-    MDB_val k{sizeof(key), key}, v;
-    int rc = mdb_get(txn, data, &k, &v);
-    if (rc == MDB_NOTFOUND) {
-      report.damaged.push_back({e.name, "data", "its data is missing"});
+    auto blob = ReadData(txn, data, e);
+    if (blob.status().code() == Code::kCorruption) {
+      report.damaged.push_back({e.name, "data", blob.status().message()});
       continue;
     }
-    if (rc != 0) return LmdbError(rc, "reading the data of blob '" + e.name + "'");
-    if (!e.record.data_crc) {
-      ++report.unverified;
-      continue;
-    }
-    if (Crc32(FromVal(v)) != *e.record.data_crc)
-      report.damaged.push_back({e.name, "data", "its data does not match its checksum"});
-    else if (v.mv_size != e.record.data_size)
+    BT_RETURN_IF_ERROR(blob.status());
+    if (!e.record.data_crc) ++report.unverified;
+    else if (blob->size() != e.record.data_size)
       report.damaged.push_back({e.name, "data", "its data is not the size its record says"});
   }
   return Status::OK();
@@ -63,8 +55,10 @@ Result<CheckReport> Walk(LmdbEnv& env, MDB_dbi buckets, MDB_dbi data) {
 
 Result<CheckReport> CheckLocalStore(const std::string& directory, const StoreOptions& options) {
   BT_RETURN_IF_ERROR(ValidateContainerName(options.container));
-  BT_ASSIGN_OR_RETURN(std::shared_ptr<LmdbEnv> env, LmdbEnv::Open(directory, options.local_map_size, options.local_file_mode));
-  const std::string bucket_db = kContainerDbPrefix + options.container, data_db = kDataDbPrefix + options.container;
+  BT_ASSIGN_OR_RETURN(std::shared_ptr<LmdbEnv> env,
+                      LmdbEnv::Open(directory, options.local_map_size, options.local_file_mode));
+  const std::string bucket_db = kContainerDbPrefix + options.container;
+  const std::string data_db = kDataDbPrefix + options.container;
   BT_ASSIGN_OR_RETURN(MDB_dbi buckets, env->Database(bucket_db));
   auto data = env->Database(data_db);
   if (!data.ok()) {
