@@ -7,6 +7,16 @@
 #include <vector>
 
 namespace blobtable::testing {
+
+void BlobStoreConformance::SetUp() {
+  StoreOptions o;
+  if (controls_clock()) o.clock = &clock_;
+  o.container = FreshContainer("conformance");
+  auto store = OpenBackendBlobStore(GetParam(), o);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  store_ = std::move(*store);
+}
+
 namespace {
 
 using std::chrono::seconds;

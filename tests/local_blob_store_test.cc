@@ -13,30 +13,23 @@
 #include "remote/lmdb_env.h"
 #include "remote/blob_record.h"
 #include "tests/blob_store_conformance.h"
+#include "tests/counting_blob_store.h"
 #include "tests/test_util.h"
 
 namespace blobtable::testing {
 namespace {
 
-// One directory for the whole suite; each store gets its own container.
-TempDir& SuiteDir() {
-  static TempDir* dir = new TempDir;
-  return *dir;
-}
-
-std::shared_ptr<BlobStore> MakeLocal(FakeClock* clock) {
-  static int n = 0;
-  StoreOptions o;
-  o.clock = clock;
-  o.container = "conformance-" + std::to_string(++n);
-  auto store = OpenLocalBlobStore(SuiteDir().path(), o);
-  EXPECT_TRUE(store.ok()) << store.status().ToString();
-  return store.ok() ? *store : nullptr;
+// Also through a pass-through wrapper stacked with Backend::With: a wrapper
+// that overrides nothing must keep the whole contract (every call forwarded,
+// every answer unchanged).
+Backend LocalThroughAWrapper() {
+  return LocalBackend().With("Wrapped", [](std::shared_ptr<BlobStore> s) {
+    return std::make_shared<CountingBlobStore>(std::move(s));
+  });
 }
 
 INSTANTIATE_TEST_SUITE_P(Local, BlobStoreConformance,
-                         ::testing::Values(BlobStoreTarget{"local", MakeLocal, true}),
-                         PrintTarget);
+                         ::testing::Values(LocalBackend(), LocalThroughAWrapper()), PrintBackend);
 
 TEST(LocalBlobStore, DataSurvivesReopen) {
   TempDir dir;

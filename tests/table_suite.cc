@@ -9,7 +9,7 @@ namespace blobtable::testing {
 
 void TableTest::SetUp() {
   StoreOptions o;
-  if (GetParam().controls_clock) o.clock = &clock_;  // else the real clock: the server's time
+  if (GetParam().fake_clock()) o.clock = &clock_;  // else the real clock: the server's time
   // Writes that meet a lease give up after 300 ms; with the fake clock the
   // backoff moves that clock instead of sleeping (FakeClock::SleepFor).
   o.busy_timeout = std::chrono::milliseconds(300);
@@ -17,7 +17,8 @@ void TableTest::SetUp() {
     counter_ = std::make_shared<CountingBlobStore>(std::move(b));
     return counter_;
   };
-  auto store = GetParam().open(o);
+  o.container = FreshContainer("tables");
+  auto store = OpenBackendStore(GetParam(), o);
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   store_ = std::move(*store);
   auto t = store_->OpenTable("Orders");
@@ -41,7 +42,7 @@ TEST_P(TableTest, InsertThenGetRoundTripsEveryTypeWithETagAndTimestamp) {
   auto stored = table().Insert(e);
   ASSERT_TRUE(stored.ok()) << stored.status().ToString();
   EXPECT_FALSE(stored->etag().empty());
-  if (GetParam().controls_clock) {
+  if (GetParam().fake_clock()) {
     EXPECT_EQ(stored->timestamp(), std::chrono::time_point_cast<Ticks>(clock_.Now()));
   }
   auto got = table().Get("p", "r");
@@ -304,7 +305,7 @@ TEST_P(TableTest, LeasedEntityIsBusy) {
   EXPECT_EQ(r.status().code(), Code::kBusy);
   EXPECT_EQ(r.status().storage_code(), "LeaseIdMissing");
   EXPECT_TRUE(table().Get("p", "locked").ok());  // reads are not blocked
-  if (GetParam().controls_clock) {
+  if (GetParam().fake_clock()) {
     clock_.Advance(std::chrono::seconds(15));  // the lease expires
   } else {
     ASSERT_TRUE(store_->blob_store().BreakLease(*name, 0, {}).ok());

@@ -18,16 +18,8 @@ namespace {
 using testing::FakeClock;
 using testing::TempDir;
 
-Result<std::unique_ptr<Store>> OpenLocal(StoreOptions options) {
-  static TempDir* dir = new TempDir;  // one directory, a container per store
-  static int n = 0;
-  options.container = "table-suite-" + std::to_string(++n);
-  return Store::Open(dir->path(), options);
-}
-
 using testing::TableTest;
-INSTANTIATE_TEST_SUITE_P(Local, TableTest,
-                         ::testing::Values(testing::TableBackend{"local", OpenLocal, true}),
+INSTANTIATE_TEST_SUITE_P(Local, TableTest, ::testing::Values(testing::LocalBackend()),
                          testing::PrintBackend);
 
 Entity Make(const std::string& pk, const std::string& rk, int32_t n = 0) {

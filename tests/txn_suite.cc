@@ -255,11 +255,12 @@ TEST_P(TxnTest, OppositeOrderTransfersFromManyThreadsAllFinish) {
   Seed();
   std::atomic<int> done{0}, conflicts{0};
   std::vector<std::thread> threads;
+  const Backend backend = GetParam();
   for (int t = 0; t < 4; ++t)
     threads.emplace_back([&, t] {
       StoreOptions real;  // real time and real waits, as in production
       real.container = container_;
-      auto store = Store::Open(location_, real).value();
+      auto store = OpenBackendStore(backend, real).value();
       auto accounts = *store->OpenTable("accounts");
       const char* from = t % 2 ? "alice" : "carol";
       const char* to = t % 2 ? "carol" : "alice";
@@ -436,14 +437,14 @@ class Hooked final : public BlobStoreWrapper {
   }
 };
 
-// A store over `location` whose requests pass through a Hooked wrapper.
-std::unique_ptr<Store> OpenHooked(const std::string& location, StoreOptions o, Hooked** h) {
+// A store on `backend` whose requests pass through a Hooked wrapper.
+std::unique_ptr<Store> OpenHooked(const Backend& backend, StoreOptions o, Hooked** h) {
   o.wrap_blob_store = [h](std::shared_ptr<BlobStore> b) {
     auto x = std::make_shared<Hooked>(std::move(b));
     *h = x.get();
     return x;
   };
-  return Store::Open(location, o).value();
+  return OpenBackendStore(backend, o).value();
 }
 
 // Regression (review): a plain read-modify-write after a coordinator died
@@ -496,7 +497,7 @@ TEST_P(TxnTest, AnUnclearCommitPointIsNeverRolledBack) {
   if (!fake_clock()) GTEST_SKIP() << "local backend only";
   Seed();
   Hooked* h = nullptr;
-  auto store = OpenHooked(location_, Options(), &h);
+  auto store = OpenHooked(GetParam(), Options(), &h);
   bool answered_badly = false;
   h->after_put = [&](std::string_view n, const PutOptions& po,
                      const Result<WriteResult>& r) -> std::optional<Status> {
@@ -531,7 +532,7 @@ TEST_P(TxnTest, UndoNeverRemovesALaterPlainWrite) {
   ASSERT_EQ(KillTransferAt("txn.entities_leased", "line"), 128 + SIGKILL);
   Expire();
   Hooked* h = nullptr;
-  auto resolver = OpenHooked(location_, Options(), &h);
+  auto resolver = OpenHooked(GetParam(), Options(), &h);
   bool once = false;
   h->after_head = [&](std::string_view n) {
     if (once || n.find("ledger") == std::string_view::npos || n.find("/l/") != std::string_view::npos)
@@ -713,7 +714,7 @@ TEST_P(TxnTest, AReaderNeverReturnsAVersionACommittedTransactionReplaces) {
   Seed();
   ASSERT_EQ(KillTransferAt("txn.committed", "t1"), 128 + SIGKILL);  // alice 90
   Hooked* h = nullptr;
-  auto reader = OpenHooked(location_, Options(), &h);
+  auto reader = OpenHooked(GetParam(), Options(), &h);
   bool next_started = false;
   h->before_delete = [&](std::string_view n) -> std::optional<Status> {
     if (next_started || n.rfind(kRecordPrefix, 0) != 0) return std::nullopt;
@@ -735,7 +736,7 @@ TEST_P(TxnTest, AReaderNeverReturnsAVersionACommittedTransactionReplaces) {
 TEST_P(TxnTest, ACommitPointWhoseAnswerWasLostIsNeverReportedAsNotCommitted) {
   Seed();
   Hooked* h = nullptr;
-  auto store = OpenHooked(location_, Options(), &h);
+  auto store = OpenHooked(GetParam(), Options(), &h);
   bool lost = false;
   h->after_put = [&](std::string_view n, const PutOptions& po,
                      const Result<WriteResult>& r) -> std::optional<Status> {
@@ -798,7 +799,7 @@ TEST_P(TxnTest, AResolverRenewsItsLeaseOnTheRecord) {
   StoreOptions o = Options();
   o.txn_lease_seconds = 15;
   Hooked* h = nullptr;
-  auto resolver = OpenHooked(location_, o, &h);
+  auto resolver = OpenHooked(GetParam(), o, &h);
   std::atomic<int> renewals{0};
   SyncPoints::Set("recovery.renewed", [&] { ++renewals; });
   int slow_steps = 0;

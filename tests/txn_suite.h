@@ -15,6 +15,7 @@
 
 #include "blobtable/store.h"
 #include "model/blob_naming.h"
+#include "tests/backend.h"
 #include "tests/counting_blob_store.h"
 #include "tests/test_util.h"
 #include "txn/sync_point.h"
@@ -37,25 +38,11 @@ inline TransactionOptions ShortLeases() {
 }
 
 
-struct TxnBackend {
-  std::string name;
-  bool fake_clock = true;  // the local backend: a directory and the fake clock
-  // A server's connection string (fake_clock false).
-  std::function<std::string()> location;
-};
-
-inline std::string PrintTxnBackend(const ::testing::TestParamInfo<TxnBackend>& info) {
-  return info.param.name;
-}
-inline void PrintTo(const TxnBackend& b, std::ostream* os) { *os << b.name; }
-
-class TxnTest : public ::testing::TestWithParam<TxnBackend> {
+class TxnTest : public ::testing::TestWithParam<Backend> {
  protected:
   void SetUp() override {
     SyncPoints::ClearAll();
-    static int n = 0;
-    container_ = "txn-" + std::to_string(getpid()) + "-" + std::to_string(++n);
-    location_ = GetParam().fake_clock ? dir_.path() : GetParam().location();
+    container_ = FreshContainer("txn");
     store_ = Open();
     ASSERT_NE(store_, nullptr);
     accounts_.emplace(*store_->OpenTable("accounts"));
@@ -71,7 +58,7 @@ class TxnTest : public ::testing::TestWithParam<TxnBackend> {
       counter_ = c.get();
       return c;
     };
-    if (!GetParam().fake_clock) return o;  // real time and waits: the server keeps the time
+    if (!GetParam().fake_clock()) return o;  // real time and waits: the server keeps the time
     o.clock = &clock_;
     // Backoff moves the shared fake clock (in this process and its children)
     // fifty times faster than it sleeps: waiting out a dead coordinator's
@@ -84,11 +71,11 @@ class TxnTest : public ::testing::TestWithParam<TxnBackend> {
     return o;
   }
   std::unique_ptr<Store> Open() {
-    auto s = Store::Open(location_, Options());
+    auto s = OpenBackendStore(GetParam(), Options());
     EXPECT_TRUE(s.ok()) << s.status().ToString();
     return s.ok() ? std::move(*s) : nullptr;
   }
-  bool fake_clock() const { return GetParam().fake_clock; }
+  bool fake_clock() const { return GetParam().fake_clock(); }
   // What a dead coordinator's leases running out gives a successor: with the
   // fake clock, time; on a server, breaking every lease in the container
   // (what expiry would do, without the wait).
@@ -172,8 +159,7 @@ class TxnTest : public ::testing::TestWithParam<TxnBackend> {
     }
   }
 
-  TempDir dir_;
-  std::string container_, location_;
+  std::string container_;
   FakeClock clock_;
   CountingBlobStore* counter_ = nullptr;
   std::unique_ptr<Store> store_;

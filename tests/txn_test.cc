@@ -4,8 +4,7 @@
 namespace blobtable::testing {
 namespace {
 
-INSTANTIATE_TEST_SUITE_P(Local, TxnTest, ::testing::Values(TxnBackend{"local", true, nullptr}),
-                         PrintTxnBackend);
+INSTANTIATE_TEST_SUITE_P(Local, TxnTest, ::testing::Values(LocalBackend()), PrintBackend);
 
 }  // namespace
 }  // namespace blobtable::testing
