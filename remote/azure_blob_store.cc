@@ -2,6 +2,7 @@
 
 #include <pugixml.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <ctime>
 #include <optional>
@@ -62,6 +63,9 @@ struct Outcome {
 struct Budget {
   SteadyTime start;
   std::chrono::milliseconds slept{0};
+  // A caller's deadline (ReadOptions::deadline): no attempt starts after
+  // it, and an attempt's timeout is cut to what is left of it.
+  std::optional<SteadyTime> deadline;
 };
 
 std::string Quoted(std::string etag) {
@@ -101,11 +105,18 @@ class AzureBlobStore final : public BlobStore {
     return ErrorOf(r, "creating container " + o_.container);
   }
 
-  Result<GetResult> Get(std::string_view name, const AccessConditions& c) override {
-    return Read("GET", name, c);
+  Result<GetResult> Get(std::string_view name, const ReadOptions& o) override {
+    if (o.policy.mode == ReadPolicy::Mode::kOffline)
+      return Status::FromStorage(Code::kNotFound, 404, "BlobNotFound",
+                                 "blob '" + std::string(name) +
+                                     "': an offline read, and this store has no cache");
+    Budget budget = NewBudget();
+    budget.deadline = o.deadline;
+    return Read("GET", name, o.conditions, budget);
   }
   Result<GetResult> Head(std::string_view name, const AccessConditions& c) override {
-    return Read("HEAD", name, c);
+    Budget budget = NewBudget();
+    return Read("HEAD", name, c, budget);
   }
 
   Result<WriteResult> Put(std::string_view name, std::string_view data,
@@ -273,7 +284,16 @@ class AzureBlobStore final : public BlobStore {
   }
   // Whether another attempt, after `wait`, can finish within the budget.
   bool Affords(const Budget& b, std::chrono::milliseconds wait) const {
+    if (b.deadline && o_.clock->Steady() + wait >= *b.deadline) return false;
     return Spent(b) + wait + o_.request_timeout <= o_.retry.max_total;
+  }
+  // The timeout of an attempt starting now: the request timeout, cut to
+  // what is left before the budget's deadline (zero: no time left).
+  std::chrono::milliseconds AttemptTimeout(const Budget& b) const {
+    if (!b.deadline) return o_.request_timeout;
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*b.deadline -
+                                                                      o_.clock->Steady());
+    return std::clamp(left, std::chrono::milliseconds(0), o_.request_timeout);
   }
 
   // Sends a call, retrying what is worth retrying while the budget affords
@@ -288,6 +308,12 @@ class AzureBlobStore final : public BlobStore {
     }
     for (int attempt = 1;; ++attempt) {
       HttpRequest request = call.build();
+      request.timeout = AttemptTimeout(budget);
+      if (request.timeout.count() == 0) {
+        out.response = Status::Unavailable(std::string(call.op) + " '" + std::string(call.blob) +
+                                           "': the caller's deadline passed before an attempt");
+        break;
+      }
       Authenticate(request);
       auto t0 = o_.clock->Steady();
       out.response = RefuseCutAnswer(RefuseRedirect(o_.transport->Send(request), call), call);
@@ -409,13 +435,15 @@ class AzureBlobStore final : public BlobStore {
     return p;
   }
 
-  Result<GetResult> Read(const char* method, std::string_view name, const AccessConditions& c) {
+  Result<GetResult> Read(const char* method, std::string_view name, const AccessConditions& c,
+                         Budget& budget) {
     BT_RETURN_IF_ERROR(ValidateBlobName(name));
     Outcome out = Execute({method, name, [&] {
                              HttpRequest r = Request(method, BlobUrl(name));
                              AddConditions(r, c);
                              return r;
-                           }});
+                           }},
+                          budget);
     if (!out.response.ok()) return out.response.status();
     HttpResponse& r = *out.response;
     GetResult result;

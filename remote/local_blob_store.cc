@@ -44,8 +44,9 @@ class LocalBlobStore final : public BlobStore {
     env_->ReleaseDatabase(kMetaDb);
   }
 
-  Result<GetResult> Get(std::string_view name, const AccessConditions& c) override {
-    return Read(name, c, /*with_data=*/true);
+  // Every policy reads the files: nothing here is further away than a cache.
+  Result<GetResult> Get(std::string_view name, const ReadOptions& o) override {
+    return Read(name, o.conditions, /*with_data=*/true);
   }
   Result<GetResult> Head(std::string_view name, const AccessConditions& c) override {
     return Read(name, c, /*with_data=*/false);

@@ -518,6 +518,37 @@ TEST(Retry, TheBudgetCountsTimeoutsNotOnlyWaits) {
   EXPECT_EQ(service->requests.size(), 2u);
 }
 
+// A read with a deadline (what a stale-if-error read of the cache sends)
+// answers Unavailable by the deadline: attempts are cut to the time left,
+// and none starts after it, whatever the retry schedule would still allow.
+TEST(Retry, AReadWithADeadlineAnswersByThen) {
+  Harness h;  // 1 s per request, 10 s in all, 4 attempts
+  h.service->script = {FakeService::kTimeout, FakeService::kTimeout, FakeService::kTimeout,
+                       FakeService::kTimeout};
+  ReadOptions o;
+  const auto start = h.clock.Steady();
+  o.deadline = start + std::chrono::milliseconds(1'500);
+  EXPECT_EQ(h.store->Get("b", o).status().code(), Code::kUnavailable);
+  EXPECT_LE(h.clock.Steady() - start, std::chrono::milliseconds(1'500));
+  ASSERT_EQ(h.service->requests.size(), 2u);
+  EXPECT_EQ(h.service->requests[0].timeout, std::chrono::milliseconds(1'000));
+  EXPECT_LT(h.service->requests[1].timeout, std::chrono::milliseconds(500));
+  // A deadline already past sends nothing.
+  h.service->requests.clear();
+  o.deadline = h.clock.Steady();
+  EXPECT_EQ(h.store->Get("b", o).status().code(), Code::kUnavailable);
+  EXPECT_TRUE(h.service->requests.empty());
+}
+
+// Without a cache there is nothing to read offline: NotFound, no request.
+TEST(Retry, AnOfflineReadWithoutACacheSendsNothing) {
+  Harness h;
+  ReadOptions o;
+  o.policy = ReadPolicy::Offline();
+  EXPECT_EQ(h.store->Get("b", o).status().code(), Code::kNotFound);
+  EXPECT_TRUE(h.service->requests.empty());
+}
+
 // A conditional write refused after an attempt whose answer was lost is
 // checked by its write id; when the check cannot tell, the answer is
 // OutcomeUnknown, never Conflict (a caller would apply its change twice).

@@ -32,8 +32,8 @@ class CountingBlobStore final : public BlobStoreWrapper {
     counts_.clear();
   }
 
-  Result<GetResult> Get(std::string_view n, const AccessConditions& c) override {
-    return Count("get"), BlobStoreWrapper::Get(n, c);
+  Result<GetResult> Get(std::string_view n, const ReadOptions& o) override {
+    return Count("get"), BlobStoreWrapper::Get(n, o);
   }
   Result<GetResult> Head(std::string_view n, const AccessConditions& c) override {
     return Count("head"), BlobStoreWrapper::Head(n, c);

@@ -162,8 +162,8 @@ class SimStore final : public BlobStoreWrapper {
  public:
   SimStore(std::shared_ptr<BlobStore> t, SimScheduler& s) : BlobStoreWrapper(std::move(t)), s_(s) {}
 
-  Result<GetResult> Get(std::string_view n, const AccessConditions& c) override {
-    return Read("get", n, [&] { return BlobStoreWrapper::Get(n, c); });
+  Result<GetResult> Get(std::string_view n, const ReadOptions& o) override {
+    return Read("get", n, [&] { return BlobStoreWrapper::Get(n, o); });
   }
   Result<GetResult> Head(std::string_view n, const AccessConditions& c) override {
     return Read("head", n, [&] { return BlobStoreWrapper::Head(n, c); });

@@ -32,8 +32,8 @@ class LoggingBlobStore final : public BlobStoreWrapper {
   LoggingBlobStore(std::shared_ptr<BlobStore> target, std::ostream& log)
       : BlobStoreWrapper(std::move(target)), log_(log) {}
 
-  Result<GetResult> Get(std::string_view n, const AccessConditions& c) override {
-    return Log("GET", n, [&] { return BlobStoreWrapper::Get(n, c); });
+  Result<GetResult> Get(std::string_view n, const ReadOptions& o) override {
+    return Log("GET", n, [&] { return BlobStoreWrapper::Get(n, o); });
   }
   Result<GetResult> Head(std::string_view n, const AccessConditions& c) override {
     return Log("HEAD", n, [&] { return BlobStoreWrapper::Head(n, c); });

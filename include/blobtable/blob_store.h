@@ -85,10 +85,35 @@ struct BlobProperties {
   LeaseDurationType lease_duration = LeaseDurationType::kNone;
 };
 
+// How one Get is made: its conditions, and what a cache or a backend may do
+// with it. Converts from AccessConditions, so Get(name, conditions) reads as
+// before.
+struct ReadOptions {
+  ReadOptions() = default;
+  ReadOptions(AccessConditions c) : conditions(std::move(c)) {}  // NOLINT: implicit on purpose
+  ReadOptions(ReadPolicy p, std::string listed) : policy(p), listed_etag(std::move(listed)) {}
+
+  AccessConditions conditions;
+  // For a cache (see ReadPolicy); a backend honours only kOffline (the Azure
+  // backend then fails NotFound without a request; the local backend reads).
+  ReadPolicy policy;
+  // The ETag a listing just reported for this blob: a cached copy with this
+  // ETag is current, and a cache answers with it without a request.
+  std::string listed_etag;
+  // Answer by then: the Azure backend stops retrying and shortens its
+  // request timeout to fit (Unavailable when it runs out). Unset: the
+  // store's own retry budget alone.
+  std::optional<SteadyTime> deadline;
+};
+
 struct GetResult {
   // True when a read condition answered 304: `data` is empty and
   // `properties` holds only etag and last_modified.
   bool not_modified = false;
+  // Answered by a cache without validating it (ReadPolicy: max stale,
+  // offline, or stale-if-error while storage is unreachable). The lease
+  // state of a cached answer is never current.
+  bool stale = false;
   BlobProperties properties;
   std::string data;  // empty for Head
 };
@@ -116,6 +141,10 @@ struct ListOptions {
   // start of the prefix. Combines with marker (both must pass).
   std::string start_from;
   int max_results = 5000;  // 1..5000
+  // For a cache: Offline, or stale-if-error while storage is unreachable,
+  // answer with the cached blobs of the range (ListPage::stale). Backends
+  // ignore it.
+  ReadPolicy policy;
 };
 
 struct BlobItem {
@@ -126,6 +155,8 @@ struct BlobItem {
 struct ListPage {
   std::vector<BlobItem> items;  // in byte-wise name order
   std::string next_marker;      // empty when the listing is complete
+  // Answered by a cache from what it holds: blobs it never saw are missing.
+  bool stale = false;
 };
 
 // A listing that goes on for more pages than this is taken as broken (a
@@ -158,7 +189,8 @@ class BLOBTABLE_EXPORT BlobStore {
 
   // Reads a blob with its properties. NotFound/404 BlobNotFound if missing.
   // A failing If-None-Match / If-Modified-Since gives OK with not_modified.
-  virtual Result<GetResult> Get(std::string_view name, const AccessConditions& conditions) = 0;
+  // Unavailable when options.deadline passes first.
+  virtual Result<GetResult> Get(std::string_view name, const ReadOptions& options) = 0;
   // Get without the content.
   virtual Result<GetResult> Head(std::string_view name, const AccessConditions& conditions) = 0;
 
@@ -214,8 +246,8 @@ class BLOBTABLE_EXPORT BlobStoreWrapper : public BlobStore {
  public:
   explicit BlobStoreWrapper(std::shared_ptr<BlobStore> target) : target_(std::move(target)) {}
 
-  Result<GetResult> Get(std::string_view name, const AccessConditions& c) override {
-    return target_->Get(name, c);
+  Result<GetResult> Get(std::string_view name, const ReadOptions& o) override {
+    return target_->Get(name, o);
   }
   Result<GetResult> Head(std::string_view name, const AccessConditions& c) override {
     return target_->Head(name, c);

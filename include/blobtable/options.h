@@ -39,6 +39,30 @@ class BLOBTABLE_EXPORT Clock {
   static Clock* Real();
 };
 
+// How a read may answer from the local cache (StoreOptions::cache_*), in
+// the words of HTTP caching (RFC 9111, RFC 5861). Only entity reads
+// (Table::Get, Table::Query) use a policy other than Fresh; the transaction
+// machinery, conditional writes and every read of lease state always ask
+// storage. Without a cache: the local backend reads its files whatever the
+// policy; an Azure store fails Offline reads NotFound (nothing is cached).
+struct ReadPolicy {
+  enum class Mode {
+    kFresh,     // revalidate a cached copy (If-None-Match: 304 costs no body)
+    kMaxStale,  // serve a copy validated less than max_stale ago, no request
+    kOffline,   // never contact storage; NotFound unless cached
+  };
+  Mode mode = Mode::kFresh;
+  std::chrono::milliseconds max_stale{0};  // kMaxStale only
+  // When storage is unreachable (refused, reset, timed out, 5xx after
+  // retries), answer with the cached copy, marked stale (Entity::stale(),
+  // QueryPage::stale) instead of failing Unavailable.
+  bool stale_if_error = true;
+
+  static ReadPolicy Fresh() { return {}; }
+  static ReadPolicy MaxStale(std::chrono::milliseconds d) { return {Mode::kMaxStale, d, true}; }
+  static ReadPolicy Offline() { return {Mode::kOffline, {}, true}; }
+};
+
 // Options for opening a Store (see store.h).
 struct StoreOptions {
   // The container holding the tables (Azure container rules: 3-63 characters,
@@ -93,6 +117,25 @@ struct StoreOptions {
   // If set, receives one line per storage request attempt: method, blob,
   // HTTP status, error code, milliseconds, attempt. Never secrets.
   std::function<void(const std::string& line)> request_log;
+
+  // ---- The local cache (Azure stores; README "The local cache") ----
+  // Reads of an Azure store go through a local LMDB cache, revalidated with
+  // If-None-Match; off for the local backend, which would only duplicate.
+  bool cache = true;
+  // Its directory, shared by every store and process that names it (made
+  // owner-only); empty: $XDG_CACHE_HOME/blobtable, else ~/.cache/blobtable.
+  std::string cache_directory;
+  // Bound on cached bytes (bodies and properties); the least recently used
+  // entries are evicted beyond it.
+  uint64_t cache_max_bytes = uint64_t{1} << 30;  // 1 GiB
+  // The policy of Table::Get and Table::Query when the call names none.
+  ReadPolicy read_policy;
+  // A stale-if-error read answers from the cache once this much time has
+  // gone on a storage request that has not answered, retries or not.
+  std::chrono::milliseconds stale_if_error_deadline{2'000};
+  // After storage was found unreachable, reads answer from the cache without
+  // trying storage for this long; the first read after it tries again.
+  std::chrono::milliseconds unreachable_interval{5'000};
 };
 
 }  // namespace blobtable
