@@ -1,5 +1,9 @@
 #include "blobtable/store.h"
 
+#include <iostream>
+
+#include "cache/caching_blob_store.h"
+
 #include "model/blob_naming.h"
 #include "remote/open_blob_store.h"
 #include "txn/recovery.h"
@@ -7,13 +11,49 @@
 
 namespace blobtable {
 
+namespace {
+
+void Warn(const StoreOptions& options, const std::string& message) {
+  if (options.warn) options.warn(message);
+  else std::cerr << message << std::endl;
+}
+
+// The cache an Azure store reads through (null: none, or none could be
+// opened: the store works without it, after one warning).
+std::shared_ptr<BlobCache> OpenCache(std::string_view location, const StoreOptions& options) {
+  if (!options.cache || !IsConnectionString(location)) return nullptr;
+  std::string dir =
+      options.cache_directory.empty() ? DefaultCacheDirectory() : options.cache_directory;
+  auto warn = [options](const std::string& m) { Warn(options, m); };
+  auto cache = BlobCache::Open(dir, options.cache_max_bytes,
+                               options.clock != nullptr ? options.clock : Clock::Real(), warn);
+  if (!cache.ok()) {
+    warn("blobtable: reading without the local cache: " + cache.status().ToString());
+    return nullptr;
+  }
+  return *cache;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Store>> Store::Open(std::string_view location,
                                            const StoreOptions& options) {
   auto blobs = OpenBlobStore(location, options);
   if (!blobs.ok()) return blobs.status();
   std::shared_ptr<BlobStore> backend = std::move(*blobs);
   if (options.wrap_blob_store) backend = options.wrap_blob_store(std::move(backend));
-  return FromBlobStore(std::move(backend), options);
+  std::shared_ptr<BlobCache> cache = OpenCache(location, options);
+  if (cache) {
+    CachingOptions c;
+    c.clock = options.clock;
+    c.stale_if_error_deadline = options.stale_if_error_deadline;
+    c.unreachable_interval = options.unreachable_interval;
+    c.cacheable = naming::IsEntityBlobName;
+    backend = std::make_shared<CachingBlobStore>(std::move(backend), cache, std::move(c));
+  }
+  auto store = FromBlobStore(std::move(backend), options);
+  store->core_->cache = std::move(cache);
+  return store;
 }
 
 std::unique_ptr<Store> Store::FromBlobStore(std::shared_ptr<BlobStore> blobs,
@@ -40,6 +80,11 @@ Result<int> Store::Recover() const {
 }
 
 BlobStore& Store::blob_store() const { return *core_->blobs; }
+
+Result<CacheStats> Store::cache_stats() const {
+  if (!core_->cache) return Status::NotFound("this store reads without a cache");
+  return core_->cache->Stats();
+}
 const StoreOptions& Store::options() const { return core_->options; }
 
 }  // namespace blobtable

@@ -72,7 +72,7 @@ Result<std::string> CurrentETag(const Table& table, const internal::StoreCore& c
   auto head = core.blobs->Head(blob, {});
   if (!head.ok()) return head.status();
   if (!Marked(head->properties)) return head->properties.etag;
-  BT_ASSIGN_OR_RETURN(Entity settled, table.Get(pk, rk));
+  BT_ASSIGN_OR_RETURN(Entity settled, table.Get(pk, rk, ReadPolicy::Validate()));
   return settled.etag();
 }
 
@@ -96,22 +96,35 @@ Result<std::string> Table::LockBlobName(std::string_view pk) const {
 }
 
 Result<Entity> Table::Get(std::string_view pk, std::string_view rk) const {
+  return Get(pk, rk, core_->options.read_policy);
+}
+
+Result<Entity> Table::Get(std::string_view pk, std::string_view rk,
+                          const ReadPolicy& policy) const {
+  return Read(pk, rk, ReadOptions(policy, ""));
+}
+
+Result<Entity> Table::Read(std::string_view pk, std::string_view rk,
+                           const ReadOptions& read) const {
   std::string ctx = Context(name_, pk, rk);
   auto name = EntityBlobName(pk, rk);
   if (!name.ok()) return name.status().WithContext(ctx);
-  auto blob = core_->blobs->Get(*name, {});
+  auto blob = core_->blobs->Get(*name, read);
   // Marked by a transaction: wait for its outcome (or, if its coordinator
   // died, settle it), then read again. Reading around the mark could hand
   // out a version that a committed write is about to replace. Only the
-  // deadline ends the wait; the backoff has its own counter.
+  // deadline ends the wait; the backoff has its own counter. A stale answer
+  // from the cache is handed out as it is: storage, which would settle the
+  // mark, is out of reach.
+  const ReadOptions again(ReadPolicy::Validate(), "");
   SteadyTime deadline{};
   int round = 0;
-  while (blob.ok() && Marked(blob->properties)) {
+  while (blob.ok() && !blob->stale && Marked(blob->properties)) {
     const std::string seen = blob->properties.etag;
     Status r = ResolveBlob(core_->Resolver(), *name, blob->properties);
     if (!r.ok() && !r.IsBusy()) return r.WithContext(ctx);
     if (r.ok()) {
-      blob = core_->blobs->Get(*name, {});
+      blob = core_->blobs->Get(*name, again);
       if (!blob.ok() || blob->properties.etag != seen) continue;  // moved on: look at it
     }
     if (deadline == SteadyTime{}) deadline = core_->clock->Steady() + core_->options.busy_timeout;
@@ -119,7 +132,7 @@ Result<Entity> Table::Get(std::string_view pk, std::string_view rk) const {
       return Status::Busy(ctx + ": a transaction holding it stayed in progress for longer than "
                                 "the busy timeout");
     core_->Backoff(&round);
-    blob = core_->blobs->Get(*name, {});
+    blob = core_->blobs->Get(*name, again);
   }
   if (!blob.ok()) {
     if (blob.status().IsNotFound()) return Status::NotFound(ctx + ": not found");
@@ -129,6 +142,7 @@ Result<Entity> Table::Get(std::string_view pk, std::string_view rk) const {
   if (e.partition_key() != pk || e.row_key() != rk)
     return Status::Corruption("entity blob '" + *name + "' holds the keys of another entity");
   e.set_etag(blob->properties.etag);
+  e.set_stale(blob->stale);
   return e;
 }
 
@@ -173,7 +187,7 @@ Result<Entity> Table::Write(const Entity& entity, std::string_view if_match, boo
     if (merge) {
       // Read the current version, merge into it, write it back only if it is
       // still that version.
-      auto current = Get(entity.partition_key(), entity.row_key());
+      auto current = Get(entity.partition_key(), entity.row_key(), ReadPolicy::Validate());
       if (current.ok()) {
         if (!any_version && current->etag() != if_match)
           return Status::Conflict(ctx + ": ETag " + std::string(if_match) +
@@ -221,7 +235,7 @@ Result<Entity> Table::Write(const Entity& entity, std::string_view if_match, boo
     // answer is about the entity as a reader sees it, so a transaction's
     // mark or reservation is settled first (Get does that).
     if (any_version) continue;  // raced between reading and writing: again
-    auto now = Get(entity.partition_key(), entity.row_key());
+    auto now = Get(entity.partition_key(), entity.row_key(), ReadPolicy::Validate());
     if (!now.ok() && !now.status().IsNotFound()) return now.status();
     if (insert_only) {
       if (now.ok()) return Status::Conflict(ctx + ": already exists");
@@ -270,7 +284,8 @@ Status Table::Delete(std::string_view pk, std::string_view rk, std::string_view 
     if (s.IsNotFound()) return Status::NotFound(ctx + ": not found");
     if (!s.IsConflict()) return s.WithContext(ctx);
     if (any_version) continue;  // raced between reading and deleting: again
-    auto now = Get(pk, rk);  // as a reader sees it (settles a transaction first)
+    // As a reader sees it (settles a transaction first).
+    auto now = Get(pk, rk, ReadPolicy::Validate());
     if (now.status().IsNotFound()) return Status::NotFound(ctx + ": not found");
     if (!now.ok()) return now.status();
     return Status::Conflict(ctx + ": ETag " + std::string(if_match) + " no longer matches (now " +
@@ -308,6 +323,8 @@ Result<QueryPage> Table::Query(const QueryOptions& q) const {
     list.start_from = std::max(list.start_from, after);
   }
 
+  const ReadPolicy policy = q.policy.value_or(core_->options.read_policy);
+  list.policy = policy;
   QueryPage page;
   std::string last;
   bool more = false;
@@ -315,6 +332,7 @@ Result<QueryPage> Table::Query(const QueryOptions& q) const {
   for (;;) {
     auto listed = core_->blobs->List(list);
     if (!listed.ok()) return listed.status().WithContext(ctx);
+    page.stale = page.stale || listed->stale;
     for (const BlobItem& item : listed->items) {
       if (!after.empty() && item.name <= after) continue;
       // A reservation is absent unless its (dead) transaction committed:
@@ -332,9 +350,12 @@ Result<QueryPage> Table::Query(const QueryOptions& q) const {
         more = true;
         break;
       }
-      auto e = Get(key->partition_key, key->row_key);
+      // The listing's ETag lets a cached copy answer without a request.
+      auto e = Read(key->partition_key, key->row_key,
+                    ReadOptions(policy, listed->stale ? "" : item.properties.etag));
       if (e.status().IsNotFound()) continue;  // deleted since it was listed
       if (!e.ok()) return e.status();
+      page.stale = page.stale || e->stale();
       page.entities.push_back(std::move(*e));
       last = item.name;
     }

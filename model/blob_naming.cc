@@ -97,6 +97,13 @@ std::string PartitionPrefix(std::string_view table, std::string_view pk) {
   return EntityPrefix(table) + "-" + EncodeKey(pk) + "/";
 }
 
+bool IsEntityBlobName(std::string_view name) {
+  if (name.substr(0, 2) != kTablePrefix) return false;
+  const size_t slash = name.find('/', 2);  // table names hold no '/'
+  return slash != std::string_view::npos && slash > 2 &&
+         name.substr(slash + 1, 2) == kEntitySegment;
+}
+
 Result<std::string> EntityBlobName(std::string_view table, std::string_view pk,
                                    std::string_view rk) {
   std::string name = PartitionPrefix(table, pk) + "-" + EncodeKey(rk);

@@ -52,6 +52,9 @@ struct EntityKey {
 // The keys of an entity blob name under EntityPrefix(table); InvalidArgument
 // if `name` is not one.
 Result<EntityKey> ParseEntityBlobName(std::string_view table, std::string_view name);
+// True if `name` lies under some table's EntityPrefix (the blobs a cache
+// may keep; locks and transaction records never do).
+bool IsEntityBlobName(std::string_view name);
 
 }  // namespace blobtable::naming
 

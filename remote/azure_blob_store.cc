@@ -277,7 +277,7 @@ class AzureBlobStore final : public BlobStore {
     }
   }
 
-  Budget NewBudget() const { return Budget{o_.clock->Steady(), std::chrono::milliseconds(0)}; }
+  Budget NewBudget() const { return Budget{o_.clock->Steady(), std::chrono::milliseconds(0), {}}; }
   std::chrono::milliseconds Spent(const Budget& b) const {
     return std::max(std::chrono::duration_cast<std::chrono::milliseconds>(o_.clock->Steady() - b.start),
                     b.slept);
@@ -548,7 +548,10 @@ Result<ListPage> AzureBlobStore::List(const ListOptions& o) {
   if (!o.prefix.empty()) query += "&prefix=" + PercentEncode(o.prefix, false);
   if (!o.marker.empty()) query += "&marker=" + PercentEncode(o.marker, false);
   if (!o.start_from.empty()) query += "&startFrom=" + PercentEncode(o.start_from, false);
-  Outcome out = Execute({"LIST", o.prefix, [&] { return Request("GET", ContainerUrl(query)); }});
+  Budget budget = NewBudget();
+  budget.deadline = o.deadline;
+  Outcome out = Execute({"LIST", o.prefix, [&] { return Request("GET", ContainerUrl(query)); }},
+                        budget);
   if (!out.response.ok()) return out.response.status();
   const HttpResponse& r = *out.response;
   if (r.status != 200) return ErrorOf(r, "listing '" + o.prefix + "'");

@@ -88,7 +88,7 @@ static int OpenRaw(const std::string& dir, uint64_t map_size, unsigned flags, un
 }
 
 Result<std::shared_ptr<LmdbEnv>> LmdbEnv::Open(const std::string& directory, uint64_t map_size,
-                                               unsigned file_mode) {
+                                               unsigned file_mode, bool durable) {
   std::error_code ec;
   if (std::filesystem::create_directories(directory, ec) && !ec) {
     // Made here: as private as its files (0644 gives 0755, 0600 gives 0700).
@@ -126,7 +126,8 @@ Result<std::shared_ptr<LmdbEnv>> LmdbEnv::Open(const std::string& directory, uin
   for (unsigned flags : {0u, unsigned{MDB_RDONLY}, unsigned{MDB_RDONLY | MDB_NOLOCK}}) {
     if (rc != EACCES && rc != EROFS) break;
     mode = flags;
-    rc = OpenRaw(canonical, map_size, flags, file_mode, &raw);
+    rc = OpenRaw(canonical, map_size, flags | (durable ? 0u : unsigned{MDB_NOSYNC}), file_mode,
+                 &raw);
   }
   if (rc != 0) return LmdbError(rc, "opening the local store " + canonical + "/data.mdb");
   const bool read_only = (mode & MDB_RDONLY) != 0;

@@ -48,8 +48,10 @@ class LmdbEnv {
   // The files are created with `file_mode` (less the umask), the directory,
   // if made here, with the same plus search bits. A user who may not write
   // gets the environment read-only (read_only()).
+  // `durable` false (a cache): commits are not flushed to disk (MDB_NOSYNC),
+  // so a crash of the machine may lose the last ones, never consistency.
   static Result<std::shared_ptr<LmdbEnv>> Open(const std::string& directory, uint64_t map_size,
-                                               unsigned file_mode = 0644);
+                                               unsigned file_mode = 0644, bool durable = true);
 
   ~LmdbEnv();
   LmdbEnv(const LmdbEnv&) = delete;

@@ -14,13 +14,16 @@ INSTANTIATE_TEST_SUITE_P(Azurite, BlobStoreConformance,
                          ::testing::Values(AzuriteBackend("curl"), AzuriteBackend("cpprest")),
                          PrintBackend);
 
+// The Table and transaction suites also run with the local cache on.
 INSTANTIATE_TEST_SUITE_P(Azurite, TableTest,
-                         ::testing::Values(AzuriteBackend("curl"), AzuriteBackend("cpprest")),
+                         ::testing::Values(AzuriteBackend("curl"), AzuriteBackend("cpprest"),
+                                           CachedAzuriteBackend("curl")),
                          PrintBackend);
 
 // Transactions on Azurite (curl: the suite forks coordinators, and libcurl
 // handles made after fork() are safe where cpprest's thread pools are not).
-INSTANTIATE_TEST_SUITE_P(Azurite, TxnTest, ::testing::Values(AzuriteBackend("curl")),
+INSTANTIATE_TEST_SUITE_P(Azurite, TxnTest,
+                         ::testing::Values(AzuriteBackend("curl"), CachedAzuriteBackend("curl")),
                          PrintBackend);
 
 }  // namespace

@@ -32,6 +32,12 @@ Backend LocalBackend() { return Backend{"Local", "", nullptr}; }
 Backend AzuriteBackend(const std::string& transport) {
   return Backend{"Azurite_" + transport, transport, nullptr};
 }
+Backend CachedAzuriteBackend(const std::string& transport) {
+  Backend b = AzuriteBackend(transport);
+  b.name += "_Cached";
+  b.cache = true;
+  return b;
+}
 
 std::string FreshContainer(std::string_view prefix) {
   static std::atomic<int> n{0};
@@ -52,6 +58,11 @@ Result<std::unique_ptr<Store>> OpenBackendStore(const Backend& backend, StoreOpt
   std::string location = backend.location();
   if (location.empty()) return Status::Unavailable("backend " + backend.name + " is not running");
   if (options.container.empty()) options.container = FreshContainer("store");
+  options.cache = backend.cache;
+  if (backend.cache) {
+    static TempDir* dir = new TempDir;  // kept until the program exits
+    options.cache_directory = dir->path() + "/cache";
+  }
   if (backend.wrap) {
     options.wrap_blob_store = [inner = backend.wrap, outer = std::move(options.wrap_blob_store)](
                                   std::shared_ptr<BlobStore> s) {

@@ -32,6 +32,9 @@ struct Backend {
   // Wrappers stacked onto the backend's blob store, innermost first; the
   // suite's own wrapper (StoreOptions::wrap_blob_store) goes outside them.
   Wrap wrap;
+  // Stores read through the local cache (one directory for the program);
+  // off otherwise, so that plain backends count only storage requests.
+  bool cache = false;
 
   bool azurite() const { return !transport.empty(); }
   // The local store runs on the suite's fake clock; a server keeps its own
@@ -48,6 +51,8 @@ struct Backend {
 
 Backend LocalBackend();
 Backend AzuriteBackend(const std::string& transport);
+// Azurite read through the local cache: Azurite_<transport>_Cached.
+Backend CachedAzuriteBackend(const std::string& transport);
 
 // A container name this process has not used before: prefix-<pid>-<n>.
 std::string FreshContainer(std::string_view prefix);
@@ -57,7 +62,7 @@ std::string FreshContainer(std::string_view prefix);
 Result<std::shared_ptr<BlobStore>> OpenBackendBlobStore(const Backend& backend,
                                                         StoreOptions options);
 // A Store on the backend in options.container (a fresh one if empty), with
-// the backend's wrappers inside options.wrap_blob_store.
+// the backend's wrappers inside options.wrap_blob_store, and its cache.
 Result<std::unique_ptr<Store>> OpenBackendStore(const Backend& backend, StoreOptions options);
 
 inline std::string PrintBackend(const ::testing::TestParamInfo<Backend>& info) {

@@ -8,12 +8,14 @@
 
 #include "blobtable/blob_store.h"
 #include "blobtable/options.h"
+#include "cache/blob_cache.h"
 #include "txn/recovery.h"
 
 namespace blobtable::internal {
 
 struct StoreCore {
   std::shared_ptr<BlobStore> blobs;
+  std::shared_ptr<BlobCache> cache;  // null: reads go to storage
   StoreOptions options;
   Clock* clock;  // never null
 

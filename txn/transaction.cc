@@ -70,7 +70,7 @@ Expect ExpectFor(std::string_view if_match) {
 
 Result<Entity> Transaction::Get(const Table& table, std::string_view pk, std::string_view rk) {
   BT_ASSIGN_OR_RETURN(Intent * i, IntentFor(*buffer_, table, pk, rk));
-  auto e = table.Get(pk, rk);
+  auto e = table.Get(pk, rk, ReadPolicy::Validate());  // never stale inside the protocol
   if (!e.ok() && !e.status().IsNotFound()) return e.status();
   // Every read must still hold at commit: a second read that sees another
   // version than the first dooms the transaction (its first decision was

@@ -91,9 +91,14 @@ struct BlobProperties {
 struct ReadOptions {
   ReadOptions() = default;
   ReadOptions(AccessConditions c) : conditions(std::move(c)) {}  // NOLINT: implicit on purpose
-  ReadOptions(ReadPolicy p, std::string listed) : policy(p), listed_etag(std::move(listed)) {}
+  // A read a cache may answer (an entity read of the table layer).
+  ReadOptions(ReadPolicy p, std::string listed)
+      : allow_cache(true), policy(p), listed_etag(std::move(listed)) {}
 
   AccessConditions conditions;
+  // A cache answers only reads that allow it: their answer's lease state is
+  // then not current. Others (the transaction machinery's) go to storage.
+  bool allow_cache = false;
   // For a cache (see ReadPolicy); a backend honours only kOffline (the Azure
   // backend then fails NotFound without a request; the local backend reads).
   ReadPolicy policy;
@@ -145,6 +150,8 @@ struct ListOptions {
   // answer with the cached blobs of the range (ListPage::stale). Backends
   // ignore it.
   ReadPolicy policy;
+  // As ReadOptions::deadline (the Azure backend honours it).
+  std::optional<SteadyTime> deadline;
 };
 
 struct BlobItem {

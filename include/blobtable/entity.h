@@ -68,6 +68,10 @@ class BLOBTABLE_EXPORT Entity {
   DateTime timestamp() const { return timestamp_; }
   void set_etag(std::string etag) { etag_ = std::move(etag); }
   void set_timestamp(DateTime t) { timestamp_ = t; }
+  // Set by reads: answered from the local cache without validating it
+  // (ReadPolicy: offline, or storage unreachable with stale_if_error).
+  bool stale() const { return stale_; }
+  void set_stale(bool stale) { stale_ = stale; }
 
   // Custom properties by name, in name order.
   const std::map<std::string, PropertyValue>& properties() const { return properties_; }
@@ -101,6 +105,7 @@ class BLOBTABLE_EXPORT Entity {
   std::string row_key_;
   std::string etag_;
   DateTime timestamp_{};
+  bool stale_ = false;
   std::map<std::string, PropertyValue> properties_;
 };
 

@@ -61,6 +61,8 @@ struct ReadPolicy {
   static ReadPolicy Fresh() { return {}; }
   static ReadPolicy MaxStale(std::chrono::milliseconds d) { return {Mode::kMaxStale, d, true}; }
   static ReadPolicy Offline() { return {Mode::kOffline, {}, true}; }
+  // Fresh, and never stale: what transactions and conditional writes read by.
+  static ReadPolicy Validate() { return {Mode::kFresh, {}, false}; }
 };
 
 // Options for opening a Store (see store.h).
@@ -136,6 +138,9 @@ struct StoreOptions {
   // After storage was found unreachable, reads answer from the cache without
   // trying storage for this long; the first read after it tries again.
   std::chrono::milliseconds unreachable_interval{5'000};
+  // Receives warnings (a damaged cache moved aside, a cache that failed);
+  // null: standard error.
+  std::function<void(const std::string& message)> warn;
 };
 
 }  // namespace blobtable

@@ -19,6 +19,7 @@
 
 #include "blobtable/export.h"
 #include "blobtable/blob_store.h"
+#include "blobtable/cache.h"
 #include "blobtable/options.h"
 #include "blobtable/status.h"
 #include "blobtable/table.h"
@@ -54,6 +55,11 @@ class BLOBTABLE_EXPORT Store {
   // Finishes or undoes every transaction whose coordinator died (normally
   // done lazily by whoever next touches its partitions); returns how many.
   Result<int> Recover() const;
+
+  // What this store's local cache counted (with the totals of its
+  // directory); NotFound if it reads without one (the local backend,
+  // StoreOptions::cache off, or a cache that could not be opened).
+  Result<CacheStats> cache_stats() const;
 
   BlobStore& blob_store() const;
   const StoreOptions& options() const;

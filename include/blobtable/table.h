@@ -21,7 +21,9 @@
 #include <vector>
 
 #include "blobtable/export.h"
+#include "blobtable/blob_store.h"
 #include "blobtable/entity.h"
+#include "blobtable/options.h"
 #include "blobtable/status.h"
 
 namespace blobtable {
@@ -40,20 +42,30 @@ struct QueryOptions {
   int top = 1000;
   // From the previous page's QueryPage::continuation; empty for the first.
   std::string continuation;
+  // How rows may be answered from the local cache; unset: the store's
+  // StoreOptions::read_policy.
+  std::optional<ReadPolicy> policy;
 };
 
 struct QueryPage {
   std::vector<Entity> entities;  // in (PartitionKey, RowKey) order
   // Non-empty when more entities match: pass it back in QueryOptions.
   std::string continuation;
+  // Some rows, or the listing itself, came from the cache unvalidated
+  // (offline, or storage unreachable): rows may be missing or old.
+  bool stale = false;
 };
 
 class BLOBTABLE_EXPORT Table {
  public:
   const std::string& name() const { return name_; }
 
-  // The entity with its ETag and Timestamp.
+  // The entity with its ETag and Timestamp, read by the store's
+  // StoreOptions::read_policy, or by `policy` (Entity::stale() says whether
+  // it came from the cache unvalidated).
   Result<Entity> Get(std::string_view partition_key, std::string_view row_key) const;
+  Result<Entity> Get(std::string_view partition_key, std::string_view row_key,
+                     const ReadPolicy& policy) const;
 
   // Each write returns the entity as stored, with its new ETag and Timestamp.
   // Insert fails Conflict if the entity exists.
@@ -86,6 +98,7 @@ class BLOBTABLE_EXPORT Table {
 
   Result<Entity> Write(const Entity& entity, std::string_view if_match, bool merge,
                        bool create_if_missing) const;
+  Result<Entity> Read(std::string_view pk, std::string_view rk, const ReadOptions& read) const;
 
   std::shared_ptr<const internal::StoreCore> core_;
   std::string name_;

@@ -1,0 +1,520 @@
+// The local cache's LMDB storage. Three databases in one environment:
+//   entries  scope id (8 bytes) + the blob's bucket key -> the entry;
+//   lru      access time (8 bytes, big-endian ms) + entry key -> "";
+//   meta     "format", "bytes" (held now), and the counters' totals.
+// An entry value is the tag byte 0xC1, the CRC-32 of the rest (4 bytes,
+// little-endian), then msgpack [scope, name, etag, last_modified_ms,
+// length, {metadata}, validated_ms, access_ms, body].
+#include "cache/blob_cache.h"
+
+#include <fcntl.h>
+#include <lmdb.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <openssl/sha.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include "remote/blob_record.h"
+#include "remote/lmdb_env.h"
+#include "util/macros.h"
+#include "util/msgpack_util.h"
+
+namespace blobtable {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr char kFormat[] = "blobtable-cache 1";
+constexpr char kEntriesDb[] = "entries";
+constexpr char kLruDb[] = "lru";
+constexpr char kMetaDb[] = "meta";
+constexpr char kLockFile[] = "blobtable.cache.lock";
+constexpr unsigned char kEntryTag = 0xC1;
+constexpr size_t kHeader = 5;
+// An access time this fresh is not rewritten on a hit.
+constexpr std::chrono::minutes kAccessGrain{1};
+
+int64_t Ms(TimePoint t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+TimePoint FromMs(int64_t ms) { return TimePoint(std::chrono::milliseconds(ms)); }
+
+std::string Be64(uint64_t v) {
+  std::string out(8, '\0');
+  for (int i = 7; i >= 0; --i, v >>= 8) out[i] = static_cast<char>(v & 0xff);
+  return out;
+}
+uint64_t FromBe64(std::string_view s) {
+  uint64_t v = 0;
+  for (unsigned char c : s.substr(0, 8)) v = (v << 8) | c;
+  return v;
+}
+
+std::string ScopeId(std::string_view scope) {
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(scope.data()), scope.size(), digest);
+  return std::string(reinterpret_cast<const char*>(digest), 8);
+}
+
+std::string EntryKey(std::string_view scope, std::string_view name) {
+  return ScopeId(scope) + BucketKey(name);
+}
+
+struct Stored {
+  std::string scope;
+  CacheEntry entry;
+  TimePoint access;
+};
+
+std::string Encode(std::string_view scope, const CacheEntry& e, TimePoint access) {
+  msgpack::sbuffer buf;
+  msgpack::packer<msgpack::sbuffer> pk(buf);
+  pk.pack_array(9);
+  pk.pack(std::string(scope));
+  pk.pack(e.name);
+  pk.pack(e.properties.etag);
+  pk.pack(Ms(e.properties.last_modified));
+  pk.pack(e.properties.content_length);
+  pk.pack(e.properties.metadata);
+  pk.pack(Ms(e.validated));
+  pk.pack(Ms(access));
+  pk.pack_bin(static_cast<uint32_t>(e.data.size()));
+  pk.pack_bin_body(e.data.data(), static_cast<uint32_t>(e.data.size()));
+  std::string out(kHeader, '\0');
+  out[0] = static_cast<char>(kEntryTag);
+  out.append(buf.data(), buf.size());
+  uint32_t crc = Crc32(std::string_view(out).substr(kHeader));
+  for (int i = 0; i < 4; ++i) out[1 + i] = static_cast<char>((crc >> (8 * i)) & 0xff);
+  return out;
+}
+
+Result<Stored> Decode(std::string_view value, bool with_data = true) {
+  if (value.size() < kHeader || static_cast<unsigned char>(value[0]) != kEntryTag)
+    return Status::Corruption("cache entry: unknown format");
+  uint32_t crc = 0;
+  for (int i = 0; i < 4; ++i) crc |= uint32_t{static_cast<unsigned char>(value[1 + i])} << (8 * i);
+  if (Crc32(value.substr(kHeader)) != crc) return Status::Corruption("cache entry: checksum");
+  auto handle = mp::Unpack(value.substr(kHeader), "cache entry");
+  if (!handle.ok()) return handle.status();
+  Stored s;
+  Status ok = mp::Guard("cache entry", [&] {
+    const msgpack::object* f = mp::Array(handle->get(), 9, "entry");
+    s.scope = mp::Str(f[0], "scope");
+    s.entry.name = mp::Str(f[1], "name");
+    s.entry.properties.etag = mp::Str(f[2], "etag");
+    s.entry.properties.last_modified = FromMs(mp::Int(f[3], "last_modified"));
+    s.entry.properties.content_length = mp::UInt(f[4], "length");
+    f[5].convert(s.entry.properties.metadata);
+    s.entry.validated = FromMs(mp::Int(f[6], "validated"));
+    s.access = FromMs(mp::Int(f[7], "access"));
+    if (with_data) s.entry.data = mp::Bin(f[8], "body");
+  });
+  if (!ok.ok()) return ok;
+  return s;
+}
+
+uint64_t GetU64(MDB_txn* txn, MDB_dbi meta, std::string_view key) {
+  MDB_val k = ToVal(key), v;
+  if (mdb_get(txn, meta, &k, &v) != 0 || v.mv_size != 8) return 0;
+  return FromBe64(FromVal(v));
+}
+int PutU64(MDB_txn* txn, MDB_dbi meta, std::string_view key, uint64_t value) {
+  std::string b = Be64(value);
+  MDB_val k = ToVal(key), v = ToVal(b);
+  return mdb_put(txn, meta, &k, &v, 0);
+}
+
+using Dbs = BlobCache::Dbs;
+
+Result<Dbs> OpenDbs(LmdbEnv& env) {
+  Dbs d;
+  BT_ASSIGN_OR_RETURN(d.entries, env.Database(kEntriesDb));
+  BT_ASSIGN_OR_RETURN(d.lru, env.Database(kLruDb));
+  BT_ASSIGN_OR_RETURN(d.meta, env.Database(kMetaDb));
+  return d;
+}
+
+// Moves the environment's files in `dir` into a new subdirectory, so that a
+// fresh cache can be made beside them; its path, or empty on failure.
+std::string MoveAside(const std::string& dir) {
+  std::error_code ec;
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  fs::path aside = fs::path(dir) / ("aside-" + std::to_string(
+                                                   std::chrono::duration_cast<std::chrono::seconds>(now).count()) +
+                                    "-" + std::to_string(getpid()));
+  fs::create_directories(aside, ec);
+  if (ec) return "";
+  for (const char* f : {"data.mdb", "lock.mdb", "blobtable.store"}) {
+    if (fs::exists(fs::path(dir) / f, ec)) fs::rename(fs::path(dir) / f, aside / f, ec);
+    if (ec) return "";
+  }
+  return aside.string();
+}
+
+void ReleaseDbs(LmdbEnv& env) {
+  for (const char* db : {kEntriesDb, kLruDb, kMetaDb}) env.ReleaseDatabase(db);
+}
+
+// Why an opened environment is not a cache of this format; empty if it is
+// (a new, empty one is stamped).
+std::string FormatProblem(LmdbEnv& env, const Dbs* dbs) {
+  auto txn = LmdbTxn::Begin(env, /*read_only=*/false);
+  if (!txn.ok()) return txn.status().ToString();
+  MDB_val k = ToVal("format"), v;
+  int rc = mdb_get(txn->get(), dbs->meta, &k, &v);
+  if (rc == 0) return FromVal(v) == kFormat ? "" : "format '" + std::string(FromVal(v)) + "'";
+  MDB_stat st;
+  mdb_stat(txn->get(), dbs->entries, &st);
+  if (st.ms_entries != 0) return "entries without a format stamp";
+  MDB_val fv = ToVal(kFormat);
+  if (mdb_put(txn->get(), dbs->meta, &k, &fv, 0) != 0) return "cannot stamp its format";
+  Status c = txn->Commit();
+  return c.ok() ? "" : c.ToString();
+}
+
+// Address space only: the file grows as entries are written. max_bytes 0
+// (opened to read statistics or clear): LMDB adopts the file's own size.
+uint64_t MapSizeFor(uint64_t max_bytes) { return 4 * max_bytes + (uint64_t{64} << 20); }
+
+}  // namespace
+
+std::string DefaultCacheDirectory() {
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg == '/')
+    return std::string(xdg) + "/blobtable";
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0')
+    return std::string(home) + "/.cache/blobtable";
+  return "";
+}
+
+Result<std::shared_ptr<BlobCache>> BlobCache::Open(const std::string& directory,
+                                                   uint64_t max_bytes, const Clock* clock,
+                                                   Warn warn) {
+  if (directory.empty())
+    return Status::InvalidArgument("no cache directory (set XDG_CACHE_HOME or HOME, or name one)");
+  std::error_code ec;
+  if (fs::create_directories(directory, ec) && !ec)
+    fs::permissions(directory, fs::perms::owner_all, ec);  // it holds user data
+  const std::string lock_path = directory + "/" + kLockFile;
+  int fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return Status::IOError("cannot open " + lock_path + ": " + std::strerror(errno));
+  // Sole user: the moment to compact a file grown past twice the bound
+  // (LMDB never shrinks it), since nobody else has it mapped.
+  if (max_bytes != 0 && flock(fd, LOCK_EX | LOCK_NB) == 0) {
+    std::error_code size_ec;
+    auto size = fs::file_size(directory + "/data.mdb", size_ec);
+    if (!size_ec && size > 2 * max_bytes) {
+      auto env = LmdbEnv::Open(directory, MapSizeFor(max_bytes), 0600, /*durable=*/false);
+      const std::string tmp = directory + "/compact.tmp";
+      fs::remove_all(tmp, ec);
+      fs::create_directories(tmp, ec);
+      bool copied = env.ok() && mdb_env_copy2((*env)->env(), tmp.c_str(), MDB_CP_COMPACT) == 0;
+      env = Status::OK();  // closed: nobody else holds it (the lock says so)
+      if (copied) fs::rename(tmp + "/data.mdb", directory + "/data.mdb", ec);
+      fs::remove_all(tmp, ec);
+    }
+  }
+  flock(fd, LOCK_SH);  // converts; waits while another process compacts
+
+  std::string problem;
+  for (int round = 0; round < 2; ++round) {
+    auto env = LmdbEnv::Open(directory, MapSizeFor(max_bytes), 0600, /*durable=*/false);
+    if (env.ok()) {
+      auto dbs = OpenDbs(**env);
+      problem = dbs.ok() ? FormatProblem(**env, &*dbs) : dbs.status().ToString();
+      if (problem.empty()) {
+        return std::shared_ptr<BlobCache>(new BlobCache(std::move(*env), *dbs, directory,
+                                                        max_bytes, clock, std::move(warn), fd));
+      }
+      ReleaseDbs(**env);
+    } else {
+      problem = env.status().ToString();
+      if (env.status().message().find("ermission denied") != std::string::npos) break;
+    }
+    env = Status::OK();  // closed before its files move
+    if (round == 1) break;
+    std::string aside = MoveAside(directory);
+    if (aside.empty()) break;
+    if (warn)
+      warn("blobtable: the cache in " + directory + " could not be used (" + problem +
+           "); moved aside to " + aside + " and rebuilt");
+  }
+  close(fd);
+  return Status::IOError("cannot use the cache in " + directory + ": " + problem);
+}
+
+BlobCache::BlobCache(std::shared_ptr<LmdbEnv> env, Dbs dbs, std::string directory,
+                     uint64_t max_bytes, const Clock* clock, Warn warn, int lock_fd)
+    : env_(std::move(env)),
+      dbs_(dbs),
+      directory_(std::move(directory)),
+      max_bytes_(max_bytes),
+      clock_(clock),
+      warn_(std::move(warn)),
+      lock_fd_(lock_fd) {}
+
+BlobCache::~BlobCache() {
+  FlushCounters();
+  ReleaseDbs(*env_);
+  env_.reset();
+  close(lock_fd_);
+}
+
+void BlobCache::WarnOnce(const std::string& what) {
+  if (!warned_.exchange(true) && warn_)
+    warn_("blobtable: the cache in " + directory_ + " failed (" + what +
+          "); reads go to storage");
+}
+
+template <typename Fn>
+bool BlobCache::Write(Fn&& fn) {
+  auto txn = LmdbTxn::Begin(*env_, /*read_only=*/false);
+  if (!txn.ok()) {
+    WarnOnce(txn.status().ToString());
+    return false;
+  }
+  int rc = fn(txn->get());
+  if (rc != 0) {
+    WarnOnce(LmdbError(rc, "writing").ToString());
+    return false;
+  }
+  Status c = txn->Commit();
+  if (!c.ok()) WarnOnce(c.ToString());
+  return c.ok();
+}
+
+namespace {
+
+// Removes the entry under `key` (and its lru record), keeping "bytes" true.
+int RemoveEntry(MDB_txn* txn, const Dbs& d, std::string_view key, bool* removed = nullptr) {
+  MDB_val k = ToVal(key), v;
+  int rc = mdb_get(txn, d.entries, &k, &v);
+  if (rc == MDB_NOTFOUND) return 0;
+  if (rc != 0) return rc;
+  const uint64_t size = key.size() + v.mv_size;
+  if (auto old = Decode(FromVal(v)); old.ok()) {
+    std::string lru = Be64(static_cast<uint64_t>(Ms(old->access))) + std::string(key);
+    MDB_val lk = ToVal(lru);
+    mdb_del(txn, d.lru, &lk, nullptr);
+  }  // else its lru record is an orphan, dropped when eviction reaches it
+  if ((rc = mdb_del(txn, d.entries, &k, nullptr)) != 0) return rc;
+  const uint64_t bytes = GetU64(txn, d.meta, "bytes");
+  if (removed != nullptr) *removed = true;
+  return PutU64(txn, d.meta, "bytes", bytes > size ? bytes - size : 0);
+}
+
+int PutEntry(MDB_txn* txn, const Dbs& d, std::string_view scope, std::string_view key,
+             const CacheEntry& e, TimePoint access) {
+  int rc = RemoveEntry(txn, d, key);
+  if (rc != 0) return rc;
+  std::string value = Encode(scope, e, access);
+  std::string lru = Be64(static_cast<uint64_t>(Ms(access))) + std::string(key);
+  MDB_val k = ToVal(key), v = ToVal(value), lk = ToVal(lru), empty{0, nullptr};
+  if ((rc = mdb_put(txn, d.entries, &k, &v, 0)) != 0) return rc;
+  if ((rc = mdb_put(txn, d.lru, &lk, &empty, 0)) != 0) return rc;
+  return PutU64(txn, d.meta, "bytes", GetU64(txn, d.meta, "bytes") + key.size() + value.size());
+}
+
+// The stored entry under `key`, read inside `txn`.
+std::optional<Stored> ReadStored(MDB_txn* txn, const Dbs& d, std::string_view key) {
+  MDB_val k = ToVal(key), v;
+  if (mdb_get(txn, d.entries, &k, &v) != 0) return std::nullopt;
+  auto s = Decode(FromVal(v));
+  if (!s.ok()) return std::nullopt;
+  return std::move(*s);
+}
+
+}  // namespace
+
+std::optional<CacheEntry> BlobCache::Lookup(std::string_view scope, std::string_view name) {
+  const std::string key = EntryKey(scope, name);
+  std::string value;
+  {
+    auto txn = LmdbTxn::Begin(*env_, /*read_only=*/true);
+    if (!txn.ok()) {
+      WarnOnce(txn.status().ToString());
+      return std::nullopt;
+    }
+    MDB_val k = ToVal(key), v;
+    if (mdb_get(txn->get(), dbs_.entries, &k, &v) != 0) return std::nullopt;
+    value = std::string(FromVal(v));
+  }
+  auto stored = Decode(value);
+  if (!stored.ok()) {  // damaged: dropped, and the caller refetches
+    Write([&](MDB_txn* txn) { return RemoveEntry(txn, dbs_, key); });
+    return std::nullopt;
+  }
+  if (stored->scope != scope || stored->entry.name != name) return std::nullopt;
+  const TimePoint now = clock_->Now();
+  if (now - stored->access > kAccessGrain) {
+    Write([&](MDB_txn* txn) {
+      auto cur = ReadStored(txn, dbs_, key);
+      if (!cur || cur->entry.properties.etag != stored->entry.properties.etag) return 0;
+      return PutEntry(txn, dbs_, scope, key, cur->entry, now);
+    });
+  }
+  return std::move(stored->entry);
+}
+
+void BlobCache::Put(std::string_view scope, const CacheEntry& entry) {
+  const std::string key = EntryKey(scope, entry.name);
+  if (entry.data.size() > max_bytes_ / 8) {  // too big to keep: drop any older copy
+    Evict(scope, entry.name);
+    return;
+  }
+  uint64_t bytes = 0;
+  Write([&](MDB_txn* txn) {
+    int rc = PutEntry(txn, dbs_, scope, key, entry, clock_->Now());
+    bytes = GetU64(txn, dbs_.meta, "bytes");
+    return rc;
+  });
+  if (bytes > max_bytes_) EvictOverBound();
+}
+
+void BlobCache::Validated(std::string_view scope, std::string_view name, std::string_view etag,
+                          TimePoint when) {
+  const std::string key = EntryKey(scope, name);
+  Write([&](MDB_txn* txn) {
+    auto cur = ReadStored(txn, dbs_, key);
+    if (!cur || cur->entry.properties.etag != etag || cur->entry.name != name) return 0;
+    cur->entry.validated = std::max(cur->entry.validated, when);
+    return PutEntry(txn, dbs_, scope, key, cur->entry, clock_->Now());
+  });
+}
+
+void BlobCache::Evict(std::string_view scope, std::string_view name) {
+  const std::string key = EntryKey(scope, name);
+  Write([&](MDB_txn* txn) { return RemoveEntry(txn, dbs_, key); });
+}
+
+std::vector<CacheEntry> BlobCache::Range(std::string_view scope, std::string_view prefix,
+                                         std::string_view start_from, bool with_data) {
+  std::vector<CacheEntry> out;
+  const std::string first = ScopeId(scope) + std::string(SeekKey(prefix));
+  auto txn = LmdbTxn::Begin(*env_, /*read_only=*/true);
+  if (!txn.ok()) return out;
+  MDB_cursor* cursor = nullptr;
+  if (mdb_cursor_open(txn->get(), dbs_.entries, &cursor) != 0) return out;
+  MDB_val k = ToVal(first), v;
+  for (int rc = mdb_cursor_get(cursor, &k, &v, MDB_SET_RANGE); rc == 0;
+       rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT)) {
+    if (FromVal(k).substr(0, first.size()) != first) break;
+    auto s = Decode(FromVal(v), with_data);
+    if (!s.ok() || s->scope != scope) continue;
+    const std::string& name = s->entry.name;
+    if (name.compare(0, prefix.size(), prefix) != 0 || name < start_from) continue;
+    out.push_back(std::move(s->entry));
+  }
+  mdb_cursor_close(cursor);
+  // Names over 448 bytes lie in digest order within their group.
+  std::sort(out.begin(), out.end(),
+            [](const CacheEntry& a, const CacheEntry& b) { return a.name < b.name; });
+  return out;
+}
+
+void BlobCache::EvictOverBound() {
+  uint64_t evicted = 0;
+  Write([&](MDB_txn* txn) {
+    MDB_cursor* cursor = nullptr;
+    int rc = mdb_cursor_open(txn, dbs_.lru, &cursor);
+    if (rc != 0) return rc;
+    const uint64_t target = max_bytes_ / 8 * 7;
+    MDB_val k, v;
+    while (GetU64(txn, dbs_.meta, "bytes") > target &&
+           (rc = mdb_cursor_get(cursor, &k, &v, MDB_FIRST)) == 0) {
+      std::string entry_key(FromVal(k).substr(8));
+      if ((rc = mdb_cursor_del(cursor, 0)) != 0) break;
+      bool removed = false;
+      if ((rc = RemoveEntry(txn, dbs_, entry_key, &removed)) != 0) break;
+      if (removed) ++evicted;
+    }
+    mdb_cursor_close(cursor);
+    return rc == MDB_NOTFOUND ? 0 : rc;
+  });
+  counters_.evictions += evicted;
+}
+
+namespace {
+
+// The counters by their names in the meta database.
+template <typename Fn>
+void ForEachCounter(CacheCounters& c, Fn&& fn) {
+  fn("n.hits", c.hits);
+  fn("n.not_modified", c.not_modified);
+  fn("n.changed", c.changed);
+  fn("n.misses", c.misses);
+  fn("n.bytes_saved", c.bytes_saved);
+  fn("n.evictions", c.evictions);
+  fn("n.stale", c.stale);
+}
+
+}  // namespace
+
+void BlobCache::FlushCounters() {
+  Write([&](MDB_txn* txn) {
+    int rc = 0;
+    ForEachCounter(counters_, [&](const char* name, std::atomic<uint64_t>& n) {
+      if (rc == 0) rc = PutU64(txn, dbs_.meta, name, GetU64(txn, dbs_.meta, name) + n.exchange(0));
+    });
+    return rc;
+  });
+}
+
+CacheStats BlobCache::Stats() {
+  CacheCounters totals;
+  CacheStats out;
+  out.directory = directory_;
+  auto txn = LmdbTxn::Begin(*env_, /*read_only=*/true);
+  if (txn.ok()) {
+    ForEachCounter(totals, [&](const char* name, std::atomic<uint64_t>& n) {
+      n = GetU64(txn->get(), dbs_.meta, name);
+    });
+    MDB_stat st;
+    if (mdb_stat(txn->get(), dbs_.entries, &st) == 0) out.entries = st.ms_entries;
+    out.bytes = GetU64(txn->get(), dbs_.meta, "bytes");
+  }
+  out.hits = totals.hits + counters_.hits;
+  out.not_modified = totals.not_modified + counters_.not_modified;
+  out.changed = totals.changed + counters_.changed;
+  out.misses = totals.misses + counters_.misses;
+  out.bytes_saved = totals.bytes_saved + counters_.bytes_saved;
+  out.evictions = totals.evictions + counters_.evictions;
+  out.stale = totals.stale + counters_.stale;
+  return out;
+}
+
+Status BlobCache::Clear() {
+  CacheCounters discard;
+  ForEachCounter(counters_, [](const char*, std::atomic<uint64_t>& n) { n = 0; });
+  bool ok = Write([&](MDB_txn* txn) {
+    int rc = mdb_drop(txn, dbs_.entries, 0);
+    if (rc == 0) rc = mdb_drop(txn, dbs_.lru, 0);
+    if (rc == 0) rc = PutU64(txn, dbs_.meta, "bytes", 0);
+    ForEachCounter(discard, [&](const char* name, std::atomic<uint64_t>&) {
+      if (rc == 0) rc = PutU64(txn, dbs_.meta, name, 0);
+    });
+    return rc;
+  });
+  return ok ? Status::OK() : Status::IOError("cannot clear the cache in " + directory_);
+}
+
+Result<CacheStats> ReadCacheStats(const std::string& directory) {
+  std::error_code ec;
+  if (!fs::exists(fs::path(directory) / "data.mdb", ec))
+    return Status::NotFound("no cache in " + directory);
+  BT_ASSIGN_OR_RETURN(auto cache, BlobCache::Open(directory, 0, Clock::Real(), nullptr));
+  return cache->Stats();
+}
+
+Status ClearCache(const std::string& directory) {
+  std::error_code ec;
+  if (!fs::exists(fs::path(directory) / "data.mdb", ec)) return Status::OK();
+  BT_ASSIGN_OR_RETURN(auto cache, BlobCache::Open(directory, 0, Clock::Real(), nullptr));
+  return cache->Clear();
+}
+
+}  // namespace blobtable

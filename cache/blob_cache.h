@@ -1,0 +1,124 @@
+// The local cache's storage: blobs of remote stores kept in an LMDB
+// environment of their own directory (README "The local cache").
+//
+// Entries are keyed by scope (endpoint, account and container: a store's
+// Location() and container()) and blob name, and hold what a read answers:
+// ETag, last modified, length, metadata, the body, a CRC-32 of the whole
+// entry, and when storage last confirmed that version. Lease state is never
+// kept: a lease changes no ETag, so no revalidation could vouch for it.
+//
+// The cache is never the source of truth and never stops a store from
+// working: a damaged entry is dropped (and refetched by the caller), a
+// cache that cannot be opened as one (truncated, another format, not LMDB)
+// is moved aside and rebuilt with one warning, and a cache that cannot be
+// written makes every call a miss. Hence no Status in this interface.
+//
+// Commits are not flushed (MDB_NOSYNC): a crash of the machine can lose the
+// last entries, never consistency. A hit writes nothing unless its entry's
+// access time is over a minute old (coarse LRU bookkeeping).
+//
+// Thread-safe; several processes may share one directory.
+#ifndef BLOBTABLE_CACHE_BLOB_CACHE_H_
+#define BLOBTABLE_CACHE_BLOB_CACHE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "blobtable/blob_store.h"
+#include "blobtable/cache.h"
+#include "blobtable/options.h"
+
+namespace blobtable {
+
+class LmdbEnv;
+
+// This process's counts, by CacheStats field.
+struct CacheCounters {
+  std::atomic<uint64_t> hits{0}, not_modified{0}, changed{0}, misses{0}, bytes_saved{0},
+      evictions{0}, stale{0};
+};
+
+struct CacheEntry {
+  std::string name;
+  // etag, last_modified, content_length and metadata; lease fields unset.
+  BlobProperties properties;
+  std::string data;
+  TimePoint validated;  // when storage last confirmed this version
+};
+
+class BlobCache {
+ public:
+  using Warn = std::function<void(const std::string&)>;
+  // Its LMDB databases (entries, lru, meta), held open while it lives.
+  struct Dbs {
+    unsigned entries, lru, meta;
+  };
+
+  // Opens (creating, owner-only) the cache in `directory`, holding up to
+  // `max_bytes` of entries. Fails (IOError) only if no cache can be made
+  // there at all; the caller then goes on without one.
+  static Result<std::shared_ptr<BlobCache>> Open(const std::string& directory,
+                                                 uint64_t max_bytes, const Clock* clock,
+                                                 Warn warn);
+  ~BlobCache();
+  BlobCache(const BlobCache&) = delete;
+  BlobCache& operator=(const BlobCache&) = delete;
+
+  const std::string& directory() const { return directory_; }
+
+  // The entry for `name` in `scope`, if cached and intact.
+  std::optional<CacheEntry> Lookup(std::string_view scope, std::string_view name);
+  // Stores (or replaces) an entry. Entries over an eighth of max_bytes are
+  // not kept.
+  void Put(std::string_view scope, const CacheEntry& entry);
+  // Storage confirmed `etag` for `name` at `when` (a 304, or a listing).
+  void Validated(std::string_view scope, std::string_view name, std::string_view etag,
+                 TimePoint when);
+  void Evict(std::string_view scope, std::string_view name);
+  // Every entry of `scope` whose name starts with `prefix`, in name order,
+  // from `start_from` on (inclusive); bodies left empty unless `with_data`.
+  std::vector<CacheEntry> Range(std::string_view scope, std::string_view prefix,
+                                std::string_view start_from, bool with_data = true);
+
+  // Counters of this process (added to the directory's totals on close).
+  CacheCounters& counters() { return counters_; }
+  // Totals of every process that closed a cache here, plus this one's, and
+  // what the directory holds now.
+  CacheStats Stats();
+  // Drops every entry and zeroes the totals.
+  Status Clear();
+
+ private:
+  BlobCache(std::shared_ptr<LmdbEnv> env, Dbs dbs, std::string directory, uint64_t max_bytes,
+            const Clock* clock, Warn warn, int lock_fd);
+  // Runs `fn(txn)` in a write transaction and commits; a failure warns once.
+  template <typename Fn>
+  bool Write(Fn&& fn);
+  void WarnOnce(const std::string& what);
+  void EvictOverBound();
+  void FlushCounters();
+
+  std::shared_ptr<LmdbEnv> env_;
+  Dbs dbs_;
+  std::string directory_;
+  uint64_t max_bytes_;
+  const Clock* clock_;
+  Warn warn_;
+  int lock_fd_;  // flock shared while open: compaction waits for sole use
+  std::atomic<bool> warned_{false};
+  CacheCounters counters_;
+};
+
+// The cache directory a store uses by default: $XDG_CACHE_HOME/blobtable,
+// else $HOME/.cache/blobtable; empty if neither is set.
+std::string DefaultCacheDirectory();
+
+}  // namespace blobtable
+
+#endif  // BLOBTABLE_CACHE_BLOB_CACHE_H_

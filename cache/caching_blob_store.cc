@@ -1,0 +1,221 @@
+#include "cache/caching_blob_store.h"
+
+#include <map>
+
+namespace blobtable {
+namespace {
+
+bool HasConditions(const AccessConditions& c) {
+  return c.if_match || c.if_none_match || c.if_modified_since || c.if_unmodified_since;
+}
+
+int64_t SteadyMs(const Clock& clock) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             clock.Steady().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+CachingBlobStore::CachingBlobStore(std::shared_ptr<BlobStore> target,
+                                   std::shared_ptr<BlobCache> cache, CachingOptions options)
+    : BlobStoreWrapper(std::move(target)), cache_(std::move(cache)), o_(std::move(options)) {
+  if (o_.clock == nullptr) o_.clock = Clock::Real();
+  // Every Azurite is devstoreaccount1: the endpoint (with its port) tells
+  // them apart, and names the account.
+  scope_ = BlobStoreWrapper::Location() + "\n" + BlobStoreWrapper::container();
+}
+
+void CachingBlobStore::Unreachable() {
+  unreachable_until_ms_.store(SteadyMs(*o_.clock) + o_.unreachable_interval.count());
+}
+
+bool CachingBlobStore::KnownUnreachable() const {
+  const int64_t until = unreachable_until_ms_.load();
+  return until != 0 && SteadyMs(*o_.clock) < until;
+}
+
+GetResult CachingBlobStore::Answer(CacheEntry entry, bool stale) {
+  GetResult r;
+  r.properties = std::move(entry.properties);
+  r.data = std::move(entry.data);
+  r.stale = stale;
+  if (stale) ++cache_->counters().stale;
+  return r;
+}
+
+Result<GetResult> CachingBlobStore::Get(std::string_view name, const ReadOptions& o) {
+  if (!o.allow_cache || HasConditions(o.conditions) || !Cacheable(name))
+    return BlobStoreWrapper::Get(name, o);
+  std::optional<CacheEntry> entry = cache_->Lookup(scope_, name);
+  const ReadPolicy& policy = o.policy;
+  if (!entry) {
+    if (policy.mode == ReadPolicy::Mode::kOffline)
+      return Status::FromStorage(Code::kNotFound, 404, "BlobNotFound",
+                                 "blob '" + std::string(name) + "' is not in the cache (offline)");
+    return Fetch(name, o);
+  }
+  const uint64_t size = entry->data.size();
+  const bool listed = !o.listed_etag.empty() && o.listed_etag == entry->properties.etag;
+  const bool young = policy.mode == ReadPolicy::Mode::kMaxStale &&
+                     o_.clock->Now() - entry->validated < policy.max_stale;
+  if (listed || young) {
+    ++cache_->counters().hits;
+    cache_->counters().bytes_saved += size;
+    return Answer(std::move(*entry), /*stale=*/false);
+  }
+  if (policy.mode == ReadPolicy::Mode::kOffline ||
+      (policy.stale_if_error && KnownUnreachable())) {
+    ++cache_->counters().hits;
+    return Answer(std::move(*entry), /*stale=*/true);
+  }
+  return Revalidate(name, o, std::move(*entry));
+}
+
+// A cached copy asked about with If-None-Match.
+Result<GetResult> CachingBlobStore::Revalidate(std::string_view name, const ReadOptions& o,
+                                               CacheEntry entry) {
+  ReadOptions ask;
+  ask.conditions.if_none_match = entry.properties.etag;
+  if (o.policy.stale_if_error) ask.deadline = o_.clock->Steady() + o_.stale_if_error_deadline;
+  if (o.deadline && (!ask.deadline || *o.deadline < *ask.deadline)) ask.deadline = o.deadline;
+  auto got = BlobStoreWrapper::Get(name, ask);
+  if (got.ok()) Reachable();
+  if (got.ok() && got->not_modified) {
+    ++cache_->counters().not_modified;
+    cache_->counters().bytes_saved += entry.data.size();
+    const TimePoint now = o_.clock->Now();
+    cache_->Validated(scope_, name, entry.properties.etag, now);
+    return Answer(std::move(entry), /*stale=*/false);
+  }
+  if (got.ok()) {
+    ++cache_->counters().changed;
+    cache_->Put(scope_, CacheEntry{std::string(name), got->properties, got->data, o_.clock->Now()});
+    return got;
+  }
+  if (got.status().IsNotFound()) {
+    cache_->Evict(scope_, name);
+    return got;
+  }
+  if (got.status().code() == Code::kUnavailable) {
+    Unreachable();
+    if (o.policy.stale_if_error) return Answer(std::move(entry), /*stale=*/true);
+  }
+  return got;
+}
+
+// A blob not cached: read, and kept.
+Result<GetResult> CachingBlobStore::Fetch(std::string_view name, const ReadOptions& o) {
+  if (o.policy.stale_if_error && KnownUnreachable())
+    return Status::Unavailable("blob '" + std::string(name) +
+                               "': storage was unreachable moments ago, and it is not cached");
+  ReadOptions ask;
+  ask.deadline = o.deadline;
+  auto got = BlobStoreWrapper::Get(name, ask);
+  if (got.ok()) {
+    Reachable();
+    ++cache_->counters().misses;
+    cache_->Put(scope_, CacheEntry{std::string(name), got->properties, got->data, o_.clock->Now()});
+  } else if (got.status().code() == Code::kUnavailable) {
+    Unreachable();
+  }
+  return got;
+}
+
+Result<WriteResult> CachingBlobStore::Put(std::string_view name, std::string_view data,
+                                          const PutOptions& o) {
+  auto put = BlobStoreWrapper::Put(name, data, o);
+  if (!Cacheable(name)) return put;
+  if (!put.ok()) {
+    cache_->Evict(scope_, name);
+    return put;
+  }
+  CacheEntry e;
+  e.name = std::string(name);
+  e.properties.etag = put->etag;
+  e.properties.last_modified = put->last_modified;
+  e.properties.content_length = data.size();
+  e.properties.metadata = o.metadata;
+  e.data = std::string(data);
+  e.validated = o_.clock->Now();
+  cache_->Put(scope_, e);
+  return put;
+}
+
+Status CachingBlobStore::Delete(std::string_view name, const WriteOptions& o) {
+  Status s = BlobStoreWrapper::Delete(name, o);
+  if (Cacheable(name)) cache_->Evict(scope_, name);
+  return s;
+}
+
+Result<WriteResult> CachingBlobStore::SetMetadata(std::string_view name, const Metadata& m,
+                                                  const WriteOptions& o) {
+  auto set = BlobStoreWrapper::SetMetadata(name, m, o);
+  if (!Cacheable(name)) return set;
+  std::optional<CacheEntry> entry = set.ok() ? cache_->Lookup(scope_, name) : std::nullopt;
+  // Only a copy the write was conditioned on is known to be the version it
+  // changed; any other is dropped.
+  if (!entry || !o.conditions.if_match || *o.conditions.if_match != entry->properties.etag) {
+    cache_->Evict(scope_, name);
+    return set;
+  }
+  entry->properties.etag = set->etag;
+  entry->properties.last_modified = set->last_modified;
+  entry->properties.metadata = m;
+  entry->validated = o_.clock->Now();
+  cache_->Put(scope_, *entry);
+  return set;
+}
+
+Result<ListPage> CachingBlobStore::List(const ListOptions& o) {
+  const bool fallback = o.policy.stale_if_error;
+  if (o.policy.mode == ReadPolicy::Mode::kOffline || (fallback && KnownUnreachable()))
+    return CachedRange(o);
+  ListOptions ask = o;
+  if (fallback) ask.deadline = o_.clock->Steady() + o_.stale_if_error_deadline;
+  if (o.deadline && (!ask.deadline || *o.deadline < *ask.deadline)) ask.deadline = o.deadline;
+  auto page = BlobStoreWrapper::List(ask);
+  if (page.ok()) {
+    Reachable();
+    ForgetListedRange(o, *page);
+    return page;
+  }
+  if (page.status().code() == Code::kUnavailable) {
+    Unreachable();
+    if (fallback) return CachedRange(o);
+  }
+  return page;
+}
+
+// The cached entries of a listing's range, as one page marked stale.
+Result<ListPage> CachingBlobStore::CachedRange(const ListOptions& o) {
+  ListPage page;
+  page.stale = true;
+  ++cache_->counters().stale;
+  for (CacheEntry& e : cache_->Range(scope_, o.prefix, o.start_from)) {
+    if (!o.marker.empty() && e.name <= o.marker) continue;
+    page.items.push_back(BlobItem{std::move(e.name), std::move(e.properties)});
+  }
+  return page;
+}
+
+// Entries the listing shows changed (another ETag) or gone (absent from the
+// range it covered) are evicted. The range covered: from the listing's
+// start (or, after an opaque marker, its first name) to its last name, or
+// to the end of the prefix on the last page.
+void CachingBlobStore::ForgetListedRange(const ListOptions& o, const ListPage& page) {
+  std::string from = o.marker.empty() ? std::max(o.prefix, o.start_from)
+                                      : (page.items.empty() ? "" : page.items.front().name);
+  if (!o.marker.empty() && page.items.empty()) return;
+  const bool to_end = page.next_marker.empty();
+  std::map<std::string_view, const BlobItem*> listed;
+  for (const BlobItem& item : page.items) listed[item.name] = &item;
+  for (const CacheEntry& e : cache_->Range(scope_, o.prefix, from, /*with_data=*/false)) {
+    if (!to_end && !page.items.empty() && e.name > page.items.back().name) break;
+    auto it = listed.find(e.name);
+    if (it == listed.end() || it->second->properties.etag != e.properties.etag)
+      cache_->Evict(scope_, e.name);
+  }
+}
+
+}  // namespace blobtable

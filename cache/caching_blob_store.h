@@ -1,0 +1,84 @@
+// The local cache as a BlobStore wrapper (README "The local cache"). It sits
+// on top of the stack, under the tables: backend -> StoreOptions::
+// wrap_blob_store -> cache -> Store, so request counters and fault injectors
+// below it see the requests the cache really sends.
+//
+// What it answers from the cache: only Get calls that ask for it
+// (ReadOptions::policy, listed_etag; the table layer's entity reads), and
+// only for blobs `cacheable` accepts. Everything else goes to storage:
+// conditional reads, Head, every lease action, every read of the
+// transaction machinery. Lease state is never answered from the cache.
+//
+//   Get, fresh      cached: If-None-Match <etag> (304: the cached body);
+//                   not cached: GET, then kept
+//   Get, listed ETag equal to the cached one: the cached body, no request
+//   Get, max stale  cached and validated within max_stale: no request
+//   Get, offline    cached: the cached body (stale); else NotFound
+//   stale-if-error  storage unreachable (Unavailable, or no answer by
+//                   stale_if_error_deadline): the cached body, stale; and
+//                   for unreachable_interval after, no request is tried
+//   Put, SetMetadata (success): the cache takes the new version
+//   Delete, any failed write: the entry is evicted
+//   List            passes through; entries whose ETag changed, and those
+//                   gone from the listed range, are evicted. Offline, or
+//                   storage unreachable with stale_if_error: the cached
+//                   entries of the range, stale
+//
+// Thread-safe.
+#ifndef BLOBTABLE_CACHE_CACHING_BLOB_STORE_H_
+#define BLOBTABLE_CACHE_CACHING_BLOB_STORE_H_
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "blobtable/blob_store.h"
+#include "cache/blob_cache.h"
+
+namespace blobtable {
+
+struct CachingOptions {
+  const Clock* clock = nullptr;  // null: Clock::Real()
+  std::chrono::milliseconds stale_if_error_deadline{2'000};
+  std::chrono::milliseconds unreachable_interval{5'000};
+  // Which blobs may be cached (the table layer: entity blobs only).
+  std::function<bool(std::string_view name)> cacheable;
+};
+
+class CachingBlobStore final : public BlobStoreWrapper {
+ public:
+  CachingBlobStore(std::shared_ptr<BlobStore> target, std::shared_ptr<BlobCache> cache,
+                   CachingOptions options);
+
+  Result<GetResult> Get(std::string_view name, const ReadOptions& o) override;
+  Result<WriteResult> Put(std::string_view name, std::string_view data,
+                          const PutOptions& o) override;
+  Status Delete(std::string_view name, const WriteOptions& o) override;
+  Result<WriteResult> SetMetadata(std::string_view name, const Metadata& m,
+                                  const WriteOptions& o) override;
+  Result<ListPage> List(const ListOptions& o) override;
+
+  BlobCache& cache() { return *cache_; }
+
+ private:
+  Result<GetResult> Revalidate(std::string_view name, const ReadOptions& o, CacheEntry entry);
+  Result<GetResult> Fetch(std::string_view name, const ReadOptions& o);
+  GetResult Answer(CacheEntry entry, bool stale);
+  Result<ListPage> CachedRange(const ListOptions& o);
+  void ForgetListedRange(const ListOptions& o, const ListPage& page);
+  // Storage unreachable: remember for unreachable_interval.
+  void Unreachable();
+  void Reachable() { unreachable_until_ms_.store(0); }
+  bool KnownUnreachable() const;
+  bool Cacheable(std::string_view name) const { return !o_.cacheable || o_.cacheable(name); }
+
+  std::shared_ptr<BlobCache> cache_;
+  CachingOptions o_;
+  std::string scope_;
+  std::atomic<int64_t> unreachable_until_ms_{0};  // Clock::Steady, ms
+};
+
+}  // namespace blobtable
+
+#endif  // BLOBTABLE_CACHE_CACHING_BLOB_STORE_H_

@@ -1,0 +1,47 @@
+// The local cache of an Azure store (README "The local cache"): what it
+// counted, and how to read or clear a cache directory.
+#ifndef BLOBTABLE_CACHE_H_
+#define BLOBTABLE_CACHE_H_
+
+#include <cstdint>
+#include <string>
+
+#include "blobtable/export.h"
+#include "blobtable/status.h"
+
+namespace blobtable {
+
+struct CacheStats {
+  // Reads answered from the cache without a request (max stale, offline, a
+  // listing's ETag matching the cached one).
+  uint64_t hits = 0;
+  // Revalidations answered 304 Not Modified: a request, no body.
+  uint64_t not_modified = 0;
+  // Revalidations answered 200: the blob had changed; the new body is cached.
+  uint64_t changed = 0;
+  // Reads of blobs not cached (a full GET).
+  uint64_t misses = 0;
+  // Body bytes not transferred thanks to hits and 304s.
+  uint64_t bytes_saved = 0;
+  // Entries dropped to stay within the size bound.
+  uint64_t evictions = 0;
+  // Answers marked stale (offline, storage unreachable).
+  uint64_t stale = 0;
+  // What the directory holds now.
+  uint64_t entries = 0;
+  uint64_t bytes = 0;
+  std::string directory;
+};
+
+// The totals of every process that used the cache in `directory` (each adds
+// its counts when it closes the store) and what it holds now. NotFound if
+// there is no cache there.
+BLOBTABLE_EXPORT Result<CacheStats> ReadCacheStats(const std::string& directory);
+
+// Drops every entry of the cache in `directory` and zeroes its totals; OK if
+// there is none.
+BLOBTABLE_EXPORT Status ClearCache(const std::string& directory);
+
+}  // namespace blobtable
+
+#endif  // BLOBTABLE_CACHE_H_
