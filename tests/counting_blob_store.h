@@ -4,6 +4,7 @@
 #ifndef BLOBTABLE_TESTS_COUNTING_BLOB_STORE_H_
 #define BLOBTABLE_TESTS_COUNTING_BLOB_STORE_H_
 
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <string>
@@ -30,11 +31,17 @@ class CountingBlobStore final : public BlobStoreWrapper {
   void Clear() {
     std::lock_guard<std::mutex> lock(mu_);
     counts_.clear();
+    not_modified_ = 0;
   }
 
   Result<GetResult> Get(std::string_view n, const ReadOptions& o) override {
-    return Count("get"), BlobStoreWrapper::Get(n, o);
+    Count("get");
+    auto r = BlobStoreWrapper::Get(n, o);
+    if (r.ok() && r->not_modified) not_modified_ += 1;
+    return r;
   }
+  // Of the gets, how many were answered 304 (no body).
+  int NotModified() const { return not_modified_.load(); }
   Result<GetResult> Head(std::string_view n, const AccessConditions& c) override {
     return Count("head"), BlobStoreWrapper::Head(n, c);
   }
@@ -78,6 +85,7 @@ class CountingBlobStore final : public BlobStoreWrapper {
     ++counts_[kind];
   }
   mutable std::mutex mu_;
+  std::atomic<int> not_modified_{0};
   std::map<std::string, int> counts_;
 };
 

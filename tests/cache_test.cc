@@ -1,0 +1,333 @@
+// The local cache over the local backend, with the fake clock and a storage
+// that can be made unreachable: every read policy, write-through, queries
+// by listing, the size bound, damage and sharing. Request counts come from
+// a counter under the cache (what storage would see).
+#include <sys/stat.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <fstream>
+
+#include "blobtable/store.h"
+#include "cache/caching_blob_store.h"
+#include "model/blob_naming.h"
+#include "tests/counting_blob_store.h"
+#include "tests/test_util.h"
+
+namespace blobtable::testing {
+namespace {
+
+// Storage that can be cut off: every request then fails Unavailable (as a
+// refused connection does after the retries).
+class Unplugged final : public BlobStoreWrapper {
+ public:
+  using BlobStoreWrapper::BlobStoreWrapper;
+  std::atomic<bool> down{false};
+  std::atomic<int> attempts{0};
+
+  Result<GetResult> Get(std::string_view n, const ReadOptions& o) override {
+    ++attempts;
+    if (down) return Status::Unavailable("connection refused");
+    return BlobStoreWrapper::Get(n, o);
+  }
+  Result<ListPage> List(const ListOptions& o) override {
+    ++attempts;
+    if (down) return Status::Unavailable("connection refused");
+    return BlobStoreWrapper::List(o);
+  }
+};
+
+class CacheTest : public ::testing::Test {
+ protected:
+  void SetUp() override { Reopen(); }
+
+  // A fresh stack over the same storage and cache directory.
+  void Reopen(uint64_t max_bytes = uint64_t{1} << 30) {
+    store_.reset();
+    caching_.reset();
+    StoreOptions lo;
+    lo.clock = &clock_;
+    lo.container = "cache-test";
+    storage_ = *OpenLocalBlobStore(storage_dir_.path(), lo);
+    unplugged_ = std::make_shared<Unplugged>(storage_);
+    counter_ = std::make_shared<CountingBlobStore>(unplugged_);
+    auto cache = BlobCache::Open(cache_dir(), max_bytes, &clock_,
+                                 [this](const std::string& m) { warnings_.push_back(m); });
+    ASSERT_TRUE(cache.ok()) << cache.status().ToString();
+    cache_ = *cache;
+    CachingOptions co;
+    co.clock = &clock_;
+    co.cacheable = naming::IsEntityBlobName;
+    caching_ = std::make_shared<CachingBlobStore>(counter_, cache_, co);
+    StoreOptions so;
+    so.clock = &clock_;
+    store_ = Store::FromBlobStore(caching_, so);
+    table_.emplace(*store_->OpenTable("orders"));
+  }
+  std::string cache_dir() const { return cache_parent_.path() + "/cache"; }
+
+  Entity Row(const std::string& rk, int n, size_t pad = 0) {
+    Entity e("p", rk);
+    e.Set("n", n).Set("pad", std::string(pad, 'x'));
+    return e;
+  }
+  // A write by another client: straight to storage, past the cache.
+  void WriteBehindTheBack(const Entity& e) {
+    auto other = Store::FromBlobStore(storage_, StoreOptions{});
+    ASSERT_TRUE((*other->OpenTable("orders")).Upsert(e).ok());
+  }
+  const Table& table() { return *table_; }
+
+  FakeClock clock_;
+  TempDir storage_dir_, cache_parent_;
+  std::shared_ptr<BlobStore> storage_;
+  std::shared_ptr<Unplugged> unplugged_;
+  std::shared_ptr<CountingBlobStore> counter_;
+  std::shared_ptr<BlobCache> cache_;
+  std::shared_ptr<CachingBlobStore> caching_;
+  std::unique_ptr<Store> store_;
+  std::optional<Table> table_;
+  std::vector<std::string> warnings_;
+};
+
+TEST_F(CacheTest, FreshReadsOfAnUnchangedEntityTransferNoBody) {
+  ASSERT_TRUE(table().Insert(Row("a", 1, 1000)).ok());  // written through
+  counter_->Clear();
+  for (int i = 0; i < 3; ++i) {
+    auto e = table().Get("p", "a");
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    EXPECT_EQ(*e->FindAs<int32_t>("n"), 1);
+    EXPECT_FALSE(e->stale());
+  }
+  EXPECT_EQ(counter_->Counts(), (std::map<std::string, int>{{"get", 3}}));
+  EXPECT_EQ(counter_->NotModified(), 3);
+  auto stats = cache_->Stats();
+  EXPECT_EQ(stats.not_modified, 3u);
+  EXPECT_GE(stats.bytes_saved, 3000u);
+}
+
+TEST_F(CacheTest, AChangeBehindTheStoresBackIsSeenOnTheNextFreshRead) {
+  ASSERT_TRUE(table().Insert(Row("a", 1)).ok());
+  WriteBehindTheBack(Row("a", 2));
+  counter_->Clear();
+  auto e = table().Get("p", "a");
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(*e->FindAs<int32_t>("n"), 2);
+  EXPECT_EQ(counter_->NotModified(), 0);
+  EXPECT_EQ(cache_->Stats().changed, 1u);
+  // ... and the new version is what the cache holds now.
+  auto offline = table().Get("p", "a", ReadPolicy::Offline());
+  ASSERT_TRUE(offline.ok());
+  EXPECT_EQ(*offline->FindAs<int32_t>("n"), 2);
+}
+
+TEST_F(CacheTest, MaxStaleServesWithoutARequestUntilItsAgeRunsOut) {
+  ASSERT_TRUE(table().Insert(Row("a", 1)).ok());
+  counter_->Clear();
+  const auto ten = ReadPolicy::MaxStale(std::chrono::seconds(10));
+  ASSERT_TRUE(table().Get("p", "a", ten).ok());
+  clock_.Advance(std::chrono::seconds(9));
+  ASSERT_TRUE(table().Get("p", "a", ten).ok());
+  EXPECT_EQ(counter_->Total(), 0);
+  clock_.Advance(std::chrono::seconds(2));  // validated 11 s ago: asked again
+  ASSERT_TRUE(table().Get("p", "a", ten).ok());
+  EXPECT_EQ(counter_->Total(), 1);
+  EXPECT_EQ(counter_->NotModified(), 1);
+  ASSERT_TRUE(table().Get("p", "a", ten).ok());  // the 304 validated it anew
+  EXPECT_EQ(counter_->Total(), 1);
+}
+
+TEST_F(CacheTest, OfflineNeverContactsStorage) {
+  ASSERT_TRUE(table().Insert(Row("a", 1)).ok());
+  counter_->Clear();
+  auto e = table().Get("p", "a", ReadPolicy::Offline());
+  ASSERT_TRUE(e.ok());
+  EXPECT_TRUE(e->stale());
+  EXPECT_EQ(table().Get("p", "never", ReadPolicy::Offline()).status().code(), Code::kNotFound);
+  EXPECT_EQ(counter_->Total(), 0);
+}
+
+TEST_F(CacheTest, StaleIfErrorAnswersFromTheCacheAndStopsAskingForAWhile) {
+  ASSERT_TRUE(table().Insert(Row("a", 1)).ok());
+  ASSERT_TRUE(table().Insert(Row("b", 2)).ok());
+  unplugged_->down = true;
+  unplugged_->attempts = 0;
+  auto e = table().Get("p", "a");
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  EXPECT_TRUE(e->stale());
+  EXPECT_EQ(unplugged_->attempts.load(), 1);
+  for (const char* rk : {"a", "b", "a"}) {  // known unreachable: not asked again
+    auto again = table().Get("p", rk);
+    ASSERT_TRUE(again.ok());
+    EXPECT_TRUE(again->stale());
+  }
+  EXPECT_EQ(unplugged_->attempts.load(), 1);
+  EXPECT_EQ(table().Get("p", "never").status().code(), Code::kUnavailable);
+  EXPECT_EQ(unplugged_->attempts.load(), 1);
+  // Once the interval is over, storage is tried again.
+  clock_.Advance(std::chrono::seconds(6));
+  unplugged_->down = false;
+  auto back = table().Get("p", "a");
+  ASSERT_TRUE(back.ok());
+  EXPECT_FALSE(back->stale());
+  EXPECT_EQ(unplugged_->attempts.load(), 2);
+  EXPECT_GE(cache_->Stats().stale, 4u);
+}
+
+TEST_F(CacheTest, WithoutStaleIfErrorAnUnreachableStorageIsAnError) {
+  ASSERT_TRUE(table().Insert(Row("a", 1)).ok());
+  unplugged_->down = true;
+  ReadPolicy strict = ReadPolicy::Fresh();
+  strict.stale_if_error = false;
+  EXPECT_EQ(table().Get("p", "a", strict).status().code(), Code::kUnavailable);
+  // Transactions never take a stale copy.
+  auto txn = store_->Begin();
+  EXPECT_EQ(txn->Get(table(), "p", "a").status().code(), Code::kUnavailable);
+}
+
+TEST_F(CacheTest, ADeleteBehindTheBackIsNotFoundAndEvicted) {
+  ASSERT_TRUE(table().Insert(Row("a", 1)).ok());
+  ASSERT_TRUE(storage_->Delete(*table().EntityBlobName("p", "a"), {}).ok());
+  EXPECT_EQ(table().Get("p", "a").status().code(), Code::kNotFound);
+  EXPECT_EQ(table().Get("p", "a", ReadPolicy::Offline()).status().code(), Code::kNotFound);
+}
+
+TEST_F(CacheTest, AFailedConditionalWriteEvictsAndADeleteEvicts) {
+  auto v1 = table().Insert(Row("a", 1));
+  ASSERT_TRUE(v1.ok());
+  WriteBehindTheBack(Row("a", 2));
+  EXPECT_EQ(table().Replace(Row("a", 3), v1->etag()).status().code(), Code::kConflict);
+  // The copy of version 1 is gone; the one cached now is what the refusal
+  // read to say why (version 2).
+  auto cached = table().Get("p", "a", ReadPolicy::Offline());
+  ASSERT_TRUE(cached.ok());
+  EXPECT_EQ(*cached->FindAs<int32_t>("n"), 2);
+  ASSERT_TRUE(table().Upsert(Row("b", 1)).ok());
+  ASSERT_TRUE(table().Delete("p", "b", "*").ok());
+  EXPECT_EQ(table().Get("p", "b", ReadPolicy::Offline()).status().code(), Code::kNotFound);
+}
+
+// 1,000 rows of 1 KiB: a query costs one listing page and no GET once the
+// rows are cached; with 1 % changed behind the store's back, 10 GETs more.
+TEST_F(CacheTest, AQueryCostsAListingAndOnlyTheChangedRows) {
+  for (int i = 0; i < 1000; ++i) {
+    char rk[8];
+    snprintf(rk, sizeof rk, "r%04d", i);
+    ASSERT_TRUE(table().Insert(Row(rk, i, 1000)).ok());
+  }
+  QueryOptions q;
+  q.partition_key = "p";
+  counter_->Clear();
+  auto page = table().Query(q);
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  EXPECT_EQ(page->entities.size(), 1000u);
+  EXPECT_EQ(counter_->Counts(), (std::map<std::string, int>{{"list", 1}}));
+  for (int i = 0; i < 1000; i += 100) {
+    char rk[8];
+    snprintf(rk, sizeof rk, "r%04d", i);
+    WriteBehindTheBack(Row(rk, -i, 1000));
+  }
+  ASSERT_TRUE(storage_->Delete(*table().EntityBlobName("p", "r0999"), {}).ok());
+  counter_->Clear();
+  page = table().Query(q);
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(page->entities.size(), 999u);
+  EXPECT_EQ(counter_->Counts(), (std::map<std::string, int>{{"list", 1}, {"get", 10}}));
+  EXPECT_EQ(*page->entities[100].FindAs<int32_t>("n"), -100);
+  // The deleted row is gone from the cache too: offline, the range is what
+  // the cache holds, marked stale.
+  q.policy = ReadPolicy::Offline();
+  counter_->Clear();
+  page = table().Query(q);
+  ASSERT_TRUE(page.ok());
+  EXPECT_TRUE(page->stale);
+  EXPECT_EQ(page->entities.size(), 999u);
+  EXPECT_EQ(counter_->Total(), 0);
+}
+
+TEST_F(CacheTest, AQueryWhileStorageIsUnreachableServesTheCachedRangeStale) {
+  ASSERT_TRUE(table().Insert(Row("a", 1)).ok());
+  ASSERT_TRUE(table().Insert(Row("b", 2)).ok());
+  unplugged_->down = true;
+  QueryOptions q;
+  q.partition_key = "p";
+  auto page = table().Query(q);
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  EXPECT_TRUE(page->stale);
+  EXPECT_EQ(page->entities.size(), 2u);
+}
+
+TEST_F(CacheTest, EvictionKeepsTheSizeBoundAndKeepsWhatWasUsedLast) {
+  Reopen(/*max_bytes=*/256 * 1024);
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_TRUE(table().Insert(Row("r" + std::to_string(i), i, 4000)).ok());
+    clock_.Advance(std::chrono::minutes(2));  // each use a distinct access time
+    if (i % 10 == 9) {
+      ASSERT_TRUE(table().Get("p", "r0").ok());  // r0 kept in use
+    }
+  }
+  auto stats = cache_->Stats();
+  EXPECT_LE(stats.bytes, 256u * 1024);
+  EXPECT_GT(stats.evictions, 0u);
+  EXPECT_TRUE(table().Get("p", "r0", ReadPolicy::Offline()).ok());
+  EXPECT_TRUE(table().Get("p", "r199", ReadPolicy::Offline()).ok());
+  EXPECT_EQ(table().Get("p", "r1", ReadPolicy::Offline()).status().code(), Code::kNotFound);
+}
+
+TEST_F(CacheTest, IsOwnerOnly) {
+  struct stat st;
+  ASSERT_EQ(stat(cache_dir().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  ASSERT_EQ(stat((cache_dir() + "/data.mdb").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0077, 0u);
+}
+
+TEST_F(CacheTest, ACacheFileThatIsNotLmdbIsMovedAsideAndRebuiltWithOneWarning) {
+  ASSERT_TRUE(table().Insert(Row("a", 1)).ok());
+  store_.reset();
+  table_.reset();
+  caching_.reset();
+  cache_.reset();
+  std::ofstream(cache_dir() + "/data.mdb", std::ios::trunc) << std::string(10000, 'z');
+  warnings_.clear();
+  Reopen();
+  ASSERT_EQ(warnings_.size(), 1u);
+  EXPECT_NE(warnings_[0].find("moved aside"), std::string::npos) << warnings_[0];
+  EXPECT_EQ(table().Get("p", "a", ReadPolicy::Offline()).status().code(), Code::kNotFound);
+  auto e = table().Get("p", "a");  // storage still answers
+  ASSERT_TRUE(e.ok());
+  EXPECT_TRUE(table().Get("p", "a", ReadPolicy::Offline()).ok());  // and the cache again
+}
+
+TEST_F(CacheTest, TwoProcessesShareOneCacheDirectory) {
+  pid_t child = ForkChild([&] {
+    Reopen();
+    return table().Insert(Row("from-child", 7)).ok() ? 0 : 1;
+  });
+  ASSERT_EQ(WaitChild(child), 0);
+  auto e = table().Get("p", "from-child", ReadPolicy::Offline());
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  EXPECT_EQ(*e->FindAs<int32_t>("n"), 7);
+}
+
+TEST_F(CacheTest, CountsOfEveryProcessAddUpInTheDirectory) {
+  ASSERT_TRUE(table().Insert(Row("a", 1)).ok());
+  ASSERT_TRUE(table().Get("p", "a").ok());                          // a 304
+  ASSERT_TRUE(table().Get("p", "a", ReadPolicy::Offline()).ok());  // a hit, stale
+  Reopen();  // the first stack's counts are written out when it closes
+  auto stats = ReadCacheStats(cache_dir());
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  EXPECT_EQ(stats->not_modified, 1u);
+  EXPECT_EQ(stats->hits, 1u);
+  EXPECT_EQ(stats->stale, 1u);
+  EXPECT_EQ(stats->entries, 1u);
+  ASSERT_TRUE(ClearCache(cache_dir()).ok());
+  stats = ReadCacheStats(cache_dir());
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->entries, 0u);
+  EXPECT_EQ(stats->not_modified, 0u);
+}
+
+}  // namespace
+}  // namespace blobtable::testing
