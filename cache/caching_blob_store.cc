@@ -57,7 +57,9 @@ Result<GetResult> CachingBlobStore::Get(std::string_view name, const ReadOptions
   }
   const uint64_t size = entry->data.size();
   const bool listed = !o.listed_etag.empty() && o.listed_etag == entry->properties.etag;
-  const bool young = policy.mode == ReadPolicy::Mode::kMaxStale &&
+  // A listing that shows another ETag proves the copy old, however young.
+  const bool outdated = !o.listed_etag.empty() && !listed;
+  const bool young = policy.mode == ReadPolicy::Mode::kMaxStale && !outdated &&
                      o_.clock->Now() - entry->validated < policy.max_stale;
   if (listed || young) {
     ++cache_->counters().hits;
