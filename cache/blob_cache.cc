@@ -181,6 +181,26 @@ std::string FormatProblem(LmdbEnv& env, const Dbs* dbs) {
 // (opened to read statistics or clear): LMDB adopts the file's own size.
 uint64_t MapSizeFor(uint64_t max_bytes) { return 4 * max_bytes + (uint64_t{64} << 20); }
 
+// Compacts a data file grown past twice the bound (LMDB never shrinks it)
+// when this process is the cache's only user (`lock_fd` then takes the
+// exclusive lock): nobody else has the file mapped.
+void CompactIfSoleUser(const std::string& directory, uint64_t max_bytes, int lock_fd) {
+  if (flock(lock_fd, LOCK_EX | LOCK_NB) != 0) return;
+  std::error_code ec;
+  auto size = fs::file_size(directory + "/data.mdb", ec);
+  if (ec || size <= 2 * max_bytes) return;
+  const std::string tmp = directory + "/compact.tmp";
+  fs::remove_all(tmp, ec);
+  fs::create_directories(tmp, ec);
+  bool copied = false;
+  {
+    auto env = LmdbEnv::Open(directory, MapSizeFor(max_bytes), 0600, /*durable=*/false);
+    copied = env.ok() && mdb_env_copy2((*env)->env(), tmp.c_str(), MDB_CP_COMPACT) == 0;
+  }  // closed before its file is replaced
+  if (copied) fs::rename(tmp + "/data.mdb", directory + "/data.mdb", ec);
+  fs::remove_all(tmp, ec);
+}
+
 }  // namespace
 
 std::string DefaultCacheDirectory() {
@@ -202,46 +222,39 @@ Result<std::shared_ptr<BlobCache>> BlobCache::Open(const std::string& directory,
   const std::string lock_path = directory + "/" + kLockFile;
   int fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) return Status::IOError("cannot open " + lock_path + ": " + std::strerror(errno));
-  // Sole user: the moment to compact a file grown past twice the bound
-  // (LMDB never shrinks it), since nobody else has it mapped.
-  if (max_bytes != 0 && flock(fd, LOCK_EX | LOCK_NB) == 0) {
-    std::error_code size_ec;
-    auto size = fs::file_size(directory + "/data.mdb", size_ec);
-    if (!size_ec && size > 2 * max_bytes) {
-      auto env = LmdbEnv::Open(directory, MapSizeFor(max_bytes), 0600, /*durable=*/false);
-      const std::string tmp = directory + "/compact.tmp";
-      fs::remove_all(tmp, ec);
-      fs::create_directories(tmp, ec);
-      bool copied = env.ok() && mdb_env_copy2((*env)->env(), tmp.c_str(), MDB_CP_COMPACT) == 0;
-      env = Status::OK();  // closed: nobody else holds it (the lock says so)
-      if (copied) fs::rename(tmp + "/data.mdb", directory + "/data.mdb", ec);
-      fs::remove_all(tmp, ec);
-    }
-  }
-  flock(fd, LOCK_SH);  // converts; waits while another process compacts
+  if (max_bytes != 0) CompactIfSoleUser(directory, max_bytes, fd);
+  flock(fd, LOCK_SH);  // waits while another process compacts
 
-  std::string problem;
-  for (int round = 0; round < 2; ++round) {
+  // The cache in `directory`, or null and why not (the environment closed
+  // again, so that its files may move).
+  auto attempt = [&](std::string* problem, bool* denied) -> std::shared_ptr<BlobCache> {
     auto env = LmdbEnv::Open(directory, MapSizeFor(max_bytes), 0600, /*durable=*/false);
-    if (env.ok()) {
-      auto dbs = OpenDbs(**env);
-      problem = dbs.ok() ? FormatProblem(**env, &*dbs) : dbs.status().ToString();
-      if (problem.empty()) {
-        return std::shared_ptr<BlobCache>(new BlobCache(std::move(*env), *dbs, directory,
-                                                        max_bytes, clock, std::move(warn), fd));
-      }
-      ReleaseDbs(**env);
-    } else {
-      problem = env.status().ToString();
-      if (env.status().message().find("ermission denied") != std::string::npos) break;
+    if (!env.ok()) {
+      *problem = env.status().ToString();
+      *denied = env.status().message().find("ermission denied") != std::string::npos;
+      return nullptr;
     }
-    env = Status::OK();  // closed before its files move
-    if (round == 1) break;
-    std::string aside = MoveAside(directory);
-    if (aside.empty()) break;
+    auto dbs = OpenDbs(**env);
+    if (!dbs.ok()) {
+      *problem = dbs.status().ToString();
+      return nullptr;
+    }
+    *problem = FormatProblem(**env, &*dbs);
+    if (problem->empty())
+      return std::shared_ptr<BlobCache>(
+          new BlobCache(std::move(*env), *dbs, directory, max_bytes, clock, warn, fd));
+    ReleaseDbs(**env);
+    return nullptr;
+  };
+  std::string problem;
+  bool denied = false;
+  if (auto cache = attempt(&problem, &denied)) return cache;
+  std::string aside = denied ? "" : MoveAside(directory);
+  if (!aside.empty()) {
     if (warn)
       warn("blobtable: the cache in " + directory + " could not be used (" + problem +
            "); moved aside to " + aside + " and rebuilt");
+    if (auto cache = attempt(&problem, &denied)) return cache;
   }
   close(fd);
   return Status::IOError("cannot use the cache in " + directory + ": " + problem);

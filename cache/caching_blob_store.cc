@@ -35,6 +35,16 @@ bool CachingBlobStore::KnownUnreachable() const {
   return until != 0 && SteadyMs(*o_.clock) < until;
 }
 
+std::optional<SteadyTime> CachingBlobStore::DeadlineFor(
+    const ReadPolicy& policy, std::optional<SteadyTime> caller) const {
+  std::optional<SteadyTime> d = caller;
+  if (policy.stale_if_error) {
+    const SteadyTime fallback = o_.clock->Steady() + o_.stale_if_error_deadline;
+    if (!d || fallback < *d) d = fallback;
+  }
+  return d;
+}
+
 GetResult CachingBlobStore::Answer(CacheEntry entry, bool stale) {
   GetResult r;
   r.properties = std::move(entry.properties);
@@ -79,8 +89,7 @@ Result<GetResult> CachingBlobStore::Revalidate(std::string_view name, const Read
                                                CacheEntry entry) {
   ReadOptions ask;
   ask.conditions.if_none_match = entry.properties.etag;
-  if (o.policy.stale_if_error) ask.deadline = o_.clock->Steady() + o_.stale_if_error_deadline;
-  if (o.deadline && (!ask.deadline || *o.deadline < *ask.deadline)) ask.deadline = o.deadline;
+  ask.deadline = DeadlineFor(o.policy, o.deadline);
   auto got = BlobStoreWrapper::Get(name, ask);
   if (got.ok()) Reachable();
   if (got.ok() && got->not_modified) {
@@ -174,8 +183,7 @@ Result<ListPage> CachingBlobStore::List(const ListOptions& o) {
   if (o.policy.mode == ReadPolicy::Mode::kOffline || (fallback && KnownUnreachable()))
     return CachedRange(o);
   ListOptions ask = o;
-  if (fallback) ask.deadline = o_.clock->Steady() + o_.stale_if_error_deadline;
-  if (o.deadline && (!ask.deadline || *o.deadline < *ask.deadline)) ask.deadline = o.deadline;
+  ask.deadline = DeadlineFor(o.policy, o.deadline);
   auto page = BlobStoreWrapper::List(ask);
   if (page.ok()) {
     Reachable();

@@ -65,6 +65,11 @@ class CachingBlobStore final : public BlobStoreWrapper {
   Result<GetResult> Revalidate(std::string_view name, const ReadOptions& o, CacheEntry entry);
   Result<GetResult> Fetch(std::string_view name, const ReadOptions& o);
   GetResult Answer(CacheEntry entry, bool stale);
+  // When a request must answer by: the caller's deadline, and with
+  // stale-if-error, stale_if_error_deadline from now (the cached copy then
+  // answers instead).
+  std::optional<SteadyTime> DeadlineFor(const ReadPolicy& policy,
+                                        std::optional<SteadyTime> caller) const;
   Result<ListPage> CachedRange(const ListOptions& o);
   void ForgetListedRange(const ListOptions& o, const ListPage& page);
   // Storage unreachable: remember for unreachable_interval.
