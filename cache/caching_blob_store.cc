@@ -2,12 +2,10 @@
 
 #include <map>
 
+#include "remote/conditions.h"
+
 namespace blobtable {
 namespace {
-
-bool HasConditions(const AccessConditions& c) {
-  return c.if_match || c.if_none_match || c.if_modified_since || c.if_unmodified_since;
-}
 
 int64_t SteadyMs(const Clock& clock) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -43,6 +41,10 @@ std::optional<SteadyTime> CachingBlobStore::DeadlineFor(
     if (!d || fallback < *d) d = fallback;
   }
   return d;
+}
+
+void CachingBlobStore::Keep(std::string_view name, const GetResult& got) {
+  cache_->Put(scope_, CacheEntry{std::string(name), got.properties, got.data, o_.clock->Now()});
 }
 
 GetResult CachingBlobStore::Answer(CacheEntry entry, bool stale) {
@@ -101,7 +103,7 @@ Result<GetResult> CachingBlobStore::Revalidate(std::string_view name, const Read
   }
   if (got.ok()) {
     ++cache_->counters().changed;
-    cache_->Put(scope_, CacheEntry{std::string(name), got->properties, got->data, o_.clock->Now()});
+    Keep(name, *got);
     return got;
   }
   if (got.status().IsNotFound()) {
@@ -126,7 +128,7 @@ Result<GetResult> CachingBlobStore::Fetch(std::string_view name, const ReadOptio
   if (got.ok()) {
     Reachable();
     ++cache_->counters().misses;
-    cache_->Put(scope_, CacheEntry{std::string(name), got->properties, got->data, o_.clock->Now()});
+    Keep(name, *got);
   } else if (got.status().code() == Code::kUnavailable) {
     Unreachable();
   }

@@ -65,6 +65,8 @@ class CachingBlobStore final : public BlobStoreWrapper {
   Result<GetResult> Revalidate(std::string_view name, const ReadOptions& o, CacheEntry entry);
   Result<GetResult> Fetch(std::string_view name, const ReadOptions& o);
   GetResult Answer(CacheEntry entry, bool stale);
+  // Stores what storage just answered for `name`.
+  void Keep(std::string_view name, const GetResult& got);
   // When a request must answer by: the caller's deadline, and with
   // stale-if-error, stale_if_error_deadline from now (the cached copy then
   // answers instead).

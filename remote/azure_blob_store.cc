@@ -123,7 +123,7 @@ class AzureBlobStore final : public BlobStore {
                           const PutOptions& o) override {
     BT_RETURN_IF_ERROR(ValidateBlobName(name));
     BT_RETURN_IF_ERROR(CheckUserMetadata(o.metadata));
-    std::string write_id = Conditional(o.conditions) ? NewGuid() : "";
+    std::string write_id = HasConditions(o.conditions) ? NewGuid() : "";
     Budget budget = NewBudget();
     Outcome out = Execute({"PUT", name, [&] {
                              HttpRequest r = Request("PUT", BlobUrl(name));
@@ -152,7 +152,7 @@ class AzureBlobStore final : public BlobStore {
     // lost: that attempt may have deleted it. Unconditional: it is gone, as
     // asked. Conditional: whether the condition held is not known.
     if (r.status == 404 && out.unseen) {
-      if (!Conditional(o.conditions)) return Status::OK();
+      if (!HasConditions(o.conditions)) return Status::OK();
       return Status::OutcomeUnknown("blob '" + std::string(name) +
                                     "': an earlier attempt's answer was lost and the blob is gone "
                                     "now: deleted by that attempt, or by someone else");
@@ -164,7 +164,7 @@ class AzureBlobStore final : public BlobStore {
                                   const WriteOptions& o) override {
     BT_RETURN_IF_ERROR(ValidateBlobName(name));
     BT_RETURN_IF_ERROR(CheckUserMetadata(metadata));
-    std::string write_id = Conditional(o.conditions) ? NewGuid() : "";
+    std::string write_id = HasConditions(o.conditions) ? NewGuid() : "";
     Budget budget = NewBudget();
     Outcome out = Execute({"SET-METADATA", name, [&] {
                              HttpRequest r = Request("PUT", BlobUrl(name, "comp=metadata"));
@@ -219,10 +219,6 @@ class AzureBlobStore final : public BlobStore {
   const std::string& container() const override { return o_.container; }
 
  private:
-  static bool Conditional(const AccessConditions& c) {
-    return c.if_match || c.if_none_match || c.if_modified_since || c.if_unmodified_since;
-  }
-
   static Status CheckUserMetadata(const Metadata& m) {
     for (const auto& [name, value] : m)
       if (name == kWriteIdMetadata)

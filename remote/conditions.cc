@@ -6,6 +6,10 @@
 #include "remote/storage_errors.h"
 
 namespace blobtable {
+
+bool HasConditions(const AccessConditions& c) {
+  return c.if_match || c.if_none_match || c.if_modified_since || c.if_unmodified_since;
+}
 namespace {
 
 // HTTP dates carry whole seconds: compare at that resolution.

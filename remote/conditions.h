@@ -16,6 +16,9 @@ struct BlobVersion {
   TimePoint last_modified;
 };
 
+// True if any condition is set (a conditional request).
+bool HasConditions(const AccessConditions& c);
+
 // Read conditions against an existing blob. OK and *not_modified=true when
 // If-None-Match / If-Modified-Since call for a 304; Conflict/412
 // ConditionNotMet when If-Match / If-Unmodified-Since fail.

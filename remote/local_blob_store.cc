@@ -291,8 +291,7 @@ class LocalBlobStore final : public BlobStore {
   // other blob goes with it.
   enum OnDamage { kFail, kReplace, kRemove };
   static bool Unconditional(const AccessConditions& c, const std::string& lease_id) {
-    return !c.if_match && !c.if_none_match && !c.if_modified_since && !c.if_unmodified_since &&
-           lease_id.empty();
+    return !HasConditions(c) && lease_id.empty();
   }
 
   template <typename Fn>
