@@ -8,6 +8,7 @@
 #include <optional>
 #include <thread>
 
+#include "util/digest.h"
 #include "util/macros.h"
 #include "util/random.h"
 #include "remote/conditions.h"
@@ -95,14 +96,36 @@ class AzureBlobStore final : public BlobStore {
     if (o_.clock == nullptr) o_.clock = Clock::Real();
   }
 
-  Status CreateContainerIfMissing() {
+  // Opening a store sends nothing: the container is created when a write
+  // first finds it missing, within that write's budget.
+  Status CreateContainerIfMissing(Budget& budget) {
     Outcome out = Execute({"CREATE-CONTAINER", "", [&] {
                              return Request("PUT", ContainerUrl("restype=container"));
-                           }});
+                           }},
+                          budget, /*follow_up=*/true);
     if (!out.response.ok()) return out.response.status();
     const HttpResponse& r = *out.response;
     if (r.status == 201 || r.status == 409) return Status::OK();  // 409: it exists
     return ErrorOf(r, "creating container " + o_.container);
+  }
+  static bool ContainerMissing(const HttpResponse& r) {
+    const std::string* code = r.Header("x-ms-error-code");
+    return r.status == 404 && code != nullptr && *code == "ContainerNotFound";
+  }
+  static bool ContainerMissing(const Outcome& out) {
+    return out.response.ok() && ContainerMissing(*out.response);
+  }
+  // Sends a write that creates a blob; if the container is missing, creates
+  // it and sends the write again.
+  Outcome ExecuteCreating(const Call& call, Budget& budget) {
+    Outcome out = Execute(call, budget);
+    if (!ContainerMissing(out)) return out;
+    Status made = CreateContainerIfMissing(budget);
+    if (!made.ok()) {
+      out.response = made;
+      return out;
+    }
+    return Execute(call, budget, /*follow_up=*/true);
   }
 
   Result<GetResult> Get(std::string_view name, const ReadOptions& o) override {
@@ -124,11 +147,15 @@ class AzureBlobStore final : public BlobStore {
     BT_RETURN_IF_ERROR(ValidateBlobName(name));
     BT_RETURN_IF_ERROR(CheckUserMetadata(o.metadata));
     std::string write_id = HasConditions(o.conditions) ? NewGuid() : "";
+    // The service checks the body against it and keeps it as the blob's
+    // Content-MD5 (what listings' inline copies are checked against).
+    const std::string md5 = Md5Base64(data);
     Budget budget = NewBudget();
-    Outcome out = Execute({"PUT", name, [&] {
+    Outcome out = ExecuteCreating({"PUT", name, [&] {
                              HttpRequest r = Request("PUT", BlobUrl(name));
                              r.headers.emplace_back("x-ms-blob-type", "BlockBlob");
                              r.headers.emplace_back("Content-Type", "application/octet-stream");
+                             r.headers.emplace_back("Content-MD5", md5);
                              AddMetadata(r, o.metadata, write_id);
                              AddWriteOptions(r, o);
                              r.body = data;
@@ -157,7 +184,7 @@ class AzureBlobStore final : public BlobStore {
                                     "': an earlier attempt's answer was lost and the blob is gone "
                                     "now: deleted by that attempt, or by someone else");
     }
-    return ErrorOf(r, "blob '" + std::string(name) + "'");
+    return BlobErrorOf(r, name);
   }
 
   Result<WriteResult> SetMetadata(std::string_view name, const Metadata& metadata,
@@ -412,6 +439,17 @@ class AzureBlobStore final : public BlobStore {
     return StorageError(r.status, code, what + ": " + message);
   }
 
+  // A request about one blob. A container not created yet holds no blobs:
+  // the blob is missing, as on a store whose container exists.
+  Status BlobErrorOf(const HttpResponse& r, std::string_view name, const char* what = "") const {
+    const std::string blob = what + ("blob '" + std::string(name) + "'");
+    if (ContainerMissing(r))
+      return StorageError(404, "BlobNotFound",
+                          blob + ": does not exist (nothing was written to container '" +
+                              o_.container + "' yet)");
+    return ErrorOf(r, blob);
+  }
+
   Result<BlobProperties> PropertiesOf(const HttpResponse& r) const {
     BlobProperties p;
     if (const std::string* e = r.Header("etag")) p.etag = Quoted(*e);
@@ -421,6 +459,7 @@ class AzureBlobStore final : public BlobStore {
       if (!length) return MalformedHeader("Content-Length", *cl);
       p.content_length = *length;
     }
+    if (const std::string* md5 = r.Header("content-md5")) p.content_md5 = *md5;
     for (const auto& [name, value] : r.headers)
       if (name.rfind("x-ms-meta-", 0) == 0 && name != std::string("x-ms-meta-") + kWriteIdMetadata)
         p.metadata[name.substr(10)] = value;
@@ -453,7 +492,7 @@ class AzureBlobStore final : public BlobStore {
         ParseHttpDate(*lm, &result.properties.last_modified);
       return result;
     }
-    if (r.status != 200) return ErrorOf(r, "blob '" + std::string(name) + "'");
+    if (r.status != 200) return BlobErrorOf(r, name);
     BT_ASSIGN_OR_RETURN(result.properties, PropertiesOf(r));
     if (std::string_view(method) == "GET") result.data = std::move(r.body);
     return result;
@@ -491,7 +530,7 @@ class AzureBlobStore final : public BlobStore {
           "was refused (HTTP " + std::to_string(r.status) + "); whether the write was applied "
           "could not be told: " + why);
     }
-    return ErrorOf(r, "blob '" + std::string(name) + "'");
+    return BlobErrorOf(r, name);
   }
 
   Result<LeaseResult> Lease(const char* op, std::string_view name, const AccessConditions& c,
@@ -518,7 +557,7 @@ class AzureBlobStore final : public BlobStore {
           if (p.lease_state == LeaseState::kAvailable) return LeaseResult{"", p.etag, p.last_modified, 0};
         }
       }
-      return ErrorOf(r, "lease on blob '" + std::string(name) + "'");
+      return BlobErrorOf(r, name, "lease on ");
     }
     LeaseResult l;
     if (const std::string* id = r.Header("x-ms-lease-id")) l.lease_id = *id;
@@ -548,6 +587,7 @@ Result<ListPage> AzureBlobStore::List(const ListOptions& o) {
   budget.deadline = o.deadline;
   Outcome out = Execute({"LIST", o.prefix, [&] { return Request("GET", ContainerUrl(query)); }},
                         budget);
+  if (ContainerMissing(out)) return ListPage{};  // created by the first write
   if (!out.response.ok()) return out.response.status();
   const HttpResponse& r = *out.response;
   if (r.status != 200) return ErrorOf(r, "listing '" + o.prefix + "'");
@@ -566,6 +606,7 @@ Result<ListPage> AzureBlobStore::List(const ListOptions& o) {
     item.properties.etag = Quoted(props.child_value("Etag"));
     ParseHttpDate(props.child_value("Last-Modified"), &item.properties.last_modified);
     item.properties.content_length = std::strtoull(props.child_value("Content-Length"), nullptr, 10);
+    item.properties.content_md5 = props.child_value("Content-MD5");
     std::string state = props.child_value("LeaseState"), status = props.child_value("LeaseStatus"),
                 duration = props.child_value("LeaseDuration");
     item.properties.lease_state = ParseLeaseState(&state);
@@ -597,9 +638,7 @@ std::shared_ptr<BlobStore> MakeAzureBlobStore(AzureStoreOptions options) {
 Result<std::shared_ptr<BlobStore>> OpenAzureBlobStore(AzureStoreOptions options) {
   BT_RETURN_IF_ERROR(ValidateContainerName(options.container));
   if (!options.transport) return Status::InvalidArgument("Azure store needs an HTTP transport");
-  auto store = std::make_shared<AzureBlobStore>(std::move(options));
-  BT_RETURN_IF_ERROR(store->CreateContainerIfMissing());
-  return std::shared_ptr<BlobStore>(store);
+  return std::shared_ptr<BlobStore>(std::make_shared<AzureBlobStore>(std::move(options)));
 }
 
 }  // namespace blobtable

@@ -35,7 +35,9 @@ struct AzureStoreOptions {
   const Clock* clock = nullptr;
 };
 
-// Opens the store and creates the container if it is missing.
+// Opens the store without a request: the container is created by the first
+// write that finds it missing (a listing of a missing container is empty,
+// a read NotFound).
 Result<std::shared_ptr<BlobStore>> OpenAzureBlobStore(AzureStoreOptions options);
 
 // The same, without touching the network (tests of the request path).

@@ -60,7 +60,7 @@ std::string EncodeBucket(const Bucket& bucket) {
     const BlobRecord& r = e.record;
     pk.pack_array(2);
     pk.pack(e.name);
-    pk.pack_array(11);
+    pk.pack_array(12);
     pk.pack(r.etag);
     pk.pack(r.last_modified_s);
     pk.pack(r.metadata);
@@ -72,6 +72,8 @@ std::string EncodeBucket(const Bucket& bucket) {
     pk.pack(r.data_id);
     pk.pack(r.data_size);
     if (r.data_crc) pk.pack(*r.data_crc);
+    else pk.pack_nil();
+    if (!r.data_md5.empty()) pk.pack(r.data_md5);
     else pk.pack_nil();
   }
   std::string out(buf.data(), buf.size());
@@ -105,6 +107,7 @@ Result<Bucket> DecodeBucket(std::string_view value, std::string_view key) {
       BucketEntry e;
       e.name = mp::Str(pair[0], "name");
       const msgpack::object* f = mp::Array(pair[1], format == 1 ? 10 : 11, "record");
+      const uint32_t fields = pair[1].via.array.size;
       BlobRecord& r = e.record;
       r.etag = mp::Str(f[0], "etag");
       r.last_modified_s = mp::Int(f[1], "last_modified");
@@ -124,6 +127,8 @@ Result<Bucket> DecodeBucket(std::string_view value, std::string_view key) {
       r.data_size = mp::UInt(f[9], "data_size");
       if (format == 2 && f[10].type != msgpack::type::NIL)
         r.data_crc = static_cast<uint32_t>(mp::UInt(f[10], "data_crc"));
+      if (format == 2 && fields > 11 && f[11].type != msgpack::type::NIL)
+        r.data_md5 = mp::Str(f[11], "data_md5");
       bucket.push_back(std::move(e));
     }
   });

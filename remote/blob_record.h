@@ -22,7 +22,9 @@
 // of everything after it, then msgpack [2, [[name, record], ...]] with
 // record = [etag, last_modified_s, {metadata}, lease_state, lease_id,
 // lease_duration, lease_expires_ms, lease_broken_at_ms, data_id, data_size,
-// data_crc or nil]. Format 1 (still read; written until 2026-11) is the bare
+// data_crc or nil, data_md5 or nil]; records written before 2026-11-24 end
+// at data_crc (11 fields), and readers take any record of at least 11.
+// Format 1 (still read; written until 2026-11) is the bare
 // msgpack [1, entries] with 10-field records: no checksum anywhere.
 #ifndef BLOBTABLE_REMOTE_BLOB_RECORD_H_
 #define BLOBTABLE_REMOTE_BLOB_RECORD_H_
@@ -53,6 +55,9 @@ struct BlobRecord {
   // CRC-32 of the data, checked on every read; none for blobs written in
   // format 1 and not rewritten since.
   std::optional<uint32_t> data_crc;
+  // The data's MD5 in base64 (the Content-MD5 that Azure reports); empty for
+  // blobs written before it was kept.
+  std::string data_md5;
 };
 
 // The key of a blob's data in the data database: its id, big-endian.

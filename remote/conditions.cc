@@ -104,7 +104,6 @@ Status ValidateBlobName(std::string_view name) {
 }
 
 Status ValidateMetadata(const Metadata& metadata) {
-  constexpr size_t kMaxMetadataBytes = 8u << 10;  // Azure's limit
   size_t total = 0;
   for (const auto& [name, value] : metadata) {
     bool ok = !name.empty() && !(name[0] >= '0' && name[0] <= '9');

@@ -37,9 +37,12 @@ Status CheckWriteConditions(const AccessConditions& c, const BlobVersion* blob, 
 // InvalidResourceName otherwise. The same rule for every backend.
 Status ValidateBlobName(std::string_view name);
 
+// Azure's bound on a blob's metadata, names and values together.
+inline constexpr size_t kMaxMetadataBytes = 8u << 10;
+
 // User metadata: names are C# identifiers; values printable ASCII without
 // leading or trailing spaces (HTTP trims them, and Shared Key signs the
-// trimmed value); 8 KiB in all. InvalidArgument/400 otherwise.
+// trimmed value); kMaxMetadataBytes in all. InvalidArgument/400 otherwise.
 Status ValidateMetadata(const Metadata& metadata);
 
 // Container names: 3..63 characters, lowercase letters, digits and single

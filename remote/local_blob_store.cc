@@ -10,6 +10,7 @@
 
 #include "blobtable/blob_store.h"
 #include "remote/lmdb_env.h"
+#include "util/digest.h"
 #include "util/macros.h"
 #include "util/random.h"
 #include "remote/blob_record.h"
@@ -152,6 +153,7 @@ class LocalBlobStore final : public BlobStore {
 
   std::string Location() const override { return "local:" + env_->directory(); }
   const std::string& container() const override { return container_; }
+  BlobStoreTraits traits() const override { return {.in_process = true}; }
 
  private:
   // Per-write services: the clock reading and the ETag allocator, both within
@@ -176,6 +178,7 @@ class LocalBlobStore final : public BlobStore {
       if (rc != 0) return LmdbError(rc, "writing blob data");
       rec.data_size = data.size();
       rec.data_crc = Crc32(data);
+      rec.data_md5 = Md5Base64(data);
       return Status::OK();
     }
     Status DeleteData(const BlobRecord& rec) {
@@ -202,6 +205,7 @@ class LocalBlobStore final : public BlobStore {
     p.etag = r.etag;
     p.last_modified = FromSeconds(r.last_modified_s);
     p.content_length = r.data_size;
+    p.content_md5 = r.data_md5;
     p.metadata = r.metadata;
     lease::LeaseRecord l = r.lease;
     lease::Refresh(l, now_ms);

@@ -94,6 +94,36 @@ TEST_P(BlobStoreConformance, MissingBlobIsNotFound) {
   // answers 412 here, its issue #2751 - not asserted against Azurite).
 }
 
+// A store opened on a container nothing was written to: the Azure backend
+// sent no request to create it, and it reads as an empty container.
+TEST_P(BlobStoreConformance, AContainerNeverWrittenToIsEmpty) {
+  auto listed = store().List({});
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  EXPECT_TRUE(listed->items.empty());
+  EXPECT_TRUE(listed->next_marker.empty());
+  ASSERT_TRUE(store().Put("first", "x", {}).ok());  // makes it, where it must
+  EXPECT_EQ(store().List({})->items.size(), 1u);
+}
+
+// Content-MD5, as Azure computes it for a blob uploaded whole: what a
+// listing's inline body copies are checked against.
+TEST_P(BlobStoreConformance, ContentMd5IsTheMd5OfTheBody) {
+  ASSERT_TRUE(store().Put("m", "hello", {}).ok());
+  ASSERT_TRUE(store().Put("e", "", {}).ok());
+  const std::string hello = "XUFAKrxLKna5cZ2REBfFkg==", empty = "1B2M2Y8AsgTpgAmY7PhCfg==";
+  EXPECT_EQ(store().Get("m", {})->properties.content_md5, hello);
+  EXPECT_EQ(store().Head("m", {})->properties.content_md5, hello);
+  EXPECT_EQ(store().Head("e", {})->properties.content_md5, empty);
+  ASSERT_TRUE(store().SetMetadata("m", {{"k", "v"}}, {}).ok());  // the body is unchanged
+  auto listed = store().List({});
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->items.size(), 2u);
+  EXPECT_EQ(listed->items[0].properties.content_md5, empty);
+  EXPECT_EQ(listed->items[1].properties.content_md5, hello);
+  ASSERT_TRUE(store().Put("m", "other", {}).ok());
+  EXPECT_NE(store().Head("m", {})->properties.content_md5, hello);
+}
+
 TEST_P(BlobStoreConformance, HeadHasPropertiesButNoData) {
   ASSERT_TRUE(store().Put("h", "12345", WithMeta({{"m", "v"}})).ok());
   auto head = store().Head("h", {});

@@ -79,6 +79,10 @@ struct BlobProperties {
   std::string etag;         // opaque, quoted: "\"0x...\""; compare byte for byte
   TimePoint last_modified;  // whole seconds
   uint64_t content_length = 0;
+  // The MD5 of the body in base64, as Azure reports it (Content-MD5: the
+  // service computes it for every blob uploaded whole; a blob assembled from
+  // blocks may have none). Empty when not known.
+  std::string content_md5;
   Metadata metadata;
   LeaseState lease_state = LeaseState::kAvailable;
   LeaseStatus lease_status = LeaseStatus::kUnlocked;
@@ -190,6 +194,14 @@ struct LeaseResult {
   int lease_time_seconds = 0;
 };
 
+// What a backend is like, for the layers above that adapt to it.
+struct BlobStoreTraits {
+  // Its calls run inside this process (the local backend) rather than cost
+  // a round trip: a cache, inline body copies or concurrent reads would
+  // only add work there.
+  bool in_process = false;
+};
+
 class BLOBTABLE_EXPORT BlobStore {
  public:
   virtual ~BlobStore() = default;
@@ -245,6 +257,8 @@ class BLOBTABLE_EXPORT BlobStore {
   // e.g. "local:/srv/data" or "https://account.blob.core.windows.net".
   virtual std::string Location() const = 0;
   virtual const std::string& container() const = 0;
+  // Default: a remote store (every call a round trip).
+  virtual BlobStoreTraits traits() const { return {}; }
 };
 
 // Forwards every call to a target store; subclass it and override only the
@@ -293,6 +307,7 @@ class BLOBTABLE_EXPORT BlobStoreWrapper : public BlobStore {
   }
   std::string Location() const override { return target_->Location(); }
   const std::string& container() const override { return target_->container(); }
+  BlobStoreTraits traits() const override { return target_->traits(); }
 
  protected:
   BlobStore& target() { return *target_; }

@@ -31,13 +31,15 @@ class BLOBTABLE_EXPORT Store {
  public:
   // Opens `location`: a directory for the embedded local store (created if
   // missing; "file:" prefix optional), or an Azure Storage connection string
-  // (Azure Storage or Azurite; the container is created if missing): any
+  // (Azure Storage or Azurite; opening sends no request, and the container
+  // is created by the first write that finds it missing): any
   // location with a part "Key=..." naming a connection-string key, in any
   // case. A location with ';' and '=' but no such key is InvalidArgument
   // (write file:DIR for such a directory). Fails
   // InvalidArgument on a bad container name or connection string, IOError if
-  // the directory cannot be used, Unavailable if the service cannot be
-  // reached.
+  // the directory cannot be used. A service that cannot be reached is
+  // found by the first call that needs it (Unavailable, or an answer from
+  // the cache; README "The local cache").
   static Result<std::unique_ptr<Store>> Open(std::string_view location,
                                              const StoreOptions& options = {});
 
