@@ -374,16 +374,26 @@ std::optional<CacheEntry> BlobCache::Lookup(std::string_view scope, std::string_
 }
 
 void BlobCache::Put(std::string_view scope, const CacheEntry& entry) {
-  const std::string key = EntryKey(scope, entry.name);
-  if (entry.data.size() > max_bytes_ / 8) {  // too big to keep: drop any older copy
-    Evict(scope, entry.name);
-    return;
-  }
+  Update(scope, std::span<const CacheEntry>(&entry, 1), {});
+}
+
+void BlobCache::Update(std::string_view scope, std::span<const CacheEntry> keep,
+                       std::span<const std::string> drop) {
+  if (keep.empty() && drop.empty()) return;
+  const TimePoint now = clock_->Now();
   uint64_t bytes = 0;
   Write([&](MDB_txn* txn) {
-    int rc = PutEntry(txn, dbs_, scope, key, entry, clock_->Now());
+    for (const std::string& name : drop)
+      if (int rc = RemoveEntry(txn, dbs_, EntryKey(scope, name)); rc != 0) return rc;
+    for (const CacheEntry& e : keep) {
+      const std::string key = EntryKey(scope, e.name);
+      // Too big to keep: drop any older copy.
+      int rc = e.data.size() > max_bytes_ / 8 ? RemoveEntry(txn, dbs_, key)
+                                              : PutEntry(txn, dbs_, scope, key, e, now);
+      if (rc != 0) return rc;
+    }
     bytes = GetU64(txn, dbs_.meta, "bytes");
-    return rc;
+    return 0;
   });
   if (bytes > max_bytes_) EvictOverBound();
 }
@@ -400,8 +410,8 @@ void BlobCache::Validated(std::string_view scope, std::string_view name, std::st
 }
 
 void BlobCache::Evict(std::string_view scope, std::string_view name) {
-  const std::string key = EntryKey(scope, name);
-  Write([&](MDB_txn* txn) { return RemoveEntry(txn, dbs_, key); });
+  const std::string key(name);
+  Update(scope, {}, std::span<const std::string>(&key, 1));
 }
 
 std::vector<CacheEntry> BlobCache::Range(std::string_view scope, std::string_view prefix,

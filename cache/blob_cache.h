@@ -26,6 +26,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -77,6 +78,10 @@ class BlobCache {
   // Stores (or replaces) an entry. Entries over an eighth of max_bytes are
   // not kept.
   void Put(std::string_view scope, const CacheEntry& entry);
+  // Evicts the entries named in `drop`, then stores those in `keep` (as
+  // Put), in one write.
+  void Update(std::string_view scope, std::span<const CacheEntry> keep,
+              std::span<const std::string> drop);
   // Storage confirmed `etag` for `name` at `when` (a 304, or a listing).
   void Validated(std::string_view scope, std::string_view name, std::string_view etag,
                  TimePoint when);
@@ -115,9 +120,6 @@ class BlobCache {
   CacheCounters counters_;
 };
 
-// The cache directory a store uses by default: $XDG_CACHE_HOME/blobtable,
-// else $HOME/.cache/blobtable; empty if neither is set.
-std::string DefaultCacheDirectory();
 
 }  // namespace blobtable
 

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "remote/conditions.h"
+#include "remote/inline_body.h"
 
 namespace blobtable {
 namespace {
@@ -92,6 +93,7 @@ Result<GetResult> CachingBlobStore::Revalidate(std::string_view name, const Read
   ReadOptions ask;
   ask.conditions.if_none_match = entry.properties.etag;
   ask.deadline = DeadlineFor(o.policy, o.deadline);
+  ask.has_fallback = o.policy.stale_if_error;
   auto got = BlobStoreWrapper::Get(name, ask);
   if (got.ok()) Reachable();
   if (got.ok() && got->not_modified) {
@@ -186,10 +188,11 @@ Result<ListPage> CachingBlobStore::List(const ListOptions& o) {
     return CachedRange(o);
   ListOptions ask = o;
   ask.deadline = DeadlineFor(o.policy, o.deadline);
+  ask.has_fallback = fallback;
   auto page = BlobStoreWrapper::List(ask);
   if (page.ok()) {
     Reachable();
-    ForgetListedRange(o, *page);
+    SyncListedRange(o, *page);
     return page;
   }
   if (page.status().code() == Code::kUnavailable) {
@@ -212,22 +215,46 @@ Result<ListPage> CachingBlobStore::CachedRange(const ListOptions& o) {
 }
 
 // Entries the listing shows changed (another ETag) or gone (absent from the
-// range it covered) are evicted. The range covered: from the listing's
-// start (or, after an opaque marker, its first name) to its last name, or
-// to the end of the prefix on the last page.
-void CachingBlobStore::ForgetListedRange(const ListOptions& o, const ListPage& page) {
-  std::string from = o.marker.empty() ? std::max(o.prefix, o.start_from)
-                                      : (page.items.empty() ? "" : page.items.front().name);
+// range it covered) are evicted, and listed blobs whose bodies it carries
+// inline are kept (in place of any older copy), in one cache write. The
+// range covered: from the listing's start (or, after an opaque marker, its
+// first name) to its last name, or to the end of the prefix on the last
+// page.
+void CachingBlobStore::SyncListedRange(const ListOptions& o, const ListPage& page) {
   if (!o.marker.empty() && page.items.empty()) return;
+  const std::string from =
+      o.marker.empty() ? std::max(o.prefix, o.start_from) : page.items.front().name;
   const bool to_end = page.next_marker.empty();
-  std::map<std::string_view, const BlobItem*> listed;
-  for (const BlobItem& item : page.items) listed[item.name] = &item;
-  for (const CacheEntry& e : cache_->Range(scope_, o.prefix, from, /*with_data=*/false)) {
+  std::map<std::string, std::string> cached;  // name -> ETag, in the covered range
+  for (CacheEntry& e : cache_->Range(scope_, o.prefix, from, /*with_data=*/false)) {
     if (!to_end && !page.items.empty() && e.name > page.items.back().name) break;
-    auto it = listed.find(e.name);
-    if (it == listed.end() || it->second->properties.etag != e.properties.etag)
-      cache_->Evict(scope_, e.name);
+    cached.emplace(std::move(e.name), std::move(e.properties.etag));
   }
+  std::vector<CacheEntry> keep;
+  std::vector<std::string> drop;
+  const TimePoint now = o_.clock->Now();
+  for (const BlobItem& item : page.items) {
+    auto it = cached.find(item.name);
+    const bool was_cached = it != cached.end();
+    const bool current = was_cached && it->second == item.properties.etag;
+    if (was_cached) cached.erase(it);  // what stays in `cached` is gone
+    if (current) continue;
+    std::optional<std::string> body =
+        Cacheable(item.name) ? InlineBody(item.properties) : std::nullopt;
+    if (!body) {
+      if (was_cached) drop.push_back(item.name);  // changed
+      continue;
+    }
+    CacheEntry e{item.name, {}, std::move(*body), now};  // replaces an older copy
+    e.properties.etag = item.properties.etag;
+    e.properties.last_modified = item.properties.last_modified;
+    e.properties.content_length = item.properties.content_length;
+    e.properties.content_md5 = item.properties.content_md5;
+    e.properties.metadata = item.properties.metadata;
+    keep.push_back(std::move(e));
+  }
+  for (auto& [name, etag] : cached) drop.push_back(name);
+  cache_->Update(scope_, keep, drop);
 }
 
 }  // namespace blobtable

@@ -20,9 +20,10 @@
 //   Put, SetMetadata (success): the cache takes the new version
 //   Delete, any failed write: the entry is evicted
 //   List            passes through; entries whose ETag changed, and those
-//                   gone from the listed range, are evicted. Offline, or
-//                   storage unreachable with stale_if_error: the cached
-//                   entries of the range, stale
+//                   gone from the listed range, are evicted; listed blobs
+//                   that carry their body inline (remote/inline_body.h) are
+//                   kept. Offline, or storage unreachable with
+//                   stale_if_error: the cached entries of the range, stale
 //
 // Thread-safe.
 #ifndef BLOBTABLE_CACHE_CACHING_BLOB_STORE_H_
@@ -73,7 +74,9 @@ class CachingBlobStore final : public BlobStoreWrapper {
   std::optional<SteadyTime> DeadlineFor(const ReadPolicy& policy,
                                         std::optional<SteadyTime> caller) const;
   Result<ListPage> CachedRange(const ListOptions& o);
-  void ForgetListedRange(const ListOptions& o, const ListPage& page);
+  // Brings the cached entries of the range a listing covered in line with
+  // it (see List).
+  void SyncListedRange(const ListOptions& o, const ListPage& page);
   // Storage unreachable: remember for unreachable_interval.
   void Unreachable();
   void Reachable() { unreachable_until_ms_.store(0); }

@@ -1,5 +1,6 @@
 #include "blobtable/store.h"
 
+#include <algorithm>
 #include <iostream>
 
 #include "cache/caching_blob_store.h"
@@ -62,6 +63,9 @@ std::unique_ptr<Store> Store::FromBlobStore(std::shared_ptr<BlobStore> blobs,
   core->blobs = std::move(blobs);
   core->options = options;
   core->clock = options.clock != nullptr ? options.clock : Clock::Real();
+  const bool in_process = core->blobs->traits().in_process;
+  core->inline_body_max = in_process ? 0 : options.inline_body_max_bytes;
+  core->parallel_reads = in_process ? 1 : std::max(1, options.max_parallel_reads);
   return std::unique_ptr<Store>(new Store(std::move(core)));
 }
 

@@ -7,6 +7,7 @@
 
 #include "model/blob_naming.h"
 #include "model/entity_codec.h"
+#include "remote/inline_body.h"
 #include "util/macros.h"
 #include "txn/store_core.h"
 #include "txn/recovery.h"
@@ -217,7 +218,9 @@ Result<Entity> Table::Write(const Entity& entity, std::string_view if_match, boo
         std::chrono::time_point_cast<Ticks>(core_->clock->Now()));
     auto body = EncodeEntity(stored);
     if (!body.ok()) return body.status();
-    auto put = core_->blobs->Put(*name, *body, PutOptions{{cond, ""}, {}});
+    PutOptions put_options{{cond, ""}, {}};
+    AddInlineBody(put_options.metadata, *body, core_->inline_body_max);
+    auto put = core_->blobs->Put(*name, *body, put_options);
     if (put.ok()) {
       stored.set_etag(put->etag);
       return stored;
@@ -294,82 +297,6 @@ Status Table::Delete(std::string_view pk, std::string_view rk, std::string_view 
   return Status::Conflict(ctx + ": gave up after " +
                           std::to_string(core_->options.max_merge_attempts) +
                           " attempts, each raced by another writer");
-}
-
-Result<QueryPage> Table::Query(const QueryOptions& q) const {
-  const std::string ctx = "table " + name_ + ", query";
-  if (q.top < 1 || q.top > 1000)
-    return Status::InvalidArgument(ctx + ": top must be 1..1000, got " + std::to_string(q.top));
-  if (q.partition_key) BT_RETURN_IF_ERROR(ValidateKey(*q.partition_key, "PartitionKey"));
-  if (q.row_key_from) BT_RETURN_IF_ERROR(ValidateKey(*q.row_key_from, "RowKey"));
-  if (q.row_key_to) BT_RETURN_IF_ERROR(ValidateKey(*q.row_key_to, "RowKey"));
-
-  const std::string entity_prefix = naming::EntityPrefix(name_);
-  ListOptions list;
-  list.prefix = q.partition_key ? naming::PartitionPrefix(name_, *q.partition_key) : entity_prefix;
-  list.max_results = std::min(5000, q.top + 1);
-  if (q.partition_key && q.row_key_from)
-    list.start_from = list.prefix + "-" + naming::EncodeKey(*q.row_key_from);
-
-  // The continuation token is "1." and the last returned name after the
-  // table's entity prefix; listing resumes there.
-  std::string after;
-  if (!q.continuation.empty()) {
-    if (q.continuation.substr(0, 2) != "1.")
-      return Status::InvalidArgument(ctx + ": continuation token is not from blobtable");
-    after = entity_prefix + q.continuation.substr(2);
-    if (after.substr(0, list.prefix.size()) != list.prefix)
-      return Status::InvalidArgument(ctx + ": continuation token belongs to another query");
-    list.start_from = std::max(list.start_from, after);
-  }
-
-  const ReadPolicy policy = q.policy.value_or(core_->options.read_policy);
-  list.policy = policy;
-  QueryPage page;
-  std::string last;
-  bool more = false;
-  int pages = 0;
-  for (;;) {
-    auto listed = core_->blobs->List(list);
-    if (!listed.ok()) return listed.status().WithContext(ctx);
-    page.stale = page.stale || listed->stale;
-    for (const BlobItem& item : listed->items) {
-      if (!after.empty() && item.name <= after) continue;
-      // A reservation is absent unless its (dead) transaction committed:
-      // Get below resolves that.
-      auto key = naming::ParseEntityBlobName(name_, item.name);
-      if (!key.ok())
-        return Status::Corruption(ctx + ": blob '" + item.name +
-                                  "' in the table's entity prefix is not an entity blob");
-      if (q.row_key_from && key->row_key < *q.row_key_from) continue;
-      if (q.row_key_to && key->row_key > *q.row_key_to) {
-        if (q.partition_key) break;  // past the range: nothing later matches
-        continue;
-      }
-      if (page.entities.size() == static_cast<size_t>(q.top)) {
-        more = true;
-        break;
-      }
-      // The listing's ETag lets a cached copy answer without a request.
-      auto e = Read(key->partition_key, key->row_key,
-                    ReadOptions(policy, listed->stale ? "" : item.properties.etag));
-      if (e.status().IsNotFound()) continue;  // deleted since it was listed
-      if (!e.ok()) return e.status();
-      page.stale = page.stale || e->stale();
-      page.entities.push_back(std::move(*e));
-      last = item.name;
-    }
-    if (more) break;
-    if (q.partition_key && q.row_key_to && !listed->items.empty()) {
-      auto key = naming::ParseEntityBlobName(name_, listed->items.back().name);
-      if (key.ok() && key->row_key > *q.row_key_to) break;
-    }
-    auto next = NextListPage(list, *listed, &pages);
-    if (!next.ok()) return next.status().WithContext(ctx);
-    if (!*next) break;
-  }
-  if (more) page.continuation = "1." + last.substr(entity_prefix.size());
-  return page;
 }
 
 }  // namespace blobtable

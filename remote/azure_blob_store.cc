@@ -67,6 +67,8 @@ struct Budget {
   // A caller's deadline (ReadOptions::deadline): no attempt starts after
   // it, and an attempt's timeout is cut to what is left of it.
   std::optional<SteadyTime> deadline;
+  // ReadOptions::has_fallback: a refused connection is not retried.
+  bool give_up_if_refused = false;
 };
 
 std::string Quoted(std::string etag) {
@@ -135,6 +137,7 @@ class AzureBlobStore final : public BlobStore {
                                      "': an offline read, and this store has no cache");
     Budget budget = NewBudget();
     budget.deadline = o.deadline;
+    budget.give_up_if_refused = o.has_fallback;
     return Read("GET", name, o.conditions, budget);
   }
   Result<GetResult> Head(std::string_view name, const AccessConditions& c) override {
@@ -346,7 +349,9 @@ class AzureBlobStore final : public BlobStore {
       Log(call, attempt, ms, out.response);
       bool retryable = out.response.ok()
                            ? RetryPolicy::IsRetryableStatus(out.response->status)
-                           : out.response.status().code() == Code::kUnavailable;
+                           : out.response.status().code() == Code::kUnavailable &&
+                                 !(budget.give_up_if_refused &&
+                                   out.response.status().storage_code() == kNotSent);
       if (!retryable || attempt >= o_.retry.max_attempts) break;
       auto delay = o_.retry.DelayBefore(attempt + 1, RandomU64());
       if (!Affords(budget, delay)) break;
@@ -585,6 +590,7 @@ Result<ListPage> AzureBlobStore::List(const ListOptions& o) {
   if (!o.start_from.empty()) query += "&startFrom=" + PercentEncode(o.start_from, false);
   Budget budget = NewBudget();
   budget.deadline = o.deadline;
+  budget.give_up_if_refused = o.has_fallback;
   Outcome out = Execute({"LIST", o.prefix, [&] { return Request("GET", ContainerUrl(query)); }},
                         budget);
   if (ContainerMissing(out)) return ListPage{};  // created by the first write

@@ -4,6 +4,8 @@
 // exceptions stop here.
 #include <cpprest/http_client.h>
 
+#include <cerrno>
+
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
@@ -92,6 +94,9 @@ class CpprestTransport final : public HttpTransport {
       std::string what = e.what();
       if (what.find("handshake") != std::string::npos)
         return TlsHandshakeFailed(request.method, ClassifyTls(e.error_code().value()), what);
+      if (e.error_code().value() == ECONNREFUSED)  // nothing was sent: as curl says it
+        return Status::FromStorage(Code::kUnavailable, 0, kNotSent,
+                                   request.method + " request failed: " + what);
       return Status::Unavailable(request.method + " request failed: " + what);
     } catch (const std::exception& e) {
       return Status::Unavailable(request.method + " request failed: " + e.what());

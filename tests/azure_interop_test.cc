@@ -17,6 +17,7 @@
 #include "remote/http_transport.h"
 #include "tests/azurite.h"
 #include "tests/losing_proxy.h"
+#include "tests/shell.h"
 #include "tests/test_util.h"
 
 namespace blobtable::testing {
@@ -24,32 +25,10 @@ namespace {
 
 using json = nlohmann::json;
 
-struct ShellRun {
-  int code;
-  std::string out;
-};
-
-// Runs a shell command with `input` on stdin; captures stdout.
-ShellRun Shell(const std::string& command, const std::string& input = "") {
-  TempDir dir;
-  std::string in = dir.path() + "/in", out = dir.path() + "/out";
-  std::ofstream(in) << input;
-  int status = std::system((command + " <" + in + " >" + out).c_str());
-  std::ifstream f(out);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, ss.str()};
-}
-
-std::string Q(const std::string& s) { return "'" + s + "'"; }
-
 std::string Cli(const std::string& conn, const std::string& container) {
-  return std::string(BLOBTABLE_CLI_PATH) + " --store " + Q(conn) + " --container " + container;
+  return std::string(BLOBTABLE_CLI_PATH) + " --store " + Quote(conn) + " --container " + container;
 }
 
-std::string Node(const std::string& args) {
-  return "node " + std::string(BLOBTABLE_SOURCE_DIR) + "/tests/interop/azure_client.mjs " + args;
-}
 
 class InteropTest : public ::testing::TestWithParam<std::string> {
  protected:
@@ -72,16 +51,18 @@ TEST_P(InteropTest, SdkReadsTheBlobLocateNamesWithTheSameETag) {
   ASSERT_EQ(locate.code, 0);
   json where = json::parse(locate.out);
   EXPECT_EQ(where["container"], container_);
-  ShellRun got = Shell(Node("get " + Q(conn_) + " " + container_ + " " +
-                       Q(where["entity_blob"].get<std::string>())));
+  ShellRun got = Shell(AzureClient("get " + Quote(conn_) + " " + container_ + " " +
+                       Quote(where["entity_blob"].get<std::string>())));
   ASSERT_EQ(got.code, 0) << got.out;
   json props = json::parse(got.out);
   EXPECT_EQ(props["etag"], etag);
   EXPECT_GT(props["length"].get<int>(), 0);
-  // The only mark blobtable leaves: the write id of its conditional write
-  // (what lets a retry recognise its own lost write).
-  EXPECT_EQ(props["metadata"].size(), 1u) << props.dump();
+  // The only marks blobtable leaves: the write id of its conditional write
+  // (what lets a retry recognise its own lost write), and the small body's
+  // inline copy for listings.
+  EXPECT_EQ(props["metadata"].size(), 2u) << props.dump();
   EXPECT_TRUE(props["metadata"].contains("blobtablewriteid")) << props.dump();
+  EXPECT_TRUE(props["metadata"].contains("btbody")) << props.dump();
 }
 
 TEST_P(InteropTest, LeasesHeldByAnotherClientAreRespected) {
@@ -91,21 +72,21 @@ TEST_P(InteropTest, LeasesHeldByAnotherClientAreRespected) {
   std::string entity = where["entity_blob"], lock = where["lock_blob"];
   const std::string lease_id = "0f8fad5b-d9cb-469f-a165-70867728950e";
   // The SDK leases the entity blob: blobtable's writes wait their turn (exit 5).
-  ASSERT_EQ(Shell(Node("lease " + Q(conn_) + " " + container_ + " " + Q(entity) + " 60 " + lease_id)).code,
+  ASSERT_EQ(Shell(AzureClient("lease " + Quote(conn_) + " " + container_ + " " + Quote(entity) + " 60 " + lease_id)).code,
             0);
   EXPECT_EQ(Shell(Cli(conn_, container_) + " --lock-timeout 1 put orders --mode upsert",
                   R"({"PartitionKey":"p","RowKey":"r","x":1})")
                 .code,
             5);
   EXPECT_EQ(Shell(Cli(conn_, container_) + " get orders p r").code, 0);  // reads still work
-  ASSERT_EQ(Shell(Node("release " + Q(conn_) + " " + container_ + " " + Q(entity) + " " + lease_id)).code,
+  ASSERT_EQ(Shell(AzureClient("release " + Quote(conn_) + " " + container_ + " " + Quote(entity) + " " + lease_id)).code,
             0);
   EXPECT_EQ(Shell(Cli(conn_, container_) + " put orders --mode upsert",
                   R"({"PartitionKey":"p","RowKey":"r","x":2})")
                 .code,
             0);
   // The SDK leases the partition's lock blob: blobtable cannot take it.
-  ASSERT_EQ(Shell(Node("lease " + Q(conn_) + " " + container_ + " " + Q(lock) + " 60 " + lease_id)).code,
+  ASSERT_EQ(Shell(AzureClient("lease " + Quote(conn_) + " " + container_ + " " + Quote(lock) + " 60 " + lease_id)).code,
             0);
   StoreOptions o;
   o.container = container_;
@@ -118,7 +99,7 @@ TEST_P(InteropTest, LeasesHeldByAnotherClientAreRespected) {
 
 // A SAS made by the official SDK authenticates blobtable (no account key).
 TEST_P(InteropTest, SharedAccessSignatureFromTheSdkWorks) {
-  ShellRun sas = Shell(Node("sas " + Q(conn_) + " - -"));
+  ShellRun sas = Shell(AzureClient("sas " + Quote(conn_) + " - -"));
   ASSERT_EQ(sas.code, 0) << sas.out;
   std::string token = sas.out.substr(0, sas.out.find('\n'));
   ASSERT_NE(token.find("sig="), std::string::npos);
@@ -136,39 +117,30 @@ TEST_P(InteropTest, SharedAccessSignatureFromTheSdkWorks) {
   EXPECT_EQ(table->Query(q)->entities.size(), 1u);
   EXPECT_TRUE(table->Delete("p", "r", "*").ok());
   // The verbose log of a SAS session shows no part of the token.
-  TempDir dir;
-  std::string err = dir.path() + "/err";
-  ShellRun put = Shell(std::string(BLOBTABLE_CLI_PATH) + " -v --store " + Q(sas_conn) +
-                           " --container " + container_ + " put viasas 2>" + err,
+  ShellRun put = Shell(std::string(BLOBTABLE_CLI_PATH) + " -v --store " + Quote(sas_conn) +
+                           " --container " + container_ + " put viasas",
                        R"({"PartitionKey":"p","RowKey":"v"})");
   ASSERT_EQ(put.code, 0);
-  std::ifstream f(err);
-  std::stringstream log;
-  log << f.rdbuf();
+  const std::string& log = put.err;
   std::string sig = token.substr(token.find("sig=") + 4);
   sig = sig.substr(0, sig.find('&'));
-  EXPECT_NE(log.str().find("PUT t/viasas/e/-p/-v -> 201"), std::string::npos) << log.str();
-  EXPECT_EQ(log.str().find(sig), std::string::npos) << log.str();
-  EXPECT_EQ(log.str().find("sig="), std::string::npos) << log.str();
+  EXPECT_NE(log.find("PUT t/viasas/e/-p/-v -> 201"), std::string::npos) << log;
+  EXPECT_EQ(log.find(sig), std::string::npos) << log;
+  EXPECT_EQ(log.find("sig="), std::string::npos) << log;
 }
 
 TEST_P(InteropTest, VerboseLogWithAnAccountKeyHoldsNoSecrets) {
-  TempDir dir;
-  std::string err = dir.path() + "/err";
-  ShellRun put = Shell(Cli(conn_, container_) + " -v put logged 2>" + err,
+  ShellRun put = Shell(Cli(conn_, container_) + " -v put logged",
                        R"({"PartitionKey":"p","RowKey":"r"})");
   ASSERT_EQ(put.code, 0);
-  ShellRun get = Shell(Cli(conn_, container_) + " -v get logged p missing 2>>" + err);
+  ShellRun get = Shell(Cli(conn_, container_) + " -v get logged p missing");
   EXPECT_EQ(get.code, 3);
-  std::ifstream f(err);
-  std::stringstream log;
-  log << f.rdbuf();
+  const std::string log = put.err + get.err;
   // One line per request: method, blob, status, error code, ms, attempt.
-  EXPECT_NE(log.str().find("GET t/logged/e/-p/-missing -> 404 BlobNotFound"), std::string::npos)
-      << log.str();
-  EXPECT_NE(log.str().find("attempt 1"), std::string::npos);
+  EXPECT_NE(log.find("GET t/logged/e/-p/-missing -> 404 BlobNotFound"), std::string::npos) << log;
+  EXPECT_NE(log.find("attempt 1"), std::string::npos);
   for (const char* secret : {"Eby8vdM02xNOcqFlqUwJPLlm", "SharedKey", "Authorization", "sig="})
-    EXPECT_EQ(log.str().find(secret), std::string::npos) << secret << " in:\n" << log.str();
+    EXPECT_EQ(log.find(secret), std::string::npos) << secret << " in:\n" << log;
 }
 
 // HTTPS: certificates are verified by default; a CA file makes a private

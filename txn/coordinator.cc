@@ -30,6 +30,7 @@
 
 #include "model/blob_naming.h"
 #include "model/entity_codec.h"
+#include "remote/inline_body.h"
 #include "util/macros.h"
 #include "util/random.h"
 #include "txn/store_core.h"
@@ -157,7 +158,9 @@ class Coordinator {
     return RenewIfDue();
   }
 
-  ResolveContext Resolver() const { return {blobs_, clock_, opts_.lease_seconds}; }
+  ResolveContext Resolver() const {
+    return {blobs_, clock_, opts_.lease_seconds, b_.core->inline_body_max};
+  }
 
   // Renews the record's lease, then every finite lease held, when less than
   // the margin remains. The record's is renewed first, so it runs out first.
@@ -453,6 +456,7 @@ class Coordinator {
     o.lease_id = txn_id_;
     o.conditions.if_match = w.seen_etag;
     o.metadata = {{kTxnMetadata, txn_id_}};
+    AddInlineBody(o.metadata, w.body, b_.core->inline_body_max);
     auto put = blobs_.Put(w.blob, w.body, o);
     BT_RETURN_IF_ERROR(put.status());
     applied_[w.blob] = put->etag;

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "model/blob_naming.h"
+#include "remote/inline_body.h"
 #include "util/macros.h"
 #include "util/random.h"
 #include "txn/sync_point.h"
@@ -72,6 +73,7 @@ Status RollForward(const ResolveContext& ctx, const TxnRecord& rec, const TxnWri
   o.lease_id = rec.lease_id;
   o.conditions.if_match = w.seen_etag;
   o.metadata = {{kTxnMetadata, rec.txn_id}};
+  AddInlineBody(o.metadata, w.body, ctx.inline_body_max);
   Status applied = blobs.Put(w.blob, w.body, o).status();
   if (applied.IsConflict()) return Status::OK();  // a later writer won
   if (!applied.ok()) return applied;

@@ -27,11 +27,13 @@
 namespace blobtable {
 
 // What resolution needs: the store, the clock for renewing the record lease,
-// and the length of the leases a resolver takes (15..60).
+// the length of the leases a resolver takes (15..60), and up to what size a
+// write it applies carries an inline copy of its body (remote/inline_body.h).
 struct ResolveContext {
   BlobStore& blobs;
   Clock& clock;
   int lease_seconds;
+  size_t inline_body_max = 0;
 };
 
 // The transaction whose intent mark or reservation `p` carries; "" if none.

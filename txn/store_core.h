@@ -18,6 +18,11 @@ struct StoreCore {
   std::shared_ptr<BlobCache> cache;  // null: reads go to storage
   StoreOptions options;
   Clock* clock;  // never null
+  // Bytes up to which an entity's blob carries an inline copy of its body
+  // (0: none), and how many reads a query sends at once; both from the
+  // options, adapted to the backend (BlobStoreTraits).
+  size_t inline_body_max = 0;
+  int parallel_reads = 1;
 
   // Backoff between tries at something busy.
   void Wait(std::chrono::milliseconds d) const { clock->SleepFor(d); }
@@ -27,7 +32,9 @@ struct StoreCore {
     Wait(std::chrono::milliseconds(std::min(200, 2 << std::min((*round)++, 7))));
   }
   // What settling another transaction's leftovers takes.
-  ResolveContext Resolver() const { return {*blobs, *clock, options.txn_lease_seconds}; }
+  ResolveContext Resolver() const {
+    return {*blobs, *clock, options.txn_lease_seconds, inline_body_max};
+  }
 };
 
 }  // namespace blobtable::internal

@@ -30,6 +30,10 @@ inline constexpr char kIntentMetadata[] = "btint";
 // A transaction's reservation for an entity it will create (value: txn id).
 // Readers treat the blob as absent.
 inline constexpr char kReservationMetadata[] = "btres";
+// A copy of a small blob's whole body, base64 (remote/inline_body.h), so a
+// listing answers for it without a GET. Trusted only while the MD5 of the
+// copy equals the blob's Content-MD5.
+inline constexpr char kInlineBodyMetadata[] = "btbody";
 
 // ---- The local backend's files and LMDB databases ----
 inline constexpr char kStoreMarkerFile[] = "blobtable.store";  // beside data.mdb

@@ -113,6 +113,10 @@ struct ReadOptions {
   // request timeout to fit (Unavailable when it runs out). Unset: the
   // store's own retry budget alone.
   std::optional<SteadyTime> deadline;
+  // The caller has an answer of its own should storage be out of reach (a
+  // cache's copy): a connection storage refuses ends the read at once,
+  // Unavailable, instead of being retried.
+  bool has_fallback = false;
 };
 
 struct GetResult {
@@ -154,8 +158,10 @@ struct ListOptions {
   // answer with the cached blobs of the range (ListPage::stale). Backends
   // ignore it.
   ReadPolicy policy;
-  // As ReadOptions::deadline (the Azure backend honours it).
+  // As ReadOptions::deadline and has_fallback (the Azure backend honours
+  // them).
   std::optional<SteadyTime> deadline;
+  bool has_fallback = false;
 };
 
 struct BlobItem {

@@ -33,6 +33,11 @@ struct CacheStats {
   std::string directory;
 };
 
+// The cache directory a store uses by default: $XDG_CACHE_HOME/blobtable
+// (when it is an absolute path), else $HOME/.cache/blobtable; empty if
+// neither is set.
+BLOBTABLE_EXPORT std::string DefaultCacheDirectory();
+
 // The totals of every process that used the cache in `directory` (each adds
 // its counts when it closes the store) and what it holds now. NotFound if
 // there is no cache there.

@@ -100,6 +100,16 @@ struct StoreOptions {
   // use when they resolve a dead transaction (15..60).
   int txn_lease_seconds = 30;
 
+  // Entities whose stored form is at most this many bytes carry a copy of
+  // it in their blob's metadata (base64, README "Stored form"), so that a
+  // query answers them from its listing without a GET, with or without the
+  // cache. 0: no copies. Backends that run in-process (the local store)
+  // never get them: their reads cost no round trip.
+  size_t inline_body_max_bytes = 4096;
+  // A query reads the rows its listing could not answer with up to this
+  // many requests at once (1: one after another; in-process backends: 1).
+  int max_parallel_reads = 8;
+
   // ---- Azure backend (a connection string as the location) ----
   // HTTP transport: "curl" (default) or "cpprest"; empty: the connection
   // string's HttpTransport setting, else curl.

@@ -1,0 +1,141 @@
+// Table::Query: one listing answers for the rows it can (their inline
+// copies, README "Stored form"); the others are read, concurrently, each
+// through the cache if the store has one.
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+#include "blobtable/table.h"
+#include "model/blob_naming.h"
+#include "model/entity_codec.h"
+#include "remote/inline_body.h"
+#include "txn/recovery.h"
+#include "txn/store_core.h"
+#include "util/macros.h"
+#include "util/parallel.h"
+
+namespace blobtable {
+namespace {
+
+// A listed blob whose entity the page returns (if it still exists).
+struct Row {
+  const BlobItem* item;
+  naming::EntityKey key;
+};
+
+// The entity a listed blob carries inline, if the listing may answer for
+// it: no transaction's mark on it (that needs settling: read it), and a copy
+// that is the blob's body (its MD5 is the Content-MD5 listed) and decodes
+// to this entity.
+std::optional<Entity> FromListing(const Row& row) {
+  const BlobProperties& p = row.item->properties;
+  if (!MarkingTransaction(p).empty()) return std::nullopt;
+  std::optional<std::string> body = InlineBody(p);
+  if (!body) return std::nullopt;
+  auto e = DecodeEntity(*body, row.item->name);
+  if (!e.ok() || e->partition_key() != row.key.partition_key || e->row_key() != row.key.row_key)
+    return std::nullopt;  // read it: the read says what is wrong
+  e->set_etag(p.etag);
+  return std::move(*e);
+}
+
+}  // namespace
+
+Result<QueryPage> Table::Query(const QueryOptions& q) const {
+  const std::string ctx = "table " + name_ + ", query";
+  if (q.top < 1 || q.top > 1000)
+    return Status::InvalidArgument(ctx + ": top must be 1..1000, got " + std::to_string(q.top));
+  if (q.partition_key) BT_RETURN_IF_ERROR(ValidateKey(*q.partition_key, "PartitionKey"));
+  if (q.row_key_from) BT_RETURN_IF_ERROR(ValidateKey(*q.row_key_from, "RowKey"));
+  if (q.row_key_to) BT_RETURN_IF_ERROR(ValidateKey(*q.row_key_to, "RowKey"));
+
+  const std::string entity_prefix = naming::EntityPrefix(name_);
+  ListOptions list;
+  list.prefix = q.partition_key ? naming::PartitionPrefix(name_, *q.partition_key) : entity_prefix;
+  list.max_results = std::min(5000, q.top + 1);
+  if (q.partition_key && q.row_key_from)
+    list.start_from = list.prefix + "-" + naming::EncodeKey(*q.row_key_from);
+
+  // The continuation token is "1." and the last returned name after the
+  // table's entity prefix; listing resumes there.
+  std::string after;
+  if (!q.continuation.empty()) {
+    if (q.continuation.substr(0, 2) != "1.")
+      return Status::InvalidArgument(ctx + ": continuation token is not from blobtable");
+    after = entity_prefix + q.continuation.substr(2);
+    if (after.substr(0, list.prefix.size()) != list.prefix)
+      return Status::InvalidArgument(ctx + ": continuation token belongs to another query");
+    list.start_from = std::max(list.start_from, after);
+  }
+
+  const ReadPolicy policy = q.policy.value_or(core_->options.read_policy);
+  const size_t top = static_cast<size_t>(q.top);
+  list.policy = policy;
+  QueryPage page;
+  std::string last;
+  bool more = false;
+  int pages = 0;
+  for (;;) {
+    auto listed = core_->blobs->List(list);
+    if (!listed.ok()) return listed.status().WithContext(ctx);
+    page.stale = page.stale || listed->stale;
+    std::vector<Row> rows;
+    bool past_range = false;
+    for (const BlobItem& item : listed->items) {
+      if (!after.empty() && item.name <= after) continue;
+      // A reservation is absent unless its (dead) transaction committed:
+      // the read below resolves that.
+      auto key = naming::ParseEntityBlobName(name_, item.name);
+      if (!key.ok())
+        return Status::Corruption(ctx + ": blob '" + item.name +
+                                  "' in the table's entity prefix is not an entity blob");
+      if (q.row_key_from && key->row_key < *q.row_key_from) continue;
+      if (q.row_key_to && key->row_key > *q.row_key_to) {
+        past_range = q.partition_key.has_value();  // nothing later matches
+        if (past_range) break;
+        continue;
+      }
+      rows.push_back(Row{&item, std::move(*key)});
+    }
+    // In batches of the room left on the page, so that a row deleted since
+    // the listing makes room for the next one.
+    for (size_t next = 0; next < rows.size();) {
+      if (page.entities.size() == top) {
+        more = true;
+        break;
+      }
+      const size_t n = std::min(rows.size() - next, top - page.entities.size());
+      std::vector<Result<Entity>> got(n, Status::Internal("not read"));
+      std::vector<size_t> to_read;
+      for (size_t i = 0; i < n; ++i) {
+        // A listing the cache answered (stale) has no copies to trust.
+        std::optional<Entity> e = listed->stale ? std::nullopt : FromListing(rows[next + i]);
+        if (e) got[i] = std::move(*e);
+        else to_read.push_back(i);
+      }
+      ParallelFor(to_read.size(), static_cast<size_t>(core_->parallel_reads), [&](size_t j) {
+        const Row& row = rows[next + to_read[j]];
+        // The listing's ETag lets a cached copy answer without a request.
+        const std::string listed_etag = listed->stale ? "" : row.item->properties.etag;
+        got[to_read[j]] = Read(row.key.partition_key, row.key.row_key,
+                               ReadOptions(policy, listed_etag));
+      });
+      for (size_t i = 0; i < n; ++i) {
+        if (got[i].status().IsNotFound()) continue;  // deleted since it was listed
+        if (!got[i].ok()) return got[i].status();
+        page.stale = page.stale || got[i]->stale();
+        page.entities.push_back(std::move(*got[i]));
+        last = rows[next + i].item->name;
+      }
+      next += n;
+    }
+    if (more || past_range) break;
+    auto next = NextListPage(list, *listed, &pages);
+    if (!next.ok()) return next.status().WithContext(ctx);
+    if (!*next) break;
+  }
+  if (more) page.continuation = "1." + last.substr(entity_prefix.size());
+  return page;
+}
+
+}  // namespace blobtable

@@ -1,0 +1,286 @@
+// Queries by listing, over local storage made to behave as a remote store
+// (BlobStoreTraits::in_process false, so entities get inline copies and
+// queries read concurrently): what a listing answers for, what it does not
+// trust, and which reads go out together. Request counts come from a
+// counter under the store; the same calls reach Azure
+// (tests/cache_azurite_test.cc counts them on Azurite).
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <mutex>
+
+#include "blobtable/store.h"
+#include "cache/caching_blob_store.h"
+#include "model/blob_naming.h"
+#include "remote/inline_body.h"
+#include "tests/counting_blob_store.h"
+#include "tests/test_util.h"
+#include "util/base64.h"
+#include "util/digest.h"
+#include "util/stored_format.h"
+
+namespace blobtable::testing {
+namespace {
+
+// Local storage presented as a remote store.
+class Remote final : public BlobStoreWrapper {
+ public:
+  using BlobStoreWrapper::BlobStoreWrapper;
+  BlobStoreTraits traits() const override { return {.in_process = false}; }
+};
+
+// Holds every GET until `width` of them are in flight at once (or a
+// generous limit passes, which fails the test): proves that a query's reads
+// go out together, without measuring time.
+class GetBarrier final : public BlobStoreWrapper {
+ public:
+  GetBarrier(std::shared_ptr<BlobStore> target, int width)
+      : BlobStoreWrapper(std::move(target)), width_(width) {}
+
+  Result<GetResult> Get(std::string_view n, const ReadOptions& o) override {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      ++in_flight_;
+      most_ = std::max(most_, in_flight_);
+      cv_.notify_all();
+      if (!cv_.wait_for(lock, std::chrono::seconds(60),
+                        [&] { return released_ || in_flight_ >= width_; }))
+        timed_out_ = true;
+      released_ = true;  // the first `width` met: the rest pass
+      cv_.notify_all();
+    }
+    auto r = BlobStoreWrapper::Get(n, o);
+    std::lock_guard<std::mutex> lock(mu_);
+    --in_flight_;
+    return r;
+  }
+  int most() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return most_;
+  }
+  bool timed_out() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return timed_out_;
+  }
+
+ private:
+  const int width_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int in_flight_ = 0, most_ = 0;
+  bool released_ = false, timed_out_ = false;
+};
+
+class QueryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    StoreOptions lo;
+    lo.clock = &clock_;
+    lo.container = "query-test";
+    storage_ = *OpenLocalBlobStore(dir_.path(), lo);
+    counter_ = std::make_shared<CountingBlobStore>(std::make_shared<Remote>(storage_));
+    Open(counter_);
+  }
+  void Open(std::shared_ptr<BlobStore> blobs, StoreOptions so = {}) {
+    so.clock = &clock_;
+    store_ = Store::FromBlobStore(std::move(blobs), so);
+    table_.emplace(*store_->OpenTable("orders"));
+  }
+  const Table& table() { return *table_; }
+  static std::string Rk(int i) {
+    char rk[8];
+    snprintf(rk, sizeof rk, "r%04d", i);
+    return rk;
+  }
+  void InsertRows(int n, size_t pad) {
+    for (int i = 0; i < n; ++i) {
+      Entity e("p", Rk(i));
+      e.Set("n", i).Set("pad", std::string(pad, 'x'));
+      ASSERT_TRUE(table().Insert(e).ok());
+    }
+  }
+  Result<QueryPage> QueryAll() {
+    QueryOptions q;
+    q.partition_key = "p";
+    return table().Query(q);
+  }
+
+  FakeClock clock_;
+  TempDir dir_;
+  std::shared_ptr<BlobStore> storage_;
+  std::shared_ptr<CountingBlobStore> counter_;
+  std::unique_ptr<Store> store_;
+  std::optional<Table> table_;
+};
+
+TEST(InlineBody, IsAddedUpToItsBoundAndWithinTheMetadataLimit) {
+  Metadata m;
+  EXPECT_TRUE(AddInlineBody(m, "body", 4096));
+  EXPECT_EQ(m.at(kInlineBodyMetadata), Base64Encode("body"));
+  EXPECT_FALSE(AddInlineBody(m, std::string(4097, 'x'), 4096));
+  EXPECT_EQ(m.count(kInlineBodyMetadata), 0u) << "a copy of another body is dropped";
+  Metadata full = {{"big", std::string(4000, 'v')}};
+  EXPECT_FALSE(AddInlineBody(full, std::string(3000, 'x'), 4096)) << "8 KiB less the reserve";
+  EXPECT_TRUE(ValidateMetadata(full).ok());
+  Metadata fits;
+  ASSERT_TRUE(AddInlineBody(fits, std::string(4096, 'x'), 4096));
+  fits["blobtablewriteid"] = std::string(36, 'g');
+  fits[kIntentMetadata] = std::string(36, 't');
+  EXPECT_TRUE(ValidateMetadata(fits).ok()) << "the marks added later still fit";
+}
+
+TEST(InlineBody, IsTrustedOnlyWhenItIsTheBody) {
+  BlobProperties p;
+  p.metadata[kInlineBodyMetadata] = Base64Encode("v1");
+  EXPECT_FALSE(InlineBody(p)) << "no Content-MD5: nothing ties it to the body";
+  p.content_md5 = Md5Base64("v1");
+  ASSERT_TRUE(InlineBody(p));
+  EXPECT_EQ(*InlineBody(p), "v1");
+  p.content_md5 = Md5Base64("v2");  // the body was rewritten, the metadata kept
+  EXPECT_FALSE(InlineBody(p));
+  p.metadata[kInlineBodyMetadata] = "not base64!";
+  EXPECT_FALSE(InlineBody(p));
+}
+
+// The target without a cache: 1,000 rows of 1 KiB, one listing.
+TEST_F(QueryTest, SmallRowsCostOneListingAndNoGet) {
+  InsertRows(1000, 1000);
+  counter_->Clear();
+  auto page = QueryAll();
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  ASSERT_EQ(page->entities.size(), 1000u);
+  EXPECT_EQ(counter_->Counts(), (std::map<std::string, int>{{"list", 1}}));
+  EXPECT_EQ(*page->entities[7].FindAs<int32_t>("n"), 7);
+  EXPECT_FALSE(page->entities[7].etag().empty());
+  EXPECT_EQ(page->entities[7].etag(), table().Get("p", Rk(7))->etag());
+}
+
+// A client that rewrote the body and kept the old metadata (copy and all):
+// the copy is not the body any more, so the row is read.
+TEST_F(QueryTest, ACopyThatIsNotTheBodyIsNotTrusted) {
+  InsertRows(3, 10);
+  const std::string blob = *table().EntityBlobName("p", Rk(1));
+  auto head = storage_->Head(blob, {});
+  ASSERT_TRUE(head.ok());
+  ASSERT_EQ(head->properties.metadata.count(kInlineBodyMetadata), 1u);
+  Entity other("p", Rk(1));
+  other.Set("n", 100);
+  auto store = Store::FromBlobStore(storage_, {});  // in-process: writes no copy
+  ASSERT_TRUE(store->OpenTable("orders")->Upsert(other).ok());
+  ASSERT_TRUE(storage_->SetMetadata(blob, head->properties.metadata, {}).ok());  // old copy back
+  counter_->Clear();
+  auto page = QueryAll();
+  ASSERT_TRUE(page.ok());
+  ASSERT_EQ(page->entities.size(), 3u);
+  EXPECT_EQ(*page->entities[1].FindAs<int32_t>("n"), 100);
+  EXPECT_EQ(counter_->Counts(), (std::map<std::string, int>{{"list", 1}, {"get", 1}}));
+}
+
+// Rows too big for a copy are read, up to max_parallel_reads at once.
+TEST_F(QueryTest, RowsTheListingCannotAnswerAreReadTogether) {
+  auto barrier = std::make_shared<GetBarrier>(counter_, 8);
+  Open(barrier);
+  InsertRows(40, 5000);
+  counter_->Clear();
+  auto page = QueryAll();
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  EXPECT_EQ(page->entities.size(), 40u);
+  EXPECT_EQ(counter_->Counts(), (std::map<std::string, int>{{"list", 1}, {"get", 40}}));
+  EXPECT_FALSE(barrier->timed_out());
+  EXPECT_EQ(barrier->most(), 8);
+  for (int i = 0; i < 40; ++i) EXPECT_EQ(*page->entities[i].FindAs<int32_t>("n"), i);
+}
+
+// Reads that find rows gone make room on the page for the next ones, in
+// order, and the continuation resumes after the last row returned.
+TEST_F(QueryTest, RowsDeletedSinceTheListingMakeRoomInOrder) {
+  InsertRows(12, 5000);
+  // Deleted between the listing and the reads: a wrapper that lists, then
+  // removes two rows before any GET.
+  class DeleteAfterList final : public BlobStoreWrapper {
+   public:
+    DeleteAfterList(std::shared_ptr<BlobStore> t, std::vector<std::string> gone)
+        : BlobStoreWrapper(std::move(t)), gone_(std::move(gone)) {}
+    Result<ListPage> List(const ListOptions& o) override {
+      auto page = BlobStoreWrapper::List(o);
+      for (const std::string& b : gone_) (void)target().Delete(b, {});
+      gone_.clear();
+      return page;
+    }
+   private:
+    std::vector<std::string> gone_;
+  };
+  Open(std::make_shared<DeleteAfterList>(
+      counter_, std::vector<std::string>{*table().EntityBlobName("p", Rk(1)),
+                                         *table().EntityBlobName("p", Rk(3))}));
+  QueryOptions q;
+  q.partition_key = "p";
+  q.top = 5;
+  auto page = table().Query(q);
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  std::vector<std::string> got;
+  for (const Entity& e : page->entities) got.push_back(e.row_key());
+  EXPECT_EQ(got, (std::vector<std::string>{Rk(0), Rk(2), Rk(4), Rk(5), Rk(6)}));
+  q.continuation = page->continuation;
+  page = table().Query(q);
+  ASSERT_TRUE(page.ok());
+  ASSERT_FALSE(page->entities.empty());
+  EXPECT_EQ(page->entities.front().row_key(), Rk(7));
+}
+
+// Rows written by transactions carry copies too; a row a transaction has
+// marked is read (and settled), never answered from its old copy.
+TEST_F(QueryTest, TransactionsWriteCopiesAndMarkedRowsAreRead) {
+  InsertRows(2, 10);
+  auto txn = store_->Begin();
+  Entity e("p", Rk(0));
+  e.Set("n", 50);
+  ASSERT_TRUE(txn->Upsert(table(), e).ok());
+  ASSERT_TRUE(txn->Commit().ok());
+  counter_->Clear();
+  auto page = QueryAll();
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(*page->entities[0].FindAs<int32_t>("n"), 50);
+  EXPECT_EQ(counter_->Counts(), (std::map<std::string, int>{{"list", 1}}));
+
+  // An intent mark left by a coordinator that died before its commit point.
+  const std::string blob = *table().EntityBlobName("p", Rk(1));
+  auto head = storage_->Head(blob, {});
+  Metadata marked = head->properties.metadata;
+  marked[kIntentMetadata] = "0f8fad5b-d9cb-469f-a165-70867728950e";
+  ASSERT_TRUE(storage_->SetMetadata(blob, marked, {}).ok());
+  counter_->Clear();
+  page = QueryAll();
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  EXPECT_EQ(*page->entities[1].FindAs<int32_t>("n"), 1);
+  EXPECT_GE(counter_->Counts()["get"], 1);
+}
+
+// With a cache, rows a listing answered for are kept: an offline query
+// then has them.
+TEST_F(QueryTest, TheCacheKeepsWhatTheListingCarried) {
+  TempDir cache_dir;
+  auto cache = BlobCache::Open(cache_dir.path(), uint64_t{1} << 30, &clock_, nullptr);
+  ASSERT_TRUE(cache.ok());
+  CachingOptions co;
+  co.clock = &clock_;
+  co.cacheable = naming::IsEntityBlobName;
+  Open(std::make_shared<CachingBlobStore>(counter_, *cache, co));
+  InsertRows(100, 100);
+  ASSERT_TRUE((*cache)->Clear().ok());
+  counter_->Clear();
+  ASSERT_EQ(QueryAll()->entities.size(), 100u);
+  EXPECT_EQ(counter_->Counts(), (std::map<std::string, int>{{"list", 1}}));
+  QueryOptions q;
+  q.partition_key = "p";
+  q.policy = ReadPolicy::Offline();
+  auto offline = table().Query(q);
+  ASSERT_TRUE(offline.ok());
+  EXPECT_TRUE(offline->stale);
+  EXPECT_EQ(offline->entities.size(), 100u);
+  EXPECT_EQ(counter_->Counts(), (std::map<std::string, int>{{"list", 1}}));
+  EXPECT_EQ((*cache)->Stats().entries, 100u);
+}
+
+}  // namespace
+}  // namespace blobtable::testing
