@@ -77,8 +77,10 @@ bool Azurite::Start(bool https, std::string* error) {
     return false;
   }
   port_ = FreeLoopbackPort();
+  static int instances = 0;
   std::string dir = (std::filesystem::temp_directory_path() /
-                     ("blobtable-azurite-" + std::to_string(getpid()) + (https ? "-tls" : "")))
+                     ("blobtable-azurite-" + std::to_string(getpid()) + "-" +
+                      std::to_string(++instances) + (https ? "-tls" : "")))
                         .string();
   std::filesystem::create_directories(dir);
   dir_ = dir;
@@ -147,6 +149,31 @@ bool Azurite::Start(bool https, std::string* error) {
   return true;
 }
 
+std::unique_ptr<Azurite> Azurite::StartOwn() {
+  std::unique_ptr<Azurite> a(new Azurite);
+  std::string error;
+  if (!a->Start(/*https=*/false, &error)) {
+    ADD_FAILURE() << "Azurite did not start: " << error;
+    return nullptr;
+  }
+  return a;
+}
+
+void Azurite::Kill() {
+  if (pid_ <= 0) return;
+  kill(-pid_, SIGKILL);
+  waitpid(pid_, nullptr, 0);
+  pid_ = -1;
+}
+
+void Azurite::Freeze() {
+  if (pid_ > 0) kill(-pid_, SIGSTOP);
+}
+
+void Azurite::Thaw() {
+  if (pid_ > 0) kill(-pid_, SIGCONT);
+}
+
 std::string Azurite::ConnectionString(const std::string& transport) const {
   std::string scheme = cert_.empty() ? "http" : "https";
   return "DefaultEndpointsProtocol=" + scheme + ";AccountName=devstoreaccount1;"
@@ -157,6 +184,7 @@ std::string Azurite::ConnectionString(const std::string& transport) const {
 
 void Azurite::Stop() {
   if (pid_ <= 0) return;
+  kill(-pid_, SIGCONT);  // a frozen one could not act on SIGTERM
   kill(-pid_, SIGTERM);
   for (int i = 0; i < 100; ++i) {  // up to 5 s for a clean exit
     if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
@@ -170,5 +198,10 @@ void Azurite::Stop() {
   pid_ = -1;
 }
 
+Azurite::~Azurite() {
+  Kill();  // in-memory: nothing to keep
+  std::error_code ec;
+  if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
+}
 
 }  // namespace blobtable::testing

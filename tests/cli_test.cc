@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string>
 
+#include "tests/shell.h"
 #include "tests/test_util.h"
 #include "blobtable/store.h"
 #include "util/base64.h"
@@ -18,35 +19,16 @@ namespace {
 
 using json = nlohmann::json;
 
-struct CliRun {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-std::string Quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
+using testing::Quote;
+using CliRun = testing::ShellRun;
 
 class CliTest : public ::testing::Test {
  protected:
   // Runs `blobtable --store <dir> args...` with `stdin_text` on stdin.
   CliRun Cli(const std::string& args, const std::string& stdin_text = "") {
-    std::string in = dir_.path() + "/stdin", out = dir_.path() + "/stdout",
-                err = dir_.path() + "/stderr";
-    std::ofstream(in) << stdin_text;
-    std::string cmd = std::string(BLOBTABLE_CLI_PATH) + " --store " + Quote(dir_.path() + "/db") +
-                      " " + args + " <" + in + " >" + out + " 2>" + err;
-    int status = std::system(cmd.c_str());
-    auto slurp = [](const std::string& path) {
-      std::ifstream f(path);
-      std::stringstream ss;
-      ss << f.rdbuf();
-      return ss.str();
-    };
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+    return testing::Shell(std::string(BLOBTABLE_CLI_PATH) + " --store " +
+                              Quote(dir_.path() + "/db") + " " + args,
+                          stdin_text);
   }
   testing::TempDir dir_;
 };

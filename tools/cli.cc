@@ -101,6 +101,13 @@ int Fail(std::ostream& err, const Status& s) {
   return ExitCodeFor(s);
 }
 
+// An answer the cache gave without storage confirming it: still exit 0.
+void WarnIfStale(bool stale, std::ostream& err) {
+  if (stale)
+    err << "blobtable: warning: stale: answered from the local cache without reaching storage "
+           "(offline, or storage unreachable); it may be out of date\n";
+}
+
 std::string DefaultLocation() {
   if (const char* s = std::getenv("BLOBTABLE_STORE"); s && *s) return s;
   if (const char* s = std::getenv("AZURE_STORAGE_CONNECTION_STRING"); s && *s) return s;
@@ -132,14 +139,17 @@ int CmdPut(const Table& table, const std::string& mode, const std::optional<std:
 // `q`'s keys set by the caller; `limit` < 0: all.
 int CmdQuery(const Table& table, QueryOptions q, long limit, std::ostream& out, std::ostream& err) {
   long printed = 0;
+  bool stale = false;
   do {
     q.top = limit < 0 ? 1000 : static_cast<int>(std::min<long>(1000, limit - printed));
     auto page = table.Query(q);
     if (!page.ok()) return Fail(err, page.status());
     for (const Entity& e : page->entities) out << EntityToJson(e).dump() << "\n";
     printed += static_cast<long>(page->entities.size());
+    stale = stale || page->stale;
     q.continuation = page->continuation;
   } while (!q.continuation.empty() && (limit < 0 || printed < limit));
+  WarnIfStale(stale, err);
   return kExitOk;
 }
 
@@ -235,6 +245,37 @@ int CmdCheck(const std::string& location, const StoreOptions& options, std::ostr
   return report->damaged.empty() ? kExitOk : kExitDamaged;
 }
 
+// `cache stats` and `cache clear`, on the directory the options name.
+int CmdCache(const std::string& action, const StoreOptions& options, std::ostream& out,
+             std::ostream& err) {
+  const std::string dir =
+      options.cache_directory.empty() ? DefaultCacheDirectory() : options.cache_directory;
+  if (dir.empty())
+    return Fail(err, Status::InvalidArgument("no cache directory: set XDG_CACHE_HOME or HOME, "
+                                             "or give --cache DIR"));
+  if (action == "clear") {
+    Status s = ClearCache(dir);
+    if (!s.ok()) return Fail(err, s);
+    out << nlohmann::json{{"directory", dir}, {"cleared", true}}.dump() << "\n";
+    return kExitOk;
+  }
+  auto stats = ReadCacheStats(dir);
+  if (!stats.ok()) return Fail(err, stats.status());
+  nlohmann::ordered_json j;
+  j["directory"] = stats->directory;
+  j["entries"] = stats->entries;
+  j["bytes"] = stats->bytes;
+  j["hits"] = stats->hits;
+  j["not_modified"] = stats->not_modified;
+  j["changed"] = stats->changed;
+  j["misses"] = stats->misses;
+  j["bytes_saved"] = stats->bytes_saved;
+  j["evictions"] = stats->evictions;
+  j["stale"] = stats->stale;
+  out << j.dump() << "\n";
+  return kExitOk;
+}
+
 constexpr char kDescription[] =
     R"(blobtable: an embedded table store on blob storage.
 
@@ -262,6 +303,7 @@ struct Command {
   std::string mode = "insert";
   QueryOptions query;
   long top = -1;
+  std::string cache_action;  // "stats" or "clear"
 };
 
 // Declares the commands and their options on `app`, writing into `c`.
@@ -291,7 +333,26 @@ void DefineCommands(CLI::App& app, Command& c) {
       ->check(CLI::NonNegativeNumber);
   app.add_flag("-v,--verbose", c.verbose,
                "log every storage request to stderr (method, blob, status, error code, "
-               "milliseconds, attempt; never keys or signatures)");
+               "milliseconds, attempt; never keys or signatures); a revalidated cached entity "
+               "shows as 304");
+  // The local cache (Azure stores only; README "The local cache").
+  app.add_option("--cache", c.options.cache_directory,
+                 "DIR of the local cache of an Azure store (default: $XDG_CACHE_HOME/blobtable, "
+                 "else ~/.cache/blobtable)");
+  app.add_flag_callback("--no-cache", [&c] { c.options.cache = false; },
+                        "read an Azure store without the local cache");
+  app.add_option_function<double>(
+         "--max-stale",
+         [&c](double seconds) {
+           c.options.read_policy = ReadPolicy::MaxStale(
+               std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)));
+         },
+         "SECONDS: get and query answer from the cache without a request if storage confirmed "
+         "the copy less than this long ago")
+      ->check(CLI::NonNegativeNumber);
+  app.add_flag_callback("--offline", [&c] { c.options.read_policy = ReadPolicy::Offline(); },
+                        "get and query never contact storage: cached copies (with a warning "
+                        "that they are stale), else not found (exit 3)");
 
   auto* put = app.add_subcommand(
       "put",
@@ -345,6 +406,15 @@ void DefineCommands(CLI::App& app, Command& c) {
   app.add_subcommand("recover",
                      "recover: finishes or undoes transactions whose coordinator died (normally "
                      "done by whoever next touches their partitions); prints {\"resolved\": N}.");
+  auto* cache = app.add_subcommand(
+      "cache", "cache stats|clear: the local cache of Azure stores in --cache DIR (or the "
+               "default directory). stats prints its counts as JSON (every process that used "
+               "it adds its own when it closes), clear empties it.");
+  cache->require_subcommand(1, 1);
+  cache->add_subcommand("stats", "prints the cache's counts and size as JSON")
+      ->callback([&c] { c.cache_action = "stats"; });
+  cache->add_subcommand("clear", "drops every cached entry and zeroes the counts")
+      ->callback([&c] { c.cache_action = "clear"; });
   app.add_subcommand(
       "check",
       "check: local store only. Reads every record and blob of the container and verifies its "
@@ -365,6 +435,7 @@ int Execute(const std::string& name, Command& c, std::istream& in, std::ostream&
     };
   }
   if (name == "check") return CmdCheck(c.location, c.options, out, err);
+  if (name == "cache") return CmdCache(c.cache_action, c.options, out, err);
   auto opened = Store::Open(c.location, c.options);
   if (!opened.ok()) return Fail(err, opened.status());
   std::unique_ptr<Store> store = std::move(*opened);
@@ -384,6 +455,7 @@ int Execute(const std::string& name, Command& c, std::istream& in, std::ostream&
     auto e = table->Get(c.pk, c.rk);
     if (!e.ok()) return Fail(err, e.status());
     out << EntityToJson(*e).dump() << "\n";
+    WarnIfStale(e->stale(), err);
     return kExitOk;
   }
   Status s = table->Delete(c.pk, c.rk, c.if_match.value_or("*"));  // delete

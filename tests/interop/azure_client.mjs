@@ -6,6 +6,12 @@
 //       (creates the blob if missing) -> {"leaseId": ...}
 //   node azure_client.mjs release CONN CONTAINER BLOB LEASE_ID
 //   node azure_client.mjs sas CONN - - -> an account SAS token (all blob rights, 1 hour)
+//   node azure_client.mjs upload CONN CONTAINER BLOB FILE [keep-metadata]
+//       replaces the blob's content with FILE's bytes (one Put Blob); with
+//       keep-metadata, its metadata as it was (a client that copies metadata
+//       over) -> {"etag": ...}
+//   node azure_client.mjs delete CONN CONTAINER BLOB
+import { readFileSync } from "node:fs";
 import {
   AccountSASPermissions, AccountSASResourceTypes, AccountSASServices, BlobServiceClient,
   StorageSharedKeyCredential, generateAccountSASQueryParameters,
@@ -39,6 +45,15 @@ try {
       services: AccountSASServices.parse("b").toString(),
     }, credential).toString();
     console.log(sas);
+  } else if (command === "upload") {
+    const [file, keep] = rest;
+    const data = readFileSync(file);
+    const metadata = keep === "keep-metadata" ? (await client.getProperties()).metadata : {};
+    const r = await client.upload(data, data.length, { metadata });
+    console.log(JSON.stringify({ etag: r.etag }));
+  } else if (command === "delete") {
+    await client.delete();
+    console.log(JSON.stringify({ deleted: true }));
   } else if (command === "release") {
     await client.getBlobLeaseClient(rest[0]).releaseLease();
     console.log(JSON.stringify({ released: true }));
