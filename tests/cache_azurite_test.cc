@@ -280,11 +280,26 @@ TEST_F(CacheAzuriteTest, AThousandRowQueryOfSmallRowsCostsOneListing) {
     EXPECT_EQ(*page->entities[500].FindAs<int32_t>("n"), 500);
     EXPECT_EQ(counter_->Counts(), (std::map<std::string, int>{{"list", 1}})) << "cache " << cache;
   }
+  // The cache kept what the listing carried: max stale lists, offline
+  // answers from it alone.
+  auto store = Open();
+  auto table = *store->OpenTable("orders");
+  QueryOptions q = Partition("small");
+  q.policy = ReadPolicy::MaxStale(std::chrono::minutes(5));
+  EXPECT_EQ(table.Query(q)->entities.size(), 1000u);
+  EXPECT_EQ(counter_->Counts(), (std::map<std::string, int>{{"list", 1}}));
+  q.policy = ReadPolicy::Offline();
+  counter_->Clear();
+  auto offline = table.Query(q);
+  EXPECT_EQ(offline->entities.size(), 1000u);
+  EXPECT_TRUE(offline->stale);
+  EXPECT_EQ(counter_->Total(), 0);
 }
 
 // 64 KiB rows (no inline copies): with the cache, only the rows changed
-// behind the store's back are fetched, and a row deleted behind its back
-// disappears; without it, every row is a GET (sent many at once).
+// behind the store's back are fetched (fresh, and max stale too: a listed
+// ETag proves a copy old), a row deleted behind its back disappears, and
+// offline costs nothing; without it, every row is a GET (sent many at once).
 TEST_F(CacheAzuriteTest, OnlyRowsChangedBehindTheStoresBackAreFetched) {
   InsertRows("large", 1000, 64 << 10);
   auto store = Open();
@@ -296,7 +311,11 @@ TEST_F(CacheAzuriteTest, OnlyRowsChangedBehindTheStoresBackAreFetched) {
 
   auto other = Open(/*cache=*/false);
   auto theirs = *other->OpenTable("orders");
-  for (int i = 0; i < 1000; i += 100) ASSERT_TRUE(theirs.Upsert(Row("large", Rk(i), -i, 64 << 10)).ok());
+  auto change_one_in_a_hundred = [&](int n) {
+    for (int i = 0; i < 1000; i += 100)
+      ASSERT_TRUE(theirs.Upsert(Row("large", Rk(i), n * i, 64 << 10)).ok());
+  };
+  change_one_in_a_hundred(-1);
   ASSERT_TRUE(theirs.Delete("large", Rk(999), "*").ok());
 
   auto cached = Open();
@@ -306,6 +325,22 @@ TEST_F(CacheAzuriteTest, OnlyRowsChangedBehindTheStoresBackAreFetched) {
   EXPECT_EQ(*page->entities[100].FindAs<int32_t>("n"), -100);
   EXPECT_EQ(*page->entities[101].FindAs<int32_t>("n"), 101);
   EXPECT_EQ(counter_->Counts(), (std::map<std::string, int>{{"list", 1}, {"get", 10}}));
+
+  change_one_in_a_hundred(2);
+  QueryOptions q = Partition("large");
+  q.policy = ReadPolicy::MaxStale(std::chrono::minutes(5));
+  counter_->Clear();
+  page = (*cached->OpenTable("orders")).Query(q);
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(*page->entities[100].FindAs<int32_t>("n"), 200);
+  EXPECT_EQ(counter_->Counts(), (std::map<std::string, int>{{"list", 1}, {"get", 10}}));
+  q.policy = ReadPolicy::Offline();
+  counter_->Clear();
+  page = (*cached->OpenTable("orders")).Query(q);
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(page->entities.size(), 999u);
+  EXPECT_TRUE(page->stale);
+  EXPECT_EQ(counter_->Total(), 0);
 
   auto uncached = Open(/*cache=*/false);
   page = (*uncached->OpenTable("orders")).Query(Partition("large"));
