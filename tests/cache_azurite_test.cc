@@ -349,6 +349,19 @@ TEST_F(CacheAzuriteTest, OnlyRowsChangedBehindTheStoresBackAreFetched) {
   EXPECT_EQ(counter_->Counts(), (std::map<std::string, int>{{"list", 1}, {"get", 999}}));
 }
 
+TEST_F(CacheAzuriteTest, EvictionKeepsTheSizeBound) {
+  StoreOptions o;
+  o.cache_max_bytes = 256 << 10;
+  auto store = Open(true, o);
+  auto table = *store->OpenTable("orders");
+  for (int i = 0; i < 150; ++i) ASSERT_TRUE(table.Insert(Row("p", Rk(i), i, 4000)).ok());
+  auto stats = store->cache_stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_LE(stats->bytes, 256u << 10);
+  EXPECT_GT(stats->evictions, 0u);
+  EXPECT_TRUE(table.Get("p", Rk(149), ReadPolicy::Offline()).ok());  // the newest is kept
+}
+
 // ---- The CLI, one process per command, sharing one cache directory ----
 
 class CacheCliTest : public CacheAzuriteTest {
