@@ -175,6 +175,8 @@ class AzureBlobStore final : public BlobStore {
                              AddWriteOptions(r, o);
                              return r;
                            }});
+    if (auto unknown = UnknownIfMaybeApplied(name, out, HasConditions(o.conditions)))
+      return *unknown;
     if (!out.response.ok()) return out.response.status();
     const HttpResponse& r = *out.response;
     if (r.status == 202) return Status::OK();
@@ -503,8 +505,28 @@ class AzureBlobStore final : public BlobStore {
     return result;
   }
 
+  // A conditional write that gives up (no answer, or a status worth
+  // retrying, on its last attempt) after an attempt that may have been
+  // applied (the last one included): whether it was is not known, and a
+  // caller that took it for undone would retry into a false Conflict, or
+  // apply its change twice. Unconditional writes stay Unavailable:
+  // retrying them is harmless.
+  static std::optional<Status> UnknownIfMaybeApplied(std::string_view name, const Outcome& out,
+                                                     bool conditional) {
+    if (!conditional) return std::nullopt;
+    const bool unanswered =
+        !out.response.ok() || RetryPolicy::IsRetryableStatus(out.response->status);
+    if (!unanswered || !(out.unseen || MayHaveBeenApplied(out.response))) return std::nullopt;
+    return Status::OutcomeUnknown(
+        "blob '" + std::string(name) + "': no answer after " + std::to_string(out.attempts) +
+        " attempt(s), one of which may have been applied; whether the write was applied is not "
+        "known (" + (out.response.ok() ? "HTTP " + std::to_string(out.response->status)
+                                       : out.response.status().message()) + ")");
+  }
+
   Result<WriteResult> FinishWrite(std::string_view name, Outcome& out, Budget& budget,
                                   const std::string& write_id, int success_status) {
+    if (auto unknown = UnknownIfMaybeApplied(name, out, !write_id.empty())) return *unknown;
     if (!out.response.ok()) return out.response.status();
     const HttpResponse& r = *out.response;
     if (r.status == success_status) {

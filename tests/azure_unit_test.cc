@@ -580,6 +580,34 @@ TEST(Retry, AnUncheckableLostWriteIsOutcomeUnknownNotConflict) {
   }
 }
 
+// A conditional write that gives up after an attempt that may have been
+// applied (no answer, 500, 504) is OutcomeUnknown whatever the last attempt
+// said: Unavailable would invite a retry that meets the write itself as a
+// Conflict. Unconditional writes, harmless to retry, stay Unavailable; so
+// does a conditional one whose every attempt was surely refused.
+TEST(Retry, AConditionalWriteThatGivesUpAfterAMaybeAppliedAttemptIsOutcomeUnknown) {
+  PutOptions at;
+  at.conditions.if_match = "\"0x1\"";
+  WriteOptions del;
+  del.conditions.if_match = "\"0x1\"";
+  for (std::deque<int> script : {std::deque<int>{FakeService::kApplyThenLose, 503, 503, 503},
+                                 std::deque<int>{503, 503, 503, FakeService::kTimeout},
+                                 std::deque<int>{500, 500, 500, 500}}) {
+    Harness h;
+    ASSERT_TRUE(h.store->Put("b", "x", {}).ok());
+    h.service->script = script;
+    auto put = h.store->Put("b", "y", at);
+    EXPECT_EQ(put.status().code(), Code::kOutcomeUnknown) << put.status().ToString();
+    h.service->script = script;
+    EXPECT_EQ(h.store->Delete("b", del).code(), Code::kOutcomeUnknown);
+    h.service->script = script;
+    EXPECT_EQ(h.store->Put("b", "z", {}).status().code(), Code::kUnavailable);
+  }
+  Harness h;
+  h.service->script = {FakeService::kRefuse, 503, FakeService::kRefuse, 503};
+  EXPECT_EQ(h.store->Put("b", "y", at).status().code(), Code::kUnavailable);
+}
+
 // A delete retried after a lost answer that finds nothing: unconditional,
 // it is gone as asked; conditional, whether the condition held is unknown.
 // After answers that were seen (503), a blob that never existed is NotFound.
