@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "blobtable/fault_injection.h"
+#include "blobtable/store.h"
 #include "tests/test_util.h"
 
 namespace blobtable::testing {
@@ -127,6 +128,34 @@ TEST_F(FaultInjectionTest, RatesPerKindOfCallAndAPassThroughWhenDisabled) {
   EXPECT_TRUE(faulty->Head("a", {}).ok());
   EXPECT_TRUE(faulty->Put("c", "x", {}).ok());
   EXPECT_EQ(faulty->calls(), 2u);  // calls made while disabled are not numbered
+}
+
+// A transaction whose lease acquires all lose their answers (applied or
+// not) fails before its commit point: nothing was committed, and it says
+// so (Unavailable), never OutcomeUnknown, which would send the caller to
+// settle what needs no settling.
+TEST_F(FaultInjectionTest, ALostAnswerBeforeTheCommitPointMeansNothingWasCommitted) {
+  FaultOptions o;
+  o.per_op[BlobOp::kAcquireLease] = FaultRates{.reset_after = 1};
+  auto faulty = std::make_shared<FaultInjectingBlobStore>(storage_, o);
+  StoreOptions so;
+  so.clock = &clock_;
+  auto store = Store::FromBlobStore(faulty, so);
+  auto table = *store->OpenTable("accounts");
+  faulty->set_enabled(false);
+  auto v1 = table.Insert(Entity("p", "a").Set("n", 1));
+  ASSERT_TRUE(v1.ok());
+  faulty->set_enabled(true);
+  auto txn = store->Begin();
+  ASSERT_TRUE(txn->Replace(table, Entity("p", "a").Set("n", 2), v1->etag()).ok());
+  auto committed = txn->Commit();
+  EXPECT_EQ(committed.status().code(), Code::kUnavailable) << committed.status().ToString();
+  EXPECT_NE(committed.status().message().find("nothing was committed"), std::string::npos)
+      << committed.status().ToString();
+  faulty->set_enabled(false);
+  auto a = table.Get("p", "a");
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(*a->FindAs<int32_t>("n"), 1);
 }
 
 }  // namespace

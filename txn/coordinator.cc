@@ -102,7 +102,16 @@ class Coordinator {
       // Undo what is ours (every undo is conditional). An unknown commit
       // outcome is left whole to the next resolver: rolling back a record
       // that did commit would break atomicity.
-      if (!commit_unknown_) Cleanup(/*committed=*/false);
+      if (commit_unknown_) return s;
+      Cleanup(/*committed=*/false);
+      // A step before the commit point whose answer was lost (storage said
+      // OutcomeUnknown) leaves the transaction uncommitted all the same:
+      // its commit point was never written. Say so, or the caller would
+      // settle what needs no settling.
+      if (s.code() == Code::kOutcomeUnknown)
+        return Status::Unavailable("transaction " + txn_id_ +
+                                   ": a step before the commit point got no answer (" +
+                                   s.message() + "); nothing was committed");
       return s;
     }
     return Finish();

@@ -1,0 +1,68 @@
+// blobtable-stress (README "Reliability"). Examples:
+//   blobtable-stress --store /tmp/s --workload list-append --seconds 60
+//       --faults 50 --kill-every 3 --clock-speed 10
+//   blobtable-stress --store "UseDevelopmentStorage=true" --workload bank
+//       --cache --faults 100 --kill-every 10 --seconds 120
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "tools/stress/stress.h"
+
+int main(int argc, char** argv) {
+  using blobtable::stress::Config;
+  Config c;
+  CLI::App app(
+      "blobtable-stress: processes run random operations on one store while faults are "
+      "injected and processes are killed; the history is checked after every round. Exit 0: "
+      "no violation; 1: a violation (printed, with the history kept); 2: usage or setup.",
+      "blobtable-stress");
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.add_option("--store", c.store, "a directory, or an Azure Storage connection string")
+      ->required();
+  app.add_option("--container", c.container, "default: stress");
+  app.add_option("--workload", c.workload, "list-append (default) or bank")
+      ->check(CLI::IsMember({"list-append", "bank"}));
+  app.add_option("--processes", c.processes, "worker processes (default 3)")
+      ->check(CLI::Range(1, 64));
+  app.add_option("--seconds", c.seconds, "the whole run (default 30)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--round-seconds", c.round_seconds,
+                 "the history is checked after each round of this long (default 10)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--seed", c.seed, "replays a run's choices and faults (default: drawn, printed)");
+  app.add_option("--faults", c.fault_rate,
+                 "N: about 4 calls in N meet an injected fault (503, 500, timeout, reset before "
+                 "or after the request was applied, a lost lease); 0: none (default)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--kill-every", c.kill_every,
+                 "SECONDS: mean time between SIGKILLs of a random worker, which is restarted "
+                 "(0: none, default)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_flag("--cache", c.cache, "Azure stores: read through the local cache");
+  app.add_option("--cache-dir", c.cache_dir, "default: in the work directory");
+  app.add_option("--clock-speed", c.clock_speed,
+                 "local stores: time (leases, waits) runs this many times faster (default 1)")
+      ->check(CLI::Range(1.0, 100.0));
+  app.add_option("--work-dir", c.work_dir,
+                 "where the history goes (default: a temporary directory, removed unless a "
+                 "violation was found)");
+  app.add_flag("--soak", c.soak,
+               "no kills; every worker reports resident memory and open descriptors, which "
+               "must stay flat from after warm-up to the end");
+  app.add_option("--lease-seconds", c.lease_seconds, "transactions' leases (15..60, default 15)")
+      ->check(CLI::Range(15, 60));
+  // Set by the supervisor for its workers.
+  app.add_option("--worker", c.worker)->group("");
+  app.add_option("--gen", c.gen)->group("");
+  app.add_option("--deadline-ns", c.deadline_ns)->group("");
+  app.add_option("--clock-base-wall-ns", c.clock_base_wall_ns)->group("");
+  app.add_option("--clock-base-steady-ns", c.clock_base_steady_ns)->group("");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  if (c.worker >= 0) return blobtable::stress::RunWorker(c);
+  return blobtable::stress::RunSupervisor(c, std::vector<std::string>(argv, argv + argc), std::cout);
+}

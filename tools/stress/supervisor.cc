@@ -1,0 +1,262 @@
+// The stress supervisor: starts the workers (this program again, with
+// --worker), kills and restarts them at random, and after each round
+// recovers abandoned transactions and runs the workload's checker.
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <random>
+#include <thread>
+
+#include "blobtable/store.h"
+#include "tools/stress/scaled_clock.h"
+#include "tools/stress/stress.h"
+#include "tools/stress/workload.h"
+#include "util/random.h"
+
+namespace blobtable::stress {
+namespace {
+
+using std::chrono::milliseconds;
+
+struct Counts {
+  uint64_t ops = 0, ok = 0, fail = 0, unknown = 0, txns = 0, faults = 0;
+};
+
+class Supervisor {
+ public:
+  Supervisor(Config c, std::vector<std::string> argv, std::ostream& out)
+      : c_(std::move(c)), argv_(std::move(argv)), out_(out), rng_(c_.seed) {}
+
+  int Run() {
+    if (c_.clock_speed != 1) {
+      c_.clock_base_wall_ns = ScaledClock::RealWallNs();
+      c_.clock_base_steady_ns = ScaledClock::RealSteadyNs();
+      clock_ = std::make_unique<ScaledClock>(c_.clock_speed, c_.clock_base_wall_ns,
+                                             c_.clock_base_steady_ns);
+    }
+    std::unique_ptr<Workload> workload = MakeWorkload(c_.workload);
+    auto store = Store::Open(c_.store, c_.Options(clock_.get()));
+    if (!store.ok()) return Fail("opening the store: " + store.status().ToString());
+    if (Status s = workload->Setup(**store); !s.ok()) return Fail("setting up: " + s.ToString());
+    store->reset();  // nothing of it is carried into the workers' fork
+    const int rounds = std::max(1, static_cast<int>(c_.seconds / c_.round_seconds + 0.5));
+    gens_.assign(static_cast<size_t>(c_.processes), 0);
+    for (int round = 1; round <= rounds; ++round) {
+      RunRound(c_.seconds / rounds);
+      const std::string violation = CheckAll(*workload);
+      Counts n = Count();
+      Report(round == rounds || !violation.empty() ? "run" : "round " + std::to_string(round), n,
+             violation.empty() ? 0 : 1);
+      if (!violation.empty()) {
+        out_ << "stress: VIOLATION: " << violation << "\nstress: the history is kept in "
+             << c_.work_dir << "\n";
+        return 1;
+      }
+    }
+    if (c_.soak && !SoakFlat()) return 1;
+    return 0;
+  }
+
+ private:
+  int Fail(const std::string& why) {
+    out_ << "stress: " << why << "\n";
+    return 2;
+  }
+
+  pid_t Spawn(int worker) {
+    std::vector<std::string> args = argv_;
+    for (const std::string& a :
+         {std::string("--worker"), std::to_string(worker), std::string("--gen"),
+          std::to_string(gens_[worker]), std::string("--deadline-ns"), std::to_string(deadline_),
+          std::string("--seed"), std::to_string(c_.seed), std::string("--work-dir"), c_.work_dir,
+          std::string("--cache-dir"), c_.cache_dir,
+          std::string("--clock-base-wall-ns"), std::to_string(c_.clock_base_wall_ns),
+          std::string("--clock-base-steady-ns"), std::to_string(c_.clock_base_steady_ns)})
+      args.push_back(a);
+    pid_t pid = fork();
+    if (pid == 0) {
+      std::vector<char*> cargs;
+      for (std::string& a : args) cargs.push_back(a.data());
+      cargs.push_back(nullptr);
+      execv("/proc/self/exe", cargs.data());
+      _exit(127);
+    }
+    return pid;
+  }
+
+  // Workers run until the round's deadline; meanwhile one is SIGKILLed at
+  // random moments (exponential gaps of mean kill_every) and restarted as
+  // its next generation.
+  void RunRound(double seconds) {
+    deadline_ = static_cast<int64_t>(MonotonicNs()) + static_cast<int64_t>(seconds * 1e9);
+    std::map<pid_t, int> running;
+    for (int w = 0; w < c_.processes; ++w) running[Spawn(w)] = w;
+    std::exponential_distribution<double> gap(c_.kill_every > 0 ? 1.0 / c_.kill_every : 1.0);
+    double next_kill = c_.kill_every > 0 && !c_.soak ? gap(rng_) : 1e18;
+    const int64_t started = static_cast<int64_t>(MonotonicNs());
+    while (static_cast<int64_t>(MonotonicNs()) < deadline_) {
+      std::this_thread::sleep_for(milliseconds(20));
+      Reap(running, /*block=*/false);
+      const double elapsed = (static_cast<int64_t>(MonotonicNs()) - started) / 1e9;
+      if (elapsed < next_kill || running.empty()) continue;
+      next_kill = elapsed + gap(rng_);
+      auto victim = std::next(running.begin(), static_cast<long>(rng_() % running.size()));
+      const int w = victim->second;
+      kill(victim->first, SIGKILL);
+      waitpid(victim->first, nullptr, 0);
+      running.erase(victim);
+      ++kills_;
+      ++gens_[w];
+      running[Spawn(w)] = w;
+    }
+    // They stop by themselves at the deadline (an operation may be waiting
+    // out a lock); SIGTERM after a grace period, SIGKILL after another.
+    WaitOut(running, 30 + 2 * c_.lease_seconds / c_.clock_speed, SIGTERM);
+    WaitOut(running, 10, SIGKILL);
+    for (auto& [pid, w] : running) {
+      kill(pid, SIGKILL);
+      ++kills_;
+    }
+    Reap(running, /*block=*/true);
+    for (int& g : gens_) ++g;
+  }
+
+  void Reap(std::map<pid_t, int>& running, bool block) {
+    for (auto it = running.begin(); it != running.end();) {
+      int status = 0;
+      if (waitpid(it->first, &status, block ? 0 : WNOHANG) == it->first) {
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 2) setup_errors_++;
+        it = running.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+
+  void WaitOut(std::map<pid_t, int>& running, double seconds, int then) {
+    const int64_t until = static_cast<int64_t>(MonotonicNs()) + static_cast<int64_t>(seconds * 1e9);
+    while (!running.empty() && static_cast<int64_t>(MonotonicNs()) < until) {
+      Reap(running, false);
+      std::this_thread::sleep_for(milliseconds(20));
+    }
+    for (auto& [pid, w] : running) kill(pid, then);
+  }
+
+  // Recovers every abandoned transaction (waiting out the leases of killed
+  // coordinators), then checks the whole history so far.
+  std::string CheckAll(Workload& workload) {
+    StoreOptions o = c_.Options(clock_.get());
+    o.cache = false;  // the state as storage holds it
+    auto store = Store::Open(c_.store, o);
+    if (!store.ok()) return "opening the store to check it: " + store.status().ToString();
+    const Clock& clock = clock_ ? *clock_ : *Clock::Real();
+    const SteadyTime until = clock.Steady() + std::chrono::seconds(3 * c_.lease_seconds + 30);
+    for (;;) {
+      auto recovered = (*store)->Recover();
+      ListOptions records;
+      records.prefix = "x/";
+      auto left = (*store)->blob_store().List(records);
+      if (recovered.ok() && left.ok() && left->items.empty()) break;
+      if (clock.Steady() >= until)
+        return "transactions still unresolved after their leases ran out: " +
+               (recovered.ok() ? (left.ok() ? std::to_string(left->items.size()) + " records"
+                                            : left.status().ToString())
+                               : recovered.status().ToString());
+      clock.SleepFor(milliseconds(500));
+    }
+    auto history = ReadHistory(c_.work_dir);
+    if (!history.ok()) return "reading the history: " + history.status().ToString();
+    history_ = std::move(*history);
+    return workload.Check(history_, **store);
+  }
+
+  Counts Count() {
+    Counts n;
+    for (const Op& op : history_) {
+      ++n.ops;
+      n.ok += op.type == OpType::kOk;
+      n.fail += op.type == OpType::kFail;
+      n.unknown += op.type == OpType::kInfo;
+      n.txns += op.f == "txn" || op.f == "transfer" || op.f == "read-all";
+    }
+    auto faults = CountFaults(c_.work_dir);
+    n.faults = faults.ok() ? *faults : 0;
+    return n;
+  }
+
+  void Report(const std::string& what, const Counts& n, int violations) {
+    out_ << "stress: " << what << ": seed " << c_.seed << ", " << c_.workload << " on "
+         << (c_.azure() ? "azure" : "local") << (c_.cache ? " (cache)" : "") << ", "
+         << c_.processes << " processes: " << n.ops << " operations (" << n.ok << " ok, "
+         << n.fail << " failed, " << n.unknown << " unknown), " << n.txns << " transactions, "
+         << n.faults << " faults injected, " << kills_ << " processes killed, violations: "
+         << violations << "\n";
+    if (setup_errors_ > 0)
+      out_ << "stress: warning: " << setup_errors_ << " worker(s) could not start\n";
+  }
+
+  // Soak: resident memory and descriptors after warm-up against the end.
+  bool SoakFlat() {
+    auto stats = ReadStats(c_.work_dir);
+    if (!stats.ok()) return false;
+    bool flat = true;
+    for (const auto& [who, f] : *stats) {
+      const bool ok = f.last_fds <= f.first_fds + 4 &&
+                      f.last_rss_kb <= f.first_rss_kb + f.first_rss_kb / 2 + 16 * 1024;
+      out_ << "stress: soak: worker " << who << ": rss " << f.first_rss_kb << " -> "
+           << f.last_rss_kb << " KiB, fds " << f.first_fds << " -> " << f.last_fds
+           << (ok ? "" : "  GREW") << "\n";
+      flat = flat && ok;
+    }
+    return flat;
+  }
+
+  Config c_;
+  std::vector<std::string> argv_;
+  std::ostream& out_;
+  std::mt19937_64 rng_;
+  std::unique_ptr<Clock> clock_;
+  std::vector<int> gens_;
+  int64_t deadline_ = 0;
+  uint64_t kills_ = 0;
+  int setup_errors_ = 0;
+  std::vector<Op> history_;
+};
+
+}  // namespace
+
+int RunSupervisor(const Config& config, const std::vector<std::string>& argv, std::ostream& out) {
+  Config c = config;
+  if (c.seed == 0) c.seed = Mix64(std::random_device()()) >> 16;  // short enough to type back
+  if (MakeWorkload(c.workload) == nullptr) {
+    out << "stress: unknown workload '" << c.workload << "' (bank, list-append)\n";
+    return 2;
+  }
+  if (c.clock_speed != 1 && c.azure()) {
+    out << "stress: --clock-speed is for local stores (Azure's leases run on its own clock)\n";
+    return 2;
+  }
+  if (c.work_dir.empty()) {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "blobtable-stress-XXXXXX").string();
+    if (mkdtemp(tmpl.data()) == nullptr) {
+      out << "stress: cannot make a work directory\n";
+      return 2;
+    }
+    c.work_dir = tmpl;
+  }
+  if (c.cache_dir.empty()) c.cache_dir = c.work_dir + "/cache";
+  const int rc = Supervisor(c, argv, out).Run();
+  if (rc == 0 && config.work_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(c.work_dir, ec);
+  }
+  return rc;
+}
+
+}  // namespace blobtable::stress

@@ -1,0 +1,46 @@
+// A stress workload: the operations worker processes run at random, and the
+// checker that judges their history (README "Reliability").
+#ifndef BLOBTABLE_TOOLS_STRESS_WORKLOAD_H_
+#define BLOBTABLE_TOOLS_STRESS_WORKLOAD_H_
+
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "blobtable/store.h"
+#include "tools/stress/history.h"
+
+namespace blobtable::stress {
+
+struct WorkerContext {
+  Store& store;
+  std::mt19937_64& rng;
+  HistoryWriter& history;
+  int worker = 0, gen = 0;
+  TransactionOptions txn;
+};
+
+class Workload {
+ public:
+  virtual ~Workload() = default;
+  virtual std::string name() const = 0;
+  // Creates the initial state: run once, before any worker, without faults.
+  virtual Status Setup(Store& store) = 0;
+  // Runs one operation chosen at random, recording its invocation and
+  // completion in ctx.history.
+  virtual void RunOne(WorkerContext& ctx) = 0;
+  // Judges a history against the store's state (after every abandoned
+  // transaction was recovered): empty if it breaks no guarantee, else the
+  // first violation found, with the operations that show it.
+  virtual std::string Check(const std::vector<Op>& history, Store& store) = 0;
+};
+
+// "bank" or "list-append"; null for another name.
+std::unique_ptr<Workload> MakeWorkload(const std::string& name);
+std::unique_ptr<Workload> MakeBankWorkload();
+std::unique_ptr<Workload> MakeListAppendWorkload();
+
+}  // namespace blobtable::stress
+
+#endif  // BLOBTABLE_TOOLS_STRESS_WORKLOAD_H_
