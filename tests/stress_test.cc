@@ -1,0 +1,54 @@
+// Short runs of blobtable-stress in CI, on each backend, with faults
+// injected and workers killed: the tool reports no violation. Longer runs
+// are the command in README "Reliability".
+#include <gtest/gtest.h>
+
+#include "tests/azurite.h"
+#include "tests/backend.h"
+#include "tests/shell.h"
+#include "tests/test_util.h"
+
+namespace blobtable::testing {
+namespace {
+
+ShellRun Stress(const std::string& store, const std::string& args) {
+  return Shell(std::string(BLOBTABLE_STRESS_PATH) + " --store " + Quote(store) + " " + args);
+}
+
+void ExpectClean(const ShellRun& run) {
+  EXPECT_EQ(run.code, 0) << run.out << run.err;
+  EXPECT_NE(run.out.find("violations: 0"), std::string::npos) << run.out << run.err;
+  EXPECT_EQ(run.out.find(" 0 operations"), std::string::npos) << "it did nothing: " << run.out;
+}
+
+TEST(StressTest, ListAppendOnTheLocalStoreWithFaultsAndKills) {
+  TempDir dir;
+  ExpectClean(Stress(dir.path(), "--workload list-append --seconds 12 --round-seconds 6 "
+                                  "--faults 50 --kill-every 1.5 --clock-speed 10 --seed 1"));
+}
+
+TEST(StressTest, BankOnTheLocalStoreWithFaultsAndKills) {
+  TempDir dir;
+  ExpectClean(Stress(dir.path(), "--workload bank --seconds 12 --round-seconds 6 --faults 100 "
+                                  "--kill-every 1.5 --clock-speed 10 --seed 2"));
+}
+
+TEST(StressTest, ListAppendOnAzuriteWithTheCacheFaultsAndKills) {
+  Azurite* a = Azurite::Get();
+  ASSERT_NE(a, nullptr);
+  ExpectClean(Stress(a->ConnectionString(), "--container " + FreshContainer("stress") +
+                                                " --workload list-append --cache --seconds 15 "
+                                                "--round-seconds 15 --faults 100 --kill-every 6 "
+                                                "--seed 3"));
+}
+
+TEST(StressTest, BankOnAzuriteWithFaultsAndKills) {
+  Azurite* a = Azurite::Get();
+  ASSERT_NE(a, nullptr);
+  ExpectClean(Stress(a->ConnectionString(), "--container " + FreshContainer("stress") +
+                                                " --workload bank --seconds 15 --round-seconds 15 "
+                                                "--faults 100 --kill-every 6 --seed 4"));
+}
+
+}  // namespace
+}  // namespace blobtable::testing
