@@ -11,6 +11,7 @@
 #include "util/digest.h"
 #include "util/macros.h"
 #include "util/random.h"
+#include "remote/azure_parsing.h"
 #include "remote/conditions.h"
 #include "remote/lease_rules.h"
 #include "remote/shared_key.h"
@@ -18,27 +19,6 @@
 #include "util/stored_format.h"
 
 namespace blobtable {
-
-std::string FormatHttpDate(TimePoint t) {
-  std::time_t secs = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  static const char* kDays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
-  static const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
-                                  "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
-  char buf[40];
-  snprintf(buf, sizeof(buf), "%s, %02d %s %04d %02d:%02d:%02d GMT", kDays[tm.tm_wday], tm.tm_mday,
-           kMonths[tm.tm_mon], tm.tm_year + 1900, tm.tm_hour, tm.tm_min, tm.tm_sec);
-  return buf;
-}
-
-bool ParseHttpDate(const std::string& text, TimePoint* out) {
-  std::tm tm{};
-  const char* end = strptime(text.c_str(), "%a, %d %b %Y %H:%M:%S GMT", &tm);
-  if (end == nullptr || *end != '\0') return false;
-  *out = std::chrono::system_clock::from_time_t(timegm(&tm));
-  return true;
-}
 
 namespace {
 
@@ -70,27 +50,6 @@ struct Budget {
   // ReadOptions::has_fallback: a refused connection is not retried.
   bool give_up_if_refused = false;
 };
-
-std::string Quoted(std::string etag) {
-  if (etag.empty() || etag.front() != '"') etag = "\"" + etag + "\"";
-  return etag;
-}
-
-LeaseState ParseLeaseState(const std::string* s) {
-  if (s == nullptr) return LeaseState::kAvailable;
-  if (*s == "leased") return LeaseState::kLeased;
-  if (*s == "expired") return LeaseState::kExpired;
-  if (*s == "breaking") return LeaseState::kBreaking;
-  if (*s == "broken") return LeaseState::kBroken;
-  return LeaseState::kAvailable;
-}
-
-LeaseDurationType ParseLeaseDuration(const std::string* s) {
-  if (s == nullptr) return LeaseDurationType::kNone;
-  if (*s == "infinite") return LeaseDurationType::kInfinite;
-  if (*s == "fixed") return LeaseDurationType::kFixed;
-  return LeaseDurationType::kNone;
-}
 
 class AzureBlobStore final : public BlobStore {
  public:
@@ -619,42 +578,7 @@ Result<ListPage> AzureBlobStore::List(const ListOptions& o) {
   if (!out.response.ok()) return out.response.status();
   const HttpResponse& r = *out.response;
   if (r.status != 200) return ErrorOf(r, "listing '" + o.prefix + "'");
-  pugi::xml_document doc;
-  if (!doc.load_buffer(r.body.data(), r.body.size()))
-    return Status::Corruption("List Blobs answered with malformed XML");
-  pugi::xml_node results = doc.child("EnumerationResults");
-  ListPage page;
-  for (pugi::xml_node blob : results.child("Blobs").children("Blob")) {
-    BlobItem item;
-    pugi::xml_node name = blob.child("Name");
-    item.name = name.child_value();
-    if (std::string_view(name.attribute("Encoded").value()) == "true")
-      item.name = PercentDecode(item.name);
-    pugi::xml_node props = blob.child("Properties");
-    item.properties.etag = Quoted(props.child_value("Etag"));
-    ParseHttpDate(props.child_value("Last-Modified"), &item.properties.last_modified);
-    item.properties.content_length = std::strtoull(props.child_value("Content-Length"), nullptr, 10);
-    item.properties.content_md5 = props.child_value("Content-MD5");
-    std::string state = props.child_value("LeaseState"), status = props.child_value("LeaseStatus"),
-                duration = props.child_value("LeaseDuration");
-    item.properties.lease_state = ParseLeaseState(&state);
-    item.properties.lease_status = status == "locked" ? LeaseStatus::kLocked : LeaseStatus::kUnlocked;
-    item.properties.lease_duration = ParseLeaseDuration(&duration);
-    for (pugi::xml_node m : blob.child("Metadata").children())
-      if (std::string_view(m.name()) != kWriteIdMetadata)
-        item.properties.metadata[m.name()] = m.child_value();
-    // startFrom may be unknown to an older service: filter here as well.
-    if (item.name < o.start_from) continue;
-    page.items.push_back(std::move(item));
-  }
-  page.next_marker = results.child_value("NextMarker");
-  // A service that hands back the marker it was given would keep every
-  // listing loop (query, recover) going forever.
-  if (!o.marker.empty() && page.next_marker == o.marker)
-    return Status::Corruption("List Blobs of '" + o.prefix +
-                              "' answered with the marker it was given: the listing would "
-                              "never end");
-  return page;
+  return ParseListBlobs(r.body, o);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include "blobtable/blob_store.h"
 #include "remote/azure_config.h"
+#include "remote/azure_parsing.h"  // FormatHttpDate, ParseHttpDate
 #include "remote/http_transport.h"
 #include "remote/retry.h"
 
@@ -42,10 +43,6 @@ Result<std::shared_ptr<BlobStore>> OpenAzureBlobStore(AzureStoreOptions options)
 
 // The same, without touching the network (tests of the request path).
 std::shared_ptr<BlobStore> MakeAzureBlobStore(AzureStoreOptions options);
-
-// RFC 1123 dates as HTTP carries them: "Sun, 06 Nov 1994 08:49:37 GMT".
-std::string FormatHttpDate(TimePoint t);
-bool ParseHttpDate(const std::string& text, TimePoint* out);
 
 }  // namespace blobtable
 

@@ -236,6 +236,7 @@ TEST(HttpDate, FormatsAndParsesRfc1123) {
   ASSERT_TRUE(ParseHttpDate("Sun, 06 Nov 1994 08:49:37 GMT", &back));
   EXPECT_EQ(back, t);
   EXPECT_FALSE(ParseHttpDate("yesterday", &back));
+  EXPECT_FALSE(ParseHttpDate("Sun, 06 Nov 7705 08:49:37 GMT", &back));  // found by fuzzing
 }
 
 // ---- A fake Blob service, enough for Put/Head and scripted failures ----

@@ -147,7 +147,11 @@ nlohmann::ordered_json EntityToJson(const Entity& e) {
   j["RowKey"] = e.row_key();
   j["Timestamp@odata.type"] = "Edm.DateTime";
   j["Timestamp"] = FormatDateTime(e.timestamp());
-  for (const auto& [name, value] : e.properties()) {
+  for (const auto& property : e.properties()) {
+    // Not a structured binding: C++20 lets a lambda capture one, but
+    // clang 14 (the fuzz build's compiler) does not.
+    const std::string& name = property.first;
+    const PropertyValue& value = property.second;
     std::string annotation = name + std::string(kTypeSuffix);
     std::visit(
         [&](const auto& v) {
