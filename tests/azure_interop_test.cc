@@ -16,8 +16,8 @@
 #include "blobtable/store.h"
 #include "remote/http_transport.h"
 #include "tests/azurite.h"
-#include "tests/losing_proxy.h"
 #include "tests/shell.h"
+#include "tools/proxy/fault_proxy.h"
 #include "tests/test_util.h"
 
 namespace blobtable::testing {
@@ -367,13 +367,13 @@ TEST_P(InteropTest, AnUnreadableCaFileIsInvalidArgument) {
 }
 
 // A store on Azurite's dev account reached through `proxy`, retrying fast.
-Result<std::unique_ptr<Store>> OpenViaProxy(const LosingProxy& proxy, const std::string& transport,
+Result<std::unique_ptr<Store>> OpenViaProxy(int proxy_port, const std::string& transport,
                                             const std::string& container) {
   StoreOptions o;
   o.container = container;
   o.retry_initial_delay = std::chrono::milliseconds(1);
   return Store::Open("UseDevelopmentStorage=true;BlobEndpoint=http://127.0.0.1:" +
-                         std::to_string(proxy.port()) + "/devstoreaccount1;HttpTransport=" +
+                         std::to_string(proxy_port) + "/devstoreaccount1;HttpTransport=" +
                          transport,
                      o);
 }
@@ -386,8 +386,10 @@ Result<std::unique_ptr<Store>> OpenViaProxy(const LosingProxy& proxy, const std:
 TEST_P(InteropTest, WritesWhoseAnswerWasLostAreNeverMisreported) {
   Azurite* a = Azurite::Get();
   ASSERT_NE(a, nullptr);
-  LosingProxy proxy(a->port());
-  auto store = OpenViaProxy(proxy, GetParam(), container_);
+  auto started = proxy::FaultProxy::Start(a->port());
+  ASSERT_TRUE(started.ok()) << started.status().ToString();
+  proxy::FaultProxy& proxy = **started;
+  auto store = OpenViaProxy(proxy.port(), GetParam(), container_);
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   BlobStore& blobs = (*store)->blob_store();
   ASSERT_TRUE(blobs.Put("warm", "x", {}).ok());  // a connection now in use, for curl to reuse
@@ -395,35 +397,35 @@ TEST_P(InteropTest, WritesWhoseAnswerWasLostAreNeverMisreported) {
 
   PutOptions create;  // applied; the re-sent create meets its own blob (409)
   create.conditions.if_none_match = "*";
-  proxy.LoseNextAnswerTo(blob);
+  proxy.Inject(proxy::ProxyFault::kLoseAnswer, proxy::FaultProxy::Containing(blob), 1);
   auto created = blobs.Put("b", "v1", create);
   ASSERT_TRUE(created.ok()) << created.status().ToString();
 
   PutOptions at;  // applied; the re-sent write meets the new ETag (412)
   at.conditions.if_match = created->etag;
-  proxy.LoseNextAnswerTo(blob);
+  proxy.Inject(proxy::ProxyFault::kLoseAnswer, proxy::FaultProxy::Containing(blob), 1);
   auto replaced = blobs.Put("b", "v2", at);
   ASSERT_TRUE(replaced.ok()) << replaced.status().ToString();
   EXPECT_EQ(blobs.Get("b", {})->data, "v2");
 
   WriteOptions meta;  // likewise for metadata
   meta.conditions.if_match = replaced->etag;
-  proxy.LoseNextAnswerTo("comp=metadata");
+  proxy.Inject(proxy::ProxyFault::kLoseAnswer, proxy::FaultProxy::Containing("comp=metadata"), 1);
   auto set = blobs.SetMetadata("b", {{"k", "v"}}, meta);
   EXPECT_TRUE(set.ok()) << set.status().ToString();
 
-  proxy.LoseNextAnswerTo("DELETE /devstoreaccount1/" + container_ + "/b ");
+  proxy.Inject(proxy::ProxyFault::kLoseAnswer, proxy::FaultProxy::Containing("DELETE /devstoreaccount1/" + container_ + "/b "), 1);
   Status deleted = blobs.Delete("b", {});  // gone, as asked: not NotFound
   EXPECT_TRUE(deleted.ok()) << deleted.ToString();
 
   ASSERT_TRUE(blobs.Put("l", "x", {}).ok());  // a release met by "no lease": its own
   auto lease = blobs.AcquireLease("l", 15, "", {});
   ASSERT_TRUE(lease.ok()) << lease.status().ToString();
-  proxy.LoseNextAnswerTo("comp=lease");
+  proxy.Inject(proxy::ProxyFault::kLoseAnswer, proxy::FaultProxy::Containing("comp=lease"), 1);
   auto released = blobs.ReleaseLease("l", lease->lease_id, {});
   EXPECT_TRUE(released.ok()) << released.status().ToString();
   EXPECT_EQ(blobs.Head("l", {})->properties.lease_state, LeaseState::kAvailable);
-  EXPECT_EQ(proxy.lost(), 5);
+  EXPECT_EQ(proxy.injected(proxy::ProxyFault::kLoseAnswer), 5);
 }
 
 // The commit point of a transaction (the record's second plain PUT: the
@@ -433,7 +435,7 @@ TEST_P(InteropTest, WritesWhoseAnswerWasLostAreNeverMisreported) {
 // read finds it committed, whole.
 class CommitPointTest : public InteropTest {
  protected:
-  static LosingProxy::Match CommitPoint() {
+  static proxy::FaultProxy::Match CommitPoint() {
     auto seen = std::make_shared<int>(0);
     return [seen](const std::string& line) {
       return line.find("/x/") != std::string::npos && line.find("comp=") == std::string::npos &&
@@ -446,8 +448,8 @@ class CommitPointTest : public InteropTest {
   }
   // A store through `proxy`, its container made (the first write makes
   // it, and CommitPoint() counts the record's PUTs).
-  std::unique_ptr<Store> OpenVia(const LosingProxy& proxy) {
-    auto store = OpenViaProxy(proxy, GetParam(), container_);
+  std::unique_ptr<Store> OpenVia(int proxy_port) {
+    auto store = OpenViaProxy(proxy_port, GetParam(), container_);
     EXPECT_TRUE(store.ok()) << store.status().ToString();
     if (!store.ok()) return nullptr;
     EXPECT_TRUE((*store)->blob_store().Put("warm", "", {}).ok());
@@ -466,29 +468,33 @@ class CommitPointTest : public InteropTest {
 };
 
 TEST_P(CommitPointTest, ALostAnswerIsSettledAsCommitted) {
-  LosingProxy proxy(Azurite::Get()->port());
-  auto store = OpenVia(proxy);
+  auto started = proxy::FaultProxy::Start(Azurite::Get()->port());
+  ASSERT_TRUE(started.ok()) << started.status().ToString();
+  proxy::FaultProxy& proxy = **started;
+  auto store = OpenVia(proxy.port());
   ASSERT_NE(store, nullptr);
-  proxy.LoseNextAnswer(CommitPoint());
+  proxy.Inject(proxy::ProxyFault::kLoseAnswer, CommitPoint(), 1);
   auto committed = TransferBetweenTwoPartitions(*store);
   ASSERT_TRUE(committed.ok()) << committed.status().ToString();
-  EXPECT_EQ(proxy.lost(), 1);
+  EXPECT_EQ(proxy.injected(proxy::ProxyFault::kLoseAnswer), 1);
   auto table = store->OpenTable("ledger");
   EXPECT_TRUE(table->Get("a", "1").ok());
   EXPECT_TRUE(table->Get("b", "1").ok());
 }
 
 TEST_P(CommitPointTest, AnUncheckableLostAnswerIsOutcomeUnknownAndAReadSettlesIt) {
-  LosingProxy proxy(Azurite::Get()->port());
-  auto store = OpenVia(proxy);
+  auto started = proxy::FaultProxy::Start(Azurite::Get()->port());
+  ASSERT_TRUE(started.ok()) << started.status().ToString();
+  proxy::FaultProxy& proxy = **started;
+  auto store = OpenVia(proxy.port());
   ASSERT_NE(store, nullptr);
-  proxy.LoseNextAnswer(CommitPoint());
-  proxy.RefuseNext(ReadOfARecord, 1000);
+  proxy.Inject(proxy::ProxyFault::kLoseAnswer, CommitPoint(), 1);
+  proxy.Inject(proxy::ProxyFault::kAnswer503, ReadOfARecord, 1000);
   auto committed = TransferBetweenTwoPartitions(*store);
   EXPECT_EQ(committed.status().code(), Code::kOutcomeUnknown) << committed.status().ToString();
-  EXPECT_EQ(proxy.lost(), 1);
-  EXPECT_GT(proxy.refused(), 0);
-  proxy.RefuseNext(ReadOfARecord, 0);
+  EXPECT_EQ(proxy.injected(proxy::ProxyFault::kLoseAnswer), 1);
+  EXPECT_GT(proxy.injected(proxy::ProxyFault::kAnswer503), 0);
+  proxy.Inject(proxy::ProxyFault::kAnswer503, ReadOfARecord, 0);
 
   // The coordinator is gone (its record lease would lapse; break it now).
   auto direct = Store::Open(conn_, [&] {

@@ -42,12 +42,16 @@ TEST(StressTest, ListAppendOnAzuriteWithTheCacheFaultsAndKills) {
                                                 "--seed 3"));
 }
 
-TEST(StressTest, BankOnAzuriteWithFaultsAndKills) {
+// Faults in the network too: the workers reach Azurite through the fault
+// proxy (answers lost, connections reset mid-request and mid-response,
+// stalls), so the Azure backend's retries and write ids are under test.
+TEST(StressTest, BankOnAzuriteThroughTheFaultProxyWithKills) {
   Azurite* a = Azurite::Get();
   ASSERT_NE(a, nullptr);
   ExpectClean(Stress(a->ConnectionString(), "--container " + FreshContainer("stress") +
                                                 " --workload bank --seconds 15 --round-seconds 15 "
-                                                "--faults 100 --kill-every 6 --seed 4"));
+                                                "--faults 200 --proxy-faults 40 --kill-every 6 "
+                                                "--seed 4"));
 }
 
 }  // namespace

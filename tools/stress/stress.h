@@ -25,6 +25,10 @@ struct Config {
   double round_seconds = 10;       // a check after each round
   uint64_t seed = 0;               // 0: drawn, and printed
   int fault_rate = 0;              // about 1 call in this many meets a fault (0: none)
+  // Azure stores on 127.0.0.1: workers reach storage through the fault
+  // proxy (tools/proxy), which gives about one request in this many a
+  // network fault (0: no proxy).
+  int proxy_fault_rate = 0;
   double kill_every = 0;           // mean seconds between SIGKILLs (0: none)
   bool cache = false;              // Azure stores: read through the local cache
   std::string cache_dir;           // default: <work dir>/cache

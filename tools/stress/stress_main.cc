@@ -35,6 +35,11 @@ int main(int argc, char** argv) {
                  "N: about 4 calls in N meet an injected fault (503, 500, timeout, reset before "
                  "or after the request was applied, a lost lease); 0: none (default)")
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--proxy-faults", c.proxy_fault_rate,
+                 "N: Azurite only: workers go through the fault proxy, where about 1 request in "
+                 "N meets each network fault (503, answer lost, reset mid-request or "
+                 "mid-response; stalls a quarter as often); 0: no proxy (default)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--kill-every", c.kill_every,
                  "SECONDS: mean time between SIGKILLs of a random worker, which is restarted "
                  "(0: none, default)")

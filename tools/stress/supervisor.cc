@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "blobtable/store.h"
+#include "tools/proxy/fault_proxy.h"
 #include "tools/stress/scaled_clock.h"
 #include "tools/stress/stress.h"
 #include "tools/stress/workload.h"
@@ -34,6 +35,8 @@ class Supervisor {
       : c_(std::move(c)), argv_(std::move(argv)), out_(out), rng_(c_.seed) {}
 
   int Run() {
+    if (c_.proxy_fault_rate > 0)
+      if (std::string why = StartProxy(); !why.empty()) return Fail(why);
     if (c_.clock_speed != 1) {
       c_.clock_base_wall_ns = ScaledClock::RealWallNs();
       c_.clock_base_steady_ns = ScaledClock::RealSteadyNs();
@@ -69,8 +72,38 @@ class Supervisor {
     return 2;
   }
 
+  // Puts the fault proxy between the workers and a storage endpoint on
+  // 127.0.0.1 (the checks still go straight to it).
+  std::string StartProxy() {
+    const std::string loopback = "127.0.0.1:";
+    const size_t at = c_.store.find(loopback);
+    if (!c_.azure() || at == std::string::npos)
+      return "--proxy-faults needs an Azure store on 127.0.0.1 (Azurite)";
+    const size_t digits = at + loopback.size();
+    const size_t end = c_.store.find_first_not_of("0123456789", digits);
+    const int port = std::atoi(c_.store.substr(digits, end - digits).c_str());
+    auto started = proxy::FaultProxy::Start(port, 0, c_.seed);
+    if (!started.ok()) return started.status().ToString();
+    proxy_ = std::move(*started);
+    const int n = c_.proxy_fault_rate;
+    for (auto [fault, rate] : {std::pair{proxy::ProxyFault::kAnswer503, n},
+                               std::pair{proxy::ProxyFault::kLoseAnswer, n},
+                               std::pair{proxy::ProxyFault::kResetRequest, n},
+                               std::pair{proxy::ProxyFault::kResetResponse, n},
+                               std::pair{proxy::ProxyFault::kStall, 4 * n}})
+      proxy_->InjectRate(fault, rate);
+    proxy_->SetStall(std::chrono::seconds(3));
+    worker_store_ = c_.store.substr(0, digits) + std::to_string(proxy_->port()) +
+                    (end == std::string::npos ? "" : c_.store.substr(end));
+    return "";
+  }
+
   pid_t Spawn(int worker) {
     std::vector<std::string> args = argv_;
+    if (!worker_store_.empty()) {
+      args.push_back("--store");
+      args.push_back(worker_store_);
+    }
     for (const std::string& a :
          {std::string("--worker"), std::to_string(worker), std::string("--gen"),
           std::to_string(gens_[worker]), std::string("--deadline-ns"), std::to_string(deadline_),
@@ -178,6 +211,9 @@ class Supervisor {
 
   Counts Count() {
     Counts n;
+    if (proxy_)
+      for (int k = 0; k < proxy::kProxyFaultCount; ++k)
+        n.faults += static_cast<uint64_t>(proxy_->injected(static_cast<proxy::ProxyFault>(k)));
     for (const Op& op : history_) {
       ++n.ops;
       n.ok += op.type == OpType::kOk;
@@ -186,7 +222,7 @@ class Supervisor {
       n.txns += op.f == "txn" || op.f == "transfer" || op.f == "read-all";
     }
     auto faults = CountFaults(c_.work_dir);
-    n.faults = faults.ok() ? *faults : 0;
+    n.faults += faults.ok() ? *faults : 0;
     return n;
   }
 
@@ -227,6 +263,8 @@ class Supervisor {
   uint64_t kills_ = 0;
   int setup_errors_ = 0;
   std::vector<Op> history_;
+  std::unique_ptr<proxy::FaultProxy> proxy_;
+  std::string worker_store_;  // the proxy's endpoint, when there is one
 };
 
 }  // namespace
