@@ -79,8 +79,8 @@ std::unique_ptr<Transaction> Store::Begin(const TransactionOptions& options) con
   return std::unique_ptr<Transaction>(new Transaction(core_, options));
 }
 
-Result<int> Store::Recover() const {
-  return RecoverAbandoned(core_->Resolver());
+Result<int> Store::Recover(bool discard_damaged) const {
+  return RecoverAbandoned(core_->Resolver(), discard_damaged);
 }
 
 BlobStore& Store::blob_store() const { return *core_->blobs; }

@@ -304,6 +304,7 @@ struct Command {
   QueryOptions query;
   long top = -1;
   std::string cache_action;  // "stats" or "clear"
+  bool discard_damaged = false;
 };
 
 // Declares the commands and their options on `app`, writing into `c`.
@@ -403,9 +404,15 @@ void DefineCommands(CLI::App& app, Command& c) {
       "PartitionKey/RowKey from \"entity\"; check asserts the entity's ETag, \"\" meaning it "
       "must not exist). Prints {\"committed\": [{\"table\", \"PartitionKey\", \"RowKey\", "
       "\"odata.etag\"}, ...]}. Exit 4 on any ETag conflict, 5 on a lock timeout.");
-  app.add_subcommand("recover",
-                     "recover: finishes or undoes transactions whose coordinator died (normally "
-                     "done by whoever next touches their partitions); prints {\"resolved\": N}.");
+  auto* recover = app.add_subcommand(
+      "recover",
+      "recover [--discard-damaged]: finishes or undoes transactions whose coordinator died "
+      "(normally done by whoever next touches their partitions); prints {\"resolved\": N}. A "
+      "damaged transaction record is reported (exit 1) after the others are resolved; "
+      "--discard-damaged deletes such records instead (a committed one's writes not yet "
+      "applied are lost).");
+  recover->add_flag("--discard-damaged", c.discard_damaged,
+                    "delete transaction records that are damaged");
   auto* cache = app.add_subcommand(
       "cache", "cache stats|clear: the local cache of Azure stores in --cache DIR (or the "
                "default directory). stats prints its counts as JSON (every process that used "
@@ -441,7 +448,7 @@ int Execute(const std::string& name, Command& c, std::istream& in, std::ostream&
   std::unique_ptr<Store> store = std::move(*opened);
   if (name == "txn") return CmdTxn(*store, in, out, err, c.txn_options);
   if (name == "recover") {
-    auto n = store->Recover();
+    auto n = store->Recover(c.discard_damaged);
     if (!n.ok()) return Fail(err, n.status());
     out << "{\"resolved\":" << *n << "}\n";
     return kExitOk;

@@ -1,6 +1,7 @@
 #include "txn/recovery.h"
 
 #include <set>
+#include <vector>
 
 #include "model/blob_naming.h"
 #include "remote/inline_body.h"
@@ -261,8 +262,19 @@ Status ResolveBlob(const ResolveContext& ctx, std::string_view blob, const BlobP
   return ClearOrphan(ctx, blob);
 }
 
-Result<int> RecoverAbandoned(const ResolveContext& ctx) {
+namespace {
+
+// True if record blob `item` is damaged (its body decodes to no record).
+bool RecordDamaged(BlobStore& blobs, const BlobItem& item) {
+  auto got = blobs.Get(item.name, {});
+  return got.ok() && !DecodeRecord(got->data, item.name).ok();
+}
+
+}  // namespace
+
+Result<int> RecoverAbandoned(const ResolveContext& ctx, bool discard_damaged) {
   int resolved = 0;
+  std::vector<Status> damaged;  // the others are resolved all the same
   ListOptions list;
   list.prefix = kRecordPrefix;
   int pages = 0;
@@ -271,13 +283,28 @@ Result<int> RecoverAbandoned(const ResolveContext& ctx) {
     for (const BlobItem& item : page.items) {
       if (item.properties.lease_status == LeaseStatus::kLocked) continue;  // its coordinator is at work
       Status s = ResolveTransaction(ctx, item.name.substr(std::string(kRecordPrefix).size()));
-      if (s.ok()) ++resolved;
-      else if (!s.IsBusy()) return s;
+      if (s.ok()) {
+        ++resolved;
+      } else if (s.code() == Code::kCorruption && discard_damaged &&
+                 RecordDamaged(ctx.blobs, item)) {
+        WriteOptions as_seen;  // only the damaged version seen
+        as_seen.conditions.if_match = item.properties.etag;
+        Status gone = ctx.blobs.Delete(item.name, as_seen);
+        if (!gone.ok() && !gone.IsNotFound()) return gone;
+        ++resolved;
+      } else if (s.code() == Code::kCorruption) {
+        damaged.push_back(s);
+      } else if (!s.IsBusy()) {
+        return s;
+      }
     }
     BT_ASSIGN_OR_RETURN(bool more, NextListPage(list, page, &pages));
     if (!more) break;
   }
-  return resolved;
+  if (damaged.empty()) return resolved;
+  return Status::Corruption(std::to_string(resolved) + " transaction(s) resolved; " +
+                            std::to_string(damaged.size()) + " record(s) damaged, the first: " +
+                            damaged.front().message());
 }
 
 }  // namespace blobtable

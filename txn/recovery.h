@@ -62,7 +62,8 @@ Status ClearMark(BlobStore& blobs, std::string_view blob, const BlobProperties& 
                  const std::string& txn_id, const std::string& lease_id, int lease_seconds);
 
 // Resolves every abandoned transaction in the container; returns how many.
-Result<int> RecoverAbandoned(const ResolveContext& ctx);
+// Damaged records: see Store::Recover.
+Result<int> RecoverAbandoned(const ResolveContext& ctx, bool discard_damaged = false);
 
 }  // namespace blobtable
 

@@ -1,5 +1,6 @@
 #include "txn/txn_record.h"
 
+#include "model/blob_naming.h"
 #include "util/msgpack_util.h"
 
 namespace blobtable {
@@ -45,10 +46,22 @@ std::string EncodeRecord(const TxnRecord& r) {
   return std::string(buf.data(), buf.size());
 }
 
+namespace {
+
+// What to do about a damaged record, after what is wrong with it.
+Status Damaged(const Status& s, std::string_view blob_name) {
+  return Status::Corruption(
+      s.message() + ". Whether that transaction committed cannot be told: restore the blob '" +
+      std::string(blob_name) + "', or delete it to discard the transaction (whoever meets its "
+      "marks then clears them; if it had committed, its writes not yet applied are lost)");
+}
+
+}  // namespace
+
 Result<TxnRecord> DecodeRecord(std::string_view body, std::string_view blob_name) {
   std::string what = "transaction record '" + std::string(blob_name) + "'";
   auto oh = mp::Unpack(body, what);
-  if (!oh.ok()) return oh.status();
+  if (!oh.ok()) return Damaged(oh.status(), blob_name);
   TxnRecord r;
   Status s = mp::Guard(what, [&] {
     const msgpack::object* f = mp::Array(oh->get(), 8, "record");
@@ -61,11 +74,16 @@ Result<TxnRecord> DecodeRecord(std::string_view body, std::string_view blob_name
     r.state = static_cast<TxnState>(state);
     r.locks = Strings(f[5], "locks");
     r.entities = Strings(f[6], "entities");
+    for (const std::string& e : r.entities)
+      if (!naming::IsEntityBlobName(e)) throw mp::FormatError{"a non-entity blob among its entities"};
     const msgpack::object* writes = mp::Array(f[7], 0, "writes");
     for (uint32_t i = 0; i < f[7].via.array.size; ++i) {
       const msgpack::object* w = mp::Array(writes[i], 4, "write");
       TxnWrite tw;
       tw.blob = mp::Str(w[0], "blob");
+      // A record names entities of tables, and nothing else, for its
+      // resolvers to write.
+      if (!naming::IsEntityBlobName(tw.blob)) throw mp::FormatError{"a write to a non-entity blob"};
       int64_t op = mp::Int(w[1], "op");
       if (op != 0 && op != 1) throw mp::FormatError{"write op out of range"};
       tw.op = static_cast<TxnWrite::Op>(op);
@@ -74,7 +92,7 @@ Result<TxnRecord> DecodeRecord(std::string_view body, std::string_view blob_name
       r.writes.push_back(std::move(tw));
     }
   });
-  if (!s.ok()) return s;
+  if (!s.ok()) return Damaged(s, blob_name);
   return r;
 }
 

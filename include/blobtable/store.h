@@ -56,7 +56,12 @@ class BLOBTABLE_EXPORT Store {
 
   // Finishes or undoes every transaction whose coordinator died (normally
   // done lazily by whoever next touches its partitions); returns how many.
-  Result<int> Recover() const;
+  // A damaged transaction record (it cannot be told whether that
+  // transaction committed) is reported as Corruption naming it, after the
+  // others were resolved; with `discard_damaged`, such records are deleted
+  // instead (whoever meets their marks then clears them; a committed one's
+  // writes not yet applied are lost) and counted.
+  Result<int> Recover(bool discard_damaged = false) const;
 
   // What this store's local cache counted (with the totals of its
   // directory); NotFound if it reads without one (the local backend,

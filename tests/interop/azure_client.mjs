@@ -5,7 +5,9 @@
 //   node azure_client.mjs lease CONN CONTAINER BLOB SECONDS LEASE_ID
 //       (creates the blob if missing) -> {"leaseId": ...}
 //   node azure_client.mjs release CONN CONTAINER BLOB LEASE_ID
-//   node azure_client.mjs sas CONN - - -> an account SAS token (all blob rights, 1 hour)
+//   node azure_client.mjs sas CONN - - [expired]
+//       -> an account SAS token (all blob rights, for the next hour, or, with
+//          "expired", for an hour that ended an hour ago)
 //   node azure_client.mjs upload CONN CONTAINER BLOB FILE [keep-metadata]
 //       replaces the blob's content with FILE's bytes (one Put Blob); with
 //       keep-metadata, its metadata as it was (a client that copies metadata
@@ -38,8 +40,10 @@ try {
       return [kv.slice(0, i), kv.slice(i + 1)];
     }));
     const credential = new StorageSharedKeyCredential(fields.AccountName, fields.AccountKey);
+    const expired = rest[0] === "expired";
     const sas = generateAccountSASQueryParameters({
-      expiresOn: new Date(Date.now() + 3600 * 1000),
+      startsOn: expired ? new Date(Date.now() - 7200 * 1000) : undefined,
+      expiresOn: new Date(Date.now() + (expired ? -3600 : 3600) * 1000),
       permissions: AccountSASPermissions.parse("rwdlac"),
       resourceTypes: AccountSASResourceTypes.parse("sco").toString(),
       services: AccountSASServices.parse("b").toString(),

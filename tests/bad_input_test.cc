@@ -1,0 +1,202 @@
+// Every bad input of README "Reliability: bad input" and the answer it
+// gets, through the CLI as a user meets it (exit code, and a message that
+// says what and where), on the local store and on Azurite. Nothing crashes,
+// nothing is lost.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "blobtable/store.h"
+#include "tests/azurite.h"
+#include "tests/backend.h"
+#include "tests/shell.h"
+#include "tests/test_util.h"
+
+namespace blobtable::testing {
+namespace {
+
+using json = nlohmann::json;
+const std::string kTxnId = "0f8fad5b-d9cb-469f-a165-70867728950e";
+
+class BadInput : public ::testing::Test {
+ protected:
+  // `blobtable --store LOCATION args`, with `input` on stdin.
+  ShellRun Cli(const std::string& args, const std::string& input = "",
+               const std::string& location = "") {
+    return Shell(std::string(BLOBTABLE_CLI_PATH) + " --store " +
+                     Quote(location.empty() ? dir_.path() + "/db" : location) + " " + args,
+                 input);
+  }
+  // The local store's blobs, beneath the tables (to damage them).
+  std::unique_ptr<Store> Open() {
+    auto store = Store::Open(dir_.path() + "/db");
+    EXPECT_TRUE(store.ok()) << store.status().ToString();
+    return store.ok() ? std::move(*store) : nullptr;
+  }
+  static void ExpectError(const ShellRun& run, int code, std::vector<std::string> mentions) {
+    EXPECT_EQ(run.code, code) << run.err;
+    for (const std::string& m : mentions) EXPECT_NE(run.err.find(m), std::string::npos) << run.err;
+  }
+  TempDir dir_;
+};
+
+TEST_F(BadInput, InvalidKeysAndTableNames) {
+  ExpectError(Cli("put orders", R"({"PartitionKey":"a/b","RowKey":"r"})"), 2,
+              {"PartitionKey 'a/b'", "forbidden character"});
+  ExpectError(Cli("put orders", R"({"PartitionKey":"p","RowKey":"tab\there"})"), 2, {"RowKey"});
+  ExpectError(Cli("get t1 p r"), 2, {"table name 't1'"});
+  ExpectError(Cli("put orders", R"({"RowKey":"r"})"), 2, {"PartitionKey"});
+}
+
+TEST_F(BadInput, OversizedValuesAndEntitiesAndTooManyProperties) {
+  json big = {{"PartitionKey", "p"}, {"RowKey", "r"}, {"big", std::string(40000, 'x')}};
+  ExpectError(Cli("put orders", big.dump()), 2, {"property 'big'", "32768"});
+  json huge = {{"PartitionKey", "p"}, {"RowKey", "r"}};
+  for (int i = 0; i < 40; ++i) huge["p" + std::to_string(i)] = std::string(30000, 'x');
+  ExpectError(Cli("put orders", huge.dump()), 2, {"1 MiB"});
+  json many = {{"PartitionKey", "p"}, {"RowKey", "r"}};
+  for (int i = 0; i < 253; ++i) many["p" + std::to_string(i)] = i;
+  ExpectError(Cli("put orders", many.dump()), 2, {"253 properties", "252"});
+  EXPECT_EQ(Cli("get orders p r").code, 3);  // nothing was written
+}
+
+TEST_F(BadInput, WrongTypesAndMalformedJson) {
+  ExpectError(Cli("put orders", R"({"PartitionKey":"p","RowKey":"r","x":"abc","x@odata.type":"Edm.Int64"})"),
+              2, {"property 'x'", "Edm.Int64"});
+  ExpectError(Cli("put orders", R"({"PartitionKey":"p","RowKey":"r","x":null})"), 2, {"'x'"});
+  ExpectError(Cli("put orders", R"({"PartitionKey":"p","RowKey":"r","x":12345678901})"), 2,
+              {"'x'"});
+  ExpectError(Cli("put orders", "{"), 2, {"not valid JSON"});
+  ExpectError(Cli("txn", R"([{"op":"insert"}])"), 2, {"operation 0"});
+}
+
+// A blob in a table's prefix that is not an entity (written by another
+// client, or damaged on its way): every read names it; it is repaired by
+// overwriting or deleting it.
+TEST_F(BadInput, ACorruptEntityBlobIsNamedAndRepairable) {
+  auto store = Open();
+  ASSERT_TRUE(store->blob_store().Put("t/orders/e/-p/-r", "not an entity", {}).ok());
+  ExpectError(Cli("get orders p r"), 1, {"Corruption", "t/orders/e/-p/-r"});
+  ExpectError(Cli("query orders --pk p"), 1, {"Corruption", "t/orders/e/-p/-r"});
+  EXPECT_EQ(Cli("put orders --mode upsert", R"({"PartitionKey":"p","RowKey":"r","n":1})").code, 0);
+  EXPECT_EQ(Cli("get orders p r").code, 0);
+}
+
+// A transaction record that is not one (so whether it committed cannot be
+// told), named by an entity's intent mark and by a partition lock: reads,
+// transactions and recover name it and say how to repair it; recover
+// resolves the others, and --discard-damaged removes it.
+TEST_F(BadInput, ACorruptTransactionRecordOrLockIsNamedAndCanBeDiscarded) {
+  ASSERT_EQ(Cli("put orders", R"({"PartitionKey":"p","RowKey":"a","n":1})").code, 0);
+  {
+    auto store = Open();
+    BlobStore& blobs = store->blob_store();
+    auto head = blobs.Head("t/orders/e/-p/-a", {});
+    ASSERT_TRUE(head.ok());
+    Metadata marked = head->properties.metadata;
+    marked["btint"] = kTxnId;
+    ASSERT_TRUE(blobs.SetMetadata("t/orders/e/-p/-a", marked, {}).ok());
+    ASSERT_TRUE(blobs.Put("x/" + kTxnId, "garbage", {}).ok());
+    PutOptions lock;
+    lock.metadata = {{"btxn", kTxnId}};
+    ASSERT_TRUE(blobs.Put("t/orders/l/-q", "", lock).ok());
+  }
+  ExpectError(Cli("get orders p a"), 1, {"Corruption", "x/" + kTxnId, "delete it"});
+  ExpectError(Cli("txn", R"([{"op":"upsert","table":"orders","entity":{"PartitionKey":"q","RowKey":"b"}}])"),
+              1, {"x/" + kTxnId});
+  ExpectError(Cli("recover"), 1, {"1 record(s) damaged", "x/" + kTxnId});
+  ShellRun discarded = Cli("recover --discard-damaged");
+  EXPECT_EQ(discarded.code, 0) << discarded.err;
+  EXPECT_EQ(json::parse(discarded.out)["resolved"], 1);
+  ShellRun a = Cli("get orders p a");
+  ASSERT_EQ(a.code, 0) << a.err;
+  EXPECT_EQ(json::parse(a.out)["n"], 1);  // the version before the discarded transaction
+  EXPECT_EQ(Cli("txn", R"([{"op":"upsert","table":"orders","entity":{"PartitionKey":"q","RowKey":"b"}}])").code,
+            0);
+}
+
+// An LMDB map too small for what is written: the write fails IOError
+// saying so, and what was stored stays readable.
+TEST_F(BadInput, ALocalMapTooSmallIsAClearErrorAndLosesNothing) {
+  StoreOptions o;
+  o.local_map_size = 4u << 20;
+  auto opened = Store::Open(dir_.path() + "/small", o);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  auto table = *(*opened)->OpenTable("orders");
+  Status failed;
+  int written = 0;
+  for (; written < 400 && failed.ok(); ++written)
+    failed = table.Upsert(Entity("p", std::to_string(written)).Set("pad", std::string(30000, 'x')))
+                 .status();
+  EXPECT_EQ(failed.code(), Code::kIOError) << failed.ToString();
+  EXPECT_NE(failed.message().find("local_map_size"), std::string::npos) << failed.ToString();
+  for (int i = 0; i + 1 < written; ++i) EXPECT_TRUE(table.Get("p", std::to_string(i)).ok()) << i;
+}
+
+class BadInputAzure : public BadInput {
+ protected:
+  void SetUp() override {
+    Azurite* a = Azurite::Get();
+    ASSERT_NE(a, nullptr);
+    azurite_ = a;
+  }
+  std::string Endpoint() const {
+    return "BlobEndpoint=http://127.0.0.1:" + std::to_string(azurite_->port()) + "/devstoreaccount1";
+  }
+  Azurite* azurite_ = nullptr;
+};
+
+TEST_F(BadInputAzure, AWrongAccountKeyNamesNoKey) {
+  const std::string key = "V3JvbmdLZXlXcm9uZ0tleVdyb25nS2V5V3Jvbmc=";
+  ShellRun run = Cli("--container badkey get orders p r", "",
+                     "AccountName=devstoreaccount1;AccountKey=" + key + ";" + Endpoint());
+  ExpectError(run, 2, {"authentication failed", "AccountKey"});
+  EXPECT_EQ(run.err.find(key), std::string::npos);
+}
+
+TEST_F(BadInputAzure, AnExpiredSasIsRefusedAndNotRepeated) {
+  ShellRun sas = Shell(AzureClient("sas " + Quote(azurite_->ConnectionString()) + " - - expired"));
+  ASSERT_EQ(sas.code, 0) << sas.err;
+  const std::string token = sas.out.substr(0, sas.out.find('\n'));
+  ShellRun run = Cli("--container expiredsas get orders p r", "",
+                     Endpoint() + ";SharedAccessSignature=" + token);
+  ExpectError(run, 2, {"authentication failed", "SharedAccessSignature"});
+  const std::string sig = token.substr(token.find("sig=") + 4);
+  EXPECT_EQ(run.err.find(sig.substr(0, sig.find('&'))), std::string::npos);
+}
+
+TEST_F(BadInputAzure, AnUnreachableEndpointIsUnavailable) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);  // a port nobody listens on
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  close(fd);
+  ShellRun run = Cli("--no-cache get orders p r", "",
+                     "UseDevelopmentStorage=true;BlobEndpoint=http://127.0.0.1:" +
+                         std::to_string(ntohs(addr.sin_port)) + "/devstoreaccount1");
+  ExpectError(run, 6, {"Unavailable"});
+}
+
+// A container nobody created: reads find nothing, a listing is empty, and
+// the first write creates it.
+TEST_F(BadInputAzure, AMissingContainerReadsEmptyAndTheFirstWriteMakesIt) {
+  const std::string conn = azurite_->ConnectionString(), container = FreshContainer("missing");
+  ExpectError(Cli("--container " + container + " get orders p r", "", conn), 3, {"not found"});
+  ShellRun query = Cli("--container " + container + " query orders", "", conn);
+  EXPECT_EQ(query.code, 0) << query.err;
+  EXPECT_EQ(query.out, "");
+  EXPECT_EQ(Cli("--container " + container + " put orders", R"({"PartitionKey":"p","RowKey":"r"})",
+                conn).code,
+            0);
+  EXPECT_EQ(Cli("--container " + container + " get orders p r", "", conn).code, 0);
+}
+
+}  // namespace
+}  // namespace blobtable::testing
