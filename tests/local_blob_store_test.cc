@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <filesystem>
 #include <thread>
 #include <vector>
 
@@ -70,6 +71,35 @@ TEST(LocalBlobStore, BadContainerNameIsInvalidArgument) {
     auto s = OpenLocalBlobStore(dir.path(), o);
     EXPECT_EQ(s.status().code(), Code::kInvalidArgument) << name;
   }
+}
+
+// Whatever the names, a local store writes nothing outside its directory:
+// blob names are keys, never paths (and names that could read as paths are
+// refused), container names are checked before they name a database.
+TEST(LocalBlobStore, NothingIsWrittenOutsideItsDirectory) {
+  TempDir parent;
+  const std::string dir = parent.path() + "/store";
+  StoreOptions o;
+  o.container = "box";
+  auto store = OpenLocalBlobStore(dir, o);
+  ASSERT_TRUE(store.ok());
+  for (const char* name : {"../escape", "a/../../escape", "/etc/passwd", "..", "x/./y"})
+    EXPECT_EQ((*store)->Put(name, "x", {}).status().code(), Code::kInvalidArgument) << name;
+  for (const char* name : {"t/a/e/-~2E~2E/-r", "x%2F..%2Fy", "dir\\..\\up", "~"})
+    EXPECT_TRUE((*store)->Put(name, "x", {}).ok()) << name;
+  for (const char* container : {"../up", "a/b", "..", "C"}) {
+    o.container = container;
+    EXPECT_EQ(OpenLocalBlobStore(dir, o).status().code(), Code::kInvalidArgument) << container;
+  }
+  std::vector<std::string> beside;
+  for (const auto& e : std::filesystem::directory_iterator(parent.path()))
+    beside.push_back(e.path().filename().string());
+  EXPECT_EQ(beside, std::vector<std::string>{"store"});
+  std::vector<std::string> inside;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    inside.push_back(e.path().filename().string());
+  std::sort(inside.begin(), inside.end());
+  EXPECT_EQ(inside, (std::vector<std::string>{"blobtable.store", "data.mdb", "lock.mdb"}));
 }
 
 TEST(LocalBlobStore, UnwritableDirectoryIsIOError) {
