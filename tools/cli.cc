@@ -17,6 +17,7 @@
 #include "blobtable/store.h"
 #include "blobtable/txn.h"
 #include "tools/entity_json.h"
+#include "util/macros.h"
 
 namespace blobtable::cli {
 namespace {
@@ -73,10 +74,6 @@ class LoggingBlobStore final : public BlobStoreWrapper {
   }
 
  private:
-  static const Status& StatusOf(const Status& s) { return s; }
-  template <typename T>
-  static const Status& StatusOf(const Result<T>& r) { return r.status(); }
-
   template <typename Fn>
   std::invoke_result_t<Fn> Log(const char* op, std::string_view name, Fn&& fn) {
     auto start = std::chrono::steady_clock::now();

@@ -22,4 +22,16 @@
   if (!tmp.ok()) return tmp.status();             \
   lhs = std::move(tmp).value()
 
+namespace blobtable {
+
+// The Status of a call's answer, whether it is a Status or a Result<T>
+// (for code that handles both alike: wrappers, logs, tests).
+inline const Status& StatusOf(const Status& s) { return s; }
+template <typename T>
+const Status& StatusOf(const Result<T>& r) {
+  return r.status();
+}
+
+}  // namespace blobtable
+
 #endif  // BLOBTABLE_UTIL_MACROS_H_

@@ -17,6 +17,10 @@
 namespace blobtable::stress {
 
 struct Config {
+  // "processes" (the default: workers against a store) or "sim" (the
+  // deterministic interleaving simulation, seeds first..first+seeds-1).
+  std::string mode = "processes";
+  uint64_t sim_first = 1, sim_seeds = 1000;
   std::string store;               // a directory or a connection string
   std::string container = "stress";
   std::string workload = "list-append";

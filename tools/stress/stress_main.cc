@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "tools/stress/sim/interleavings.h"
 #include "tools/stress/stress.h"
 
 int main(int argc, char** argv) {
@@ -18,8 +19,15 @@ int main(int argc, char** argv) {
       "no violation; 1: a violation (printed, with the history kept); 2: usage or setup.",
       "blobtable-stress");
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  app.add_option("--store", c.store, "a directory, or an Azure Storage connection string")
-      ->required();
+  app.add_option("--mode", c.mode,
+                 "processes (default): workers against --store; sim: the deterministic "
+                 "interleaving simulation of transactions on an embedded store (one process, "
+                 "every choice from the seed, checked for a serial order), seeds --first.."
+                 "--first+--seeds-1, or just --seed S with its schedule printed")
+      ->check(CLI::IsMember({"processes", "sim"}));
+  app.add_option("--first", c.sim_first, "sim: the first seed (default 1)");
+  app.add_option("--seeds", c.sim_seeds, "sim: how many seeds (default 1000)");
+  app.add_option("--store", c.store, "a directory, or an Azure Storage connection string");
   app.add_option("--container", c.container, "default: stress");
   app.add_option("--workload", c.workload, "list-append (default) or bank")
       ->check(CLI::IsMember({"list-append", "bank"}));
@@ -67,6 +75,18 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
+  }
+  if (c.mode == "sim") {
+    std::vector<uint64_t> failing;
+    const bool one = c.seed != 0;
+    blobtable::sim::RunSeeds(one ? c.seed : c.sim_first, one ? 1 : c.sim_seeds,
+                             one ? std::optional<uint64_t>(c.seed) : std::nullopt, std::cout,
+                             &failing);
+    return failing.empty() ? 0 : 1;
+  }
+  if (c.store.empty()) {
+    std::cerr << "blobtable-stress: --store is required\n";
+    return 2;
   }
   if (c.worker >= 0) return blobtable::stress::RunWorker(c);
   return blobtable::stress::RunSupervisor(c, std::vector<std::string>(argv, argv + argc), std::cout);

@@ -11,8 +11,8 @@
 // Each write stores a unique version id, so the checker sees which write a
 // read observed. The search is exhaustive with memoisation, meant for small
 // histories (up to ~24 operations).
-#ifndef BLOBTABLE_TESTS_HISTORY_CHECKER_H_
-#define BLOBTABLE_TESTS_HISTORY_CHECKER_H_
+#ifndef BLOBTABLE_TOOLS_STRESS_SIM_HISTORY_CHECKER_H_
+#define BLOBTABLE_TOOLS_STRESS_SIM_HISTORY_CHECKER_H_
 
 #include <cstdint>
 #include <limits>
@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-namespace blobtable::testing {
+namespace blobtable::sim {
 
 // What a key holds: a version id, or nothing.
 using Version = std::optional<std::string>;
@@ -75,6 +75,6 @@ class History {
   std::vector<HistEntry> entries_;
 };
 
-}  // namespace blobtable::testing
+}  // namespace blobtable::sim
 
-#endif  // BLOBTABLE_TESTS_HISTORY_CHECKER_H_
+#endif  // BLOBTABLE_TOOLS_STRESS_SIM_HISTORY_CHECKER_H_

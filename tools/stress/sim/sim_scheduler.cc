@@ -1,9 +1,11 @@
-#include "tests/sim_scheduler.h"
+#include "tools/stress/sim/sim_scheduler.h"
+
+#include "util/macros.h"
 
 #include <algorithm>
 #include <limits>
 
-namespace blobtable::testing {
+namespace blobtable::sim {
 namespace {
 thread_local const SimScheduler* tl_sched = nullptr;
 thread_local int tl_actor = -1;
@@ -232,4 +234,4 @@ std::shared_ptr<BlobStore> WrapForSimulation(std::shared_ptr<BlobStore> target,
   return std::make_shared<SimStore>(std::move(target), sched);
 }
 
-}  // namespace blobtable::testing
+}  // namespace blobtable::sim

@@ -1,10 +1,10 @@
-#include "tests/history_checker.h"
+#include "tools/stress/sim/history_checker.h"
 
 #include <functional>
 #include <sstream>
 #include <unordered_set>
 
-namespace blobtable::testing {
+namespace blobtable::sim {
 namespace {
 
 using State = std::map<std::string, Version>;
@@ -122,4 +122,4 @@ std::string History::Check() const {
   return "no serial order (consistent with real time) explains this history:\n" + Describe();
 }
 
-}  // namespace blobtable::testing
+}  // namespace blobtable::sim

@@ -11,8 +11,8 @@
 // A killed actor stops at a scheduling point and never sends another
 // request: to storage that is what SIGKILL looks like. It unwinds by an
 // exception (SimKilled) thrown from the point; the actor's body catches it.
-#ifndef BLOBTABLE_TESTS_SIM_SCHEDULER_H_
-#define BLOBTABLE_TESTS_SIM_SCHEDULER_H_
+#ifndef BLOBTABLE_TOOLS_STRESS_SIM_SIM_SCHEDULER_H_
+#define BLOBTABLE_TOOLS_STRESS_SIM_SIM_SCHEDULER_H_
 
 #include <chrono>
 #include <condition_variable>
@@ -28,9 +28,9 @@
 #include <vector>
 
 #include "blobtable/blob_store.h"
-#include "tests/test_util.h"
+#include "util/fake_clock.h"
 
-namespace blobtable::testing {
+namespace blobtable::sim {
 
 struct SimKilled {};
 
@@ -116,6 +116,6 @@ class SimScheduler {
 std::shared_ptr<BlobStore> WrapForSimulation(std::shared_ptr<BlobStore> target,
                                              SimScheduler& sched);
 
-}  // namespace blobtable::testing
+}  // namespace blobtable::sim
 
-#endif  // BLOBTABLE_TESTS_SIM_SCHEDULER_H_
+#endif  // BLOBTABLE_TOOLS_STRESS_SIM_SIM_SCHEDULER_H_
