@@ -28,7 +28,7 @@ using json = nlohmann::json;
 using std::chrono::milliseconds;
 
 std::string Rk(int i) {
-  char rk[8];
+  char rk[16];
   snprintf(rk, sizeof rk, "r%04d", i);
   return rk;
 }

@@ -212,7 +212,7 @@ TEST_F(CacheTest, AFailedConditionalWriteEvictsAndADeleteEvicts) {
 // rows are cached; with 1 % changed behind the store's back, 10 GETs more.
 TEST_F(CacheTest, AQueryCostsAListingAndOnlyTheChangedRows) {
   for (int i = 0; i < 1000; ++i) {
-    char rk[8];
+    char rk[16];
     snprintf(rk, sizeof rk, "r%04d", i);
     ASSERT_TRUE(table().Insert(Row(rk, i, 1000)).ok());
   }
@@ -224,7 +224,7 @@ TEST_F(CacheTest, AQueryCostsAListingAndOnlyTheChangedRows) {
   EXPECT_EQ(page->entities.size(), 1000u);
   EXPECT_EQ(counter_->Counts(), (std::map<std::string, int>{{"list", 1}}));
   for (int i = 0; i < 1000; i += 100) {
-    char rk[8];
+    char rk[16];
     snprintf(rk, sizeof rk, "r%04d", i);
     WriteBehindTheBack(Row(rk, -i, 1000));
   }
@@ -244,7 +244,7 @@ TEST_F(CacheTest, AQueryCostsAListingAndOnlyTheChangedRows) {
   }
   // Changed again behind the back: max stale fetches them as fresh does.
   for (int i = 0; i < 1000; i += 100) {
-    char rk[8];
+    char rk[16];
     snprintf(rk, sizeof rk, "r%04d", i);
     WriteBehindTheBack(Row(rk, i + 1, 1000));
   }

@@ -88,7 +88,7 @@ class QueryTest : public ::testing::Test {
   }
   const Table& table() { return *table_; }
   static std::string Rk(int i) {
-    char rk[8];
+    char rk[16];
     snprintf(rk, sizeof rk, "r%04d", i);
     return rk;
   }

@@ -245,7 +245,7 @@ TEST_P(TableTest, QueryReturnsRowKeyOrderWithInclusiveRange) {
 
 TEST_P(TableTest, QueryPagesWithTopAndContinuation) {
   for (int i = 0; i < 25; ++i) {
-    char rk[8];
+    char rk[16];
     snprintf(rk, sizeof(rk), "r%02d", i);
     ASSERT_TRUE(table().Insert(Make("p", rk, i)).ok());
   }
