@@ -258,7 +258,7 @@ void FlipAByte(const std::string& dir, const std::string& name, const std::strin
   ASSERT_EQ(mdb_get(txn->get(), *buckets, &k, &v), 0);
   std::string value(FromVal(v));
   MDB_dbi dbi = *buckets;
-  char id[16];
+  char id[8];
   if (where == "data") {
     auto bucket = DecodeBucket(value, "k");
     ASSERT_TRUE(bucket.ok());

@@ -33,6 +33,17 @@ TEST(StressTest, BankOnTheLocalStoreWithFaultsAndKills) {
                                   "--kill-every 1.5 --clock-speed 10 --seed 2"));
 }
 
+// Soak: no kills; every worker's resident memory and open descriptors after
+// warm-up and at the end are reported, and must not grow.
+TEST(StressTest, SoakKeepsMemoryAndDescriptorsFlat) {
+  TempDir dir;
+  ShellRun run = Stress(dir.path(), "--workload list-append --seconds 10 --round-seconds 10 "
+                                    "--faults 100 --soak --clock-speed 10 --seed 5");
+  ExpectClean(run);
+  EXPECT_NE(run.out.find("stress: soak: worker 0/0: rss "), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find("GREW"), std::string::npos) << run.out;
+}
+
 TEST(StressTest, ListAppendOnAzuriteWithTheCacheFaultsAndKills) {
   Azurite* a = Azurite::Get();
   ASSERT_NE(a, nullptr);
