@@ -105,14 +105,14 @@ TEST_P(TxnTest, RoundTripsPerCommit) {
       e.Set("balance", 1);
       ASSERT_TRUE(txn->Replace(*accounts_, e, "*").ok());
     }
-    counter_->Clear();
+    counter_.load()->Clear();
     ASSERT_TRUE(txn->Commit().ok());
     // record: put + lease + commit put + delete            = 4
     // per partition: lock put + lease + metadata + clear + release = 5, plus
     //   the resolve check (head) = 6
     // per entity: get + lease + intent mark + apply put + release = 5
-    EXPECT_EQ(counter_->Total(), 4 + 6 * k + 5 * k) << "k=" << k;
-    RecordProperty("round_trips_k" + std::to_string(k), counter_->Total());
+    EXPECT_EQ(counter_.load()->Total(), 4 + 6 * k + 5 * k) << "k=" << k;
+    RecordProperty("round_trips_k" + std::to_string(k), counter_.load()->Total());
   }
 }
 

@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+
 #include <functional>
 #include <map>
 #include <optional>
@@ -42,6 +44,15 @@ class TxnTest : public ::testing::TestWithParam<Backend> {
  protected:
   void SetUp() override {
     SyncPoints::ClearAll();
+    // Backoff moves the shared fake clock (in this process and its children)
+    // fifty times faster than it sleeps: waiting out a dead coordinator's
+    // leases takes a fraction of a second, while time still passes evenly
+    // for every live coordinator. Set once, before any thread shares the
+    // clock (ThreadSanitizer found it set again by stores opened in threads).
+    clock_.set_sleep([this](std::chrono::milliseconds d) {
+      clock_.Advance(d);
+      std::this_thread::sleep_for(d / 50);
+    });
     container_ = FreshContainer("txn");
     store_ = Open();
     ASSERT_NE(store_, nullptr);
@@ -55,19 +66,11 @@ class TxnTest : public ::testing::TestWithParam<Backend> {
     o.container = container_;
     o.wrap_blob_store = [this](std::shared_ptr<BlobStore> b) {
       auto c = std::make_shared<CountingBlobStore>(std::move(b));
-      counter_ = c.get();
+      counter_.store(c.get());  // stores may open in several threads
       return c;
     };
     if (!GetParam().fake_clock()) return o;  // real time and waits: the server keeps the time
     o.clock = &clock_;
-    // Backoff moves the shared fake clock (in this process and its children)
-    // fifty times faster than it sleeps: waiting out a dead coordinator's
-    // leases takes a fraction of a second, while time still passes evenly
-    // for every live coordinator.
-    clock_.set_sleep([this](std::chrono::milliseconds d) {
-      clock_.Advance(d);
-      std::this_thread::sleep_for(d / 50);
-    });
     return o;
   }
   std::unique_ptr<Store> Open() {
@@ -161,7 +164,7 @@ class TxnTest : public ::testing::TestWithParam<Backend> {
 
   std::string container_;
   FakeClock clock_;
-  CountingBlobStore* counter_ = nullptr;
+  std::atomic<CountingBlobStore*> counter_{nullptr};  // the last store opened's
   std::unique_ptr<Store> store_;
   std::optional<Table> accounts_, ledger_;
   int lines_ = 0;

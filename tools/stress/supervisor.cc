@@ -52,7 +52,13 @@ class Supervisor {
     gens_.assign(static_cast<size_t>(c_.processes), 0);
     for (int round = 1; round <= rounds; ++round) {
       RunRound(c_.seconds / rounds);
-      const std::string violation = CheckAll(*workload);
+      const Verdict verdict = CheckAll(*workload);
+      if (!verdict.unchecked.empty()) {
+        out_ << "stress: could not check round " << round << ": " << verdict.unchecked
+             << "\nstress: the history is kept in " << c_.work_dir << std::endl;
+        return 2;
+      }
+      const std::string& violation = verdict.violation;
       Counts n = Count();
       Report(round == rounds || !violation.empty() ? "run" : "round " + std::to_string(round), n,
              violation.empty() ? 0 : 1);
@@ -181,13 +187,22 @@ class Supervisor {
     for (auto& [pid, w] : running) kill(pid, then);
   }
 
+  struct Verdict {
+    std::string violation;  // a guarantee broken
+    std::string unchecked;  // storage could not be read to tell
+  };
+
   // Recovers every abandoned transaction (waiting out the leases of killed
   // coordinators), then checks the whole history so far.
-  std::string CheckAll(Workload& workload) {
+  Verdict CheckAll(Workload& workload) {
     StoreOptions o = c_.Options(clock_.get());
     o.cache = false;  // the state as storage holds it
+    // Patient: a service loaded by the run just ended may answer slowly.
+    o.request_timeout = std::chrono::seconds(30);
+    o.retry_max_total = std::chrono::seconds(120);
+    o.max_attempts = 10;
     auto store = Store::Open(c_.store, o);
-    if (!store.ok()) return "opening the store to check it: " + store.status().ToString();
+    if (!store.ok()) return {"", "opening the store to check it: " + store.status().ToString()};
     const Clock& clock = clock_ ? *clock_ : *Clock::Real();
     const SteadyTime until = clock.Steady() + std::chrono::seconds(3 * c_.lease_seconds + 30);
     for (;;) {
@@ -196,17 +211,22 @@ class Supervisor {
       records.prefix = "x/";
       auto left = (*store)->blob_store().List(records);
       if (recovered.ok() && left.ok() && left->items.empty()) break;
-      if (clock.Steady() >= until)
-        return "transactions still unresolved after their leases ran out: " +
-               (recovered.ok() ? (left.ok() ? std::to_string(left->items.size()) + " records"
-                                            : left.status().ToString())
-                               : recovered.status().ToString());
+      if (clock.Steady() >= until) {
+        // Records left while storage answers are a violation; no answer is
+        // no verdict.
+        const Status& failed = !recovered.ok() ? recovered.status() : left.status();
+        if (!failed.ok() && failed.code() == Code::kUnavailable) return {"", failed.ToString()};
+        return {"transactions still unresolved after their leases ran out: " +
+                    (failed.ok() ? std::to_string(left->items.size()) + " records"
+                                 : failed.ToString()),
+                ""};
+      }
       clock.SleepFor(milliseconds(500));
     }
     auto history = ReadHistory(c_.work_dir);
-    if (!history.ok()) return "reading the history: " + history.status().ToString();
+    if (!history.ok()) return {"", "reading the history: " + history.status().ToString()};
     history_ = std::move(*history);
-    return workload.Check(history_, **store);
+    return {workload.Check(history_, **store), ""};
   }
 
   Counts Count() {
@@ -232,7 +252,7 @@ class Supervisor {
          << c_.processes << " processes: " << n.ops << " operations (" << n.ok << " ok, "
          << n.fail << " failed, " << n.unknown << " unknown), " << n.txns << " transactions, "
          << n.faults << " faults injected, " << kills_ << " processes killed, violations: "
-         << violations << "\n";
+         << violations << std::endl;  // a line as each round ends, even into a file
     if (setup_errors_ > 0)
       out_ << "stress: warning: " << setup_errors_ << " worker(s) could not start\n";
   }
