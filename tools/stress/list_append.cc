@@ -1,5 +1,7 @@
 // The list-append workload (after Jepsen's Elle): eight entities in two
-// tables and four partitions each hold a list of unique elements;
+// tables and four partitions each hold a list of unique elements (eight new
+// ones every five minutes, so that no list outgrows an entity in a long
+// run);
 // transactions read keys and append to them, beside plain appends (a read
 // and a conditional replace), plain reads and partition queries. The
 // checker (list_append_check.cc) verifies the history.
@@ -15,6 +17,9 @@ namespace {
 const char* const kTables[] = {"lista", "listb"};
 const char* const kPartitions[] = {"p0", "p1"};
 const char* const kRows[] = {"a", "b"};
+// Lists are new every five minutes (of the machine's monotonic clock, which
+// every worker shares): row "a<era>".
+constexpr uint64_t kEraNs = 300'000'000'000;
 
 // "lista/p0/a" -> its parts.
 struct Key {
@@ -63,7 +68,10 @@ class ListAppend final : public Workload {
 
   std::string Check(const std::vector<Op>& history, Store& store) override {
     std::map<std::string, std::vector<std::string>> final_state;
-    for (const std::string& key : AllKeys()) {
+    std::set<std::string> keys;  // every key the history names, of any era
+    for (const Op& op : history)
+      for (const MicroOp& m : op.mops) keys.insert(m.key);
+    for (const std::string& key : keys) {
       const Key k = Split(key);
       auto table = store.OpenTable(k.table);
       if (!table.ok()) return table.status().ToString();
@@ -76,11 +84,13 @@ class ListAppend final : public Workload {
   }
 
  private:
+  static std::string Row(const char* row) { return row + std::to_string(MonotonicNs() / kEraNs); }
+  // The keys of the present era.
   static std::vector<std::string> AllKeys() {
     std::vector<std::string> keys;
     for (const char* t : kTables)
       for (const char* p : kPartitions)
-        for (const char* r : kRows) keys.push_back(std::string(t) + "/" + p + "/" + r);
+        for (const char* r : kRows) keys.push_back(std::string(t) + "/" + p + "/" + Row(r));
     return keys;
   }
   // A new element, unique across workers, restarts and operations.
@@ -180,7 +190,7 @@ class ListAppend final : public Workload {
   void Query(WorkerContext& ctx) {
     const std::string table_name = kTables[ctx.rng() % 2], pk = kPartitions[ctx.rng() % 2];
     std::vector<MicroOp> mops;
-    for (const char* rk : kRows) mops.push_back({"r", table_name + "/" + pk + "/" + rk, nullptr});
+    for (const char* rk : kRows) mops.push_back({"r", table_name + "/" + pk + "/" + Row(rk), nullptr});
     const int64_t index = ctx.history.Invoke("query", mops);
     QueryOptions q;
     q.partition_key = pk;

@@ -39,10 +39,13 @@ class Checker {
       for (size_t p = 0; p < list.size(); ++p) pos_[{key, list[p]}] = p;
       if (auto bad = CheckList(key, list, "the final state")) return *bad;
     }
+    // A read that is a prefix of its final list (checked above) holds no
+    // duplicate, invented or aborted element: only the others are examined
+    // element by element, to say what is wrong with them.
     for (const Op& op : h_)
       if (op.type == OpType::kOk)
         for (const MicroOp& m : op.mops)
-          if (Read(m))
+          if (Read(m) && !IsPrefix(m))
             if (auto bad = CheckList(m.key, ListValue(m.value), op.Describe())) return *bad;
     if (auto bad = CheckAppendsLanded()) return *bad;
     if (auto bad = CheckPrefixesAndRealTime()) return *bad;
@@ -54,6 +57,15 @@ class Checker {
     std::string s = what;
     for (const Op* op : ops) s += "\n    " + op->Describe();
     return s;
+  }
+
+  bool IsPrefix(const MicroOp& read) const {
+    auto fin = final_.find(read.key);
+    if (fin == final_.end() || read.value.size() > fin->second.size()) return false;
+    size_t i = 0;
+    for (const auto& x : read.value)
+      if (!x.is_string() || x.get_ref<const std::string&>() != fin->second[i++]) return false;
+    return true;
   }
 
   // Duplicates, elements nobody appended, elements of failed appends.
@@ -106,36 +118,42 @@ class Checker {
     // Per key: acknowledged appends by end time, with the furthest position
     // reached so far.
     std::map<std::string, std::vector<std::pair<uint64_t, size_t>>> ended;  // end -> pos
-    std::map<std::string, std::vector<size_t>> ender;                        // op of each
     for (size_t i = 0; i < h_.size(); ++i)
       if (h_[i].type == OpType::kOk)
         for (const MicroOp& m : h_[i].mops)
           if (m.kind == "a" && m.value.is_string())
             ended[m.key].push_back({h_[i].end, pos_.at({m.key, m.value.get<std::string>()})});
-    for (auto& [key, v] : ended) std::sort(v.begin(), v.end());
+    // Sorted by end, each position then the furthest reached by that end.
+    for (auto& [key, v] : ended) {
+      std::sort(v.begin(), v.end());
+      for (size_t i = 1; i < v.size(); ++i) v[i].second = std::max(v[i].second, v[i - 1].second);
+    }
     for (const Op& op : h_) {
       if (op.type != OpType::kOk) continue;
       for (const MicroOp& m : op.mops) {
         if (!Read(m)) continue;
-        const std::vector<std::string> list = ListValue(m.value);
         const std::vector<std::string>& fin = final_.at(m.key);
-        if (list.size() > fin.size() || !std::equal(list.begin(), list.end(), fin.begin()))
+        if (!IsPrefix(m))
           return Violation("not a prefix: a read of " + m.key + " is not a prefix of its final "
                                "list " + nlohmann::json(fin).dump(),
                            {&op});
-        const auto& v = ended[m.key];
-        size_t need = 0;  // the read must be longer than every position that ended before it
-        for (const auto& [end, p] : v) {
-          if (end >= op.start) break;
-          need = std::max(need, p + 1);
-        }
-        if (list.size() < need)
+        const size_t read_length = m.value.size();
+        const size_t need = Needed(ended[m.key], op.start);
+        if (read_length < need)
           return Violation("stale read: a read of " + m.key + " misses '" + fin[need - 1] +
                                "', whose append was acknowledged before the read began",
                            {&h_[append_of_.at({m.key, fin[need - 1]})], &op});
       }
     }
     return std::nullopt;
+  }
+
+  // How long a read that began at `start` must be: past every position an
+  // acknowledged append reached before it (`ended`: by end time, with the
+  // furthest position so far).
+  static size_t Needed(const std::vector<std::pair<uint64_t, size_t>>& ended, uint64_t start) {
+    auto it = std::lower_bound(ended.begin(), ended.end(), std::make_pair(start, size_t{0}));
+    return it == ended.begin() ? 0 : std::prev(it)->second + 1;
   }
 
   // Serializability: no cycle of ww, wr and rw edges among committed nodes.
