@@ -118,8 +118,9 @@ class BankCheckerTest : public ::testing::Test {
     bank_ = MakeBankWorkload();
     ASSERT_TRUE(bank_->Setup(*store_).ok());
   }
+  // amount: a number, or "all" for a close.
   Op Transfer(const std::string& id, OpType type, const std::string& from, const std::string& to,
-              int64_t amount) {
+              const json& amount) {
     Op op;
     op.f = "transfer";
     op.type = type;
@@ -160,6 +161,21 @@ TEST_F(BankCheckerTest, AnAcknowledgedTransferWithoutItsLedgerRowIsCaught) {
   SetBalance("p1", "b", 110);
   const std::string found = bank_->Check({Transfer("t1", OpType::kOk, "p0/a", "p1/b", 10)}, *store_);
   EXPECT_NE(found.find("ledger row is missing"), std::string::npos) << found;
+}
+
+TEST_F(BankCheckerTest, AClosedAccountHoldsNothingAndItsMoneyMovedWhole) {
+  ASSERT_TRUE(store_->OpenTable("bank")->Delete("p0", "a", "*").ok());
+  SetBalance("p1", "b", 200);
+  Ledger("t1", "p0/a", "p1/b", 100);
+  EXPECT_EQ(bank_->Check({Transfer("t1", OpType::kOk, "p0/a", "p1/b", "all")}, *store_), "");
+}
+
+TEST_F(BankCheckerTest, HalfACloseIsCaught) {
+  ASSERT_TRUE(store_->OpenTable("bank")->Delete("p0", "a", "*").ok());  // deleted, never credited
+  Ledger("t1", "p0/a", "p1/b", 100);
+  const std::string found =
+      bank_->Check({Transfer("t1", OpType::kInfo, "p0/a", "p1/b", "all")}, *store_);
+  EXPECT_NE(found.find("not conserved"), std::string::npos) << found;
 }
 
 TEST_F(BankCheckerTest, ACommittedReadThatDoesNotAddUpIsCaught) {

@@ -1,10 +1,16 @@
 // The bank workload: eight accounts in four partitions; transactions move
 // money between two of them and record each transfer in a ledger table (in
-// the same transaction), or read every account; plain reads read one. The
-// checker: money is conserved in every committed read and at the end, and
-// every transfer is all or nothing (the final balances are exactly the
-// opening ones plus the ledger rows present, and a ledger row is present
-// for every acknowledged transfer and for no failed one).
+// the same transaction), close an account by moving all of its money out
+// and deleting it (a transfer to a closed account opens it again), or read
+// every account; plain operations read one, merge a note into one, open an
+// absent one with nothing in it, or delete one that holds nothing. A closed
+// account holds nothing. Balances are written with every write kind:
+// Replace and Merge with the ETag read, Upsert and UpsertMerge over a read
+// the transaction validates, Insert. The checker: money is conserved in
+// every committed read and at the end, and every transfer is all or
+// nothing (the final balances are exactly the opening ones plus the ledger
+// rows present, and a ledger row is present for every acknowledged
+// transfer and for no failed one).
 #include <map>
 
 #include "tools/stress/workload.h"
@@ -45,44 +51,96 @@ class Bank final : public Workload {
 
   void RunOne(WorkerContext& ctx) override {
     const uint64_t dice = ctx.rng() % 100;
-    if (dice < 60) Transfer(ctx);
-    else if (dice < 85) ReadAll(ctx);
-    else ReadOne(ctx);
+    if (dice < 55) Transfer(ctx);
+    else if (dice < 80) ReadAll(ctx);
+    else if (dice < 90) ReadOne(ctx);
+    else PlainWrite(ctx);
   }
 
   std::string Check(const std::vector<Op>& history, Store& store) override;
 
  private:
+  // Moves 1-20 from one account to another, or (one in twenty) all of it,
+  // closing the source. Logged as [from, to, amount], "all" for a close.
   void Transfer(WorkerContext& ctx) {
     const int from = static_cast<int>(ctx.rng() % kAccounts);
     const int to = (from + 1 + static_cast<int>(ctx.rng() % (kAccounts - 1))) % kAccounts;
+    const bool close = ctx.rng() % 20 == 0;
     const int64_t amount = 1 + static_cast<int64_t>(ctx.rng() % 20);
     const int64_t index = ctx.history.NextIndex();
     const std::string id =
         "w" + std::to_string(ctx.worker) + "g" + std::to_string(ctx.gen) + "n" + std::to_string(index);
-    const std::vector<MicroOp> mops = {{"t", id, {Account(from), Account(to), amount}}};
+    const nlohmann::json how_much = close ? nlohmann::json("all") : nlohmann::json(amount);
+    const std::vector<MicroOp> mops = {{"t", id, {Account(from), Account(to), how_much}}};
     ctx.history.Invoke("transfer", mops);
-    auto done = [&](OpType type, const Status& s) {
-      ctx.history.Complete(index, "transfer", type, mops, s.ok() ? "" : s.ToString());
+    auto done = [&](const Status& s) {
+      ctx.history.Complete(index, "transfer", OutcomeOf(s), mops, s.ok() ? "" : s.ToString());
     };
     auto bank = ctx.store.OpenTable(kBank);
     auto ledger = ctx.store.OpenTable(kLedger);
     auto txn = ctx.store.Begin(ctx.txn);
     auto a = txn->Get(*bank, Pk(from), Rk(from));
-    auto b = a.ok() ? txn->Get(*bank, Pk(to), Rk(to)) : a;
-    if (!a.ok() || !b.ok()) return done(OpType::kFail, !a.ok() ? a.status() : b.status());
-    if (BalanceOf(*a) < amount) return done(OpType::kFail, Status::Conflict("insufficient funds"));
-    Entity debit = *a, credit = *b;
-    debit.Set("balance", BalanceOf(*a) - amount);
-    credit.Set("balance", BalanceOf(*b) + amount);
+    if (!a.ok()) return done(a.status());  // a closed account has nothing to send
+    auto b = txn->Get(*bank, Pk(to), Rk(to));
+    if (!b.ok() && !b.status().IsNotFound()) return done(b.status());
+    const int64_t moved = close ? BalanceOf(*a) : amount;
+    if (BalanceOf(*a) < moved) return done(Status::Conflict("insufficient funds"));
+    // Closing only accounts that hold no more than they opened with keeps
+    // the money from piling up in a few accounts over a long run.
+    if (close && moved > kOpening) return done(Status::Conflict("too rich to close"));
     Entity row(kLedgerPartition, id);
-    row.Set("from", Account(from)).Set("to", Account(to)).Set("amount", amount);
-    Status s = txn->Replace(*bank, debit, a->etag());
-    if (s.ok()) s = txn->Replace(*bank, credit, b->etag());
+    row.Set("from", Account(from)).Set("to", Account(to)).Set("amount", moved);
+    Status s = close ? txn->Delete(*bank, Pk(from), Rk(from), a->etag())
+                     : BufferBalance(*txn, *bank, from, BalanceOf(*a) - moved, a->etag(), ctx.rng);
+    if (s.ok())
+      s = BufferBalance(*txn, *bank, to, (b.ok() ? BalanceOf(*b) : 0) + moved,
+                        b.ok() ? b->etag() : "", ctx.rng);
     if (s.ok()) s = txn->Insert(*ledger, row);
-    if (!s.ok()) return done(OpType::kFail, s);
-    auto committed = txn->Commit();
-    done(OutcomeOf(committed.status()), committed.status());
+    done(s.ok() ? txn->Commit().status() : s);
+  }
+
+  // Buffers an account's new balance over the version the transaction read
+  // (etag; "" for absent): Replace or Merge with the ETag, or Insert; or
+  // Upsert or UpsertMerge, which the validated read keeps just as safe.
+  static Status BufferBalance(blobtable::Transaction& txn, const Table& bank, int account,
+                              int64_t balance, const std::string& etag, std::mt19937_64& rng) {
+    Entity e(Pk(account), Rk(account));
+    e.Set("balance", balance);
+    switch (rng() % 4) {
+      case 0: return txn.Upsert(bank, e);
+      case 1: return txn.UpsertMerge(bank, e);
+      case 2: return etag.empty() ? txn.Insert(bank, e) : txn.Replace(bank, e, etag);
+      default: return etag.empty() ? txn.Insert(bank, e) : txn.Merge(bank, e, etag);
+    }
+  }
+
+  // A plain write that moves no money: merge a note into an account ("n"),
+  // open an absent one with nothing in it ("o"), or delete one that holds
+  // nothing ("z"). The checker sees them only through the balances: a
+  // write that broke its condition would create or destroy money.
+  void PlainWrite(WorkerContext& ctx) {
+    const int a = static_cast<int>(ctx.rng() % kAccounts);
+    const char* const kinds[] = {"n", "o", "z"};
+    const std::string kind = kinds[ctx.rng() % 3];
+    const std::vector<MicroOp> mops = {{kind, Account(a), nullptr}};
+    const int64_t index = ctx.history.Invoke("write", mops);
+    auto bank = ctx.store.OpenTable(kBank);
+    Status s;
+    if (kind == "n") {
+      Entity note(Pk(a), Rk(a));
+      note.Set("note", "w" + std::to_string(ctx.worker) + "n" + std::to_string(index));
+      s = bank->Merge(note, kAnyETag).status();
+    } else if (kind == "o") {
+      Entity empty(Pk(a), Rk(a));
+      empty.Set("balance", int64_t{0});
+      s = bank->Insert(empty).status();
+    } else {
+      auto e = bank->Get(Pk(a), Rk(a));
+      s = !e.ok()                ? e.status()
+          : BalanceOf(*e) != 0   ? Status::Conflict("the account holds money")
+                                 : bank->Delete(Pk(a), Rk(a), e->etag());
+    }
+    ctx.history.Complete(index, "write", OutcomeOf(s), mops, s.ok() ? "" : s.ToString());
   }
 
   // Every account in one transaction: a consistent snapshot once committed.
@@ -94,11 +152,11 @@ class Bank final : public Workload {
     auto txn = ctx.store.Begin(ctx.txn);
     for (int a = 0; a < kAccounts; ++a) {
       auto e = txn->Get(*bank, Pk(a), Rk(a));
-      if (!e.ok()) {
+      if (!e.ok() && !e.status().IsNotFound()) {
         ctx.history.Complete(index, "read-all", OpType::kFail, mops, e.status().ToString());
         return;
       }
-      mops[a].value = BalanceOf(*e);
+      mops[a].value = e.ok() ? BalanceOf(*e) : 0;  // a closed account holds nothing
     }
     auto committed = txn->Commit();
     if (!committed.ok())
@@ -112,11 +170,11 @@ class Bank final : public Workload {
     std::vector<MicroOp> mops = {{"b", Account(a), nullptr}};
     const int64_t index = ctx.history.Invoke("read", mops);
     auto e = ctx.store.OpenTable(kBank)->Get(Pk(a), Rk(a));
-    if (!e.ok()) {
+    if (!e.ok() && !e.status().IsNotFound()) {
       ctx.history.Complete(index, "read", OpType::kFail, mops, e.status().ToString());
       return;
     }
-    mops[0].value = BalanceOf(*e);
+    mops[0].value = e.ok() ? BalanceOf(*e) : 0;
     ctx.history.Complete(index, "read", OpType::kOk, mops);
   }
 };
@@ -128,10 +186,11 @@ std::string Bank::Check(const std::vector<Op>& history, Store& store) {
   int64_t total = 0;
   for (int a = 0; a < kAccounts; ++a) {
     auto e = bank->Get(Pk(a), Rk(a), ReadPolicy::Validate());
-    if (!e.ok()) return "reading account " + Account(a) + ": " + e.status().ToString();
-    balance[Account(a)] = BalanceOf(*e);
+    if (!e.ok() && !e.status().IsNotFound())
+      return "reading account " + Account(a) + ": " + e.status().ToString();
+    balance[Account(a)] = e.ok() ? BalanceOf(*e) : 0;
     expected[Account(a)] = kOpening;
-    total += BalanceOf(*e);
+    total += balance[Account(a)];
   }
   std::map<std::string, Entity> rows;  // ledger rows by transfer id
   QueryOptions q;
@@ -167,8 +226,9 @@ std::string Bank::Check(const std::vector<Op>& history, Store& store) {
     const std::string* from = row.FindAs<std::string>("from");
     const std::string* to = row.FindAs<std::string>("to");
     const int64_t* amount = row.FindAs<int64_t>("amount");
+    // A close ("all") moves whatever the account held.
     if (from == nullptr || to == nullptr || amount == nullptr || *from != t[0] || *to != t[1] ||
-        *amount != t[2].get<int64_t>())
+        (t[2].is_number() ? *amount != t[2].get<int64_t>() : *amount < 0))
       return "a ledger row that differs from its transfer: " + op.Describe();
     if (op.type == OpType::kFail) return "a failed transfer's ledger row is present: " + op.Describe();
     expected[*from] -= *amount;

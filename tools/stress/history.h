@@ -13,7 +13,10 @@
 // machine). type: invoke, ok (acknowledged), fail (certainly no effect),
 // info (outcome unknown). A micro-operation is [kind, key, value]: "r" a
 // read (value: the list read, null at invocation), "a" an append (value:
-// the element), "t" a transfer's [from, to, amount], "b" a balance read.
+// the element), "t" a transfer's [from, to, amount] (amount "all": a close),
+// "b" a balance read, and the bank's plain writes that move no money, value
+// null: "n" a note merged, "o" an empty account opened, "z" an empty one
+// deleted.
 #ifndef BLOBTABLE_TOOLS_STRESS_HISTORY_H_
 #define BLOBTABLE_TOOLS_STRESS_HISTORY_H_
 
@@ -36,7 +39,7 @@ enum class OpType { kInvoke, kOk, kFail, kInfo };
 OpType OutcomeOf(const Status& s);
 
 struct MicroOp {
-  std::string kind;  // "r", "a", "t", "b"
+  std::string kind;  // "r", "a", "t", "b", "n", "o", "z"
   std::string key;
   nlohmann::json value;  // null when not known
 };
@@ -46,7 +49,7 @@ struct MicroOp {
 struct Op {
   int worker = 0, gen = 0;
   int64_t index = 0;
-  std::string f;  // "txn", "append", "read", "query", "transfer", "read-all"
+  std::string f;  // "txn", "append", "read", "query", "transfer", "read-all", "write"
   OpType type = OpType::kInfo;
   uint64_t start = 0, end = UINT64_MAX;
   std::vector<MicroOp> mops;  // the completion's if there is one, else the invocation's

@@ -3,8 +3,11 @@
 // ones every five minutes, so that no list outgrows an entity in a long
 // run);
 // transactions read keys and append to them, beside plain appends (a read
-// and a conditional replace), plain reads and partition queries. The
-// checker (list_append_check.cc) verifies the history.
+// and a conditional replace or merge), plain reads and partition queries.
+// Every write kind that can append without losing an element is used: a
+// transaction writes with Insert, Replace, Merge, Upsert or UpsertMerge,
+// and asserts some of its reads with Check. The checker
+// (list_append_check.cc) verifies the history.
 #include <algorithm>
 #include <set>
 #include <sstream>
@@ -101,7 +104,9 @@ class ListAppend final : public Workload {
 
   // Reads and appends, 1-3 keys, in one transaction. Each key is read,
   // appended to, or read then appended to (the read sees the list before
-  // the append).
+  // the append). A key is read through the transaction, or read plainly and
+  // its ETag asserted at commit: by Check for a key only read, by the
+  // write's own condition for a key appended to.
   void Transaction(WorkerContext& ctx) {
     std::vector<std::string> keys = AllKeys();
     std::shuffle(keys.begin(), keys.end(), ctx.rng);
@@ -114,39 +119,52 @@ class ListAppend final : public Workload {
       if (how != 0) mops.push_back({"a", keys[n], Element(ctx, index, n)});
     }
     ctx.history.Invoke("txn", mops);
+    auto finish = [&](const Status& s) {
+      if (!s.ok())
+        for (MicroOp& m : mops)  // reads of an uncommitted transaction prove nothing
+          if (m.kind == "r") m.value = nullptr;
+      ctx.history.Complete(index, "txn", OutcomeOf(s), mops, s.ok() ? "" : s.ToString());
+    };
     auto txn = ctx.store.Begin(ctx.txn);
-    for (MicroOp& m : mops) {
+    for (size_t i = 0; i < mops.size(); ++i) {
+      MicroOp& m = mops[i];
+      const bool appended_next = i + 1 < mops.size() && mops[i + 1].key == m.key;
+      if (m.kind == "a" && i > 0 && mops[i - 1].key == m.key) continue;  // written with its read
       const Key k = Split(m.key);
       auto table = ctx.store.OpenTable(k.table);
-      auto current = txn->Get(*table, k.pk, k.rk);
-      if (!current.ok() && !current.status().IsNotFound()) {
-        ctx.history.Complete(index, "txn", OpType::kFail, mops, current.status().ToString());
-        return;
-      }
+      const bool in_txn = ctx.rng() % 2 == 0;
+      auto current = in_txn ? txn->Get(*table, k.pk, k.rk) : table->Get(k.pk, k.rk);
+      if (!current.ok() && !current.status().IsNotFound()) return finish(current.status());
       std::vector<std::string> list = current.ok() ? ListOf(*current) : std::vector<std::string>{};
-      if (m.kind == "r") {
-        m.value = list;
-        continue;
+      const std::string etag = current.ok() ? current->etag() : "";
+      Status s;
+      if (m.kind == "r") m.value = list;
+      if (m.kind == "r" && !appended_next) {
+        if (!in_txn) s = txn->Check(*table, k.pk, k.rk, etag);
+      } else {
+        list.push_back((appended_next ? mops[i + 1] : m).value.get<std::string>());
+        s = BufferAppend(*txn, *table, WithList(k, list), etag, in_txn, ctx.rng);
       }
-      list.push_back(m.value.get<std::string>());
-      Status s = current.ok() ? txn->Replace(*table, WithList(k, list), current->etag())
-                              : txn->Insert(*table, WithList(k, list));
-      if (!s.ok()) {
-        ctx.history.Complete(index, "txn", OpType::kFail, mops, s.ToString());
-        return;
-      }
+      if (!s.ok()) return finish(s);
     }
-    auto committed = txn->Commit();
-    // A transaction's reads count only if it committed; clear them otherwise.
-    if (!committed.ok())
-      for (MicroOp& m : mops)
-        if (m.kind == "r") m.value = nullptr;
-    ctx.history.Complete(index, "txn", OutcomeOf(committed.status()), mops,
-                         committed.ok() ? "" : committed.status().ToString());
+    finish(txn->Commit().status());
   }
 
-  // A read, then a replace (or insert) conditional on what was read; a lost
-  // race is tried again.
+  // Buffers a key's new list so that it commits only over the version read
+  // (etag, "" for absent): Replace or Merge with that ETag, Insert; and when
+  // the transaction itself read it (and so validates that read at commit),
+  // Upsert or UpsertMerge too.
+  static Status BufferAppend(blobtable::Transaction& txn, const Table& table, const Entity& e,
+                             const std::string& etag, bool read_in_txn, std::mt19937_64& rng) {
+    const uint64_t how = rng() % (read_in_txn ? 4 : 2);
+    if (how == 2) return txn.Upsert(table, e);
+    if (how == 3) return txn.UpsertMerge(table, e);
+    if (etag.empty()) return txn.Insert(table, e);
+    return how == 0 ? txn.Replace(table, e, etag) : txn.Merge(table, e, etag);
+  }
+
+  // A read, then a replace or merge (an insert if absent) conditional on
+  // what was read; a lost race is tried again.
   void PlainAppend(WorkerContext& ctx) {
     const std::string key = Pick(ctx.rng, AllKeys());
     const Key k = Split(key);
@@ -163,8 +181,10 @@ class ListAppend final : public Workload {
       }
       std::vector<std::string> list = current.ok() ? ListOf(*current) : std::vector<std::string>{};
       list.push_back(mops[0].value.get<std::string>());
-      auto put = current.ok() ? table->Replace(WithList(k, list), current->etag())
-                              : table->Insert(WithList(k, list));
+      const Entity next = WithList(k, list);
+      auto put = !current.ok()        ? table->Insert(next)
+                 : ctx.rng() % 2 == 0 ? table->Replace(next, current->etag())
+                                      : table->Merge(next, current->etag());
       last = put.status();
       if (!last.IsConflict()) break;  // a conflict wrote nothing: try again
     }
