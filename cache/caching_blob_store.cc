@@ -163,6 +163,13 @@ Status CachingBlobStore::Delete(std::string_view name, const WriteOptions& o) {
   return s;
 }
 
+BatchResult CachingBlobStore::CommitBatch(const std::vector<BatchOp>& ops) {
+  BatchResult done = BlobStoreWrapper::CommitBatch(ops);
+  for (const BatchOp& op : ops)
+    if (op.kind != BatchOp::Kind::kCheck && Cacheable(op.blob)) cache_->Evict(scope_, op.blob);
+  return done;
+}
+
 Result<WriteResult> CachingBlobStore::SetMetadata(std::string_view name, const Metadata& m,
                                                   const WriteOptions& o) {
   auto set = BlobStoreWrapper::SetMetadata(name, m, o);

@@ -59,6 +59,8 @@ class CachingBlobStore final : public BlobStoreWrapper {
   Result<WriteResult> SetMetadata(std::string_view name, const Metadata& m,
                                   const WriteOptions& o) override;
   Result<ListPage> List(const ListOptions& o) override;
+  // Evicts every blob a batch names, whatever its outcome.
+  BatchResult CommitBatch(const std::vector<BatchOp>& ops) override;
 
   BlobCache& cache() { return *cache_; }
 

@@ -9,7 +9,7 @@ namespace blobtable {
 const char* BlobOpName(BlobOp op) {
   static const char* kNames[kBlobOpCount] = {
       "get",           "head",        "put",          "delete",        "list",       "set-metadata",
-      "acquire-lease", "renew-lease", "change-lease", "release-lease", "break-lease"};
+      "acquire-lease", "renew-lease", "change-lease", "release-lease", "break-lease", "batch"};
   return kNames[static_cast<int>(op)];
 }
 
@@ -160,6 +160,18 @@ Result<LeaseResult> FaultInjectingBlobStore::BreakLease(std::string_view name,
                                                         const AccessConditions& c) {
   return Run<Result<LeaseResult>>(BlobOp::kBreakLease, name, false,
                                   [&] { return BlobStoreWrapper::BreakLease(name, period, c); });
+}
+
+BatchResult FaultInjectingBlobStore::CommitBatch(const std::vector<BatchOp>& ops) {
+  auto done = Run<Result<BatchResult>>(BlobOp::kBatch, ops.empty() ? "" : ops.front().blob, false,
+                                       [&]() -> Result<BatchResult> {
+                                         return BlobStoreWrapper::CommitBatch(ops);
+                                       });
+  if (done.ok()) return *std::move(done);
+  BatchResult failed;  // a fault, applied or not: the whole batch
+  failed.status = done.status();
+  failed.failed = ops.size();
+  return failed;
 }
 
 }  // namespace blobtable

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 
 #include "blobtable/blob_store.h"
 #include "remote/lmdb_env.h"
@@ -55,38 +56,42 @@ class LocalBlobStore final : public BlobStore {
 
   Result<WriteResult> Put(std::string_view name, std::string_view data,
                           const PutOptions& o) override {
-    if (data.size() > kMaxLocalBlobBytes)
-      return StorageError(413, "RequestBodyTooLarge", "the local store keeps blobs up to 256 MiB");
-    BT_RETURN_IF_ERROR(ValidateMetadata(o.metadata));
+    BT_RETURN_IF_ERROR(CheckPut(data, o.metadata));
     WriteResult out;
     const OnDamage damage = Unconditional(o.conditions, o.lease_id) ? kReplace : kFail;
-    BT_RETURN_IF_ERROR(Write(name, damage, [&](std::optional<BlobRecord>& rec, Stamp& stamp) -> Status {
-      // The lease is checked before the conditions, as Azure does (a leased
-      // blob answers LeaseIdMissing even to If-None-Match "*").
-      lease::LeaseRecord lease = rec ? rec->lease : lease::LeaseRecord{};
-      BT_RETURN_IF_ERROR(lease::CheckWrite(lease, o.lease_id, stamp.now_ms));
-      BT_RETURN_IF_ERROR(CheckConditions(o.conditions, rec, /*is_put=*/true));
-      if (!rec) rec.emplace();
-      rec->lease = lease;
-      rec->metadata = o.metadata;
-      BT_RETURN_IF_ERROR(stamp.Apply(*rec));
-      BT_RETURN_IF_ERROR(stamp.WriteData(*rec, data));
-      out = {rec->etag, FromSeconds(rec->last_modified_s)};
-      return Status::OK();
-    }));
+    BT_RETURN_IF_ERROR(Write(name, damage, PutStep(data, o.conditions, o.lease_id, o.metadata, &out)));
     return out;
   }
 
   Status Delete(std::string_view name, const WriteOptions& o) override {
     const OnDamage damage = Unconditional(o.conditions, o.lease_id) ? kRemove : kFail;
-    return Write(name, damage, [&](std::optional<BlobRecord>& rec, Stamp& stamp) -> Status {
-      if (!rec) return NotFound(name);
-      BT_RETURN_IF_ERROR(lease::CheckWrite(rec->lease, o.lease_id, stamp.now_ms));
-      BT_RETURN_IF_ERROR(CheckConditions(o.conditions, rec, /*is_put=*/false));
-      BT_RETURN_IF_ERROR(stamp.DeleteData(*rec));
-      rec.reset();
+    return Write(name, damage, DeleteStep(name, o.conditions, o.lease_id));
+  }
+
+  // One LMDB write transaction: every step's mutation in order, committed
+  // together, or the transaction dropped at the first that fails.
+  BatchResult CommitBatch(const std::vector<BatchOp>& ops) override {
+    BatchResult out;
+    out.failed = ops.size();
+    for (const BatchOp& op : ops) {
+      out.status = ValidateBlobName(op.blob);
+      if (out.status.ok() && op.kind == BatchOp::Kind::kPut)
+        out.status = CheckPut(op.data, op.metadata);
+      if (!out.status.ok()) return out;
+    }
+    out.status = WithWriteTxn([&](MDB_txn* txn) -> Status {
+      out.writes.assign(ops.size(), WriteResult{});
+      for (size_t i = 0; i < ops.size(); ++i) {
+        Status s = Mutate(txn, ops[i].blob, DamageFor(ops[i]), StepFor(ops[i], &out.writes[i]));
+        if (!s.ok()) {
+          out.failed = i;
+          return s;
+        }
+      }
       return Status::OK();
     });
+    if (!out.status.ok()) out.writes.clear();
+    return out;
   }
 
   Result<WriteResult> SetMetadata(std::string_view name, const Metadata& metadata,
@@ -153,9 +158,84 @@ class LocalBlobStore final : public BlobStore {
 
   std::string Location() const override { return "local:" + env_->directory(); }
   const std::string& container() const override { return container_; }
-  BlobStoreTraits traits() const override { return {.in_process = true}; }
+  BlobStoreTraits traits() const override { return {.in_process = true, .atomic_batch = true}; }
 
  private:
+  struct Stamp;
+  // A mutation of one blob's record inside a write transaction (Mutate).
+  using Step = std::function<Status(std::optional<BlobRecord>&, Stamp&)>;
+  // What a write does to a damaged record (see Write).
+  enum OnDamage { kFail, kReplace, kRemove };
+  static bool Unconditional(const AccessConditions& c, std::string_view lease_id) {
+    return !HasConditions(c) && lease_id.empty();
+  }
+
+  static Status CheckPut(std::string_view data, const Metadata& metadata) {
+    if (data.size() > kMaxLocalBlobBytes)
+      return StorageError(413, "RequestBodyTooLarge", "the local store keeps blobs up to 256 MiB");
+    return ValidateMetadata(metadata);
+  }
+
+  // The steps keep references: what they name must outlive them.
+  Step PutStep(std::string_view data, const AccessConditions& c, std::string_view lease_id,
+               const Metadata& metadata, WriteResult* out) {
+    return [data, &c, lease_id, &metadata, out](std::optional<BlobRecord>& rec,
+                                                Stamp& stamp) -> Status {
+      // The lease is checked before the conditions, as Azure does (a leased
+      // blob answers LeaseIdMissing even to If-None-Match "*").
+      lease::LeaseRecord lease = rec ? rec->lease : lease::LeaseRecord{};
+      BT_RETURN_IF_ERROR(lease::CheckWrite(lease, lease_id, stamp.now_ms));
+      BT_RETURN_IF_ERROR(CheckConditions(c, rec, /*is_put=*/true));
+      if (!rec) rec.emplace();
+      rec->lease = lease;
+      rec->metadata = metadata;
+      BT_RETURN_IF_ERROR(stamp.Apply(*rec));
+      BT_RETURN_IF_ERROR(stamp.WriteData(*rec, data));
+      *out = {rec->etag, FromSeconds(rec->last_modified_s)};
+      return Status::OK();
+    };
+  }
+
+  static Step DeleteStep(std::string_view name, const AccessConditions& c,
+                         std::string_view lease_id) {
+    return [name, &c, lease_id](std::optional<BlobRecord>& rec, Stamp& stamp) -> Status {
+      if (!rec) return NotFound(name);
+      BT_RETURN_IF_ERROR(lease::CheckWrite(rec->lease, lease_id, stamp.now_ms));
+      BT_RETURN_IF_ERROR(CheckConditions(c, rec, /*is_put=*/false));
+      BT_RETURN_IF_ERROR(stamp.DeleteData(*rec));
+      rec.reset();
+      return Status::OK();
+    };
+  }
+
+  // A batch's check: the conditions of a delete, or (If-None-Match "*")
+  // that the blob is absent; it changes nothing.
+  static Step CheckStep(std::string_view name, const AccessConditions& c) {
+    return [name, &c](std::optional<BlobRecord>& rec, Stamp&) -> Status {
+      if (c.if_none_match == kAnyETag) {
+        if (!rec) return Status::OK();
+        return StorageError(409, "BlobAlreadyExists", "the blob '" + std::string(name) + "' exists");
+      }
+      if (!rec) return NotFound(name);
+      return CheckConditions(c, rec, /*is_put=*/false);
+    };
+  }
+
+  // A batch step presents no lease id.
+  Step StepFor(const BatchOp& op, WriteResult* out) {
+    switch (op.kind) {
+      case BatchOp::Kind::kPut: return PutStep(op.data, op.conditions, "", op.metadata, out);
+      case BatchOp::Kind::kDelete: return DeleteStep(op.blob, op.conditions, "");
+      case BatchOp::Kind::kCheck: return CheckStep(op.blob, op.conditions);
+    }
+    return nullptr;
+  }
+
+  static OnDamage DamageFor(const BatchOp& op) {
+    if (op.kind == BatchOp::Kind::kCheck || !Unconditional(op.conditions, "")) return kFail;
+    return op.kind == BatchOp::Kind::kPut ? kReplace : kRemove;
+  }
+
   // Per-write services: the clock reading and the ETag allocator, both within
   // the write transaction.
   struct Stamp {
@@ -285,43 +365,51 @@ class LocalBlobStore final : public BlobStore {
     return out;
   }
 
-  // Runs `fn(record, stamp)` on blob `name` in one write transaction. `record`
-  // is empty when the blob does not exist; fn may fill it (create), change it,
-  // or reset it (delete). Nothing is written if fn fails.
+  // Runs `body(txn)` in one write transaction, committed if body succeeds.
+  // On a full map, perhaps only because a dead reader pins old pages: free
+  // its slot, and if there was one, run it once more.
+  template <typename Body>
+  Status WithWriteTxn(Body&& body) {
+    Status s = WriteTxnOnce(body);
+    if (s.storage_code() == kLmdbMapFull && env_->ReclaimStaleReaders() > 0) s = WriteTxnOnce(body);
+    return s;
+  }
+
+  template <typename Body>
+  Status WriteTxnOnce(Body& body) {
+    BT_ASSIGN_OR_RETURN(LmdbTxn txn, LmdbTxn::Begin(*env_, /*read_only=*/false));
+    BT_RETURN_IF_ERROR(body(txn.get()));
+    return txn.Commit();
+  }
+
+  // Runs `fn(record, stamp)` on blob `name` in one write transaction.
+  template <typename Fn>
+  Status Write(std::string_view name, OnDamage on_damage, Fn&& fn) {
+    BT_RETURN_IF_ERROR(ValidateBlobName(name));
+    return WithWriteTxn([&](MDB_txn* txn) { return Mutate(txn, name, on_damage, fn); });
+  }
+
+  // Runs `fn(record, stamp)` on blob `name` within `txn`. `record` is empty
+  // when the blob does not exist; fn may fill it (create), change it, or
+  // reset it (delete). Nothing is written if fn fails (the caller then
+  // drops the transaction).
   //
   // A damaged record (Corruption) fails the write, unless `on_damage` says
   // how to repair it: an unconditional Put replaces it, an unconditional
   // Delete removes it. Every bucket holds one blob (blob_record.h), so no
   // other blob goes with it.
-  enum OnDamage { kFail, kReplace, kRemove };
-  static bool Unconditional(const AccessConditions& c, const std::string& lease_id) {
-    return !HasConditions(c) && lease_id.empty();
-  }
-
   template <typename Fn>
-  Status Write(std::string_view name, OnDamage on_damage, Fn&& fn) {
-    BT_RETURN_IF_ERROR(ValidateBlobName(name));
-    Status s = WriteOnce(name, on_damage, fn);
-    // Full, perhaps only because a dead reader pins old pages: free its
-    // slot, and if there was one, try once more.
-    if (s.storage_code() == kLmdbMapFull && env_->ReclaimStaleReaders() > 0)
-      s = WriteOnce(name, on_damage, fn);
-    return s;
-  }
-
-  template <typename Fn>
-  Status WriteOnce(std::string_view name, OnDamage on_damage, Fn& fn) {
-    BT_ASSIGN_OR_RETURN(LmdbTxn txn, LmdbTxn::Begin(*env_, /*read_only=*/false));
+  Status Mutate(MDB_txn* txn, std::string_view name, OnDamage on_damage, Fn&& fn) {
     const std::string key = BucketKey(name);
-    Result<Bucket> loaded = LoadBucket(txn.get(), key);
+    Result<Bucket> loaded = LoadBucket(txn, key);
     if (!loaded.ok()) {
       if (loaded.status().code() != Code::kCorruption || on_damage == kFail) return loaded.status();
       loaded = Bucket{};  // replaced, or removed below
       if (on_damage == kRemove) {
         MDB_val k = ToVal(key);
-        int rc = mdb_del(txn.get(), blobs_, &k, nullptr);
+        int rc = mdb_del(txn, blobs_, &k, nullptr);
         if (rc != 0) return LmdbError(rc, "removing damaged blob '" + std::string(name) + "'");
-        return txn.Commit();
+        return Status::OK();
       }
     }
     Bucket& bucket = *loaded;
@@ -329,7 +417,7 @@ class LocalBlobStore final : public BlobStore {
     bool existed = it != bucket.end() && it->name == name;
     std::optional<BlobRecord> rec;
     if (existed) rec = std::move(it->record);
-    Stamp stamp{this, txn.get(), NowMs()};
+    Stamp stamp{this, txn, NowMs()};
     BT_RETURN_IF_ERROR(fn(rec, stamp));
     if (rec && existed) it->record = std::move(*rec);
     else if (rec) bucket.insert(it, BucketEntry{std::string(name), std::move(*rec)});
@@ -337,15 +425,15 @@ class LocalBlobStore final : public BlobStore {
     MDB_val k = ToVal(key);
     int rc;
     if (bucket.empty()) {
-      rc = mdb_del(txn.get(), blobs_, &k, nullptr);
+      rc = mdb_del(txn, blobs_, &k, nullptr);
       if (rc == MDB_NOTFOUND) rc = 0;
     } else {
       std::string value = EncodeBucket(bucket);
       MDB_val v = ToVal(value);
-      rc = mdb_put(txn.get(), blobs_, &k, &v, 0);
+      rc = mdb_put(txn, blobs_, &k, &v, 0);
     }
     if (rc != 0) return LmdbError(rc, "writing blob '" + std::string(name) + "'");
-    return txn.Commit();
+    return Status::OK();
   }
 
   template <typename Fn>

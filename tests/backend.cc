@@ -29,6 +29,12 @@ Backend Backend::With(const std::string& suffix, Wrap outer) const {
 }
 
 Backend LocalBackend() { return Backend{"Local", "", nullptr}; }
+Backend LocalAtomicBackend() {
+  Backend b = LocalBackend();
+  b.name = "Local_Atomic";
+  b.atomic = true;
+  return b;
+}
 Backend AzuriteBackend(const std::string& transport) {
   return Backend{"Azurite_" + transport, transport, nullptr};
 }
@@ -59,6 +65,7 @@ Result<std::unique_ptr<Store>> OpenBackendStore(const Backend& backend, StoreOpt
   if (location.empty()) return Status::Unavailable("backend " + backend.name + " is not running");
   if (options.container.empty()) options.container = FreshContainer("store");
   options.cache = backend.cache;
+  options.atomic_commits = options.atomic_commits && backend.atomic;
   if (backend.cache) {
     static TempDir* dir = new TempDir;  // kept until the program exits
     options.cache_directory = dir->path() + "/cache";

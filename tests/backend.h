@@ -35,6 +35,11 @@ struct Backend {
   // Stores read through the local cache (one directory for the program);
   // off otherwise, so that plain backends count only storage requests.
   bool cache = false;
+  // Transactions commit as one atomic batch (StoreOptions::atomic_commits:
+  // the local store's own way); off: through the lease coordinator, whose
+  // protocol the suites test on the local store with the fake clock (and a
+  // store opened with atomic_commits off uses it on any backend).
+  bool atomic = false;
 
   bool azurite() const { return !transport.empty(); }
   // The local store runs on the suite's fake clock; a server keeps its own
@@ -50,6 +55,9 @@ struct Backend {
 };
 
 Backend LocalBackend();
+// The local store committing transactions as one LMDB write transaction:
+// Local_Atomic.
+Backend LocalAtomicBackend();
 Backend AzuriteBackend(const std::string& transport);
 // Azurite read through the local cache: Azurite_<transport>_Cached.
 Backend CachedAzuriteBackend(const std::string& transport);

@@ -191,13 +191,14 @@ TEST_F(CliTest, TxnCommitsAtomicallyAndReportsConflictsAndLockTimeouts) {
   EXPECT_EQ(Cli("txn", "[{\"op\": \"frob\", \"table\": \"t1x\", \"entity\": {}}]").code, 2);
   EXPECT_EQ(Cli("txn", "not json").code, 2);
   EXPECT_EQ(Cli("txn accounts", "[]").code, 2);
-  // Someone holds the eu partition's lock: the transaction gives up (exit 5).
+  // Someone holds the entity (a lease on its blob, as another client or a
+  // coordinator's transaction would): the transaction gives up (exit 5).
+  ASSERT_EQ(Cli("put accounts", R"({"PartitionKey":"eu","RowKey":"x"})").code, 0);
   {
     auto store = Store::Open(dir_.path() + "/db");
     ASSERT_TRUE(store.ok());
-    auto lock = (*store)->OpenTable("accounts")->LockBlobName("eu");
-    ASSERT_TRUE((*store)->blob_store().Put(*lock, "", {}).ok());
-    ASSERT_TRUE((*store)->blob_store().AcquireLease(*lock, 60, "", {}).ok());
+    auto blob = (*store)->OpenTable("accounts")->EntityBlobName("eu", "x");
+    ASSERT_TRUE((*store)->blob_store().AcquireLease(*blob, 60, "", {}).ok());
   }
   CliRun timeout = Cli("txn --lock-timeout 0.3",
                        R"([{"op":"upsert","table":"accounts","entity":{"PartitionKey":"eu","RowKey":"x"}}])");

@@ -18,7 +18,7 @@ class CountingBlobStore final : public BlobStoreWrapper {
   using BlobStoreWrapper::BlobStoreWrapper;
 
   // Requests by kind: get, head, put, delete, list, metadata, lease, renew,
-  // change, release, break (kinds never sent are absent).
+  // change, release, break, batch (kinds never sent are absent).
   std::map<std::string, int> Counts() const {
     std::lock_guard<std::mutex> lock(mu_);
     return counts_;
@@ -77,6 +77,9 @@ class CountingBlobStore final : public BlobStoreWrapper {
   Result<LeaseResult> BreakLease(std::string_view n, std::optional<int> p,
                                  const AccessConditions& c) override {
     return Count("break"), BlobStoreWrapper::BreakLease(n, p, c);
+  }
+  BatchResult CommitBatch(const std::vector<BatchOp>& ops) override {
+    return Count("batch"), BlobStoreWrapper::CommitBatch(ops);
   }
 
  private:

@@ -73,12 +73,18 @@ class TxnTest : public ::testing::TestWithParam<Backend> {
     o.clock = &clock_;
     return o;
   }
-  std::unique_ptr<Store> Open() {
-    auto s = OpenBackendStore(GetParam(), Options());
+  // coordinator: commit through the lease coordinator even where the
+  // backend commits as one batch (a store of each kind on one directory).
+  std::unique_ptr<Store> Open(bool coordinator = false) {
+    StoreOptions o = Options();
+    o.atomic_commits = !coordinator;
+    auto s = OpenBackendStore(GetParam(), o);
     EXPECT_TRUE(s.ok()) << s.status().ToString();
     return s.ok() ? std::move(*s) : nullptr;
   }
   bool fake_clock() const { return GetParam().fake_clock(); }
+  // Transactions commit as one batch: no coordinator, record, lock or lease.
+  bool atomic() const { return GetParam().atomic; }
   // What a dead coordinator's leases running out gives a successor: with the
   // fake clock, time; on a server, breaking every lease in the container
   // (what expiry would do, without the wait).
@@ -137,7 +143,7 @@ class TxnTest : public ::testing::TestWithParam<Backend> {
   // there; 10 + the Code of `body` if the point was never reached).
   int KillCoordinatorAt(const std::string& point, const std::function<Status(Store&)>& body) {
     return WaitChild(ForkChild([&] {
-      auto store = Open();
+      auto store = Open(/*coordinator=*/true);  // what is killed is always a coordinator
       SyncPoints::Set(point, [] { raise(SIGKILL); });
       return 10 + static_cast<int>(body(*store).code());
     }));

@@ -72,6 +72,10 @@ class LoggingBlobStore final : public BlobStoreWrapper {
                                  const AccessConditions& c) override {
     return Log("LEASE-BREAK", n, [&] { return BlobStoreWrapper::BreakLease(n, p, c); });
   }
+  BatchResult CommitBatch(const std::vector<BatchOp>& ops) override {
+    const std::string what = std::to_string(ops.size()) + " steps";
+    return Log("BATCH", what, [&] { return BlobStoreWrapper::CommitBatch(ops); });
+  }
 
  private:
   template <typename Fn>

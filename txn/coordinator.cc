@@ -57,29 +57,6 @@ bool Unsettled(const Status& s) {
          s.code() == Code::kInternal || s.code() == Code::kOutcomeUnknown;
 }
 
-Status Expectation(const Intent& i, bool exists, const std::string& etag) {
-  if (i.reads_disagree)
-    return Status::Conflict(i.Describe() + ": read twice in the transaction, two versions seen");
-  if (i.read && (i.read_found != exists || (exists && etag != i.read_etag)))
-    return Status::Conflict(i.Describe() + ": changed since the transaction read it");
-  switch (i.expect) {
-    case Expect::kAny: return Status::OK();
-    case Expect::kAbsent:
-      if (exists) return Status::Conflict(i.Describe() + ": already exists");
-      return Status::OK();
-    case Expect::kExists:
-      if (!exists) return Status::NotFound(i.Describe() + ": not found");
-      return Status::OK();
-    case Expect::kETag:
-      if (!exists) return Status::NotFound(i.Describe() + ": not found");
-      if (etag != i.etag)
-        return Status::Conflict(i.Describe() + ": ETag " + i.etag + " no longer matches (now " +
-                                etag + ")");
-      return Status::OK();
-  }
-  return Status::Internal("unknown expectation");
-}
-
 // An entity this coordinator has marked, reserved or leased.
 struct Held {
   enum class Kind { kRead, kMarked, kReserved } kind = Kind::kRead;
@@ -119,18 +96,8 @@ class Coordinator {
 
  private:
   Status Validate() {
-    if (opts_.lease_seconds < 15 || opts_.lease_seconds > 60)
-      return Status::InvalidArgument("TransactionOptions::lease_seconds must be 15..60, got " +
-                                     std::to_string(opts_.lease_seconds));
-    const milliseconds lease = std::chrono::seconds(opts_.lease_seconds);
-    margin_ = opts_.renewal_margin.count() == 0 ? lease * 2 / 3 : opts_.renewal_margin;
-    if (margin_ < milliseconds(0) || margin_ >= lease)
-      return Status::InvalidArgument(
-          "TransactionOptions::renewal_margin must be 0 (automatic) or shorter than the lease (" +
-          std::to_string(lease.count()) + " ms), got " +
-          std::to_string(opts_.renewal_margin.count()) + " ms");
-    if (opts_.lock_timeout < milliseconds(0))
-      return Status::InvalidArgument("TransactionOptions::lock_timeout must not be negative");
+    BT_RETURN_IF_ERROR(ValidateOptions(opts_));
+    margin_ = RenewalMargin(opts_);
     return Status::OK();
   }
 
@@ -338,15 +305,7 @@ class Coordinator {
     if (i.kind == Kind::kDelete) {
       w.op = TxnWrite::kDelete;
     } else {
-      Entity stored = i.entity;
-      if (i.kind == Kind::kMerge && exists) {
-        BT_ASSIGN_OR_RETURN(stored, DecodeEntity(*current, i.blob));
-        for (const auto& [name, value] : i.entity.properties()) stored.Set(name, value);
-        Status valid = ValidateEntity(stored);
-        if (!valid.ok()) return valid.WithContext(i.Describe() + ": after merging");
-      }
-      stored.set_timestamp(std::chrono::time_point_cast<Ticks>(clock_.Now()));
-      BT_ASSIGN_OR_RETURN(w.body, EncodeEntity(stored));
+      BT_ASSIGN_OR_RETURN(w.body, NewBody(i, exists ? current : nullptr, clock_.Now()));
     }
     writes_.push_back(std::move(w));
     return Status::OK();

@@ -4,6 +4,7 @@
 
 #include "blobtable/store.h"
 #include "util/macros.h"
+#include "txn/atomic_commit.h"
 #include "txn/coordinator.h"
 #include "txn/txn_buffer.h"
 
@@ -14,7 +15,6 @@ namespace {
 using internal::Intent;
 using Kind = Intent::Kind;
 using Expect = Intent::Expect;
-
 
 }  // namespace
 
@@ -121,6 +121,7 @@ Result<std::vector<CommittedWrite>> Transaction::Commit() {
     return Status::InvalidArgument("the transaction has already committed or aborted");
   buffer_->finished = true;
   if (buffer_->intents.empty()) return std::vector<CommittedWrite>{};
+  if (internal::CommitsAtomically(*buffer_)) return internal::CommitAtomically(*buffer_);
   return internal::CommitBuffer(*buffer_);
 }
 

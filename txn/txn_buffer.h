@@ -2,6 +2,7 @@
 #ifndef BLOBTABLE_TXN_TXN_BUFFER_H_
 #define BLOBTABLE_TXN_TXN_BUFFER_H_
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
@@ -35,6 +36,22 @@ struct Intent {
            rk.substr(0, 64) + "')";
   }
 };
+
+// InvalidArgument for options no commit can work with (txn.h), on every
+// backend alike.
+Status ValidateOptions(const TransactionOptions& o);
+// When less than this remains of a lease, it is renewed.
+std::chrono::milliseconds RenewalMargin(const TransactionOptions& o);
+
+// Whether an entity as storage holds it (exists, etag; no other
+// transaction's mark on it) satisfies the intent: what the transaction read
+// and the write's condition. Conflict or NotFound, saying why, if not.
+Status Expectation(const Intent& i, bool exists, const std::string& etag);
+
+// The stored form a put or merge intent writes over `current` (the stored
+// body; null if absent): its entity, merged into the current one for a
+// merge, stamped with `now`.
+Result<std::string> NewBody(const Intent& i, const std::string* current, TimePoint now);
 
 struct TxnBuffer {
   std::shared_ptr<const StoreCore> core;

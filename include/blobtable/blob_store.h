@@ -206,6 +206,41 @@ struct BlobStoreTraits {
   // a round trip: a cache, inline body copies or concurrent reads would
   // only add work there.
   bool in_process = false;
+  // It implements BlobStore::CommitBatch (the local backend: one LMDB write
+  // transaction), so transactions need no leases there.
+  bool atomic_batch = false;
+};
+
+// One step of an atomic batch (BlobStore::CommitBatch).
+struct BatchOp {
+  enum class Kind {
+    kPut,     // as Put(blob, data, {conditions, metadata})
+    kDelete,  // as Delete(blob, {conditions})
+    kCheck,   // writes nothing; the conditions must hold as for a Delete
+              // (If-Match on a missing blob: NotFound), except that
+              // If-None-Match "*" asks that the blob be absent (Conflict
+              // 409 BlobAlreadyExists if not); leases do not matter
+  };
+  Kind kind = Kind::kPut;
+  std::string blob;
+  AccessConditions conditions;
+  std::string data;   // kPut
+  Metadata metadata;  // kPut
+};
+
+// What CommitBatch did.
+struct BatchResult {
+  // OK: every step was applied, in order, as one atomic change. Otherwise
+  // none was, and `failed` names the step whose existence, lease or
+  // conditions failed, with the status that step alone would have met (no
+  // lease id is presented: a leased blob is Busy/LeaseIdMissing for a put
+  // or delete); `failed` is ops.size() for a failure of the whole batch
+  // (IOError, InvalidArgument for a bad name or metadata, or NotSupported).
+  Status status;
+  size_t failed = 0;
+  // On success, one per step: the new ETag and time of a put; empty for a
+  // delete or check.
+  std::vector<WriteResult> writes;
 };
 
 class BLOBTABLE_EXPORT BlobStore {
@@ -259,6 +294,11 @@ class BLOBTABLE_EXPORT BlobStore {
                                          std::optional<int> break_period_seconds,
                                          const AccessConditions& conditions) = 0;
 
+  // Applies `ops` as one atomic step, or none of them (BatchResult). Steps
+  // name distinct blobs. Backends whose traits() say atomic_batch implement
+  // it; the default answers InvalidArgument and applies nothing.
+  virtual BatchResult CommitBatch(const std::vector<BatchOp>& ops);
+
   // Where this store lives, for messages and `blobtable locate`:
   // e.g. "local:/srv/data" or "https://account.blob.core.windows.net".
   virtual std::string Location() const = 0;
@@ -310,6 +350,9 @@ class BLOBTABLE_EXPORT BlobStoreWrapper : public BlobStore {
   Result<LeaseResult> BreakLease(std::string_view name, std::optional<int> period,
                                  const AccessConditions& c) override {
     return target_->BreakLease(name, period, c);
+  }
+  BatchResult CommitBatch(const std::vector<BatchOp>& ops) override {
+    return target_->CommitBatch(ops);
   }
   std::string Location() const override { return target_->Location(); }
   const std::string& container() const override { return target_->container(); }

@@ -46,8 +46,9 @@ namespace blobtable {
 enum class BlobOp {
   kGet, kHead, kPut, kDelete, kList, kSetMetadata,
   kAcquireLease, kRenewLease, kChangeLease, kReleaseLease, kBreakLease,
+  kBatch,  // CommitBatch, named by its first blob: all of it applied or none
 };
-inline constexpr int kBlobOpCount = 11;
+inline constexpr int kBlobOpCount = 12;
 BLOBTABLE_EXPORT const char* BlobOpName(BlobOp op);  // "get", "put", "acquire-lease", ...
 
 enum class Fault { kServerBusy, kInternalError, kTimeout, kResetBefore, kResetAfter, kLeaseLost };
@@ -105,6 +106,7 @@ class BLOBTABLE_EXPORT FaultInjectingBlobStore final : public BlobStoreWrapper {
                                    const AccessConditions& c) override;
   Result<LeaseResult> BreakLease(std::string_view name, std::optional<int> period,
                                  const AccessConditions& c) override;
+  BatchResult CommitBatch(const std::vector<BatchOp>& ops) override;
 
  private:
   // What happens to one call.

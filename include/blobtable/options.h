@@ -99,6 +99,11 @@ struct StoreOptions {
   // Lease length for the transaction machinery that single-entity writes
   // use when they resolve a dead transaction (15..60).
   int txn_lease_seconds = 30;
+  // Transactions on a backend that applies an atomic batch (the local store)
+  // commit as one batch, one LMDB write transaction: no record, locks or
+  // leases. Off: through the lease coordinator, as on Azure (README
+  // "Transactions"); for tests of that protocol. Both may run on one store.
+  bool atomic_commits = true;
 
   // Entities whose stored form is at most this many bytes carry a copy of
   // it in their blob's metadata (base64, README "Stored form"), so that a

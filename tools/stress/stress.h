@@ -40,6 +40,11 @@ struct Config {
   std::string work_dir;            // histories; default: a new temporary directory
   bool soak = false;               // no kills; resource figures must stay flat
   int lease_seconds = 15;          // transactions' leases
+  // Local stores: how transactions commit. "atomic" (one LMDB write
+  // transaction, the store's default), "coordinator" (the lease protocol),
+  // or "mixed": even workers atomic, odd ones through the coordinator, on
+  // the same entities at once.
+  std::string commit = "mixed";
 
   // Set for a worker process by the supervisor.
   int worker = -1, gen = 0;

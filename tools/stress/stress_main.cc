@@ -65,6 +65,11 @@ int main(int argc, char** argv) {
                "must stay flat from after warm-up to the end");
   app.add_option("--lease-seconds", c.lease_seconds, "transactions' leases (15..60, default 15)")
       ->check(CLI::Range(15, 60));
+  app.add_option("--commit", c.commit,
+                 "local stores: how transactions commit: atomic (one LMDB write transaction, "
+                 "the store's default), coordinator (the lease protocol, as on Azure), or mixed "
+                 "(default: even workers atomic, odd ones through the coordinator, at once)")
+      ->check(CLI::IsMember({"atomic", "coordinator", "mixed"}));
   // Set by the supervisor for its workers.
   app.add_option("--worker", c.worker)->group("");
   app.add_option("--gen", c.gen)->group("");

@@ -248,7 +248,8 @@ class Supervisor {
 
   void Report(const std::string& what, const Counts& n, int violations) {
     out_ << "stress: " << what << ": seed " << c_.seed << ", " << c_.workload << " on "
-         << (c_.azure() ? "azure" : "local") << (c_.cache ? " (cache)" : "") << ", "
+         << (c_.azure() ? "azure" : "local (" + c_.commit + " commits)")
+         << (c_.cache ? " (cache)" : "") << ", "
          << c_.processes << " processes: " << n.ops << " operations (" << n.ok << " ok, "
          << n.fail << " failed, " << n.unknown << " unknown), " << n.txns << " transactions, "
          << n.faults << " faults injected, " << kills_ << " processes killed, violations: "

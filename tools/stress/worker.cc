@@ -67,6 +67,7 @@ StoreOptions Config::Options(Clock* clock) const {
   o.read_policy.stale_if_error = false;
   o.busy_timeout = std::chrono::seconds(20 + lease_seconds);
   o.txn_lease_seconds = lease_seconds;
+  o.atomic_commits = commit == "atomic" || (commit == "mixed" && worker % 2 == 0);
   o.retry_initial_delay = std::chrono::milliseconds(20);
   o.retry_max_total = std::chrono::seconds(20);
   // Short enough for the proxy's stalls to outlast it without slowing a

@@ -354,6 +354,7 @@ RunStats RunSeed(uint64_t seed, bool verbose, std::ostream& out) {
 
   StoreOptions o;
   o.clock = &clock;
+  o.atomic_commits = false;  // the lease protocol's interleavings are what it searches
   clock.set_sleep([&](milliseconds d) { sched.Sleep(d); });
   // Resolvers hold a record longer than a coordinator's 15 s leases last:
   // a dead coordinator's locks and entities run out while it is settled.

@@ -1,0 +1,69 @@
+// What every commit path asks of a buffered intent (txn_buffer.h).
+#include "txn/txn_buffer.h"
+
+#include "model/entity_codec.h"
+#include "util/macros.h"
+
+namespace blobtable::internal {
+
+using Expect = Intent::Expect;
+using Kind = Intent::Kind;
+using std::chrono::milliseconds;
+
+Status ValidateOptions(const TransactionOptions& o) {
+  if (o.lease_seconds < 15 || o.lease_seconds > 60)
+    return Status::InvalidArgument("TransactionOptions::lease_seconds must be 15..60, got " +
+                                   std::to_string(o.lease_seconds));
+  const milliseconds lease = std::chrono::seconds(o.lease_seconds);
+  const milliseconds margin = RenewalMargin(o);
+  if (margin < milliseconds(0) || margin >= lease)
+    return Status::InvalidArgument(
+        "TransactionOptions::renewal_margin must be 0 (automatic) or shorter than the lease (" +
+        std::to_string(lease.count()) + " ms), got " + std::to_string(o.renewal_margin.count()) +
+        " ms");
+  if (o.lock_timeout < milliseconds(0))
+    return Status::InvalidArgument("TransactionOptions::lock_timeout must not be negative");
+  return Status::OK();
+}
+
+milliseconds RenewalMargin(const TransactionOptions& o) {
+  const milliseconds lease = std::chrono::seconds(o.lease_seconds);
+  return o.renewal_margin.count() == 0 ? lease * 2 / 3 : o.renewal_margin;
+}
+
+Status Expectation(const Intent& i, bool exists, const std::string& etag) {
+  if (i.reads_disagree)
+    return Status::Conflict(i.Describe() + ": read twice in the transaction, two versions seen");
+  if (i.read && (i.read_found != exists || (exists && etag != i.read_etag)))
+    return Status::Conflict(i.Describe() + ": changed since the transaction read it");
+  switch (i.expect) {
+    case Expect::kAny: return Status::OK();
+    case Expect::kAbsent:
+      if (exists) return Status::Conflict(i.Describe() + ": already exists");
+      return Status::OK();
+    case Expect::kExists:
+      if (!exists) return Status::NotFound(i.Describe() + ": not found");
+      return Status::OK();
+    case Expect::kETag:
+      if (!exists) return Status::NotFound(i.Describe() + ": not found");
+      if (etag != i.etag)
+        return Status::Conflict(i.Describe() + ": ETag " + i.etag + " no longer matches (now " +
+                                etag + ")");
+      return Status::OK();
+  }
+  return Status::Internal("unknown expectation");
+}
+
+Result<std::string> NewBody(const Intent& i, const std::string* current, TimePoint now) {
+  Entity stored = i.entity;
+  if (i.kind == Kind::kMerge && current != nullptr) {
+    BT_ASSIGN_OR_RETURN(stored, DecodeEntity(*current, i.blob));
+    for (const auto& [name, value] : i.entity.properties()) stored.Set(name, value);
+    Status valid = ValidateEntity(stored);
+    if (!valid.ok()) return valid.WithContext(i.Describe() + ": after merging");
+  }
+  stored.set_timestamp(std::chrono::time_point_cast<Ticks>(now));
+  return EncodeEntity(stored);
+}
+
+}  // namespace blobtable::internal
