@@ -164,7 +164,7 @@ class LocalBlobStore final : public BlobStore {
   struct Stamp;
   // A mutation of one blob's record inside a write transaction (Mutate).
   using Step = std::function<Status(std::optional<BlobRecord>&, Stamp&)>;
-  // What a write does to a damaged record (see Write).
+  // What a write does to a damaged record (see Mutate).
   enum OnDamage { kFail, kReplace, kRemove };
   static bool Unconditional(const AccessConditions& c, std::string_view lease_id) {
     return !HasConditions(c) && lease_id.empty();
@@ -177,7 +177,7 @@ class LocalBlobStore final : public BlobStore {
   }
 
   // The steps keep references: what they name must outlive them.
-  Step PutStep(std::string_view data, const AccessConditions& c, std::string_view lease_id,
+  static Step PutStep(std::string_view data, const AccessConditions& c, std::string_view lease_id,
                const Metadata& metadata, WriteResult* out) {
     return [data, &c, lease_id, &metadata, out](std::optional<BlobRecord>& rec,
                                                 Stamp& stamp) -> Status {
@@ -222,7 +222,7 @@ class LocalBlobStore final : public BlobStore {
   }
 
   // A batch step presents no lease id.
-  Step StepFor(const BatchOp& op, WriteResult* out) {
+  static Step StepFor(const BatchOp& op, WriteResult* out) {
     switch (op.kind) {
       case BatchOp::Kind::kPut: return PutStep(op.data, op.conditions, "", op.metadata, out);
       case BatchOp::Kind::kDelete: return DeleteStep(op.blob, op.conditions, "");

@@ -1,7 +1,7 @@
 // The list-append workload (after Jepsen's Elle): eight entities in two
 // tables and four partitions each hold a list of unique elements (eight new
-// ones every five minutes, so that no list outgrows an entity in a long
-// run);
+// ones every few seconds, WorkerContext::key_era_ns, so that no list grows
+// long: every read is logged whole);
 // transactions read keys and append to them, beside plain appends (a read
 // and a conditional replace or merge), plain reads and partition queries.
 // Every write kind that can append without losing an element is used: a
@@ -20,9 +20,6 @@ namespace {
 const char* const kTables[] = {"lista", "listb"};
 const char* const kPartitions[] = {"p0", "p1"};
 const char* const kRows[] = {"a", "b"};
-// Lists are new every five minutes (of the machine's monotonic clock, which
-// every worker shares): row "a<era>".
-constexpr uint64_t kEraNs = 300'000'000'000;
 
 // "lista/p0/a" -> its parts.
 struct Key {
@@ -87,13 +84,17 @@ class ListAppend final : public Workload {
   }
 
  private:
-  static std::string Row(const char* row) { return row + std::to_string(MonotonicNs() / kEraNs); }
+  // Lists are new every era (of the machine's monotonic clock, which every
+  // worker shares): row "a<era>".
+  static std::string Row(const WorkerContext& ctx, const char* row) {
+    return row + std::to_string(MonotonicNs() / ctx.key_era_ns);
+  }
   // The keys of the present era.
-  static std::vector<std::string> AllKeys() {
+  static std::vector<std::string> AllKeys(const WorkerContext& ctx) {
     std::vector<std::string> keys;
     for (const char* t : kTables)
       for (const char* p : kPartitions)
-        for (const char* r : kRows) keys.push_back(std::string(t) + "/" + p + "/" + Row(r));
+        for (const char* r : kRows) keys.push_back(std::string(t) + "/" + p + "/" + Row(ctx, r));
     return keys;
   }
   // A new element, unique across workers, restarts and operations.
@@ -108,7 +109,7 @@ class ListAppend final : public Workload {
   // its ETag asserted at commit: by Check for a key only read, by the
   // write's own condition for a key appended to.
   void Transaction(WorkerContext& ctx) {
-    std::vector<std::string> keys = AllKeys();
+    std::vector<std::string> keys = AllKeys(ctx);
     std::shuffle(keys.begin(), keys.end(), ctx.rng);
     keys.resize(1 + ctx.rng() % 3);
     std::vector<MicroOp> mops;
@@ -166,7 +167,7 @@ class ListAppend final : public Workload {
   // A read, then a replace or merge (an insert if absent) conditional on
   // what was read; a lost race is tried again.
   void PlainAppend(WorkerContext& ctx) {
-    const std::string key = Pick(ctx.rng, AllKeys());
+    const std::string key = Pick(ctx.rng, AllKeys(ctx));
     const Key k = Split(key);
     const int64_t index = ctx.history.NextIndex();
     std::vector<MicroOp> mops = {{"a", key, Element(ctx, index, 0)}};
@@ -192,7 +193,7 @@ class ListAppend final : public Workload {
   }
 
   void PlainRead(WorkerContext& ctx) {
-    const std::string key = Pick(ctx.rng, AllKeys());
+    const std::string key = Pick(ctx.rng, AllKeys(ctx));
     const Key k = Split(key);
     std::vector<MicroOp> mops = {{"r", key, nullptr}};
     const int64_t index = ctx.history.Invoke("read", mops);
@@ -210,7 +211,8 @@ class ListAppend final : public Workload {
   void Query(WorkerContext& ctx) {
     const std::string table_name = kTables[ctx.rng() % 2], pk = kPartitions[ctx.rng() % 2];
     std::vector<MicroOp> mops;
-    for (const char* rk : kRows) mops.push_back({"r", table_name + "/" + pk + "/" + Row(rk), nullptr});
+    for (const char* rk : kRows)
+      mops.push_back({"r", table_name + "/" + pk + "/" + Row(ctx, rk), nullptr});
     const int64_t index = ctx.history.Invoke("query", mops);
     QueryOptions q;
     q.partition_key = pk;

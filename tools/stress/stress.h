@@ -45,6 +45,14 @@ struct Config {
   // or "mixed": even workers atomic, odd ones through the coordinator, on
   // the same entities at once.
   std::string commit = "mixed";
+  // Operations per second per worker (0: as fast as they go). A run's
+  // history (every list a read returns) is what the checkers hold in
+  // memory: unpaced, workers on a local store write gigabytes of it.
+  double rate = 100;
+  // list-append: a fresh set of keys this often, so that no list grows long
+  // (0: 5 s on a local store, 60 s on Azure, where operations are slower).
+  double key_seconds = 0;
+  double KeySeconds() const { return key_seconds > 0 ? key_seconds : azure() ? 60 : 5; }
 
   // Set for a worker process by the supervisor.
   int worker = -1, gen = 0;

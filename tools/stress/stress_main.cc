@@ -65,6 +65,14 @@ int main(int argc, char** argv) {
                "must stay flat from after warm-up to the end");
   app.add_option("--lease-seconds", c.lease_seconds, "transactions' leases (15..60, default 15)")
       ->check(CLI::Range(15, 60));
+  app.add_option("--rate", c.rate,
+                 "operations per second per worker (default 100; 0: as fast as they go, which "
+                 "on a local store writes histories of gigabytes in minutes)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--key-seconds", c.key_seconds,
+                 "list-append: a fresh set of keys this often (default 5 on a local store, 60 "
+                 "on Azure), so that no list grows long")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--commit", c.commit,
                  "local stores: how transactions commit: atomic (one LMDB write transaction, "
                  "the store's default), coordinator (the lease protocol, as on Azure), or mixed "

@@ -4,10 +4,13 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <thread>
 
 #include "blobtable/store.h"
 #include "tools/stress/scaled_clock.h"
@@ -108,9 +111,17 @@ int RunWorker(const Config& c) {
   WorkerContext ctx{**store, rng, history, c.worker, c.gen, {}};
   ctx.txn.lease_seconds = c.lease_seconds;
   ctx.txn.lock_timeout = std::chrono::seconds(5);
+  ctx.key_era_ns = static_cast<uint64_t>(c.KeySeconds() * 1e9);
   uint64_t ops = 0;
   int64_t next_stat = 0;
+  const int64_t gap_ns = c.rate > 0 ? static_cast<int64_t>(1e9 / c.rate) : 0;
+  int64_t next_op = static_cast<int64_t>(MonotonicNs());
   while (!g_stop.load() && static_cast<int64_t>(MonotonicNs()) < c.deadline_ns) {
+    if (gap_ns > 0) {  // paced; a worker behind its pace does not burst to catch up
+      const int64_t now = static_cast<int64_t>(MonotonicNs());
+      next_op = std::max(next_op + gap_ns, now);
+      if (next_op > now) std::this_thread::sleep_for(std::chrono::nanoseconds(next_op - now));
+    }
     if (c.soak && static_cast<int64_t>(MonotonicNs()) >= next_stat) {
       history.Stat(RssKb(), OpenFds());
       next_stat = static_cast<int64_t>(MonotonicNs()) + 2'000'000'000;

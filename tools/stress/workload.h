@@ -19,6 +19,8 @@ struct WorkerContext {
   HistoryWriter& history;
   int worker = 0, gen = 0;
   TransactionOptions txn;
+  // list-append: how long a set of keys is written before the next one.
+  uint64_t key_era_ns = 5'000'000'000;
 };
 
 class Workload {
