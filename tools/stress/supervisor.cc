@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "blobtable/store.h"
+#include "remote/azure_config.h"
 #include "tools/proxy/fault_proxy.h"
 #include "tools/stress/scaled_clock.h"
 #include "tools/stress/stress.h"
@@ -79,15 +80,18 @@ class Supervisor {
   }
 
   // Puts the fault proxy between the workers and a storage endpoint on
-  // 127.0.0.1 (the checks still go straight to it).
+  // 127.0.0.1 (the checks still go straight to it): the workers' connection
+  // string names the proxy's port as its BlobEndpoint.
   std::string StartProxy() {
     const std::string loopback = "127.0.0.1:";
-    const size_t at = c_.store.find(loopback);
-    if (!c_.azure() || at == std::string::npos)
+    auto config = c_.azure() ? ParseConnectionString(c_.store) : Status::InvalidArgument("");
+    const std::string endpoint = config.ok() ? config->blob_endpoint : "";
+    const size_t at = endpoint.find(loopback);
+    if (at == std::string::npos)
       return "--proxy-faults needs an Azure store on 127.0.0.1 (Azurite)";
     const size_t digits = at + loopback.size();
-    const size_t end = c_.store.find_first_not_of("0123456789", digits);
-    const int port = std::atoi(c_.store.substr(digits, end - digits).c_str());
+    const size_t end = endpoint.find_first_not_of("0123456789", digits);
+    const int port = std::atoi(endpoint.substr(digits, end - digits).c_str());
     auto started = proxy::FaultProxy::Start(port, 0, c_.seed);
     if (!started.ok()) return started.status().ToString();
     proxy_ = std::move(*started);
@@ -99,8 +103,15 @@ class Supervisor {
                                std::pair{proxy::ProxyFault::kStall, 4 * n}})
       proxy_->InjectRate(fault, rate);
     proxy_->SetStall(std::chrono::seconds(3));
-    worker_store_ = c_.store.substr(0, digits) + std::to_string(proxy_->port()) +
-                    (end == std::string::npos ? "" : c_.store.substr(end));
+    const std::string named = loopback + std::to_string(port);
+    const std::string proxied = loopback + std::to_string(proxy_->port());
+    const size_t in_store = c_.store.find(named);
+    worker_store_ = c_.store;
+    if (in_store != std::string::npos)  // an explicit BlobEndpoint: its port replaced
+      worker_store_.replace(in_store, named.size(), proxied);
+    else  // UseDevelopmentStorage's implied endpoint, named (a key may appear once)
+      worker_store_ += ";BlobEndpoint=" + endpoint.substr(0, at) + proxied +
+                       (end == std::string::npos ? "" : endpoint.substr(end));
     return "";
   }
 
