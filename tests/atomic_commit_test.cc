@@ -24,16 +24,7 @@ BatchOp Op(Kind kind, std::string blob, AccessConditions c = {}, std::string dat
   op.data = std::move(data);
   return op;
 }
-AccessConditions IfMatch(std::string etag) {
-  AccessConditions c;
-  c.if_match = std::move(etag);
-  return c;
-}
-AccessConditions IfAbsent() {
-  AccessConditions c;
-  c.if_none_match = std::string(kAnyETag);
-  return c;
-}
+AccessConditions IfAbsent() { return IfNoneMatch(std::string(kAnyETag)); }
 
 class LocalBatchTest : public ::testing::Test {
  protected:

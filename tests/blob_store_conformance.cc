@@ -36,16 +36,6 @@ PutOptions WithMeta(Metadata m) {
   return o;
 }
 
-AccessConditions IfMatch(std::string etag) {
-  AccessConditions c;
-  c.if_match = std::move(etag);
-  return c;
-}
-AccessConditions IfNoneMatch(std::string etag) {
-  AccessConditions c;
-  c.if_none_match = std::move(etag);
-  return c;
-}
 
 TEST_P(BlobStoreConformance, PutThenGetReturnsDataMetadataAndProperties) {
   auto put = store().Put("a/b", "hello", WithMeta({{"kind", "greeting"}}));

@@ -14,6 +14,7 @@
 #include <functional>
 #include <string>
 
+#include "blobtable/blob_store.h"
 #include "blobtable/options.h"
 #include "blobtable/status.h"
 #include "util/fake_clock.h"
@@ -26,6 +27,18 @@ using blobtable::FakeClock;
 
 // StatusOf (util/macros.h), as the tests have always named it.
 using blobtable::StatusOf;
+
+// Conditions on one ETag ("*": any version).
+inline AccessConditions IfMatch(std::string etag) {
+  AccessConditions c;
+  c.if_match = std::move(etag);
+  return c;
+}
+inline AccessConditions IfNoneMatch(std::string etag) {
+  AccessConditions c;
+  c.if_none_match = std::move(etag);
+  return c;
+}
 
 // A fresh directory under the test temp dir, removed on destruction.
 class TempDir {
