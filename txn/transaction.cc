@@ -1,5 +1,7 @@
 // Transaction: the buffered API. Nothing is locked or written until
-// Commit(), which runs the commit protocol (txn/coordinator.cc).
+// Commit(), which applies one atomic batch where the backend offers it
+// (txn/atomic_commit.cc) and runs the lease coordinator's protocol
+// elsewhere (txn/coordinator.cc).
 #include "blobtable/txn.h"
 
 #include "blobtable/store.h"

@@ -12,9 +12,12 @@
 // processes) may commit at once. Destroying an uncommitted Transaction
 // aborts it (which only drops the buffer: nothing was locked yet).
 //
-// Commit() returns OK once the transaction is committed (its commit point
-// written), even if applying some writes was left to others (see
-// CommittedWrite::applied). Every failure below means nothing was committed:
+// On the local store, Commit() applies every write and check as one LMDB
+// write transaction (StoreOptions::atomic_commits); elsewhere it runs the
+// lease coordinator's protocol. Either way: Commit() returns OK once the
+// transaction is committed (its commit point written), even if applying
+// some writes was left to others (see CommittedWrite::applied). Every
+// failure below means nothing was committed:
 //   Conflict     an ETag read or named (if_match, Check) no longer matches, an
 //                Insert target exists, or a Replace/Merge/Delete target is gone
 //   NotFound     a Replace/Merge/Delete target does not exist
