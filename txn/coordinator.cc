@@ -29,7 +29,6 @@
 #include <set>
 
 #include "model/blob_naming.h"
-#include "model/entity_codec.h"
 #include "remote/inline_body.h"
 #include "util/macros.h"
 #include "util/random.h"
@@ -42,7 +41,6 @@ namespace blobtable::internal {
 namespace {
 
 using Kind = Intent::Kind;
-using Expect = Intent::Expect;
 using std::chrono::milliseconds;
 
 
