@@ -234,8 +234,10 @@ void FaultProxy::Relay(int client) {
         std::this_thread::sleep_for(milliseconds(20));
       break;
     }
-    SendAll(client, response);
+    // Counted before the client can see the answer: a caller that got its
+    // response must find it counted (counting after the send raced the test).
     ++relayed_;
+    SendAll(client, response);
   }
   Track(up, false);
   Track(client, false);
