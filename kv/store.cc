@@ -66,6 +66,7 @@ std::unique_ptr<Store> Store::FromBlobStore(std::shared_ptr<BlobStore> blobs,
   const bool in_process = core->blobs->traits().in_process;
   core->inline_body_max = in_process ? 0 : options.inline_body_max_bytes;
   core->parallel_reads = in_process ? 1 : std::max(1, options.max_parallel_reads);
+  if (options.finish_in_background) core->finisher = std::make_shared<internal::Finisher>();
   return std::unique_ptr<Store>(new Store(std::move(core)));
 }
 
@@ -82,6 +83,12 @@ std::unique_ptr<Transaction> Store::Begin(const TransactionOptions& options) con
 Result<int> Store::Recover(bool discard_damaged) const {
   return RecoverAbandoned(core_->Resolver(), discard_damaged);
 }
+
+void Store::WaitForFinishing() const {
+  if (core_->finisher) core_->finisher->Drain();
+}
+
+Store::~Store() { WaitForFinishing(); }
 
 BlobStore& Store::blob_store() const { return *core_->blobs; }
 

@@ -10,6 +10,7 @@
 #include "remote/inline_body.h"
 #include "util/macros.h"
 #include "txn/store_core.h"
+#include "txn/intent_resolver.h"
 #include "txn/recovery.h"
 
 namespace blobtable {
@@ -73,14 +74,47 @@ Result<std::string> CurrentETag(const Table& table, const internal::StoreCore& c
   auto head = core.blobs->Head(blob, {});
   if (!head.ok()) return head.status();
   if (!Marked(head->properties)) return head->properties.etag;
+  // A transaction's intent: a writer of "any version" writes after it, so
+  // it waits for it (or settles it) as for a lease.
+  if (!PrewritingTransaction(head->properties).empty())
+    return Status::Busy("held by transaction " + PrewritingTransaction(head->properties));
   BT_ASSIGN_OR_RETURN(Entity settled, table.Get(pk, rk, ReadPolicy::Validate()));
   return settled.etag();
+}
+
+// True if `blob` is now at `etag_now` and that version is the one `etag`
+// named (an intent rewritten plain keeps its handle: kSameAsMetadata).
+bool SameAs(BlobStore& blobs, const std::string& blob, const std::string& etag_now,
+            std::string_view etag) {
+  auto head = blobs.Head(blob, {});
+  return head.ok() && (etag_now.empty() || head->properties.etag == etag_now) &&
+         SameVersion(head->properties, etag);
+}
+
+// True if `blob` holds a protocol-2 transaction's intent now: a condition
+// that failed on it is decided by that transaction (wait, or settle it).
+bool HoldsIntent(BlobStore& blobs, const std::string& blob) {
+  auto head = blobs.Head(blob, {});
+  return head.ok() && !PrewritingTransaction(head->properties).empty();
 }
 
 Status ValidateIfMatch(std::string_view if_match) {
   if (if_match.empty())
     return Status::InvalidArgument("an ETag to match (or \"*\" for any version) is required");
   return Status::OK();
+}
+
+// A reader that met a decided intent leaves rewriting it plain to the
+// store's background thread: the read never waits for it.
+void SettleLater(const internal::StoreCore& core, const std::string& blob,
+                 const BlobProperties& seen) {
+  if (!core.finisher) return;
+  std::shared_ptr<BlobStore> blobs = core.blobs;
+  ResolveContext resolver = core.Resolver();
+  core.finisher->Submit([blobs, blob, seen, clock = &resolver.clock,
+                           lease = resolver.lease_seconds, inline_max = resolver.inline_body_max] {
+    (void)SettleIntent({*blobs, *clock, lease, inline_max}, blob, seen);
+  });
 }
 
 }  // namespace
@@ -120,6 +154,31 @@ Result<Entity> Table::Read(std::string_view pk, std::string_view rk,
   const ReadOptions again(ReadPolicy::Validate(), "");
   SteadyTime deadline{};
   int round = 0;
+  // A protocol-2 intent: the version committed now, without waiting.
+  for (int moved = 0; blob.ok() && !PrewritingTransaction(blob->properties).empty(); ++moved) {
+    if (moved >= 100)
+      return Status::Busy(ctx + ": kept changing under a transaction while it was read");
+    Result<std::optional<IntentView>> view = std::optional<IntentView>();
+    if (blob->stale) {
+      // Storage is out of reach: the version before the transaction.
+      auto prev = PreviousVersion(*name, *blob);
+      if (prev.ok()) view = std::optional<IntentView>(std::move(*prev));
+      else view = prev.status();
+    } else {
+      view = ViewIntent(*core_->blobs, *name, *blob);
+    }
+    if (!view.ok()) return view.status().WithContext(ctx);
+    if (!*view) {
+      blob = core_->blobs->Get(*name, again);
+      continue;
+    }
+    if ((*view)->decided) SettleLater(*core_, *name, blob->properties);
+    if (!(*view)->exists) return Status::NotFound(ctx + ": not found");
+    BT_ASSIGN_OR_RETURN(Entity e, DecodeEntity((*view)->body, *name));
+    e.set_etag((*view)->etag);
+    e.set_stale(blob->stale);
+    return e;
+  }
   while (blob.ok() && !blob->stale && Marked(blob->properties)) {
     const std::string seen = blob->properties.etag;
     Status r = ResolveBlob(core_->Resolver(), *name, blob->properties);
@@ -181,6 +240,7 @@ Result<Entity> Table::Write(const Entity& entity, std::string_view if_match, boo
   const bool insert_only = if_match.empty();
   const bool any_version = if_match == kAnyETag;
   BusyWait busy(*core_, *name);
+  std::string match(if_match);  // the handle, moved on to a rewrite of the same version
 
   for (int attempt = 0; attempt < std::max(1, core_->options.max_merge_attempts); ++attempt) {
     Entity stored = entity;
@@ -190,7 +250,8 @@ Result<Entity> Table::Write(const Entity& entity, std::string_view if_match, boo
       // still that version.
       auto current = Get(entity.partition_key(), entity.row_key(), ReadPolicy::Validate());
       if (current.ok()) {
-        if (!any_version && current->etag() != if_match)
+        if (!any_version && current->etag() != match &&
+            !SameAs(*core_->blobs, *name, current->etag(), match))
           return Status::Conflict(ctx + ": ETag " + std::string(if_match) +
                                   " no longer matches (now " + current->etag() + ")");
         stored = std::move(*current);
@@ -209,10 +270,15 @@ Result<Entity> Table::Write(const Entity& entity, std::string_view if_match, boo
     } else if (any_version && !create_if_missing) {
       auto etag = CurrentETag(*this, *core_, *name, entity.partition_key(), entity.row_key());
       if (etag.status().IsNotFound()) return Status::NotFound(ctx + ": not found");
+      if (etag.status().IsBusy()) {
+        BT_RETURN_IF_ERROR(busy.Next(etag.status(), ctx));
+        --attempt;
+        continue;
+      }
       if (!etag.ok()) return etag.status().WithContext(ctx);
       cond.if_match = *etag;
     } else if (!any_version) {
-      cond.if_match = std::string(if_match);
+      cond.if_match = match;
     }
     stored.set_timestamp(
         std::chrono::time_point_cast<Ticks>(core_->clock->Now()));
@@ -238,6 +304,11 @@ Result<Entity> Table::Write(const Entity& entity, std::string_view if_match, boo
     // answer is about the entity as a reader sees it, so a transaction's
     // mark or reservation is settled first (Get does that).
     if (any_version) continue;  // raced between reading and writing: again
+    if (HoldsIntent(*core_->blobs, *name)) {
+      BT_RETURN_IF_ERROR(busy.Next(Status::Busy("held by a transaction"), ctx));
+      --attempt;
+      continue;
+    }
     auto now = Get(entity.partition_key(), entity.row_key(), ReadPolicy::Validate());
     if (!now.ok() && !now.status().IsNotFound()) return now.status();
     if (insert_only) {
@@ -247,6 +318,10 @@ Result<Entity> Table::Write(const Entity& entity, std::string_view if_match, boo
       continue;
     }
     if (!now.ok()) return Status::NotFound(ctx + ": not found");
+    if (SameAs(*core_->blobs, *name, now->etag(), match)) {
+      match = now->etag();  // the version it named, rewritten: write at it
+      continue;
+    }
     return Status::Conflict(ctx + ": ETag " + std::string(if_match) + " no longer matches (now " +
                             now->etag() + ")");
   }
@@ -262,11 +337,17 @@ Status Table::Delete(std::string_view pk, std::string_view rk, std::string_view 
   if (!name.ok()) return name.status().WithContext(ctx);
   const bool any_version = if_match == kAnyETag;
   BusyWait busy(*core_, *name);
+  std::string match(if_match);  // the handle, moved on to a rewrite of the same version
   for (int attempt = 0; attempt < std::max(1, core_->options.max_merge_attempts); ++attempt) {
     WriteOptions o;
     if (any_version) {
       auto etag = CurrentETag(*this, *core_, *name, pk, rk);
       if (etag.status().IsNotFound()) return Status::NotFound(ctx + ": not found");
+      if (etag.status().IsBusy()) {
+        BT_RETURN_IF_ERROR(busy.Next(etag.status(), ctx));
+        --attempt;
+        continue;
+      }
       if (etag.status().code() == Code::kCorruption) {
         // Its stored record is damaged: there is no version to compare, and
         // removing it is the repair (README "what damages a store").
@@ -276,7 +357,7 @@ Status Table::Delete(std::string_view pk, std::string_view rk, std::string_view 
       if (!etag.ok()) return etag.status().WithContext(ctx);
       o.conditions.if_match = *etag;
     } else {
-      o.conditions.if_match = std::string(if_match);
+      o.conditions.if_match = match;
     }
     Status s = core_->blobs->Delete(*name, o);
     while (s.IsBusy()) {
@@ -287,10 +368,18 @@ Status Table::Delete(std::string_view pk, std::string_view rk, std::string_view 
     if (s.IsNotFound()) return Status::NotFound(ctx + ": not found");
     if (!s.IsConflict()) return s.WithContext(ctx);
     if (any_version) continue;  // raced between reading and deleting: again
-    // As a reader sees it (settles a transaction first).
+    if (HoldsIntent(*core_->blobs, *name)) {
+      BT_RETURN_IF_ERROR(busy.Next(Status::Busy("held by a transaction"), ctx));
+      --attempt;
+      continue;
+    }
     auto now = Get(pk, rk, ReadPolicy::Validate());
     if (now.status().IsNotFound()) return Status::NotFound(ctx + ": not found");
     if (!now.ok()) return now.status();
+    if (SameAs(*core_->blobs, *name, now->etag(), match)) {
+      match = now->etag();  // the version it named, rewritten: delete at it
+      continue;
+    }
     return Status::Conflict(ctx + ": ETag " + std::string(if_match) + " no longer matches (now " +
                             now->etag() + ")");
   }

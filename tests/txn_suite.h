@@ -155,12 +155,24 @@ class TxnTest : public ::testing::TestWithParam<Backend> {
   // Nothing of any transaction is left: no records, no lock marks or leases,
   // no reservations, no leased entities.
   void ExpectNoLeftovers() {
+    store_->WaitForFinishing();
     ListOptions all;
     auto page = store_->blob_store().List(all);
     ASSERT_TRUE(page.ok());
     for (const BlobItem& item : page->items) {
-      EXPECT_NE(item.name.rfind(kRecordPrefix, 0), 0u) << "record left: " << item.name;
+      if (item.name.rfind(kRecordPrefix, 0) == 0) {
+        // Only an aborted record of protocol 2 stays: the fence against a
+        // commit point still on its way (Recover removes it when old).
+        auto got = store_->blob_store().Get(item.name, {});
+        ASSERT_TRUE(got.ok()) << item.name;
+        auto rec = DecodeRecord(got->data, item.name);
+        ASSERT_TRUE(rec.ok()) << rec.status().ToString();
+        EXPECT_TRUE(rec->format == 2 && rec->state == TxnState::kAborted)
+            << "record left: " << item.name;
+        continue;
+      }
       EXPECT_EQ(item.properties.metadata.count(kReservationMetadata), 0u) << item.name;
+      EXPECT_EQ(item.properties.metadata.count(kPrewriteMetadata), 0u) << item.name;
       EXPECT_NE(item.properties.lease_state, LeaseState::kLeased) << item.name;
       if (item.name.find("/l/") != std::string::npos) {
         EXPECT_EQ(item.properties.metadata.count(kTxnMetadata), 0u) << item.name;

@@ -5,6 +5,7 @@
 
 #include "model/blob_naming.h"
 #include "remote/inline_body.h"
+#include "txn/intent_resolver.h"
 #include "util/macros.h"
 #include "util/random.h"
 #include "txn/sync_point.h"
@@ -173,7 +174,8 @@ Status ClearOrphan(const ResolveContext& ctx, std::string_view blob) {
 
 std::string MarkingTransaction(const BlobProperties& p) {
   std::string txn = MetaOf(p, kIntentMetadata);
-  return txn.empty() ? MetaOf(p, kReservationMetadata) : txn;
+  if (txn.empty()) txn = MetaOf(p, kReservationMetadata);
+  return txn.empty() ? PrewritingTransaction(p) : txn;
 }
 
 Status ClearMark(BlobStore& blobs, std::string_view blob, const BlobProperties& seen,
@@ -206,6 +208,27 @@ Status ClearMark(BlobStore& blobs, std::string_view blob, const BlobProperties& 
   return Status::OK();
 }
 
+Status FinishRecord(const ResolveContext& ctx, const TxnRecord& rec, const BlobProperties& seen) {
+  // Aborted: its intents are undone by whoever meets them; the record stays
+  // (it is the fence against a commit point still on its way), removed by
+  // Recover once it is old.
+  if (rec.state != TxnState::kCommitted) return Status::OK();
+  for (const TxnWrite& w : rec.writes) {
+    auto got = ctx.blobs.Get(w.blob, {});
+    if (got.status().IsNotFound()) continue;
+    if (!got.ok()) return got.status();
+    if (got->properties.etag != w.seen_etag ||
+        PrewritingTransaction(got->properties) != rec.txn_id)
+      continue;  // finished already, or written since
+    BT_ASSIGN_OR_RETURN(EntityIntent intent, DecodeIntent(got->data, w.blob));
+    BT_RETURN_IF_ERROR(FinishIntent(ctx, w.blob, intent, got->properties, /*committed=*/true));
+  }
+  WriteOptions as_seen;
+  as_seen.conditions.if_match = seen.etag;
+  Status gone = ctx.blobs.Delete(RecordBlobName(rec.txn_id), as_seen);
+  return gone.ok() || gone.IsNotFound() || gone.IsConflict() ? Status::OK() : gone;
+}
+
 Status ResolveTransaction(const ResolveContext& ctx, std::string_view txn_id) {
   const std::string name = RecordBlobName(txn_id);
   // A cheap look first: a record whose lease is held has a live coordinator.
@@ -217,6 +240,10 @@ Status ResolveTransaction(const ResolveContext& ctx, std::string_view txn_id) {
   auto got = ctx.blobs.Get(name, {});
   if (got.status().IsNotFound()) return Status::OK();
   if (!got.ok()) return got.status();
+  {
+    auto rec = DecodeRecord(got->data, name);
+    if (rec.ok() && rec->format == 2) return FinishRecord(ctx, *rec, got->properties);
+  }
   // Taking the record's lease fences its coordinator: its commit-point write
   // and renewals need a lease it no longer has.
   const std::string resolver = NewGuid();
@@ -251,6 +278,14 @@ Status ResolvePartitionLock(const ResolveContext& ctx, std::string_view lock_blo
 }
 
 Status ResolveBlob(const ResolveContext& ctx, std::string_view blob, const BlobProperties& seen) {
+  if (!PrewritingTransaction(seen).empty()) return SettleIntent(ctx, blob, seen);
+  if (!MetaOf(seen, kSameAsMetadata).empty()) {
+    // A protocol-2 intent rewritten plain whose lease was not let go yet.
+    std::string stamp = MetaOf(seen, kTxnMetadata);
+    if (!stamp.empty() && seen.lease_status == LeaseStatus::kLocked)
+      (void)ctx.blobs.ReleaseLease(blob, stamp, {});
+    return Status::OK();
+  }
   std::string txn = MarkingTransaction(seen);
   if (txn.empty()) {
     // A stamp on a blob still leased: a finished transaction that may not
@@ -272,8 +307,67 @@ bool RecordDamaged(BlobStore& blobs, const BlobItem& item) {
 
 }  // namespace
 
-Result<int> RecoverAbandoned(const ResolveContext& ctx, bool discard_damaged) {
-  int resolved = 0;
+namespace {
+
+// Every protocol-2 intent in the container, settled as a writer would
+// (finished, undone, or decided aborted once its leases ran out). Adds the
+// transactions settled to `settled`, those still at work to `in_flight`.
+Status SettleAllIntents(const ResolveContext& ctx, std::set<std::string>& settled,
+                        std::set<std::string>& in_flight) {
+  ListOptions list;
+  list.prefix = kTablePrefix;
+  int pages = 0;
+  for (;;) {
+    BT_ASSIGN_OR_RETURN(ListPage page, ctx.blobs.List(list));
+    for (const BlobItem& item : page.items) {
+      const std::string txn = PrewritingTransaction(item.properties);
+      if (txn.empty()) {
+        // An intent rewritten plain whose lease was not let go yet.
+        if (!MetaOf(item.properties, kSameAsMetadata).empty() &&
+            item.properties.lease_status == LeaseStatus::kLocked)
+          BT_RETURN_IF_ERROR(ResolveBlob(ctx, item.name, item.properties));
+        continue;
+      }
+      Status s = SettleIntent(ctx, item.name, item.properties);
+      if (s.IsBusy()) in_flight.insert(txn);
+      else if (!s.ok()) return s.WithContext("settling " + item.name);
+      else settled.insert(txn);
+    }
+    BT_ASSIGN_OR_RETURN(bool more, NextListPage(list, page, &pages));
+    if (!more) return Status::OK();
+  }
+}
+
+// How long an aborted protocol-2 record is kept: it is the fence that stops
+// a commit point still on its way (a coordinator that stalled between its
+// last lease check and its commit point), so it outlives any such stall
+// that is not absurd.
+constexpr auto kAbortedRecordLifetime = std::chrono::hours(1);
+
+// A protocol-2 record met by Recover: a committed one is finished and
+// removed (true: it was still to do), an old aborted one removed.
+Result<bool> RecoverRecord2(const ResolveContext& ctx, const BlobItem& item,
+                            const TxnRecord& rec) {
+  if (rec.state == TxnState::kCommitted) {
+    BT_RETURN_IF_ERROR(FinishRecord(ctx, rec, item.properties));
+    return true;
+  }
+  if (ctx.clock.Now() - item.properties.last_modified > kAbortedRecordLifetime) {
+    WriteOptions as_seen;
+    as_seen.conditions.if_match = item.properties.etag;
+    Status gone = ctx.blobs.Delete(item.name, as_seen);
+    if (!gone.ok() && !gone.IsNotFound() && !gone.IsConflict()) return gone;
+  }
+  return false;
+}
+
+}  // namespace
+
+Result<int> RecoverAbandoned(const ResolveContext& ctx, bool discard_damaged,
+                             std::vector<std::string>* in_flight_out) {
+  std::set<std::string> settled, in_flight;
+  BT_RETURN_IF_ERROR(SettleAllIntents(ctx, settled, in_flight));
+  int resolved = static_cast<int>(settled.size());
   std::vector<Status> damaged;  // the others are resolved all the same
   ListOptions list;
   list.prefix = kRecordPrefix;
@@ -282,7 +376,17 @@ Result<int> RecoverAbandoned(const ResolveContext& ctx, bool discard_damaged) {
     BT_ASSIGN_OR_RETURN(ListPage page, ctx.blobs.List(list));
     for (const BlobItem& item : page.items) {
       if (item.properties.lease_status == LeaseStatus::kLocked) continue;  // its coordinator is at work
-      Status s = ResolveTransaction(ctx, item.name.substr(std::string(kRecordPrefix).size()));
+      const std::string txn = item.name.substr(std::string(kRecordPrefix).size());
+      if (auto got = ctx.blobs.Get(item.name, {}); got.ok()) {
+        auto rec = DecodeRecord(got->data, item.name);
+        if (rec.ok() && rec->format == 2) {
+          BlobItem seen{item.name, got->properties};
+          BT_ASSIGN_OR_RETURN(bool was_to_do, RecoverRecord2(ctx, seen, *rec));
+          if (was_to_do && !settled.count(txn)) ++resolved;
+          continue;
+        }
+      }
+      Status s = ResolveTransaction(ctx, txn);
       if (s.ok()) {
         ++resolved;
       } else if (s.code() == Code::kCorruption && discard_damaged &&
@@ -301,6 +405,7 @@ Result<int> RecoverAbandoned(const ResolveContext& ctx, bool discard_damaged) {
     BT_ASSIGN_OR_RETURN(bool more, NextListPage(list, page, &pages));
     if (!more) break;
   }
+  if (in_flight_out != nullptr) in_flight_out->assign(in_flight.begin(), in_flight.end());
   if (damaged.empty()) return resolved;
   return Status::Corruption(std::to_string(resolved) + " transaction(s) resolved; " +
                             std::to_string(damaged.size()) + " record(s) damaged, the first: " +

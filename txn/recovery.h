@@ -19,8 +19,10 @@
 #ifndef BLOBTABLE_TXN_RECOVERY_H_
 #define BLOBTABLE_TXN_RECOVERY_H_
 
+#include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "blobtable/blob_store.h"
 
@@ -34,6 +36,9 @@ struct ResolveContext {
   Clock& clock;
   int lease_seconds;
   size_t inline_body_max = 0;
+  // Partition locks the caller itself holds (a committing transaction): a
+  // protocol-2 intent whose lock is among them has lost its coordinator.
+  const std::set<std::string>* own_locks = nullptr;
 };
 
 // The transaction whose intent mark or reservation `p` carries; "" if none.
@@ -42,6 +47,12 @@ std::string MarkingTransaction(const BlobProperties& p);
 // Resolves transaction `txn_id`. OK when it is resolved or already gone;
 // Busy when its coordinator (or another resolver) still holds its record.
 Status ResolveTransaction(const ResolveContext& ctx, std::string_view txn_id);
+
+// Protocol 2: finishes the writes of a committed record (`seen` is the
+// record blob's properties) still held as intents, then deletes the record.
+// An aborted record is left alone (RecoverAbandoned removes old ones).
+struct TxnRecord;
+Status FinishRecord(const ResolveContext& ctx, const TxnRecord& rec, const BlobProperties& seen);
 
 // Resolves the transaction named by a lock blob's metadata, if any. OK when
 // there is none (or it was resolved); Busy when it is alive.
@@ -63,7 +74,13 @@ Status ClearMark(BlobStore& blobs, std::string_view blob, const BlobProperties& 
 
 // Resolves every abandoned transaction in the container; returns how many.
 // Damaged records: see Store::Recover.
-Result<int> RecoverAbandoned(const ResolveContext& ctx, bool discard_damaged = false);
+// Protocol 2: first every intent in the container is settled (its
+// transaction finished, undone, or decided aborted once its leases ran
+// out); the ids of transactions still at work go to `in_flight` (if not
+// null). Committed records left behind are finished and removed; aborted
+// ones once an hour old.
+Result<int> RecoverAbandoned(const ResolveContext& ctx, bool discard_damaged = false,
+                             std::vector<std::string>* in_flight = nullptr);
 
 }  // namespace blobtable
 

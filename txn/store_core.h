@@ -9,6 +9,7 @@
 #include "blobtable/blob_store.h"
 #include "blobtable/options.h"
 #include "cache/blob_cache.h"
+#include "txn/finisher.h"
 #include "txn/recovery.h"
 
 namespace blobtable::internal {
@@ -23,6 +24,8 @@ struct StoreCore {
   // options, adapted to the backend (BlobStoreTraits).
   size_t inline_body_max = 0;
   int parallel_reads = 1;
+  // Runs what follows a commit point; null: commits finish inline.
+  std::shared_ptr<Finisher> finisher;
 
   // Backoff between tries at something busy.
   void Wait(std::chrono::milliseconds d) const { clock->SleepFor(d); }

@@ -7,7 +7,7 @@
 #include "blobtable/store.h"
 #include "util/macros.h"
 #include "txn/atomic_commit.h"
-#include "txn/coordinator.h"
+#include "txn/prewrite_commit.h"
 #include "txn/txn_buffer.h"
 
 namespace blobtable {
@@ -83,6 +83,7 @@ Result<Entity> Transaction::Get(const Table& table, std::string_view pk, std::st
     i->read = true;
     i->read_found = e.ok();
     i->read_etag = etag;
+    if (e.ok()) i->read_entity = *e;
   }
   return e;
 }
@@ -124,7 +125,7 @@ Result<std::vector<CommittedWrite>> Transaction::Commit() {
   buffer_->finished = true;
   if (buffer_->intents.empty()) return std::vector<CommittedWrite>{};
   if (internal::CommitsAtomically(*buffer_)) return internal::CommitAtomically(*buffer_);
-  return internal::CommitBuffer(*buffer_);
+  return internal::CommitPrewritten(*buffer_);
 }
 
 void Transaction::Abort() {

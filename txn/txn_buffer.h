@@ -5,6 +5,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "blobtable/entity.h"
@@ -22,6 +23,7 @@ struct Intent {
   bool read = false;
   bool read_found = false;
   std::string read_etag;
+  std::optional<Entity> read_entity;  // what that read returned, if found
   bool reads_disagree = false;  // read twice and saw two versions
   // The write (or check).
   enum class Kind { kNone, kPut, kMerge, kDelete, kCheck } kind = Kind::kNone;

@@ -7,6 +7,7 @@ namespace blobtable {
 namespace {
 constexpr char kMagic[] = "bt.txn";
 constexpr int kFormat = 1;
+constexpr int kFormat2 = 2;
 
 void PackStrings(msgpack::packer<msgpack::sbuffer>& pk, const std::vector<std::string>& v) {
   pk.pack_array(static_cast<uint32_t>(v.size()));
@@ -26,6 +27,20 @@ std::string RecordBlobName(std::string_view txn_id) { return kRecordPrefix + std
 std::string EncodeRecord(const TxnRecord& r) {
   msgpack::sbuffer buf;
   msgpack::packer<msgpack::sbuffer> pk(&buf);
+  if (r.format == kFormat2) {
+    pk.pack_array(5);
+    pk.pack(std::string_view(kMagic));
+    pk.pack(kFormat2);
+    pk.pack(r.txn_id);
+    pk.pack(static_cast<int>(r.state));
+    pk.pack_array(static_cast<uint32_t>(r.writes.size()));
+    for (const TxnWrite& w : r.writes) {
+      pk.pack_array(2);
+      pk.pack(w.blob);
+      pk.pack(w.seen_etag);
+    }
+    return std::string(buf.data(), buf.size());
+  }
   pk.pack_array(8);
   pk.pack(std::string_view(kMagic));
   pk.pack(kFormat);
@@ -56,6 +71,30 @@ Status Damaged(const Status& s, std::string_view blob_name) {
       "marks then clears them; if it had committed, its writes not yet applied are lost)");
 }
 
+TxnState StateOf(const msgpack::object& o) {
+  int64_t state = mp::Int(o, "state");
+  if (state < 0 || state > 2) throw mp::FormatError{"state out of range"};
+  return static_cast<TxnState>(state);
+}
+
+void DecodeFormat2(const msgpack::object& o, TxnRecord& r) {
+  const msgpack::object* f = mp::Array(o, 5, "record");
+  r.txn_id = mp::Str(f[2], "txn_id");
+  r.lease_id = r.txn_id;
+  r.state = StateOf(f[3]);
+  if (r.state == TxnState::kPending) throw mp::FormatError{"a format-2 record is never pending"};
+  const msgpack::object* writes = mp::Array(f[4], 0, "writes");
+  for (uint32_t i = 0; i < f[4].via.array.size; ++i) {
+    const msgpack::object* w = mp::Array(writes[i], 2, "write");
+    TxnWrite tw;
+    tw.blob = mp::Str(w[0], "blob");
+    if (!naming::IsEntityBlobName(tw.blob)) throw mp::FormatError{"a write to a non-entity blob"};
+    tw.seen_etag = mp::Str(w[1], "intent_etag");
+    r.entities.push_back(tw.blob);
+    r.writes.push_back(std::move(tw));
+  }
+}
+
 }  // namespace
 
 Result<TxnRecord> DecodeRecord(std::string_view body, std::string_view blob_name) {
@@ -64,14 +103,18 @@ Result<TxnRecord> DecodeRecord(std::string_view body, std::string_view blob_name
   if (!oh.ok()) return Damaged(oh.status(), blob_name);
   TxnRecord r;
   Status s = mp::Guard(what, [&] {
-    const msgpack::object* f = mp::Array(oh->get(), 8, "record");
+    const msgpack::object* f = mp::Array(oh->get(), 2, "record");
     if (mp::Str(f[0], "magic") != kMagic) throw mp::FormatError{"not a transaction record"};
-    if (mp::Int(f[1], "format") != kFormat) throw mp::FormatError{"unknown record format"};
+    r.format = static_cast<int>(mp::Int(f[1], "format"));
+    if (r.format == kFormat2) {
+      DecodeFormat2(oh->get(), r);
+      return;
+    }
+    if (r.format != kFormat) throw mp::FormatError{"unknown record format"};
+    f = mp::Array(oh->get(), 8, "record");
     r.txn_id = mp::Str(f[2], "txn_id");
     r.lease_id = mp::Str(f[3], "lease_id");
-    int64_t state = mp::Int(f[4], "state");
-    if (state < 0 || state > 2) throw mp::FormatError{"state out of range"};
-    r.state = static_cast<TxnState>(state);
+    r.state = StateOf(f[4]);
     r.locks = Strings(f[5], "locks");
     r.entities = Strings(f[6], "entities");
     for (const std::string& e : r.entities)

@@ -2,8 +2,14 @@
 // the record's lease) and the commit point (its state turns to committed,
 // written under that lease, carrying every write to apply).
 //
-// Stored as msgpack: ["bt.txn", 1, txn_id, lease_id, state, [lock blobs],
-// [entity blobs], [[blob, op, body(bin), seen_etag], ...]].
+// Format 1 (the first protocol; still resolved where found): the record is
+// created pending and leased first, stored as msgpack ["bt.txn", 1, txn_id,
+// lease_id, state, [lock blobs], [entity blobs], [[blob, op, body(bin),
+// seen_etag], ...]].
+// Format 2 (protocol 2): created once, committed by the coordinator's
+// commit point or aborted by a resolver, both with If-None-Match "*":
+// ["bt.txn", 2, txn_id, state, [[blob, intent_etag], ...]] (the intents
+// carry the bodies).
 #ifndef BLOBTABLE_TXN_TXN_RECORD_H_
 #define BLOBTABLE_TXN_TXN_RECORD_H_
 
@@ -28,9 +34,11 @@ struct TxnWrite {
   Op op = kPut;
   std::string body;       // kPut: the encoded entity
   std::string seen_etag;  // the entity's ETag when the coordinator leased it
+                          // (format 2: the ETag of its intent)
 };
 
 struct TxnRecord {
+  int format = 1;
   std::string txn_id;
   std::string lease_id;  // every lease of this transaction uses this id
   TxnState state = TxnState::kPending;

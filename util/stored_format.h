@@ -30,6 +30,14 @@ inline constexpr char kIntentMetadata[] = "btint";
 // A transaction's reservation for an entity it will create (value: txn id).
 // Readers treat the blob as absent.
 inline constexpr char kReservationMetadata[] = "btres";
+// An entity blob whose body is a transaction's intent (txn/intent.h), not
+// an entity: both versions, until that transaction is decided and the blob
+// is rewritten plain (value: txn id). Written by the protocol since format 2.
+inline constexpr char kPrewriteMetadata[] = "btpw";
+// On a blob that finished or undid an intent: the ETag of the version it
+// continues (the intent's, after a commit; the one the intent replaced,
+// after an abort), so a condition on that ETag still means this version.
+inline constexpr char kSameAsMetadata[] = "btsame";
 // A copy of a small blob's whole body, base64 (remote/inline_body.h), so a
 // listing answers for it without a GET. Trusted only while the MD5 of the
 // copy equals the blob's Content-MD5.

@@ -104,6 +104,13 @@ struct StoreOptions {
   // leases. Off: through the lease coordinator, as on Azure (README
   // "Transactions"); for tests of that protocol. Both may run on one store.
   bool atomic_commits = true;
+  // Through the lease coordinator, Commit() returns at the commit point and
+  // the rest (intents rewritten plain, leases let go, the record deleted)
+  // runs on the store's one background thread; destroying the Store waits
+  // for it. Off: Commit() finishes before it returns (more round trips on
+  // the caller's time; the interleaving simulation, which runs one thread
+  // at a time, needs it).
+  bool finish_in_background = true;
 
   // Entities whose stored form is at most this many bytes carry a copy of
   // it in their blob's metadata (base64, README "Stored form"), so that a

@@ -68,6 +68,13 @@ class BLOBTABLE_EXPORT Store {
   // StoreOptions::cache off, or a cache that could not be opened).
   Result<CacheStats> cache_stats() const;
 
+  // Returns once what every commit so far left to the background thread
+  // (StoreOptions::finish_in_background) has run: its intents are plain
+  // entities again, its leases and record gone (or left to a resolver where
+  // storage failed). The destructor does the same.
+  void WaitForFinishing() const;
+  ~Store();
+
   BlobStore& blob_store() const;
   const StoreOptions& options() const;
 

@@ -1,0 +1,166 @@
+#include "txn/intent_resolver.h"
+
+#include "remote/inline_body.h"
+#include "txn/sync_point.h"
+#include "txn/txn_record.h"
+#include "util/macros.h"
+#include "util/stored_format.h"
+
+namespace blobtable {
+namespace {
+
+std::string MetaOf(const BlobProperties& p, const char* name) {
+  auto it = p.metadata.find(name);
+  return it == p.metadata.end() ? "" : it->second;
+}
+
+Outcome FromState(TxnState s) {
+  return s == TxnState::kCommitted ? Outcome::kCommitted : Outcome::kAborted;
+}
+
+// Whether the coordinator of an undecided transaction whose intent is
+// leased may still be at work: its partition lock is leased, by someone
+// other than the caller.
+Result<bool> MayBeAlive(const ResolveContext& ctx, const EntityIntent& intent) {
+  if (ctx.own_locks != nullptr && ctx.own_locks->count(intent.lock)) return false;
+  auto lock = ctx.blobs.Head(intent.lock, {});
+  if (lock.status().IsNotFound()) return false;
+  if (!lock.ok()) return lock.status();
+  return lock->properties.lease_status == LeaseStatus::kLocked;
+}
+
+}  // namespace
+
+bool SameVersion(const BlobProperties& p, std::string_view etag) {
+  return !etag.empty() && MetaOf(p, kSameAsMetadata) == etag;
+}
+
+Result<Outcome> OutcomeOf(BlobStore& blobs, std::string_view txn_id) {
+  const std::string name = RecordBlobName(txn_id);
+  auto got = blobs.Get(name, {});
+  if (got.status().IsNotFound()) return Outcome::kUndecided;
+  if (!got.ok()) return got.status();
+  BT_ASSIGN_OR_RETURN(TxnRecord rec, DecodeRecord(got->data, name));
+  if (rec.state == TxnState::kPending) return Outcome::kUndecided;
+  return FromState(rec.state);
+}
+
+Result<Outcome> DecideAbort(BlobStore& blobs, std::string_view txn_id) {
+  TxnRecord aborted;
+  aborted.format = 2;
+  aborted.txn_id = std::string(txn_id);
+  aborted.lease_id = aborted.txn_id;
+  aborted.state = TxnState::kAborted;
+  PutOptions create;
+  create.conditions.if_none_match = std::string(kAnyETag);
+  auto put = blobs.Put(RecordBlobName(txn_id), EncodeRecord(aborted), create);
+  if (put.ok()) return Outcome::kAborted;
+  // Already decided (or our own creation, retried after a lost answer):
+  // the record says how.
+  if (!put.status().IsConflict() && put.status().code() != Code::kOutcomeUnknown)
+    return put.status();
+  BT_ASSIGN_OR_RETURN(Outcome now, OutcomeOf(blobs, txn_id));
+  if (now == Outcome::kUndecided)
+    return Status::Unavailable("transaction " + std::string(txn_id) +
+                               ": deciding it aborted got no clear answer");
+  return now;
+}
+
+Result<IntentView> PreviousVersion(std::string_view blob, const GetResult& seen) {
+  BT_ASSIGN_OR_RETURN(EntityIntent intent, DecodeIntent(seen.data, blob));
+  return IntentView{intent.prev_exists, intent.prev_body, intent.prev_etag};
+}
+
+Result<std::optional<IntentView>> ViewIntent(BlobStore& blobs, std::string_view blob,
+                                             const GetResult& seen) {
+  BT_ASSIGN_OR_RETURN(EntityIntent intent, DecodeIntent(seen.data, blob));
+  BT_ASSIGN_OR_RETURN(Outcome outcome, OutcomeOf(blobs, intent.txn_id));
+  if (outcome == Outcome::kCommitted)
+    return std::optional<IntentView>(
+        IntentView{intent.next_exists, intent.next_body, seen.properties.etag, true});
+  if (outcome == Outcome::kUndecided) {
+    // No record now. A committed record is deleted only once every intent
+    // is rewritten, so if the blob is still this intent, the transaction
+    // had not committed when the record was looked for.
+    auto again = blobs.Head(blob, {});
+    if (!again.ok() && !again.status().IsNotFound()) return again.status();
+    if (!again.ok() || again->properties.etag != seen.properties.etag)
+      return std::optional<IntentView>();
+  }
+  return std::optional<IntentView>(IntentView{intent.prev_exists, intent.prev_body,
+                                              intent.prev_etag, outcome == Outcome::kAborted});
+}
+
+Status FinishIntent(const ResolveContext& ctx, std::string_view blob, const EntityIntent& intent,
+                    const BlobProperties& seen, bool committed, bool release,
+                    bool may_use_txn_lease) {
+  const bool exists = committed ? intent.next_exists : intent.prev_exists;
+  const std::string& body = committed ? intent.next_body : intent.prev_body;
+  const std::string same_as = committed ? seen.etag : intent.prev_etag;
+  // Under the transaction's lease while it holds the blob; the lease id is
+  // its id, so whoever finishes it can present it.
+  std::string lease = seen.lease_status == LeaseStatus::kLocked ? intent.txn_id : "";
+  for (int tries = 0; tries < 2; ++tries) {
+    Status s;
+    if (exists) {
+      PutOptions o;
+      o.lease_id = lease;
+      o.conditions.if_match = seen.etag;
+      o.metadata = {{kTxnMetadata, intent.txn_id}};
+      if (!same_as.empty()) o.metadata[kSameAsMetadata] = same_as;
+      AddInlineBody(o.metadata, body, ctx.inline_body_max);
+      s = ctx.blobs.Put(blob, body, o).status();
+    } else {
+      WriteOptions o;
+      o.lease_id = lease;
+      o.conditions.if_match = seen.etag;
+      s = ctx.blobs.Delete(blob, o);
+      if (s.ok() || s.IsNotFound()) return Status::OK();  // the lease went with it
+    }
+    // Someone finished it first, or wrote after it was finished.
+    if (s.IsConflict() || s.IsNotFound()) return Status::OK();
+    // A lease other than seen: the blob may have moved on (finished by
+    // someone else, then leased by its next writer); else try the other way.
+    if (s.code() == Code::kLeaseLost || s.IsBusy()) {
+      auto now = ctx.blobs.Head(blob, {});
+      if (now.status().IsNotFound() || (now.ok() && now->properties.etag != seen.etag))
+        return Status::OK();
+      if (s.IsBusy() && !may_use_txn_lease) return s;  // leased since: not ours to decide
+      if ((s.code() == Code::kLeaseLost && !lease.empty()) || (s.IsBusy() && lease.empty())) {
+        lease = lease.empty() ? intent.txn_id : "";
+        continue;
+      }
+    }
+    BT_RETURN_IF_ERROR(s);
+    if (release && !lease.empty()) (void)ctx.blobs.ReleaseLease(blob, lease, {});
+    return Status::OK();
+  }
+  return Status::Busy("entity " + std::string(blob) + " is leased by another client");
+}
+
+Status SettleIntent(const ResolveContext& ctx, std::string_view blob, const BlobProperties& seen) {
+  if (PrewritingTransaction(seen).empty()) return Status::OK();
+  auto got = ctx.blobs.Get(blob, {});
+  if (got.status().IsNotFound()) return Status::OK();
+  if (!got.ok()) return got.status();
+  if (PrewritingTransaction(got->properties).empty()) return Status::OK();
+  BT_ASSIGN_OR_RETURN(EntityIntent intent, DecodeIntent(got->data, blob));
+  BT_ASSIGN_OR_RETURN(Outcome outcome, OutcomeOf(ctx.blobs, intent.txn_id));
+  if (outcome == Outcome::kUndecided && got->properties.lease_status != LeaseStatus::kLocked) {
+    // Not leased yet: its transaction cannot commit once this changes (its
+    // lease is taken at the intent's version), so the writer goes first.
+    return FinishIntent(ctx, blob, intent, got->properties, /*committed=*/false,
+                        /*release=*/true, /*may_use_txn_lease=*/false);
+  }
+  if (outcome == Outcome::kUndecided) {
+    BT_ASSIGN_OR_RETURN(bool alive, MayBeAlive(ctx, intent));
+    if (alive)
+      return Status::Busy("transaction " + intent.txn_id + " is in progress on " +
+                          std::string(blob));
+    BT_ASSIGN_OR_RETURN(outcome, DecideAbort(ctx.blobs, intent.txn_id));
+    BT_SYNC_POINT("recovery.decided");
+  }
+  return FinishIntent(ctx, blob, intent, got->properties, outcome == Outcome::kCommitted);
+}
+
+}  // namespace blobtable

@@ -1,0 +1,74 @@
+// Meeting a protocol-2 transaction's intent (txn/intent.h) on an entity.
+//
+// The transaction's record decides: committed -> the intent's new version,
+// aborted -> its previous one. With no record the transaction is undecided:
+// a reader takes the previous version and never waits; a writer waits while
+// the coordinator is alive (the entity and its partition lock are leased)
+// and otherwise decides "abort" by creating the record aborted
+// (If-None-Match "*", which also fences a coordinator that stalled past its
+// leases: its commit point is the same creation). Every rewrite of an intent
+// is conditional on the intent's ETag, so it is idempotent and never
+// overwrites a later write.
+#ifndef BLOBTABLE_TXN_INTENT_RESOLVER_H_
+#define BLOBTABLE_TXN_INTENT_RESOLVER_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "blobtable/blob_store.h"
+#include "txn/intent.h"
+#include "txn/recovery.h"
+
+namespace blobtable {
+
+enum class Outcome { kUndecided, kCommitted, kAborted };
+
+// What transaction `txn_id`'s record says (Corruption if it is damaged).
+Result<Outcome> OutcomeOf(BlobStore& blobs, std::string_view txn_id);
+
+// Decides an undecided transaction: creates its record aborted. Returns the
+// outcome that stands (committed if its commit point got there first).
+Result<Outcome> DecideAbort(BlobStore& blobs, std::string_view txn_id);
+
+// The version of an entity a reader gets from a blob that holds an intent
+// (`seen`, read with its body): committed as of the read.
+struct IntentView {
+  bool exists = false;
+  std::string body;
+  // A handle for conditions: the intent's ETag for its new version, the
+  // replaced version's ETag for the previous one (kSameAsMetadata keeps
+  // both valid once the intent is rewritten plain).
+  std::string etag;
+  // The record decided it (whoever has time may rewrite the blob plain).
+  bool decided = false;
+};
+// nullopt: the blob moved on while it was looked at (read it again).
+// Never waits. Corruption if the intent or its record is damaged.
+Result<std::optional<IntentView>> ViewIntent(BlobStore& blobs, std::string_view blob,
+                                             const GetResult& seen);
+// The previous version, without asking the record (for a stale cached copy).
+Result<IntentView> PreviousVersion(std::string_view blob, const GetResult& seen);
+
+// For writers: makes `blob` plain (finishing or undoing the intent it holds
+// as `seen` shows) so that the caller can try again. OK when done or when
+// there is nothing to do; Busy while its transaction is undecided and alive.
+Status SettleIntent(const ResolveContext& ctx, std::string_view blob, const BlobProperties& seen);
+
+// Rewrites the intent `intent` (held by `blob` at `etag`) as the version the
+// outcome gives, then lets go of the transaction's lease on it. OK also when
+// the blob is no longer that intent (someone finished it, or wrote later).
+// `release` false leaves the lease (the caller releases it in its own round).
+// `may_use_txn_lease` false: never present the transaction's lease id (an
+// undecided intent undone because it was not leased: Busy if it is now).
+Status FinishIntent(const ResolveContext& ctx, std::string_view blob, const EntityIntent& intent,
+                    const BlobProperties& seen, bool committed, bool release = true,
+                    bool may_use_txn_lease = true);
+
+// True if `p` carries kSameAsMetadata naming `etag`: it is the version a
+// condition on `etag` meant.
+bool SameVersion(const BlobProperties& p, std::string_view etag);
+
+}  // namespace blobtable
+
+#endif  // BLOBTABLE_TXN_INTENT_RESOLVER_H_

@@ -1,0 +1,546 @@
+// The protocol-2 coordinator (prewrite_commit.h). Every lease it takes has
+// the transaction's id as its lease id, so whoever finishes or undoes one of
+// its intents can present it.
+#include "txn/prewrite_commit.h"
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <set>
+
+#include "model/entity_codec.h"
+#include "txn/finisher.h"
+#include "txn/intent.h"
+#include "txn/intent_resolver.h"
+#include "txn/store_core.h"
+#include "txn/sync_point.h"
+#include "txn/txn_record.h"
+#include "util/macros.h"
+#include "util/parallel.h"
+#include "util/random.h"
+#include "util/stored_format.h"
+
+namespace blobtable::internal {
+namespace {
+
+using Kind = Intent::Kind;
+using std::chrono::milliseconds;
+
+// One lease target of a commit: a partition lock, or an entity.
+struct Target {
+  std::string blob;
+  Intent* intent = nullptr;  // null for a lock
+  // The entity as the transaction expects it (planned, re-planned when it
+  // turns out to have moved on).
+  bool exists = false;
+  std::string etag;  // the version held (If-Match)
+  std::string body;  // its stored body
+  // What the commit does to it: an intent (both versions) for a write, and
+  // for an entity that must stay absent; a finite lease for one only read.
+  bool gets_intent = false;
+  bool next_exists = false;
+  std::string next_body;
+  // Progress.
+  bool held = false;         // leased, or (absent) its intent created
+  bool leased = false;
+  bool intent_placed = false;
+  std::string intent_etag;
+  EntityIntent placed;
+};
+
+class PrewriteCommit {
+ public:
+  explicit PrewriteCommit(TxnBuffer& b)
+      : b_(b), core_(*b.core), blobs_(*core_.blobs), clock_(*core_.clock), opts_(b.options),
+        txn_id_(NewGuid()), width_(Width()) {}
+
+  Result<std::vector<CommittedWrite>> Run() {
+    BT_RETURN_IF_ERROR(ValidateOptions(opts_));
+    margin_ = RenewalMargin(opts_);
+    deadline_ = clock_.Steady() + opts_.lock_timeout;
+    Status s = Plan();
+    if (s.ok()) s = Acquire();
+    if (s.ok()) s = Prewrite();
+    if (s.ok()) s = CommitPoint();
+    if (!s.ok()) {
+      if (outcome_unknown_) return s;  // left whole to whoever meets it
+      Undo();
+      if (s.code() == Code::kOutcomeUnknown)
+        return Status::Unavailable("transaction " + txn_id_ +
+                                   ": a step before the commit point got no answer (" +
+                                   s.message() + "); nothing was committed");
+      return s;
+    }
+    return Committed();
+  }
+
+ private:
+  size_t Width() const {
+    return blobs_.traits().in_process ? 1 : static_cast<size_t>(std::max(1, core_.parallel_reads));
+  }
+  ResolveContext Resolver() const {
+    ResolveContext ctx{blobs_, clock_, opts_.lease_seconds, core_.inline_body_max};
+    ctx.own_locks = &own_locks_;
+    return ctx;
+  }
+  // Calls fn for every index at once (up to the width).
+  template <typename Fn>
+  void Each(size_t n, Fn fn) {
+    ParallelFor(n, width_, [&](size_t i) { fn(i); });
+  }
+
+  // ---- Planning: what each entity is now, and what the commit makes of it ----
+
+  Status Plan() {
+    std::set<std::string> locks;
+    for (auto& [blob, intent] : b_.intents) {
+      Target t;
+      t.blob = blob;
+      t.intent = &intent;
+      targets_.push_back(std::move(t));
+      locks.insert(intent.lock);
+    }
+    // Entities written without having been read are read first, at once.
+    std::vector<Status> read(targets_.size());
+    Each(targets_.size(), [&](size_t i) {
+      Target& t = targets_[i];
+      if (t.intent->read) {
+        t.exists = t.intent->read_found;
+        t.etag = t.intent->read_etag;
+        if (t.exists) {
+          auto body = EncodeEntity(*t.intent->read_entity);
+          if (!body.ok()) read[i] = body.status();
+          else t.body = std::move(*body);
+        }
+        return;
+      }
+      read[i] = Look(t);
+    });
+    for (size_t i = 0; i < targets_.size(); ++i) {
+      BT_RETURN_IF_ERROR(read[i]);
+      BT_RETURN_IF_ERROR(Expectation(*targets_[i].intent, targets_[i].exists, targets_[i].etag));
+      BT_RETURN_IF_ERROR(PlanWrite(targets_[i]));
+    }
+    for (const std::string& lock : locks) {
+      Target t;
+      t.blob = lock;
+      targets_.push_back(std::move(t));
+    }
+    // One global order over every blob a transaction leases: no deadlock.
+    std::sort(targets_.begin(), targets_.end(),
+              [](const Target& a, const Target& b) { return a.blob < b.blob; });
+    return Status::OK();
+  }
+
+  // Reads an entity as a reader would see it (an intent's committed version).
+  Status Look(Target& t) {
+    for (int moved = 0; moved < 100; ++moved) {
+      auto cur = blobs_.Get(t.blob, {});
+      if (cur.status().IsNotFound()) {
+        t.exists = false;
+        t.etag.clear();
+        t.body.clear();
+        return Status::OK();
+      }
+      if (!cur.ok()) return cur.status().WithContext(t.intent->Describe());
+      if (PrewritingTransaction(cur->properties).empty()) {
+        t.exists = true;
+        t.etag = cur->properties.etag;
+        t.body = std::move(cur->data);
+        return Status::OK();
+      }
+      BT_ASSIGN_OR_RETURN(std::optional<IntentView> view, ViewIntent(blobs_, t.blob, *cur));
+      if (!view) continue;
+      t.exists = view->exists;
+      t.etag = view->exists ? view->etag : "";
+      t.body = view->body;
+      return Status::OK();
+    }
+    return Status::Busy(t.intent->Describe() + ": kept changing while it was read");
+  }
+
+  Status PlanWrite(Target& t) {
+    const Intent& i = *t.intent;
+    t.gets_intent = i.writes() || !t.exists;
+    if (i.kind == Kind::kPut || i.kind == Kind::kMerge) {
+      t.next_exists = true;
+      BT_ASSIGN_OR_RETURN(t.next_body, NewBody(i, t.exists ? &t.body : nullptr, clock_.Now()));
+    } else {
+      t.next_exists = i.kind != Kind::kDelete && t.exists;
+      t.next_body = t.next_exists ? t.body : "";
+    }
+    return Status::OK();
+  }
+
+  // ---- Round 1: every lease at once; in order, waiting, once one is busy ----
+
+  Status Acquire() {
+    leases_since_ = clock_.Steady();
+    std::vector<Status> got(targets_.size());
+    Each(targets_.size(), [&](size_t i) { got[i] = Take(targets_[i]); });
+    size_t first_failed = targets_.size();
+    for (size_t i = 0; i < targets_.size(); ++i) {
+      if (got[i].ok()) continue;
+      if (!got[i].IsBusy() && !got[i].IsConflict() && !got[i].IsNotFound()) return got[i];
+      first_failed = std::min(first_failed, i);
+    }
+    if (first_failed == targets_.size()) {
+      BT_SYNC_POINT("txn.locks_acquired");
+      return Status::OK();
+    }
+    // Keep the sorted prefix; let go of the rest and take it in order.
+    Each(targets_.size() - first_failed, [&](size_t j) { Drop(targets_[first_failed + j]); });
+    for (size_t i = first_failed; i < targets_.size(); ++i) {
+      BT_RETURN_IF_ERROR(TakeWaiting(targets_[i]));
+      ++lock_waits_;
+    }
+    BT_SYNC_POINT("txn.locks_acquired");
+    return Status::OK();
+  }
+
+  // One try at a target. Busy: held by someone; Conflict/NotFound: the entity
+  // is not at the version planned. An entity to write gets its intent now,
+  // at the version planned (which validates what the transaction read), and
+  // its lease in round 2: an intent may be left without a lease (no commit
+  // point can follow: the lease at the intent's version would fail once it
+  // is changed), never a lease without the intent that says whose it is.
+  Status Take(Target& t) {
+    if (t.intent == nullptr) return TakeLock(t);
+    if (!t.gets_intent) {
+      AccessConditions at;
+      at.if_match = t.etag;
+      BT_RETURN_IF_ERROR(blobs_.AcquireLease(t.blob, opts_.lease_seconds, txn_id_, at).status());
+      t.held = t.leased = true;
+      return Status::OK();
+    }
+    PutOptions o;
+    if (t.exists) o.conditions.if_match = t.etag;
+    else o.conditions.if_none_match = std::string(kAnyETag);
+    o.metadata = {{kPrewriteMetadata, txn_id_}};
+    t.placed = IntentOf(t);
+    auto put = blobs_.Put(t.blob, EncodeIntent(t.placed), o);
+    BT_RETURN_IF_ERROR(put.status());
+    t.held = t.intent_placed = true;
+    t.intent_etag = put->etag;
+    return Status::OK();
+  }
+
+  Status TakeLock(Target& t) {
+    auto lease = blobs_.AcquireLease(t.blob, opts_.lease_seconds, txn_id_, {});
+    if (lease.status().IsNotFound()) {
+      // Lock blobs exist from a partition's first transaction on.
+      PutOptions create;
+      create.conditions.if_none_match = std::string(kAnyETag);
+      Status made = blobs_.Put(t.blob, "", create).status();
+      if (!made.ok() && !made.IsConflict() && !made.IsBusy()) return made;
+      lease = blobs_.AcquireLease(t.blob, opts_.lease_seconds, txn_id_, {});
+    }
+    BT_RETURN_IF_ERROR(lease.status());
+    t.held = t.leased = true;
+    std::lock_guard<std::mutex> lock(mu_);
+    own_locks_.insert(t.blob);
+    return Status::OK();
+  }
+
+  // Takes a target, waiting while it is busy (up to lock_timeout) and
+  // settling whatever another transaction left on it.
+  Status TakeWaiting(Target& t) {
+    int round = 0;
+    for (;;) {
+      BT_RETURN_IF_ERROR(RenewIfDue());
+      Status s = Take(t);
+      if (s.ok()) return s;
+      if (!s.IsBusy() && !s.IsConflict() && !s.IsNotFound()) return s;
+      if (t.intent != nullptr) {
+        BT_ASSIGN_OR_RETURN(bool moved, Replan(t));
+        if (moved) continue;  // at another version now: try that one at once
+      }
+      if (clock_.Steady() >= deadline_)
+        return Status::LockTimeout("transaction " + txn_id_ + ": " +
+                                   (t.intent ? t.intent->Describe() : "lock " + t.blob) +
+                                   " stayed busy for " +
+                                   std::to_string(opts_.lock_timeout.count()) + " ms");
+      core_.Backoff(&round);
+    }
+  }
+
+  // Looks at an entity that could not be taken as planned: settles another
+  // transaction's intent or mark on it, and plans again if it moved on.
+  // True if the plan changed (try again now); false if it is busy (wait).
+  Result<bool> Replan(Target& t) {
+    auto cur = blobs_.Get(t.blob, {});
+    if (!cur.ok() && !cur.status().IsNotFound()) return cur.status();
+    if (cur.ok() && (!MarkingTransaction(cur->properties).empty() ||
+                     cur->properties.lease_status == LeaseStatus::kLocked)) {
+      // Another transaction's intent or mark (settled, or waited for), or a
+      // lease a finished one did not let go of (released).
+      Status r = ResolveBlob(Resolver(), t.blob, cur->properties);
+      if (!r.ok() && !r.IsBusy()) return r;
+      if (!MarkingTransaction(cur->properties).empty()) return r.ok();
+    }
+    const bool exists = cur.ok();
+    const std::string etag = exists ? cur->properties.etag : "";
+    if (exists == t.exists && etag == t.etag) return false;  // leased by another client
+    if (exists && t.exists && SameVersion(cur->properties, t.etag)) {
+      t.etag = etag;  // the same version, rewritten by whoever finished it
+      t.body = cur->data;
+      return true;
+    }
+    BT_RETURN_IF_ERROR(Expectation(*t.intent, exists, etag));
+    t.exists = exists;
+    t.etag = etag;
+    t.body = exists ? std::move(cur->data) : "";
+    BT_RETURN_IF_ERROR(PlanWrite(t));
+    return true;
+  }
+
+  // ---- Round 2: every intent leased infinitely, at its version ----
+
+  Status Prewrite() {
+    std::vector<Status> done(targets_.size() + 1);
+    Each(targets_.size() + 1, [&](size_t i) {
+      if (i == targets_.size()) done[i] = RenewIfDue();  // beside the prewrites
+      else if (targets_[i].intent != nullptr && targets_[i].gets_intent) done[i] = Place(targets_[i]);
+    });
+    for (const Status& s : done) BT_RETURN_IF_ERROR(s);
+    BT_SYNC_POINT("txn.prewritten");
+    return Status::OK();
+  }
+
+  Status Place(Target& t) {
+    AccessConditions at;
+    at.if_match = t.intent_etag;
+    auto lease = blobs_.AcquireLease(t.blob, kInfiniteLease, txn_id_, at);
+    if (lease.status().IsConflict() || lease.status().IsNotFound())
+      return Status::Conflict(t.intent->Describe() + ": written by another client during the "
+                              "commit");
+    BT_RETURN_IF_ERROR(lease.status());
+    t.leased = true;
+    return Status::OK();
+  }
+
+  EntityIntent IntentOf(const Target& t) const {
+    EntityIntent i;
+    i.txn_id = txn_id_;
+    i.lock = t.intent->lock;
+    i.prev_exists = t.exists;
+    i.prev_etag = t.exists ? t.etag : "";
+    i.prev_body = t.exists ? t.body : "";
+    i.next_exists = t.next_exists;
+    i.next_body = t.next_body;
+    return i;
+  }
+
+  // Renews every finite lease (the locks', and those on entities only read)
+  // when less than the margin remains. Before the commit point, a lease that
+  // may have run out means this coordinator may have been taken over.
+  Status RenewIfDue() {
+    std::lock_guard<std::mutex> guard(renew_mu_);
+    const auto remaining =
+        std::chrono::seconds(opts_.lease_seconds) - (clock_.Steady() - leases_since_);
+    if (remaining > margin_) return Status::OK();
+    const SteadyTime before = clock_.Steady();
+    std::vector<Target*> finite;
+    for (Target& t : targets_)
+      if (t.leased && (t.intent == nullptr || !t.gets_intent)) finite.push_back(&t);
+    std::vector<Status> renewed(finite.size());
+    Each(finite.size(), [&](size_t i) {
+      renewed[i] = blobs_.RenewLease(finite[i]->blob, txn_id_, {}).status();
+    });
+    for (size_t i = 0; i < finite.size(); ++i)
+      if (!renewed[i].ok())
+        return Status::LeaseLost("transaction " + txn_id_ + " could not renew its lease on " +
+                                 finite[i]->blob + ": " + renewed[i].message());
+    leases_since_ = before;
+    BT_SYNC_POINT("txn.renewed");
+    return Status::OK();
+  }
+
+  // ---- Round 3: the commit point ----
+
+  Status CommitPoint() {
+    BT_RETURN_IF_ERROR(RenewIfDue());
+    TxnRecord rec;
+    rec.format = 2;
+    rec.txn_id = txn_id_;
+    rec.lease_id = txn_id_;
+    rec.state = TxnState::kCommitted;
+    for (const Target& t : targets_)
+      if (t.intent_placed) rec.writes.push_back({t.blob, TxnWrite::kPut, "", t.intent_etag});
+    PutOptions create;
+    create.conditions.if_none_match = std::string(kAnyETag);
+    auto put = blobs_.Put(RecordBlobName(txn_id_), EncodeRecord(rec), create);
+    if (put.ok()) {
+      BT_SYNC_POINT("txn.committed");
+      return Status::OK();
+    }
+    return Settle(put.status());
+  }
+
+  // The commit point failed or got no clear answer: the record says what
+  // happened; with none, deciding "abort" ourselves makes it certain.
+  Status Settle(const Status& failure) {
+    auto outcome = OutcomeOf(blobs_, txn_id_);
+    if (outcome.ok() && *outcome == Outcome::kUndecided && IntentsStillPlaced())
+      outcome = DecideAbort(blobs_, txn_id_);
+    if (outcome.ok() && *outcome == Outcome::kCommitted) {
+      BT_SYNC_POINT("txn.committed");
+      return Status::OK();
+    }
+    if (outcome.ok() && *outcome == Outcome::kAborted) {
+      if (failure.IsConflict())
+        return Status::LeaseLost("transaction " + txn_id_ +
+                                 " was decided aborted by another client before its commit point "
+                                 "(it stalled past its leases): nothing was committed");
+      return failure.WithContext("transaction " + txn_id_ + " (nothing was committed)");
+    }
+    outcome_unknown_ = true;
+    return Status::OutcomeUnknown(
+        "transaction " + txn_id_ + ": its commit point was sent but the answer was lost (" +
+        failure.ToString() + "), and reading back could not tell whether it took effect. "
+        "Read the entities it writes (a read settles it) or run `blobtable recover`, then decide");
+  }
+
+  // Whether every intent is still in place (nobody finished one: a record
+  // missing then was never written, not written and removed).
+  bool IntentsStillPlaced() {
+    for (const Target& t : targets_) {
+      if (!t.intent_placed) continue;
+      auto head = blobs_.Head(t.blob, {});
+      if (!head.ok() || head->properties.etag != t.intent_etag) return false;
+    }
+    return true;
+  }
+
+  // ---- Before the commit point: undo; after it: finish ----
+
+  // Lets go of a target taken in round 1 (the fast path's suffix).
+  void Drop(Target& t) {
+    if (!t.held) return;
+    if (t.intent_placed) {
+      (void)FinishIntent(Resolver(), t.blob, t.placed, PlacedProps(t), /*committed=*/false);
+    } else if (t.leased) {
+      (void)blobs_.ReleaseLease(t.blob, txn_id_, {});
+    }
+    if (t.intent == nullptr) {
+      std::lock_guard<std::mutex> lock(mu_);
+      own_locks_.erase(t.blob);
+    }
+    t.held = t.leased = t.intent_placed = false;
+  }
+
+  BlobProperties PlacedProps(const Target& t) const {
+    BlobProperties p;
+    p.etag = t.intent_etag;
+    p.lease_status = t.leased ? LeaseStatus::kLocked : LeaseStatus::kUnlocked;
+    return p;
+  }
+
+  void Undo() {
+    std::vector<Target*> entities, locks;
+    for (Target& t : targets_) (t.intent ? entities : locks).push_back(&t);
+    Each(entities.size(), [&](size_t i) { Drop(*entities[i]); });
+    Each(locks.size(), [&](size_t i) { Drop(*locks[i]); });
+  }
+
+  Result<std::vector<CommittedWrite>> Committed() {
+    auto finish = MakeFinishJob();
+    std::map<std::string, std::string> etags;  // blob -> handle on its new version
+    for (const Target& t : targets_)
+      if (t.intent && t.intent->writes()) etags[t.blob] = t.next_exists ? t.intent_etag : "";
+    if (core_.finisher) {
+      core_.finisher->Submit(std::move(finish));
+    } else {
+      finish();
+    }
+    std::vector<const Intent*> ordered;
+    for (const auto& [blob, intent] : b_.intents)
+      if (intent.writes()) ordered.push_back(&intent);
+    std::sort(ordered.begin(), ordered.end(),
+              [](const Intent* a, const Intent* b) { return a->order < b->order; });
+    std::vector<CommittedWrite> out;
+    for (const Intent* i : ordered)
+      out.push_back({i->table, i->pk, i->rk, etags[i->blob], /*applied=*/false});
+    return out;
+  }
+
+  // What follows the commit point, as a job that owns everything it needs
+  // (it may run after this coordinator and its transaction are gone).
+  std::function<void()> MakeFinishJob() {
+    struct Job {
+      std::shared_ptr<BlobStore> blobs;
+      Clock* clock;
+      int lease_seconds;
+      size_t inline_body_max;
+      size_t width;
+      std::string txn_id;
+      std::vector<std::pair<std::string, EntityIntent>> intents;
+      std::vector<BlobProperties> seen;
+      std::vector<std::string> leases;  // finite leases to let go of
+    };
+    auto job = std::make_shared<Job>();
+    job->blobs = core_.blobs;
+    job->clock = &clock_;
+    job->lease_seconds = opts_.lease_seconds;
+    job->inline_body_max = core_.inline_body_max;
+    job->width = width_;
+    job->txn_id = txn_id_;
+    for (const Target& t : targets_) {
+      if (t.intent_placed) {
+        job->intents.emplace_back(t.blob, t.placed);
+        job->seen.push_back(PlacedProps(t));
+      } else if (t.leased) {
+        job->leases.push_back(t.blob);
+      }
+    }
+    return [job] {
+      ResolveContext ctx{*job->blobs, *job->clock, job->lease_seconds, job->inline_body_max};
+      const size_t n = job->intents.size(), m = job->leases.size();
+      std::vector<Status> done(n);
+      std::atomic<bool> all{true};
+      ParallelFor(n + m, job->width, [&](size_t i) {
+        if (i >= n) {
+          (void)job->blobs->ReleaseLease(job->leases[i - n], job->txn_id, {});
+          return;
+        }
+        // Rewritten plain, then its lease let go.
+        done[i] = FinishIntent(ctx, job->intents[i].first, job->intents[i].second, job->seen[i],
+                               /*committed=*/true);
+        if (!done[i].ok()) all = false;
+        else BT_SYNC_POINT("txn.finished_one");
+      });
+      BT_SYNC_POINT("txn.finished");
+      // Once every intent is plain, the record goes. If one could not be
+      // rewritten, it stays for whoever meets that intent (or Recover).
+      if (all) {
+        (void)job->blobs->Delete(RecordBlobName(job->txn_id), {});
+        BT_SYNC_POINT("txn.record_deleted");
+      }
+    };
+  }
+
+  TxnBuffer& b_;
+  const StoreCore& core_;
+  BlobStore& blobs_;
+  Clock& clock_;
+  const TransactionOptions opts_;
+  const std::string txn_id_;
+  const size_t width_;
+  milliseconds margin_{0};
+  SteadyTime deadline_;
+  SteadyTime leases_since_;  // before the oldest request of the current leases
+  std::vector<Target> targets_;
+  std::set<std::string> own_locks_;
+  std::mutex mu_, renew_mu_;
+  int lock_waits_ = 0;
+  bool outcome_unknown_ = false;
+};
+
+}  // namespace
+
+Result<std::vector<CommittedWrite>> CommitPrewritten(TxnBuffer& buffer) {
+  PrewriteCommit c(buffer);
+  return c.Run();
+}
+
+}  // namespace blobtable::internal
