@@ -428,8 +428,8 @@ TEST_P(InteropTest, WritesWhoseAnswerWasLostAreNeverMisreported) {
   EXPECT_EQ(proxy.injected(proxy::ProxyFault::kLoseAnswer), 5);
 }
 
-// The commit point of a transaction (the record's second plain PUT: the
-// first creates it) is applied and its answer lost. The transaction is
+// The commit point of a transaction (the PUT that creates its record) is
+// applied and its answer lost. The transaction is
 // committed, and says so; if the check that would tell cannot be made, it
 // says the outcome is unknown (never "nothing was committed"), and a later
 // read finds it committed, whole.
@@ -439,7 +439,7 @@ class CommitPointTest : public InteropTest {
     auto seen = std::make_shared<int>(0);
     return [seen](const std::string& line) {
       return line.find("/x/") != std::string::npos && line.find("comp=") == std::string::npos &&
-             line.rfind("PUT ", 0) == 0 && ++*seen == 2;
+             line.rfind("PUT ", 0) == 0 && ++*seen == 1;
     };
   }
   static bool ReadOfARecord(const std::string& line) {
@@ -496,7 +496,7 @@ TEST_P(CommitPointTest, AnUncheckableLostAnswerIsOutcomeUnknownAndAReadSettlesIt
   EXPECT_GT(proxy.injected(proxy::ProxyFault::kAnswer503), 0);
   proxy.Inject(proxy::ProxyFault::kAnswer503, ReadOfARecord, 0);
 
-  // The coordinator is gone (its record lease would lapse; break it now).
+  // Another client, with nothing in the way.
   auto direct = Store::Open(conn_, [&] {
     StoreOptions o;
     o.container = container_;
@@ -508,9 +508,7 @@ TEST_P(CommitPointTest, AnUncheckableLostAnswerIsOutcomeUnknownAndAReadSettlesIt
   list.prefix = "x/";
   auto records = blobs.List(list);
   ASSERT_TRUE(records.ok()) << records.status().ToString();
-  ASSERT_EQ(records->items.size(), 1u);
-  auto broken = blobs.BreakLease(records->items[0].name, 0, {});
-  ASSERT_TRUE(broken.ok()) << broken.status().ToString();
+  ASSERT_EQ(records->items.size(), 1u);  // committed, and left for whoever meets it
   auto table = (*direct)->OpenTable("ledger");
   auto a = table->Get("a", "1");
   ASSERT_TRUE(a.ok()) << a.status().ToString();

@@ -20,6 +20,7 @@
 #include <optional>
 
 #include "remote/inline_body.h"
+#include "txn/intent_resolver.h"
 #include "txn/recovery.h"
 #include "txn/store_core.h"
 #include "txn/sync_point.h"
@@ -80,7 +81,8 @@ class AtomicCommit {
     for (auto& [blob, intent] : b_.intents) {
       BT_ASSIGN_OR_RETURN(std::optional<GetResult> cur, ReadSettled(intent));
       const bool exists = cur.has_value();
-      BT_RETURN_IF_ERROR(Expectation(intent, exists, exists ? cur->properties.etag : ""));
+      BT_RETURN_IF_ERROR(Expectation(intent, exists, exists ? cur->properties.etag : "",
+                                     exists ? SameAsOf(cur->properties) : ""));
       BatchOp op;
       op.blob = blob;
       if (exists) op.conditions.if_match = cur->properties.etag;

@@ -18,7 +18,7 @@ bool CommitsAtomically(const TxnBuffer& buffer);
 // mark settled first), checked against what the transaction read and its
 // conditions, then every write and check is applied at exactly the version
 // read, all or nothing. No record, lock or lease. Same results as
-// CommitBuffer (txn.h); LockTimeout when an entity stays held by a
+// CommitPrewritten (txn.h); LockTimeout when an entity stays held by a
 // coordinator's transaction or leased by another client past lock_timeout.
 Result<std::vector<CommittedWrite>> CommitAtomically(TxnBuffer& buffer);
 

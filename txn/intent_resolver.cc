@@ -31,6 +31,8 @@ Result<bool> MayBeAlive(const ResolveContext& ctx, const EntityIntent& intent) {
 
 }  // namespace
 
+std::string SameAsOf(const BlobProperties& p) { return MetaOf(p, kSameAsMetadata); }
+
 bool SameVersion(const BlobProperties& p, std::string_view etag) {
   return !etag.empty() && MetaOf(p, kSameAsMetadata) == etag;
 }

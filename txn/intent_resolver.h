@@ -68,6 +68,8 @@ Status FinishIntent(const ResolveContext& ctx, std::string_view blob, const Enti
 // True if `p` carries kSameAsMetadata naming `etag`: it is the version a
 // condition on `etag` meant.
 bool SameVersion(const BlobProperties& p, std::string_view etag);
+// The ETag `p` continues (its kSameAsMetadata); "" if none.
+std::string SameAsOf(const BlobProperties& p);
 
 }  // namespace blobtable
 

@@ -34,6 +34,7 @@ struct Target {
   // turns out to have moved on).
   bool exists = false;
   std::string etag;  // the version held (If-Match)
+  std::string same_as;  // the version it continues (kSameAsMetadata), if any
   std::string body;  // its stored body
   // What the commit does to it: an intent (both versions) for a write, and
   // for an entity that must stay absent; a finite lease for one only read.
@@ -118,7 +119,8 @@ class PrewriteCommit {
     });
     for (size_t i = 0; i < targets_.size(); ++i) {
       BT_RETURN_IF_ERROR(read[i]);
-      BT_RETURN_IF_ERROR(Expectation(*targets_[i].intent, targets_[i].exists, targets_[i].etag));
+      const Target& t = targets_[i];
+      BT_RETURN_IF_ERROR(Expectation(*t.intent, t.exists, t.etag, t.same_as));
       BT_RETURN_IF_ERROR(PlanWrite(targets_[i]));
     }
     for (const std::string& lock : locks) {
@@ -146,6 +148,7 @@ class PrewriteCommit {
       if (PrewritingTransaction(cur->properties).empty()) {
         t.exists = true;
         t.etag = cur->properties.etag;
+        t.same_as = SameAsOf(cur->properties);
         t.body = std::move(cur->data);
         return Status::OK();
       }
@@ -286,9 +289,11 @@ class PrewriteCommit {
       t.body = cur->data;
       return true;
     }
-    BT_RETURN_IF_ERROR(Expectation(*t.intent, exists, etag));
+    const std::string same_as = exists ? SameAsOf(cur->properties) : "";
+    BT_RETURN_IF_ERROR(Expectation(*t.intent, exists, etag, same_as));
     t.exists = exists;
     t.etag = etag;
+    t.same_as = same_as;
     t.body = exists ? std::move(cur->data) : "";
     BT_RETURN_IF_ERROR(PlanWrite(t));
     return true;
@@ -381,8 +386,9 @@ class PrewriteCommit {
   // happened; with none, deciding "abort" ourselves makes it certain.
   Status Settle(const Status& failure) {
     auto outcome = OutcomeOf(blobs_, txn_id_);
-    if (outcome.ok() && *outcome == Outcome::kUndecided && IntentsStillPlaced())
-      outcome = DecideAbort(blobs_, txn_id_);
+    if (outcome.ok() && *outcome == Outcome::kUndecided)
+      outcome = IntentsStillPlaced() ? DecideAbort(blobs_, txn_id_)
+                                     : Result<Outcome>(OutcomeFromRewrites());
     if (outcome.ok() && *outcome == Outcome::kCommitted) {
       BT_SYNC_POINT("txn.committed");
       return Status::OK();
@@ -410,6 +416,24 @@ class PrewriteCommit {
       if (!head.ok() || head->properties.etag != t.intent_etag) return false;
     }
     return true;
+  }
+
+  // With no record and an intent gone, the record was written and removed
+  // by a successor that finished every intent: what it rewrote them as
+  // tells how (stamped with this transaction and kSameAsMetadata naming the
+  // intent: finished committed; naming the version before: undone).
+  // Undecided if nothing says (every blob was written again since).
+  Outcome OutcomeFromRewrites() {
+    for (const Target& t : targets_) {
+      if (!t.intent_placed) continue;
+      auto head = blobs_.Head(t.blob, {});
+      if (!head.ok()) continue;
+      auto stamp = head->properties.metadata.find(kTxnMetadata);
+      if (stamp == head->properties.metadata.end() || stamp->second != txn_id_) continue;
+      if (SameVersion(head->properties, t.intent_etag)) return Outcome::kCommitted;
+      if (t.exists && SameVersion(head->properties, t.etag)) return Outcome::kAborted;
+    }
+    return Outcome::kUndecided;
   }
 
   // ---- Before the commit point: undo; after it: finish ----
@@ -494,6 +518,7 @@ class PrewriteCommit {
       }
     }
     return [job] {
+      BT_SYNC_POINT("txn.finishing");
       ResolveContext ctx{*job->blobs, *job->clock, job->lease_seconds, job->inline_body_max};
       const size_t n = job->intents.size(), m = job->leases.size();
       std::vector<Status> done(n);

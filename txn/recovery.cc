@@ -329,9 +329,13 @@ Status SettleAllIntents(const ResolveContext& ctx, std::set<std::string>& settle
         continue;
       }
       Status s = SettleIntent(ctx, item.name, item.properties);
-      if (s.IsBusy()) in_flight.insert(txn);
-      else if (!s.ok()) return s.WithContext("settling " + item.name);
-      else settled.insert(txn);
+      if (s.IsBusy()) {
+        in_flight.insert(txn);
+        continue;
+      }
+      if (!s.ok()) return s.WithContext("settling " + item.name);
+      settled.insert(txn);
+      BT_SYNC_POINT("recovery.settled_one");
     }
     BT_ASSIGN_OR_RETURN(bool more, NextListPage(list, page, &pages));
     if (!more) return Status::OK();

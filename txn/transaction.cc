@@ -1,13 +1,15 @@
 // Transaction: the buffered API. Nothing is locked or written until
 // Commit(), which applies one atomic batch where the backend offers it
-// (txn/atomic_commit.cc) and runs the lease coordinator's protocol
-// elsewhere (txn/coordinator.cc).
+// (txn/atomic_commit.cc) and the prewrite protocol elsewhere
+// (txn/prewrite_commit.cc); one that writes nothing only validates its
+// reads (txn/read_only_commit.cc).
 #include "blobtable/txn.h"
 
 #include "blobtable/store.h"
 #include "util/macros.h"
 #include "txn/atomic_commit.h"
 #include "txn/prewrite_commit.h"
+#include "txn/read_only_commit.h"
 #include "txn/txn_buffer.h"
 
 namespace blobtable {
@@ -124,6 +126,7 @@ Result<std::vector<CommittedWrite>> Transaction::Commit() {
     return Status::InvalidArgument("the transaction has already committed or aborted");
   buffer_->finished = true;
   if (buffer_->intents.empty()) return std::vector<CommittedWrite>{};
+  if (internal::WritesNothing(*buffer_)) return internal::CommitReadOnly(*buffer_);
   if (internal::CommitsAtomically(*buffer_)) return internal::CommitAtomically(*buffer_);
   return internal::CommitPrewritten(*buffer_);
 }

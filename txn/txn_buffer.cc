@@ -31,10 +31,14 @@ milliseconds RenewalMargin(const TransactionOptions& o) {
   return o.renewal_margin.count() == 0 ? lease * 2 / 3 : o.renewal_margin;
 }
 
-Status Expectation(const Intent& i, bool exists, const std::string& etag) {
+Status Expectation(const Intent& i, bool exists, const std::string& etag,
+                   std::string_view same_as) {
+  auto is = [&](const std::string& wanted) {
+    return etag == wanted || (!same_as.empty() && same_as == wanted);
+  };
   if (i.reads_disagree)
     return Status::Conflict(i.Describe() + ": read twice in the transaction, two versions seen");
-  if (i.read && (i.read_found != exists || (exists && etag != i.read_etag)))
+  if (i.read && (i.read_found != exists || (exists && !is(i.read_etag))))
     return Status::Conflict(i.Describe() + ": changed since the transaction read it");
   switch (i.expect) {
     case Expect::kAny: return Status::OK();
@@ -46,7 +50,7 @@ Status Expectation(const Intent& i, bool exists, const std::string& etag) {
       return Status::OK();
     case Expect::kETag:
       if (!exists) return Status::NotFound(i.Describe() + ": not found");
-      if (etag != i.etag)
+      if (!is(i.etag))
         return Status::Conflict(i.Describe() + ": ETag " + i.etag + " no longer matches (now " +
                                 etag + ")");
       return Status::OK();

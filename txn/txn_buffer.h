@@ -48,7 +48,10 @@ std::chrono::milliseconds RenewalMargin(const TransactionOptions& o);
 // Whether an entity as storage holds it (exists, etag; no other
 // transaction's mark on it) satisfies the intent: what the transaction read
 // and the write's condition. Conflict or NotFound, saying why, if not.
-Status Expectation(const Intent& i, bool exists, const std::string& etag);
+// `same_as`: the ETag of the version this one continues (the blob's
+// kSameAsMetadata: an intent rewritten plain), which matches as well.
+Status Expectation(const Intent& i, bool exists, const std::string& etag,
+                   std::string_view same_as = "");
 
 // The stored form a put or merge intent writes over `current` (the stored
 // body; null if absent): its entity, merged into the current one for a

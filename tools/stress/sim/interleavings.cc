@@ -15,6 +15,7 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <mutex>
 #include <random>
@@ -22,6 +23,7 @@
 #include "blobtable/store.h"
 #include "tools/stress/sim/history_checker.h"
 #include "tools/stress/sim/sim_scheduler.h"
+#include "txn/intent.h"
 #include "txn/recovery.h"
 #include "txn/sync_point.h"
 #include "txn/txn_record.h"
@@ -55,9 +57,9 @@ class TempDirectory {
 const char* const kKeys[][2] = {{"p0", "a"}, {"p0", "b"}, {"p1", "c"}, {"p1", "d"}};
 constexpr int kNumKeys = 4;
 const char* const kSyncPoints[] = {
-    "txn.record_created", "txn.lock_acquired",     "txn.entities_leased", "txn.committed",
-    "txn.applied_one",    "txn.applied",           "txn.entities_released",
-    "txn.locks_cleared",  "txn.record_deleted",    "txn.renewed",        "recovery.record_taken"};
+    "txn.locks_acquired", "txn.prewritten",      "txn.committed",    "txn.finished_one",
+    "txn.finished",       "txn.record_deleted",  "txn.renewed",      "recovery.decided",
+    "recovery.settled_one"};
 
 std::string KeyName(int k) { return std::string(kKeys[k][0]) + "/" + kKeys[k][1]; }
 
@@ -71,47 +73,93 @@ Version ValueOf(const Result<Entity>& e) {
 }
 
 // Watches the protocol from below the scheduler (its own reads are not
-// scheduling points): a write or lease that succeeds on an entity carrying
-// the mark of a *committed* transaction, by anyone but that transaction
-// (its coordinator, or a resolver presenting its lease id), is a write
-// around a decided transaction, whether or not the history shows it.
+// scheduling points) for writes around a *committed* transaction, whether
+// or not the history shows them:
+// - protocol 2: a write that succeeds on an entity still holding the intent
+//   of a committed transaction must be its finishing: the new version put
+//   (stamped with the transaction, kSameAsMetadata naming the intent), the
+//   entity deleted if the new version is none, or another transaction's
+//   intent whose previous version is that new version;
+// - protocol 1: a write or lease that succeeds on an entity carrying the
+//   mark of a committed transaction, by anyone but that transaction (its
+//   coordinator, or a resolver presenting its lease id).
 class ProtocolMonitor final : public BlobStoreWrapper {
  public:
   using BlobStoreWrapper::BlobStoreWrapper;
   std::string violations;
 
   Result<WriteResult> Put(std::string_view n, std::string_view d, const PutOptions& o) override {
-    return Watch(n, o.lease_id, "put", [&] { return BlobStoreWrapper::Put(n, d, o); });
+    auto finishes = [&](const EntityIntent& i, const BlobProperties& cur) {
+      if (!PrewriteIn(o.metadata).empty()) {
+        auto next = DecodeIntent(d, n);
+        return next.ok() && next->prev_exists == i.next_exists &&
+               next->prev_body == i.next_body && next->prev_etag == cur.etag;
+      }
+      auto stamp = o.metadata.find(kTxnMetadata);
+      auto same = o.metadata.find(kSameAsMetadata);
+      return i.next_exists && d == i.next_body && stamp != o.metadata.end() &&
+             stamp->second == i.txn_id && same != o.metadata.end() && same->second == cur.etag;
+    };
+    return Watch(n, o.lease_id, "put", finishes, [&] { return BlobStoreWrapper::Put(n, d, o); });
   }
   Status Delete(std::string_view n, const WriteOptions& o) override {
-    return Watch(n, o.lease_id, "delete", [&] { return BlobStoreWrapper::Delete(n, o); });
+    auto finishes = [](const EntityIntent& i, const BlobProperties&) { return !i.next_exists; };
+    return Watch(n, o.lease_id, "delete", finishes,
+                 [&] { return BlobStoreWrapper::Delete(n, o); });
   }
   Result<WriteResult> SetMetadata(std::string_view n, const Metadata& m,
                                   const WriteOptions& o) override {
-    return Watch(n, o.lease_id, "metadata", [&] { return BlobStoreWrapper::SetMetadata(n, m, o); });
+    return Watch(n, o.lease_id, "metadata", kNever,
+                 [&] { return BlobStoreWrapper::SetMetadata(n, m, o); });
   }
   Result<LeaseResult> AcquireLease(std::string_view n, int d, std::string_view p,
                                    const AccessConditions& c) override {
-    return Watch(n, std::string(p), "lease",
+    auto no_write = [](const EntityIntent&, const BlobProperties&) { return true; };
+    return Watch(n, std::string(p), "lease", no_write,
                  [&] { return BlobStoreWrapper::AcquireLease(n, d, p, c); });
   }
 
  private:
+  using Finishes = std::function<bool(const EntityIntent&, const BlobProperties&)>;
+  static bool kNever(const EntityIntent&, const BlobProperties&) { return false; }
+
+  static std::string PrewriteIn(const Metadata& m) {
+    auto it = m.find(kPrewriteMetadata);
+    return it == m.end() ? "" : it->second;
+  }
+
+  // The committed record of transaction `txn`, if it has one.
+  std::optional<TxnRecord> Committed(const std::string& txn) {
+    auto record = target().Get(RecordBlobName(txn), {});
+    if (!record.ok()) return std::nullopt;
+    auto rec = DecodeRecord(record->data, "");
+    if (!rec.ok() || rec->state != TxnState::kCommitted) return std::nullopt;
+    return *rec;
+  }
+
+  // Which committed transaction a successful write on `name` would go
+  // around ("" if none).
+  std::string Around(std::string_view name, const std::string& lease_id,
+                     const Finishes& finishes) {
+    if (name.find("/e/") == std::string_view::npos) return "";
+    auto cur = target().Get(name, {});
+    if (!cur.ok()) return "";
+    const std::string pw = PrewritingTransaction(cur->properties);
+    if (!pw.empty()) {
+      auto intent = DecodeIntent(cur->data, name);
+      if (!intent.ok() || !Committed(pw)) return "";
+      return finishes(*intent, cur->properties) ? "" : pw;
+    }
+    const std::string txn = MarkingTransaction(cur->properties);
+    if (txn.empty()) return "";
+    auto rec = Committed(txn);
+    return rec && rec->lease_id != lease_id ? txn : "";
+  }
 
   template <typename F>
-  auto Watch(std::string_view name, const std::string& lease_id, const char* what, F call)
-      -> decltype(call()) {
-    std::string committed_by;
-    if (name.find("/e/") != std::string_view::npos) {
-      auto head = target().Head(name, {});
-      std::string txn = head.ok() ? MarkingTransaction(head->properties) : "";
-      if (!txn.empty()) {
-        auto record = target().Get(RecordBlobName(txn), {});
-        auto rec = record.ok() ? DecodeRecord(record->data, "") : Result<TxnRecord>(record.status());
-        if (rec.ok() && rec->state == TxnState::kCommitted && rec->lease_id != lease_id)
-          committed_by = txn;
-      }
-    }
+  auto Watch(std::string_view name, const std::string& lease_id, const char* what,
+             const Finishes& finishes, F call) -> decltype(call()) {
+    const std::string committed_by = Around(name, lease_id, finishes);
     auto r = call();
     if (!committed_by.empty() && StatusOf(r).ok())
       violations += std::string(what) + " on " + std::string(name) + " by " +
@@ -355,6 +403,9 @@ RunStats RunSeed(uint64_t seed, bool verbose, std::ostream& out) {
   StoreOptions o;
   o.clock = &clock;
   o.atomic_commits = false;  // the lease protocol's interleavings are what it searches
+  // Finishing runs in the committing actor (the scheduler runs one request
+  // at a time and knows only its own threads).
+  o.finish_in_background = false;
   clock.set_sleep([&](milliseconds d) { sched.Sleep(d); });
   // Resolvers hold a record longer than a coordinator's 15 s leases last:
   // a dead coordinator's locks and entities run out while it is settled.

@@ -1,0 +1,28 @@
+// Committing a transaction that writes nothing (only reads and checks): its
+// reads are validated by reading every entity again, all at once, as a
+// reader would (an intent counts as the version its record gives). Unique
+// ETags make two collects that agree a proof: between the last read and
+// the first re-read every entity was at the version the transaction saw, so
+// it is serialised there. One round, one GET per entity, no lease, no
+// record, and no waiting for a transaction in progress (a reader never
+// waits; README "Transactions").
+#ifndef BLOBTABLE_TXN_READ_ONLY_COMMIT_H_
+#define BLOBTABLE_TXN_READ_ONLY_COMMIT_H_
+
+#include <vector>
+
+#include "blobtable/txn.h"
+#include "txn/txn_buffer.h"
+
+namespace blobtable::internal {
+
+// True if `buffer` writes no entity.
+bool WritesNothing(const TxnBuffer& buffer);
+
+// Commits a transaction for which WritesNothing(): OK with no writes, or
+// Conflict / NotFound saying which read or check no longer holds.
+Result<std::vector<CommittedWrite>> CommitReadOnly(TxnBuffer& buffer);
+
+}  // namespace blobtable::internal
+
+#endif  // BLOBTABLE_TXN_READ_ONLY_COMMIT_H_
