@@ -9,6 +9,7 @@
 #include "remote/open_blob_store.h"
 #include "txn/recovery.h"
 #include "txn/store_core.h"
+#include "util/macros.h"
 
 namespace blobtable {
 
@@ -82,6 +83,16 @@ std::unique_ptr<Transaction> Store::Begin(const TransactionOptions& options) con
 
 Result<int> Store::Recover(bool discard_damaged) const {
   return RecoverAbandoned(core_->Resolver(), discard_damaged);
+}
+
+Result<RecoveryReport> Store::RecoverAndReport(bool discard_damaged) const {
+  std::vector<InFlightTxn> in_flight;
+  RecoveryReport report;
+  BT_ASSIGN_OR_RETURN(report.resolved,
+                      RecoverAbandoned(core_->Resolver(), discard_damaged, &in_flight));
+  for (InFlightTxn& t : in_flight)
+    report.in_flight.push_back({std::move(t.txn_id), std::move(t.blobs)});
+  return report;
 }
 
 void Store::WaitForFinishing() const {

@@ -207,6 +207,7 @@ TEST_F(CliTest, TxnCommitsAtomicallyAndReportsConflictsAndLockTimeouts) {
   CliRun recovered = Cli("recover");
   EXPECT_EQ(recovered.code, 0);
   EXPECT_EQ(json::parse(recovered.out)["resolved"], 0);
+  EXPECT_EQ(json::parse(recovered.out)["in_flight"], json::array());
 }
 
 TEST(EntityJson, RejectsWhatCannotBeStored) {

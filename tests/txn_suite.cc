@@ -6,6 +6,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <future>
@@ -770,6 +771,30 @@ TEST_P(TxnTest, PlainDeleteOfAnUncommittedInsertIsNotFound) {
   Expire();
   EXPECT_EQ(accounts_->Delete("eu", "zed", "*").code(), Code::kNotFound);
   ASSERT_TRUE(store_->Recover().ok());
+  ExpectNoLeftovers();
+}
+
+// Recover leaves a transaction whose coordinator may be at work alone, and
+// says so, with the entities it holds; once its leases ran out, it settles it.
+TEST_P(TxnTest, RecoverReportsTransactionsInFlight) {
+  if (!SyncPoints::Enabled()) GTEST_SKIP() << "sync points are compiled out (Release build)";
+  Seed();
+  ASSERT_EQ(KillTransferAt("txn.prewritten", "line"), 128 + SIGKILL);
+  auto report = store_->RecoverAndReport();
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->resolved, 0);
+  ASSERT_EQ(report->in_flight.size(), 1u);
+  std::vector<std::string> held = report->in_flight[0].blobs;
+  std::sort(held.begin(), held.end());
+  EXPECT_EQ(held, (std::vector<std::string>{*naming::EntityBlobName("accounts", "eu", "alice"),
+                                            *naming::EntityBlobName("accounts", "us", "carol"),
+                                            *naming::EntityBlobName("ledger", "2026", "line")}));
+  Expire();
+  report = store_->RecoverAndReport();
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->resolved, 1);
+  EXPECT_TRUE(report->in_flight.empty());
+  EXPECT_EQ(Balance(*accounts_, "eu", "alice"), 100);
   ExpectNoLeftovers();
 }
 

@@ -432,6 +432,17 @@ void DefineCommands(CLI::App& app, Command& c) {
 }
 
 // Runs the parsed command `name`.
+// {"resolved": N, "in_flight": [{"txn": ID, "blobs": [...],
+// "leases_run_out_within_seconds": 60}, ...]}
+nlohmann::json RecoveryToJson(const RecoveryReport& report) {
+  nlohmann::json in_flight = nlohmann::json::array();
+  for (const RecoveryReport::InFlight& t : report.in_flight)
+    in_flight.push_back({{"txn", t.txn_id},
+                         {"blobs", t.blobs},
+                         {"leases_run_out_within_seconds", RecoveryReport::kMaxLeaseSeconds}});
+  return {{"resolved", report.resolved}, {"in_flight", in_flight}};
+}
+
 int Execute(const std::string& name, Command& c, std::istream& in, std::ostream& out,
             std::ostream& err) {
   if (c.verbose && IsConnectionString(c.location)) {
@@ -449,9 +460,9 @@ int Execute(const std::string& name, Command& c, std::istream& in, std::ostream&
   std::unique_ptr<Store> store = std::move(*opened);
   if (name == "txn") return CmdTxn(*store, in, out, err, c.txn_options);
   if (name == "recover") {
-    auto n = store->Recover(c.discard_damaged);
-    if (!n.ok()) return Fail(err, n.status());
-    out << "{\"resolved\":" << *n << "}\n";
+    auto report = store->RecoverAndReport(c.discard_damaged);
+    if (!report.ok()) return Fail(err, report.status());
+    out << RecoveryToJson(*report).dump() << "\n";
     return kExitOk;
   }
   auto table = store->OpenTable(c.table);

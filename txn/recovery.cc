@@ -1,5 +1,6 @@
 #include "txn/recovery.h"
 
+#include <map>
 #include <set>
 #include <vector>
 
@@ -313,7 +314,7 @@ namespace {
 // (finished, undone, or decided aborted once its leases ran out). Adds the
 // transactions settled to `settled`, those still at work to `in_flight`.
 Status SettleAllIntents(const ResolveContext& ctx, std::set<std::string>& settled,
-                        std::set<std::string>& in_flight) {
+                        std::map<std::string, std::vector<std::string>>& in_flight) {
   ListOptions list;
   list.prefix = kTablePrefix;
   int pages = 0;
@@ -330,7 +331,7 @@ Status SettleAllIntents(const ResolveContext& ctx, std::set<std::string>& settle
       }
       Status s = SettleIntent(ctx, item.name, item.properties);
       if (s.IsBusy()) {
-        in_flight.insert(txn);
+        in_flight[txn].push_back(item.name);
         continue;
       }
       if (!s.ok()) return s.WithContext("settling " + item.name);
@@ -368,8 +369,9 @@ Result<bool> RecoverRecord2(const ResolveContext& ctx, const BlobItem& item,
 }  // namespace
 
 Result<int> RecoverAbandoned(const ResolveContext& ctx, bool discard_damaged,
-                             std::vector<std::string>* in_flight_out) {
-  std::set<std::string> settled, in_flight;
+                             std::vector<InFlightTxn>* in_flight_out) {
+  std::set<std::string> settled;
+  std::map<std::string, std::vector<std::string>> in_flight;
   BT_RETURN_IF_ERROR(SettleAllIntents(ctx, settled, in_flight));
   int resolved = static_cast<int>(settled.size());
   std::vector<Status> damaged;  // the others are resolved all the same
@@ -379,8 +381,11 @@ Result<int> RecoverAbandoned(const ResolveContext& ctx, bool discard_damaged,
   for (;;) {
     BT_ASSIGN_OR_RETURN(ListPage page, ctx.blobs.List(list));
     for (const BlobItem& item : page.items) {
-      if (item.properties.lease_status == LeaseStatus::kLocked) continue;  // its coordinator is at work
       const std::string txn = item.name.substr(std::string(kRecordPrefix).size());
+      if (item.properties.lease_status == LeaseStatus::kLocked) {  // its coordinator is at work
+        in_flight[txn];
+        continue;
+      }
       if (auto got = ctx.blobs.Get(item.name, {}); got.ok()) {
         auto rec = DecodeRecord(got->data, item.name);
         if (rec.ok() && rec->format == 2) {
@@ -409,7 +414,8 @@ Result<int> RecoverAbandoned(const ResolveContext& ctx, bool discard_damaged,
     BT_ASSIGN_OR_RETURN(bool more, NextListPage(list, page, &pages));
     if (!more) break;
   }
-  if (in_flight_out != nullptr) in_flight_out->assign(in_flight.begin(), in_flight.end());
+  if (in_flight_out != nullptr)
+    for (auto& [txn, blobs] : in_flight) in_flight_out->push_back({txn, std::move(blobs)});
   if (damaged.empty()) return resolved;
   return Status::Corruption(std::to_string(resolved) + " transaction(s) resolved; " +
                             std::to_string(damaged.size()) + " record(s) damaged, the first: " +

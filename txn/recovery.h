@@ -76,11 +76,15 @@ Status ClearMark(BlobStore& blobs, std::string_view blob, const BlobProperties& 
 // Damaged records: see Store::Recover.
 // Protocol 2: first every intent in the container is settled (its
 // transaction finished, undone, or decided aborted once its leases ran
-// out); the ids of transactions still at work go to `in_flight` (if not
-// null). Committed records left behind are finished and removed; aborted
+// out); transactions still at work go to `in_flight` (if not null), with
+// the entities they hold (none for a protocol-1 record still leased). Committed records left behind are finished and removed; aborted
 // ones once an hour old.
+struct InFlightTxn {
+  std::string txn_id;
+  std::vector<std::string> blobs;  // the entity blobs holding its intents
+};
 Result<int> RecoverAbandoned(const ResolveContext& ctx, bool discard_damaged = false,
-                             std::vector<std::string>* in_flight = nullptr);
+                             std::vector<InFlightTxn>* in_flight = nullptr);
 
 }  // namespace blobtable
 

@@ -16,6 +16,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "blobtable/export.h"
 #include "blobtable/blob_store.h"
@@ -26,6 +27,22 @@
 #include "blobtable/txn.h"
 
 namespace blobtable {
+
+// What Store::RecoverAndReport did and found.
+struct RecoveryReport {
+  int resolved = 0;  // transactions finished or undone (what Recover returns)
+  // A transaction whose coordinator may still be at work, left alone. It
+  // holds its partition locks under finite leases, renewed while it runs;
+  // once its coordinator stops they run out within kMaxLeaseSeconds
+  // (TransactionOptions::lease_seconds is at most that), and then the next
+  // reader, writer or Recover settles it.
+  struct InFlight {
+    std::string txn_id;
+    std::vector<std::string> blobs;  // entity blobs holding its intents (README "Blob naming")
+  };
+  std::vector<InFlight> in_flight;
+  static constexpr int kMaxLeaseSeconds = 60;
+};
 
 class BLOBTABLE_EXPORT Store {
  public:
@@ -62,6 +79,9 @@ class BLOBTABLE_EXPORT Store {
   // instead (whoever meets their marks then clears them; a committed one's
   // writes not yet applied are lost) and counted.
   Result<int> Recover(bool discard_damaged = false) const;
+  // The same, saying also which transactions it left alone because their
+  // coordinator may still be at work.
+  Result<RecoveryReport> RecoverAndReport(bool discard_damaged = false) const;
 
   // What this store's local cache counted (with the totals of its
   // directory); NotFound if it reads without one (the local backend,
