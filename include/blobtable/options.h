@@ -104,7 +104,7 @@ struct StoreOptions {
   // leases. Off: through the lease coordinator, as on Azure (README
   // "Transactions"); for tests of that protocol. Both may run on one store.
   bool atomic_commits = true;
-  // Through the lease coordinator, Commit() returns at the commit point and
+  // Through the protocol, Commit() returns at the commit point and
   // the rest (intents rewritten plain, leases let go, the record deleted)
   // runs on the store's one background thread; destroying the Store waits
   // for it. Off: Commit() finishes before it returns (more round trips on

@@ -14,17 +14,20 @@
 //
 // On the local store, Commit() applies every write and check as one LMDB
 // write transaction (StoreOptions::atomic_commits); elsewhere it runs the
-// lease coordinator's protocol. Either way: Commit() returns OK once the
-// transaction is committed (its commit point written), even if applying
-// some writes was left to others (see CommittedWrite::applied). Every
-// failure below means nothing was committed:
+// protocol of README "Transactions" (three rounds: locks and intents,
+// intents leased, the record created committed), and rewriting the intents
+// as plain entities happens after it returns, in the store's background
+// thread (StoreOptions::finish_in_background). A transaction that writes
+// nothing only reads its entities again. Either way: Commit() returns OK
+// once the transaction is committed; every reader sees its writes from
+// then on. Every failure below means nothing was committed:
 //   Conflict     an ETag read or named (if_match, Check) no longer matches, an
 //                Insert target exists, or a Replace/Merge/Delete target is gone
 //   NotFound     a Replace/Merge/Delete target does not exist
 //   LockTimeout  a partition lock, or an entity held by another transaction,
 //                stayed busy past TransactionOptions::lock_timeout
-//   LeaseLost    this coordinator lost a lease before the commit point (it
-//                stalled past its lease and a successor took over)
+//   LeaseLost    this transaction lost a lease before the commit point (it
+//                stalled past its lease and another client decided it aborted)
 //   InvalidArgument, Unavailable, IOError as elsewhere
 // except
 //   OutcomeUnknown  the commit point was sent but its answer was lost, and
@@ -53,9 +56,9 @@ struct TxnBuffer;
 }  // namespace internal
 
 struct TransactionOptions {
-  // Lease on the record, locks and entities: 15..60 seconds. A coordinator
-  // that stalls longer than this is fenced and its commit finished or undone
-  // by whoever comes next.
+  // Lease on partition locks and entities only read: 15..60 seconds. A
+  // coordinator that stalls longer than this is fenced, and its commit
+  // finished or undone by whoever comes next.
   int lease_seconds = 30;
   // How long to wait for busy partition locks before LockTimeout.
   std::chrono::milliseconds lock_timeout{30'000};
@@ -69,11 +72,15 @@ struct CommittedWrite {
   std::string table;  // as given to OpenTable
   std::string partition_key;
   std::string row_key;
-  // The new ETag; empty for a delete, and when not applied by this call.
+  // A handle on the new version, for a condition (If-Match) on it: the
+  // ETag of the write, or through the protocol the ETag of its intent, which
+  // keeps matching once the intent is rewritten plain (the new version
+  // names it). Empty for a delete, and when it is not known (an unclear
+  // answer found committed by reading back).
   std::string etag;
-  // False when the transaction is committed but this write was not applied
-  // by Commit() itself (storage failed, or a successor that took over its
-  // lease applied it): the first reader applies it; re-read for its ETag.
+  // False when the write was committed but not yet rewritten as a plain
+  // entity by Commit() itself (always so through the protocol: finishing
+  // comes after; readers already see the new version).
   bool applied = true;
 };
 
