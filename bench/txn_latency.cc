@@ -118,7 +118,7 @@ void Opposite(Store& store, int workers, int seconds) {
     e.Set("balance", int64_t{1000});
     (void)table.Upsert(e);
   }
-  std::atomic<int> ok{0}, conflict{0}, timeout{0}, other{0};
+  std::atomic<int> ok{0}, conflict{0}, timeout{0}, other{0}, waits{0};
   const auto until = Steady::now() + std::chrono::seconds(seconds);
   std::vector<std::thread> threads;
   for (int w = 0; w < workers; ++w) {
@@ -139,6 +139,7 @@ void Opposite(Store& store, int workers, int seconds) {
         (void)txn->Replace(table, x2, x->etag());
         (void)txn->Replace(table, y2, y->etag());
         Status s = txn->Commit().status();
+        waits += txn->commit_stats().lock_waits;
         if (s.ok()) ++ok;
         else if (s.IsConflict()) ++conflict;
         else if (s.code() == Code::kLockTimeout) ++timeout;
@@ -150,10 +151,13 @@ void Opposite(Store& store, int workers, int seconds) {
   store.WaitForFinishing();
   const int64_t sum = *table.Get("a", "acct")->FindAs<int64_t>("balance") +
                       *table.Get("b", "acct")->FindAs<int64_t>("balance");
+  const int tries = ok + conflict + timeout + other;
   std::printf("opposite order, %d workers, %d s: %.1f commits/s (%d committed, %d conflicts, "
-              "%d lock timeouts, %d other failures); money conserved: %s\n",
+              "%d lock timeouts, %d other failures); lock waits: %d (%.2f a commit try); "
+              "money conserved: %s\n",
               workers, seconds, static_cast<double>(ok) / seconds, ok.load(), conflict.load(),
-              timeout.load(), other.load(), sum == 2000 ? "yes" : "NO");
+              timeout.load(), other.load(), waits.load(),
+              tries ? static_cast<double>(waits) / tries : 0.0, sum == 2000 ? "yes" : "NO");
 }
 
 }  // namespace

@@ -168,6 +168,38 @@ TEST_P(TxnTest, RoundTripsPerCommit) {
   }
 }
 
+// An entity leased by another client is waited for, each wait counted in
+// the commit's stats, up to the lock timeout; an uncontended commit waits
+// for nothing.
+TEST_P(TxnTest, WaitsForABusyEntityAreCountedUpToTheLockTimeout) {
+  Seed();
+  auto transfer = [&](std::chrono::milliseconds timeout) {
+    TransactionOptions o = TxnOptions();
+    o.lock_timeout = timeout;
+    auto txn = store_->Begin(o);
+    Entity a("eu", "alice"), b("eu", "bob");
+    a.Set("balance", 90);
+    b.Set("balance", 110);
+    EXPECT_TRUE(txn->Replace(*accounts_, a, "*").ok());
+    EXPECT_TRUE(txn->Replace(*accounts_, b, "*").ok());
+    Status s = txn->Commit().status();
+    return std::pair{s, txn->commit_stats().lock_waits};
+  };
+  const std::string bob = *accounts_->EntityBlobName("eu", "bob");
+  auto lease = store_->blob_store().AcquireLease(bob, 15, "", {});
+  ASSERT_TRUE(lease.ok()) << lease.status().ToString();
+  auto [held, waits] = transfer(std::chrono::milliseconds(300));
+  EXPECT_EQ(held.code(), Code::kLockTimeout) << held.ToString();
+  EXPECT_GT(waits, 0);
+  EXPECT_EQ(Balance(*accounts_, "eu", "alice"), 100);
+  ASSERT_TRUE(store_->blob_store().ReleaseLease(bob, lease->lease_id, {}).ok());
+  auto [free, none] = transfer(std::chrono::milliseconds(300));
+  EXPECT_TRUE(free.ok()) << free.ToString();
+  EXPECT_EQ(none, 0);
+  EXPECT_EQ(Balance(*accounts_, "eu", "alice"), 90);
+  ExpectNoLeftovers();
+}
+
 // Sync points in commit order; a kill at one before "txn.committed" must
 // leave nothing, at one after it everything.
 const char* kPoints[] = {"txn.locks_acquired", "txn.prewritten", "txn.committed",

@@ -141,6 +141,7 @@ class AtomicCommit {
     if (core_.clock->Steady() >= deadline_)
       return Status::LockTimeout("transaction " + id_ + ": " + what + " stayed busy for " +
                                  std::to_string(b_.options.lock_timeout.count()) + " ms");
+    ++b_.lock_waits;
     core_.Backoff(round);
     return Status::OK();
   }

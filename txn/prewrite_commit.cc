@@ -193,10 +193,8 @@ class PrewriteCommit {
     }
     // Keep the sorted prefix; let go of the rest and take it in order.
     Each(targets_.size() - first_failed, [&](size_t j) { Drop(targets_[first_failed + j]); });
-    for (size_t i = first_failed; i < targets_.size(); ++i) {
+    for (size_t i = first_failed; i < targets_.size(); ++i)
       BT_RETURN_IF_ERROR(TakeWaiting(targets_[i]));
-      ++lock_waits_;
-    }
     BT_SYNC_POINT("txn.locks_acquired");
     return Status::OK();
   }
@@ -263,6 +261,7 @@ class PrewriteCommit {
                                    (t.intent ? t.intent->Describe() : "lock " + t.blob) +
                                    " stayed busy for " +
                                    std::to_string(opts_.lock_timeout.count()) + " ms");
+      ++b_.lock_waits;
       core_.Backoff(&round);
     }
   }
@@ -557,7 +556,6 @@ class PrewriteCommit {
   std::vector<Target> targets_;
   std::set<std::string> own_locks_;
   std::mutex mu_, renew_mu_;
-  int lock_waits_ = 0;
   bool outcome_unknown_ = false;
 };
 

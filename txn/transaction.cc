@@ -131,6 +131,10 @@ Result<std::vector<CommittedWrite>> Transaction::Commit() {
   return internal::CommitPrewritten(*buffer_);
 }
 
+Transaction::CommitStats Transaction::commit_stats() const {
+  return CommitStats{buffer_->lock_waits};
+}
+
 void Transaction::Abort() {
   buffer_->finished = true;
   buffer_->intents.clear();

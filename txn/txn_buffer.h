@@ -64,6 +64,7 @@ struct TxnBuffer {
   std::map<std::string, Intent> intents;  // by entity blob name: sorted
   size_t next_order = 0;
   bool finished = false;
+  int lock_waits = 0;  // backoffs during Commit() (Transaction::CommitStats)
 };
 
 }  // namespace blobtable::internal

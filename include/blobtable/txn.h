@@ -114,6 +114,15 @@ class BLOBTABLE_EXPORT Transaction {
   // Drops the buffered operations.
   void Abort();
 
+  // How the last Commit() went (zero before it): for benchmarks and
+  // monitoring. Not thread-safe with a Commit() in progress.
+  struct CommitStats {
+    // Waits for something busy (a partition lock or an entity held by
+    // another transaction or client): each is one backoff of 2..200 ms.
+    int lock_waits = 0;
+  };
+  CommitStats commit_stats() const;
+
  private:
   friend class Store;
   Transaction(std::shared_ptr<const internal::StoreCore> core, TransactionOptions options);
