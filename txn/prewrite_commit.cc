@@ -53,7 +53,7 @@ class PrewriteCommit {
  public:
   explicit PrewriteCommit(TxnBuffer& b)
       : b_(b), core_(*b.core), blobs_(*core_.blobs), clock_(*core_.clock), opts_(b.options),
-        txn_id_(NewGuid()), width_(Width()) {}
+        txn_id_(NewGuid()), width_(core_.CommitWidth()) {}
 
   Result<std::vector<CommittedWrite>> Run() {
     BT_RETURN_IF_ERROR(ValidateOptions(opts_));
@@ -76,9 +76,6 @@ class PrewriteCommit {
   }
 
  private:
-  size_t Width() const {
-    return blobs_.traits().in_process ? 1 : static_cast<size_t>(std::max(1, core_.parallel_reads));
-  }
   ResolveContext Resolver() const {
     ResolveContext ctx{blobs_, clock_, opts_.lease_seconds, core_.inline_body_max};
     ctx.own_locks = &own_locks_;

@@ -47,9 +47,8 @@ Result<std::vector<CommittedWrite>> CommitReadOnly(TxnBuffer& buffer) {
   std::vector<const Intent*> intents;
   for (const auto& [blob, intent] : buffer.intents) intents.push_back(&intent);
   std::vector<Status> valid(intents.size());
-  const size_t width =
-      core.blobs->traits().in_process ? 1 : static_cast<size_t>(std::max(1, core.parallel_reads));
-  ParallelFor(intents.size(), width, [&](size_t k) { valid[k] = Validate(core, *intents[k]); });
+  ParallelFor(intents.size(), core.CommitWidth(),
+              [&](size_t k) { valid[k] = Validate(core, *intents[k]); });
   for (const Status& s : valid) BT_RETURN_IF_ERROR(s);
   return std::vector<CommittedWrite>{};
 }

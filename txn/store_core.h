@@ -27,6 +27,14 @@ struct StoreCore {
   // Runs what follows a commit point; null: commits finish inline.
   std::shared_ptr<Finisher> finisher;
 
+  // How many requests of one commit round go out at once: a round is meant
+  // to cost one round trip, so up to 32 (more if queries may send more);
+  // one at a time on an in-process backend (no round trip to save).
+  size_t CommitWidth() const {
+    if (blobs->traits().in_process) return 1;
+    return static_cast<size_t>(std::max(32, parallel_reads));
+  }
+
   // Backoff between tries at something busy.
   void Wait(std::chrono::milliseconds d) const { clock->SleepFor(d); }
   // The `*round`-th wait of a retry loop (2, 4, 8, ... ms, at most 200 ms);
