@@ -1,0 +1,61 @@
+// The benchmark suite's harness (README "Performance"): every system of a
+// cell runs once per round, in an order rotated each round, and the figures
+// reported are medians over rounds, ratios as the median of per-round
+// ratios against the cell's reference system (this machine is noisy, fsync
+// most of all, and a round's systems share its noise).
+#ifndef BLOBTABLE_BENCH_HARNESS_H_
+#define BLOBTABLE_BENCH_HARNESS_H_
+
+#include <cstdint>
+#include <functional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "blobtable/status.h"
+
+namespace bench {
+
+// What one system did in one round of one cell.
+struct Sample {
+  int64_t ops = 0;
+  double seconds = 0;                // wall time of all threads
+  double cpu_seconds = 0;            // this process's user + system time
+  std::vector<double> latencies_us;  // one per operation
+  int64_t requests = -1;             // storage requests, where counted
+};
+
+// Runs op(thread, i) for i in [0, ops_per_thread) on `threads` threads at
+// once; any error stops that thread and is returned.
+blobtable::Result<Sample> RunThreads(int threads, int64_t ops_per_thread,
+                                     const std::function<blobtable::Status(int, int64_t)>& op);
+
+struct System {
+  std::string name;
+  // One round's measurement (called once per round, in rotated order).
+  std::function<blobtable::Result<Sample>()> run;
+};
+
+// A cell's result for one system: medians over rounds.
+struct Row {
+  std::string workload, op, system;
+  int threads = 1;
+  double ops_per_s = 0, p50_us = 0, p99_us = 0, cpu_us_per_op = 0, requests_per_op = -1;
+  // The reference's ops/s over this system's (above 1: the reference is
+  // faster), median of per-round ratios.
+  double ratio = 1;
+  std::string reference;
+};
+
+// Runs every system `rounds` times, rotating the order each round. The
+// first system is the reference of the ratios.
+blobtable::Result<std::vector<Row>> RunCell(const std::string& workload, const std::string& op,
+                                            int threads, const std::vector<System>& systems,
+                                            int rounds);
+
+void PrintRows(const std::vector<Row>& rows, std::ostream& out);
+void WriteCsv(const std::vector<Row>& rows, std::ostream& out);
+
+}  // namespace bench
+
+#endif  // BLOBTABLE_BENCH_HARNESS_H_

@@ -1,0 +1,105 @@
+#include "bench/w1_embedded.h"
+
+#include <stdlib.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <memory>
+
+#include "bench/kv_peer.h"
+
+namespace bench {
+namespace {
+
+using blobtable::Result;
+using blobtable::Status;
+
+std::string Key(int thread, int64_t i) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "t%02d-%08lld", thread, static_cast<long long>(i));
+  return buf;
+}
+
+// A new directory under $TMPDIR, removed with everything in it.
+class Scratch {
+ public:
+  Scratch() {
+    std::string tmpl =
+        (std::filesystem::temp_directory_path() / "blobtable-bench-XXXXXX").string();
+    if (mkdtemp(tmpl.data()) != nullptr) path_ = tmpl;
+  }
+  ~Scratch() {
+    std::error_code ec;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+struct PeerKind {
+  std::string name;
+  std::function<std::unique_ptr<KvPeer>()> make;
+};
+
+std::vector<PeerKind> Peers() {
+  return {{"blobtable", [] { return NewBlobtablePeer(); }},
+          {"sqlite-wal-full", [] { return NewSqlitePeer("FULL"); }},
+          {"sqlite-wal-normal", [] { return NewSqlitePeer("NORMAL"); }},
+          {"rocksdb-sync", [] { return NewRocksDbPeer(true); }},
+          {"rocksdb-nosync", [] { return NewRocksDbPeer(false); }},
+          {"lmdb-raw", [] { return NewLmdbPeer(); }}};
+}
+
+// One round of `op` on a fresh store of `kind`: the keys it needs written
+// first (not timed), then the operations timed.
+Result<Sample> Round(const PeerKind& kind, const std::string& op, int threads,
+                     const W1Options& o, const std::string& value) {
+  Scratch dir;
+  if (dir.path().empty()) return Status::IOError("no scratch directory");
+  std::unique_ptr<KvPeer> peer = kind.make();
+  if (Status s = peer->Open(dir.path(), threads); !s.ok()) return s;
+  const int64_t n = o.ops_per_thread;
+  if (op != "insert") {
+    auto loaded = RunThreads(threads, n, [&](int t, int64_t i) {
+      return peer->Insert(t, Key(t, i), value);
+    });
+    if (!loaded.ok()) return loaded.status();
+  }
+  if (op == "insert")
+    return RunThreads(threads, n, [&](int t, int64_t i) { return peer->Insert(t, Key(t, i), value); });
+  if (op == "get")
+    return RunThreads(threads, n, [&](int t, int64_t i) { return peer->Get(t, Key(t, (i * 7919) % n)); });
+  if (op == "replace")
+    return RunThreads(threads, n, [&](int t, int64_t i) { return peer->Replace(t, Key(t, i), value); });
+  // range100: a tenth as many queries, each from a spread-out start.
+  const int64_t span = std::max<int64_t>(1, n - 100);
+  return RunThreads(threads, std::max<int64_t>(1, n / 10), [&](int t, int64_t i) {
+    return peer->Range(t, Key(t, (i * 7919) % span), 100);
+  });
+}
+
+}  // namespace
+
+Result<std::vector<Row>> RunW1(const W1Options& o) {
+  std::string value(o.value_bytes, '\0');
+  for (size_t i = 0; i < value.size(); ++i) value[i] = static_cast<char>((i * 131 + 7) % 251);
+  std::vector<Row> rows;
+  for (int threads : o.threads) {
+    for (const char* op : {"insert", "get", "replace", "range100"}) {
+      std::vector<System> systems;
+      for (const PeerKind& kind : Peers())
+        systems.push_back({kind.name, [&, kind, op = std::string(op)] {
+                             return Round(kind, op, threads, o, value);
+                           }});
+      auto cell = RunCell("W1", op, threads, systems, o.rounds);
+      if (!cell.ok()) return cell.status();
+      rows.insert(rows.end(), cell->begin(), cell->end());
+    }
+  }
+  return rows;
+}
+
+}  // namespace bench

@@ -1,0 +1,23 @@
+// W1: the embedded store against SQLite, RocksDB and raw LMDB, one process,
+// the same value bytes and key order (README "Performance").
+#ifndef BLOBTABLE_BENCH_W1_EMBEDDED_H_
+#define BLOBTABLE_BENCH_W1_EMBEDDED_H_
+
+#include <vector>
+
+#include "bench/harness.h"
+
+namespace bench {
+
+struct W1Options {
+  int rounds = 5;
+  int64_t ops_per_thread = 2000;  // range queries: a tenth of that
+  std::vector<int> threads = {1, 2, 8};
+  size_t value_bytes = 1000;
+};
+
+blobtable::Result<std::vector<Row>> RunW1(const W1Options& options);
+
+}  // namespace bench
+
+#endif  // BLOBTABLE_BENCH_W1_EMBEDDED_H_
