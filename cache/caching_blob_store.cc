@@ -216,7 +216,7 @@ Result<ListPage> CachingBlobStore::CachedRange(const ListOptions& o) {
   ++cache_->counters().stale;
   for (CacheEntry& e : cache_->Range(scope_, o.prefix, o.start_from)) {
     if (!o.marker.empty() && e.name <= o.marker) continue;
-    page.items.push_back(BlobItem{std::move(e.name), std::move(e.properties)});
+    page.items.push_back(BlobItem{std::move(e.name), std::move(e.properties), std::nullopt});
   }
   return page;
 }

@@ -23,14 +23,16 @@ struct Row {
   naming::EntityKey key;
 };
 
-// The entity a listed blob carries inline, if the listing may answer for
-// it: no transaction's mark on it (that needs settling: read it), and a copy
-// that is the blob's body (its MD5 is the Content-MD5 listed) and decodes
-// to this entity.
+// The entity a listed blob carries, if the listing may answer for it: no
+// transaction's mark on it (that needs settling: read it), and its body
+// listed with it (a backend that lists with data, in the listing's
+// snapshot) or an inline copy that is the blob's body (its MD5 is the
+// Content-MD5 listed), decoding to this entity.
 std::optional<Entity> FromListing(const Row& row) {
   const BlobProperties& p = row.item->properties;
   if (!MarkingTransaction(p).empty()) return std::nullopt;
-  std::optional<std::string> body = InlineBody(p);
+  // The body itself (a backend that lists with data), else its inline copy.
+  std::optional<std::string> body = row.item->data ? row.item->data : InlineBody(p);
   if (!body) return std::nullopt;
   auto e = DecodeEntity(*body, row.item->name);
   if (!e.ok() || e->partition_key() != row.key.partition_key || e->row_key() != row.key.row_key)
@@ -53,6 +55,7 @@ Result<QueryPage> Table::Query(const QueryOptions& q) const {
   ListOptions list;
   list.prefix = q.partition_key ? naming::PartitionPrefix(name_, *q.partition_key) : entity_prefix;
   list.max_results = std::min(5000, q.top + 1);
+  list.include_data = core_->blobs->traits().list_data;
   if (q.partition_key && q.row_key_from)
     list.start_from = list.prefix + "-" + naming::EncodeKey(*q.row_key_from);
 

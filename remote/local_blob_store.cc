@@ -158,7 +158,7 @@ class LocalBlobStore final : public BlobStore {
 
   std::string Location() const override { return "local:" + env_->directory(); }
   const std::string& container() const override { return container_; }
-  BlobStoreTraits traits() const override { return {.in_process = true, .atomic_batch = true}; }
+  BlobStoreTraits traits() const override { return {.in_process = true, .atomic_batch = true, .list_data = true}; }
 
  private:
   struct Stamp;
@@ -501,7 +501,12 @@ Result<ListPage> LocalBlobStore::List(const ListOptions& o) {
         more = true;
         break;
       }
-      page.items.push_back(BlobItem{e.name, PropertiesOf(e.record, now_ms)});
+      BlobItem item{e.name, PropertiesOf(e.record, now_ms), std::nullopt};
+      if (o.include_data) {
+        BT_ASSIGN_OR_RETURN(std::string_view data, ReadData(txn.get(), data_, e));
+        item.data.emplace(data);
+      }
+      page.items.push_back(std::move(item));
     }
   }
   if (rc != 0 && rc != MDB_NOTFOUND) return LmdbError(rc, "listing the local store");

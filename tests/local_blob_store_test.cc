@@ -7,10 +7,12 @@
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <map>
 #include <thread>
 #include <vector>
 
 #include "blobtable/blob_store.h"
+#include "blobtable/store.h"
 #include "remote/lmdb_env.h"
 #include "remote/blob_record.h"
 #include "tests/blob_store_conformance.h"
@@ -48,6 +50,56 @@ TEST(LocalBlobStore, DataSurvivesReopen) {
   ASSERT_TRUE(got.ok());
   EXPECT_EQ(got->data, "persisted");
   EXPECT_EQ(got->properties.etag, etag);
+}
+
+// A listing may carry the bodies (ListOptions::include_data), read in its
+// snapshot; a query on a local store then reads no row on its own.
+TEST(LocalBlobStore, ListsWithTheBodiesWhenAskedAndAQueryReadsNoRowOnItsOwn) {
+  TempDir dir;
+  auto store = OpenLocalBlobStore(dir.path(), {});
+  ASSERT_TRUE(store.ok());
+  EXPECT_TRUE((*store)->traits().list_data);
+  const std::string big(64 * 1024, 'x');
+  for (auto [name, body] : {std::pair{"p/a", std::string("1")}, {"p/b", big}, {"p/c", ""}})
+    ASSERT_TRUE((*store)->Put(name, body, {}).ok());
+  ListOptions list;
+  list.prefix = "p/";
+  auto plain = (*store)->List(list);
+  ASSERT_TRUE(plain.ok());
+  ASSERT_EQ(plain->items.size(), 3u);
+  EXPECT_FALSE(plain->items[0].data.has_value());
+  list.include_data = true;
+  auto full = (*store)->List(list);
+  ASSERT_TRUE(full.ok());
+  ASSERT_EQ(full->items.size(), 3u);
+  EXPECT_EQ(full->items[0].data, std::string("1"));
+  EXPECT_EQ(full->items[1].data, big);
+  EXPECT_EQ(full->items[2].data, std::string());
+
+  CountingBlobStore* counter = nullptr;
+  StoreOptions o;
+  o.wrap_blob_store = [&](std::shared_ptr<BlobStore> b) {
+    auto c = std::make_shared<CountingBlobStore>(std::move(b));
+    counter = c.get();
+    return c;
+  };
+  TempDir tables;
+  auto opened = Store::Open(tables.path(), o);
+  ASSERT_TRUE(opened.ok());
+  auto table = (*opened)->OpenTable("rows");
+  ASSERT_TRUE(table.ok());
+  for (int i = 0; i < 150; ++i)
+    ASSERT_TRUE(table->Insert(Entity("p", "r" + std::to_string(1000 + i)).Set("n", i)).ok());
+  counter->Clear();
+  QueryOptions q;
+  q.partition_key = "p";
+  q.top = 100;
+  auto page = table->Query(q);
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  ASSERT_EQ(page->entities.size(), 100u);
+  EXPECT_EQ(*page->entities[99].FindAs<int32_t>("n"), 99);
+  EXPECT_FALSE(page->entities[0].etag().empty());
+  EXPECT_EQ(counter->Counts(), (std::map<std::string, int>{{"list", 1}}));
 }
 
 TEST(LocalBlobStore, ContainersAreSeparate) {

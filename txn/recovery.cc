@@ -389,7 +389,7 @@ Result<int> RecoverAbandoned(const ResolveContext& ctx, bool discard_damaged,
       if (auto got = ctx.blobs.Get(item.name, {}); got.ok()) {
         auto rec = DecodeRecord(got->data, item.name);
         if (rec.ok() && rec->format == 2) {
-          BlobItem seen{item.name, got->properties};
+          BlobItem seen{item.name, got->properties, std::nullopt};
           BT_ASSIGN_OR_RETURN(bool was_to_do, RecoverRecord2(ctx, seen, *rec));
           if (was_to_do && !settled.count(txn)) ++resolved;
           continue;

@@ -162,11 +162,16 @@ struct ListOptions {
   // them).
   std::optional<SteadyTime> deadline;
   bool has_fallback = false;
+  // Fill BlobItem::data with each blob's body, read in the same snapshot as
+  // the listing: honoured where traits().list_data (the local backend, where
+  // it saves a read transaction a row); others ignore it.
+  bool include_data = false;
 };
 
 struct BlobItem {
   std::string name;
   BlobProperties properties;  // metadata included
+  std::optional<std::string> data;  // with ListOptions::include_data, where honoured
 };
 
 struct ListPage {
@@ -209,6 +214,8 @@ struct BlobStoreTraits {
   // It implements BlobStore::CommitBatch (the local backend: one LMDB write
   // transaction), so transactions need no leases there.
   bool atomic_batch = false;
+  // It honours ListOptions::include_data.
+  bool list_data = false;
 };
 
 // One step of an atomic batch (BlobStore::CommitBatch).
