@@ -196,6 +196,7 @@ Result<ListPage> CachingBlobStore::List(const ListOptions& o) {
   ListOptions ask = o;
   ask.deadline = DeadlineFor(o.policy, o.deadline);
   ask.has_fallback = fallback;
+  ask.include_data = false;  // see traits()
   auto page = BlobStoreWrapper::List(ask);
   if (page.ok()) {
     Reachable();

@@ -59,6 +59,14 @@ class CachingBlobStore final : public BlobStoreWrapper {
   Result<WriteResult> SetMetadata(std::string_view name, const Metadata& m,
                                   const WriteOptions& o) override;
   Result<ListPage> List(const ListOptions& o) override;
+  // As its target's, except that it lists without the bodies: a body
+  // listed with its row would bypass the cache (neither cached nor
+  // revalidated), and a listing the cache answers has none.
+  BlobStoreTraits traits() const override {
+    BlobStoreTraits t = BlobStoreWrapper::traits();
+    t.list_data = false;
+    return t;
+  }
   // Evicts every blob a batch names, whatever its outcome.
   BatchResult CommitBatch(const std::vector<BatchOp>& ops) override;
 
