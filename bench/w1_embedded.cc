@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <algorithm>
 #include <functional>
 #include <memory>
 
@@ -88,12 +89,16 @@ Result<std::vector<Row>> RunW1(const W1Options& o) {
   for (size_t i = 0; i < value.size(); ++i) value[i] = static_cast<char>((i * 131 + 7) % 251);
   std::vector<Row> rows;
   for (int threads : o.threads) {
-    for (const char* op : {"insert", "get", "replace", "range100"}) {
+    for (const std::string& op : o.ops) {
       std::vector<System> systems;
-      for (const PeerKind& kind : Peers())
-        systems.push_back({kind.name, [&, kind, op = std::string(op)] {
+      for (const PeerKind& kind : Peers()) {
+        if (!o.systems.empty() &&
+            std::find(o.systems.begin(), o.systems.end(), kind.name) == o.systems.end())
+          continue;
+        systems.push_back({kind.name, [&, kind, op] {
                              return Round(kind, op, threads, o, value);
                            }});
+      }
       auto cell = RunCell("W1", op, threads, systems, o.rounds);
       if (!cell.ok()) return cell.status();
       rows.insert(rows.end(), cell->begin(), cell->end());

@@ -3,6 +3,7 @@
 #ifndef BLOBTABLE_BENCH_W1_EMBEDDED_H_
 #define BLOBTABLE_BENCH_W1_EMBEDDED_H_
 
+#include <string>
 #include <vector>
 
 #include "bench/harness.h"
@@ -14,6 +15,8 @@ struct W1Options {
   int64_t ops_per_thread = 2000;  // range queries: a tenth of that
   std::vector<int> threads = {1, 2, 8};
   size_t value_bytes = 1000;
+  std::vector<std::string> ops = {"insert", "get", "replace", "range100"};
+  std::vector<std::string> systems;  // empty: every system
 };
 
 blobtable::Result<std::vector<Row>> RunW1(const W1Options& options);

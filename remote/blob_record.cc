@@ -1,11 +1,11 @@
 #include "remote/blob_record.h"
 
 #include <openssl/evp.h>
-#include <zlib.h>
 
 #include <cstring>
 
 #include "remote/lmdb_env.h"
+#include "util/digest.h"
 #include "util/msgpack_util.h"
 
 namespace blobtable {
@@ -24,12 +24,6 @@ std::string BucketKey(std::string_view name) {
   std::string key(name.substr(0, kGroupPrefix));
   key.append(reinterpret_cast<const char*>(digest), 32);
   return key;
-}
-
-uint32_t Crc32(std::string_view bytes) {
-  uLong crc = crc32_z(0L, Z_NULL, 0);
-  return static_cast<uint32_t>(
-      crc32_z(crc, reinterpret_cast<const Bytef*>(bytes.data()), bytes.size()));
 }
 
 Result<std::string_view> ReadData(MDB_txn* txn, MDB_dbi data, const BucketEntry& e) {

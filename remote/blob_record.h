@@ -18,7 +18,7 @@
 // 480 bytes, many to a bucket; they are re-keyed once, when their container
 // is opened (MigrateBuckets).
 //
-// Value format 2: the byte 0xB2, the CRC-32 (zlib's, 4 bytes little-endian)
+// Value format 2: the byte 0xB2, the CRC-32 (gzip's, as zlib computes it; 4 bytes little-endian)
 // of everything after it, then msgpack [2, [[name, record], ...]] with
 // record = [etag, last_modified_s, {metadata}, lease_state, lease_id,
 // lease_duration, lease_expires_ms, lease_broken_at_ms, data_id, data_size,
@@ -39,6 +39,7 @@
 
 #include "blobtable/blob_store.h"
 #include "remote/lease_rules.h"
+#include "util/digest.h"  // Crc32
 
 namespace blobtable {
 
@@ -64,9 +65,6 @@ struct BlobRecord {
 inline void DataKey(uint64_t id, char out[8]) {
   for (int i = 0; i < 8; ++i) out[i] = static_cast<char>(id >> (56 - 8 * i));
 }
-
-// zlib's CRC-32 of `bytes`.
-uint32_t Crc32(std::string_view bytes);
 
 struct BucketEntry {
   std::string name;

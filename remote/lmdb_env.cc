@@ -66,7 +66,36 @@ LmdbEnv::LmdbEnv(MDB_env* env, std::string directory, FileId id, bool read_only)
     : env_(env), directory_(std::move(directory)), id_(id), read_only_(read_only),
       max_key_size_(static_cast<size_t>(mdb_env_get_maxkeysize(env))), etag_salt_(RandomU64()) {}
 
-LmdbEnv::~LmdbEnv() { mdb_env_close(env_); }
+LmdbEnv::~LmdbEnv() {
+  for (MDB_txn* idle : idle_readers_) mdb_txn_abort(idle);
+  mdb_env_close(env_);
+}
+
+namespace {
+// Enough for every thread of a busy process to find one; each holds a
+// reader slot (of 1,024) while it waits.
+constexpr size_t kMaxIdleReaders = 64;
+}  // namespace
+
+MDB_txn* LmdbEnv::TakeIdleReader() {
+  std::lock_guard<std::mutex> lock(idle_mu_);
+  if (idle_readers_.empty()) return nullptr;
+  MDB_txn* txn = idle_readers_.back();
+  idle_readers_.pop_back();
+  return txn;
+}
+
+void LmdbEnv::PutIdleReader(MDB_txn* txn) {
+  mdb_txn_reset(txn);
+  {
+    std::lock_guard<std::mutex> lock(idle_mu_);
+    if (idle_readers_.size() < kMaxIdleReaders) {
+      idle_readers_.push_back(txn);
+      return;
+    }
+  }
+  mdb_txn_abort(txn);
+}
 
 // One attempt at opening the environment with `flags`; LMDB's error, or 0
 // with *out set.
@@ -226,6 +255,12 @@ Result<LmdbTxn> LmdbTxn::Begin(LmdbEnv& env, bool read_only) {
   // file grows on every rewrite until the slot is freed. Writers look.
   if (!read_only) env.MaybeReclaimStaleReaders();
   std::shared_lock<std::shared_mutex> gate(env.txn_gate_);
+  if (read_only) {
+    if (MDB_txn* idle = env.TakeIdleReader()) {
+      if (mdb_txn_renew(idle) == 0) return LmdbTxn(&env, idle, true, std::move(gate));
+      mdb_txn_abort(idle);  // e.g. the map grew: begin afresh below, which adopts it
+    }
+  }
   int rc = mdb_txn_begin(env.env(), nullptr, read_only ? MDB_RDONLY : 0, &txn);
   if (rc == MDB_MAP_RESIZED) {
     // Another process grew the map: adopt its size, with no transaction of
@@ -239,11 +274,13 @@ Result<LmdbTxn> LmdbTxn::Begin(LmdbEnv& env, bool read_only) {
     if (rc == 0) rc = mdb_txn_begin(env.env(), nullptr, read_only ? MDB_RDONLY : 0, &txn);
   }
   if (rc != 0) return LmdbError(rc, "beginning LMDB transaction");
-  return LmdbTxn(&env, txn, std::move(gate));
+  return LmdbTxn(&env, txn, read_only, std::move(gate));
 }
 
 LmdbTxn::~LmdbTxn() {
-  if (txn_ != nullptr) mdb_txn_abort(txn_);
+  if (txn_ == nullptr) return;
+  if (read_only_) env_->PutIdleReader(txn_);
+  else mdb_txn_abort(txn_);
 }
 
 Status LmdbTxn::Commit() {

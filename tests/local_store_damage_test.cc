@@ -458,3 +458,13 @@ TEST(LocalStoreDamage, AUserWhoCannotWriteOpensTheStoreReadOnly) {
 
 }  // namespace
 }  // namespace blobtable::testing
+
+// Stores written when the checksum came from zlib must keep matching: the
+// CRC is gzip's (zlib's crc32()), whatever computes it. Known answers of
+// that CRC, and lengths around the accelerated paths' block sizes.
+TEST(LocalStoreDamage, TheChecksumIsTheCrc32StoresWereWrittenWith) {
+  EXPECT_EQ(blobtable::Crc32(""), 0u);
+  EXPECT_EQ(blobtable::Crc32("123456789"), 0xCBF43926u);
+  EXPECT_EQ(blobtable::Crc32("The quick brown fox jumps over the lazy dog"), 0x414FA339u);
+  EXPECT_EQ(blobtable::Crc32(std::string(1024, '\0')), 0xEFB5AF2Eu);
+}
