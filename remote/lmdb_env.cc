@@ -64,7 +64,8 @@ std::optional<LmdbEnv::FileId> IdOf(const std::string& path) {
 
 LmdbEnv::LmdbEnv(MDB_env* env, std::string directory, FileId id, bool read_only)
     : env_(env), directory_(std::move(directory)), id_(id), read_only_(read_only),
-      max_key_size_(static_cast<size_t>(mdb_env_get_maxkeysize(env))), etag_salt_(RandomU64()) {}
+      max_key_size_(static_cast<size_t>(mdb_env_get_maxkeysize(env))), etag_salt_(RandomU64()),
+      writes_(*this) {}
 
 LmdbEnv::~LmdbEnv() {
   for (MDB_txn* idle : idle_readers_) mdb_txn_abort(idle);

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "blobtable/status.h"
+#include "remote/write_group.h"
 
 namespace blobtable {
 
@@ -69,6 +70,11 @@ class LmdbEnv {
   // IOError saying so.
   bool read_only() const { return read_only_; }
 
+  // Runs `body` in a write transaction committed with those of this
+  // process's concurrent writers (group commit: remote/write_group.h).
+  Status Write(const WriteGroup::Body& body) { return writes_.Run(body); }
+  WriteGroup::Stats write_stats() const { return writes_.stats(); }
+
   // Frees the reader slots of processes that died inside a read (they pin
   // old pages, so the file grows); how many. Done on open, and by writers
   // at most once per reader_check_interval.
@@ -114,6 +120,7 @@ class LmdbEnv {
     int users;
   };
   std::map<std::string, Handle> dbis_;
+  WriteGroup writes_;
   std::mutex idle_mu_;
   std::vector<MDB_txn*> idle_readers_;  // reset: no snapshot held, a reader slot each
   // Held shared by every open transaction; exclusively while adopting a map

@@ -375,11 +375,10 @@ class LocalBlobStore final : public BlobStore {
     return s;
   }
 
+  // Concurrent writers of this process share a commit (group commit).
   template <typename Body>
   Status WriteTxnOnce(Body& body) {
-    BT_ASSIGN_OR_RETURN(LmdbTxn txn, LmdbTxn::Begin(*env_, /*read_only=*/false));
-    BT_RETURN_IF_ERROR(body(txn.get()));
-    return txn.Commit();
+    return env_->Write([&body](MDB_txn* txn) { return body(txn); });
   }
 
   // Runs `fn(record, stamp)` on blob `name` in one write transaction.
