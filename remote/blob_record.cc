@@ -11,7 +11,7 @@
 namespace blobtable {
 
 namespace {
-constexpr int kFormat = 2;
+constexpr int kFormat = 3;
 constexpr char kFormat2Tag = '\xB2';  // never the first byte of format 1 (0x92)
 constexpr size_t kHeader = 5;          // tag and CRC
 }  // namespace
@@ -27,6 +27,7 @@ std::string BucketKey(std::string_view name) {
 }
 
 Result<std::string_view> ReadData(MDB_txn* txn, MDB_dbi data, const BucketEntry& e) {
+  if (e.record.inline_data) return std::string_view(*e.record.inline_data);
   char key[8];
   DataKey(e.record.data_id, key);
   MDB_val k{sizeof(key), key}, v;
@@ -54,7 +55,7 @@ std::string EncodeBucket(const Bucket& bucket) {
     const BlobRecord& r = e.record;
     pk.pack_array(2);
     pk.pack(e.name);
-    pk.pack_array(12);
+    pk.pack_array(13);
     pk.pack(r.etag);
     pk.pack(r.last_modified_s);
     pk.pack(r.metadata);
@@ -69,6 +70,12 @@ std::string EncodeBucket(const Bucket& bucket) {
     else pk.pack_nil();
     if (!r.data_md5.empty()) pk.pack(r.data_md5);
     else pk.pack_nil();
+    if (r.inline_data) {
+      pk.pack_bin(static_cast<uint32_t>(r.inline_data->size()));
+      pk.pack_bin_body(r.inline_data->data(), static_cast<uint32_t>(r.inline_data->size()));
+    } else {
+      pk.pack_nil();
+    }
   }
   std::string out(buf.data(), buf.size());
   const uint32_t crc = Crc32(std::string_view(out).substr(kHeader));
@@ -86,14 +93,17 @@ Result<Bucket> DecodeBucket(std::string_view value, std::string_view key) {
     value.remove_prefix(kHeader);
     if (Crc32(value) != stored)
       return Status::Corruption(what + ": its checksum does not match (the record is damaged)");
-    format = 2;
+    format = 2;  // or 3: the same header
   }
   auto oh = mp::Unpack(value, what);
   if (!oh.ok()) return oh.status();
   Bucket bucket;
   Status s = mp::Guard(what, [&] {
     const msgpack::object* top = mp::Array(oh->get(), 2, "bucket");
-    if (mp::Int(top[0], "format") != format) throw mp::FormatError{"unknown format version"};
+    const int64_t stored = mp::Int(top[0], "format");
+    if (stored != format && !(format == 2 && stored == 3))
+      throw mp::FormatError{"unknown format version"};
+    format = static_cast<int>(stored);
     const msgpack::object& list = top[1];
     const msgpack::object* entries = mp::Array(list, 0, "entries");
     for (uint32_t i = 0; i < list.via.array.size; ++i) {
@@ -119,10 +129,16 @@ Result<Bucket> DecodeBucket(std::string_view value, std::string_view key) {
       r.lease.broken_at_ms = mp::Int(f[7], "lease_broken_at");
       r.data_id = mp::UInt(f[8], "data_id");
       r.data_size = mp::UInt(f[9], "data_size");
-      if (format == 2 && f[10].type != msgpack::type::NIL)
+      if (format >= 2 && f[10].type != msgpack::type::NIL)
         r.data_crc = static_cast<uint32_t>(mp::UInt(f[10], "data_crc"));
-      if (format == 2 && fields > 11 && f[11].type != msgpack::type::NIL)
+      if (format >= 2 && fields > 11 && f[11].type != msgpack::type::NIL)
         r.data_md5 = mp::Str(f[11], "data_md5");
+      if (format == 3 && fields > 12 && f[12].type != msgpack::type::NIL) {
+        if (f[12].type != msgpack::type::BIN) throw mp::FormatError{"inline data is not bytes"};
+        r.inline_data.emplace(f[12].via.bin.ptr, f[12].via.bin.size);
+        if (r.inline_data->size() != r.data_size)
+          throw mp::FormatError{"inline data is not the size its record says"};
+      }
       bucket.push_back(std::move(e));
     }
   });

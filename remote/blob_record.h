@@ -18,14 +18,21 @@
 // 480 bytes, many to a bucket; they are re-keyed once, when their container
 // is opened (MigrateBuckets).
 //
-// Value format 2: the byte 0xB2, the CRC-32 (gzip's, as zlib computes it; 4 bytes little-endian)
-// of everything after it, then msgpack [2, [[name, record], ...]] with
-// record = [etag, last_modified_s, {metadata}, lease_state, lease_id,
-// lease_duration, lease_expires_ms, lease_broken_at_ms, data_id, data_size,
-// data_crc or nil, data_md5 or nil]; records written before 2026-11-24 end
-// at data_crc (11 fields), and readers take any record of at least 11.
+// Value format 3 (written since 2026-11-25): the byte 0xB2, the CRC-32
+// (gzip's, as zlib computes it; 4 bytes little-endian) of everything after
+// it, then msgpack [3, [[name, record], ...]] with record = [etag,
+// last_modified_s, {metadata}, lease_state, lease_id, lease_duration,
+// lease_expires_ms, lease_broken_at_ms, data_id, data_size, data_crc or nil,
+// data_md5 or nil, data or nil]. Data of up to kInlineDataBytes lives in the
+// record itself (one LMDB value to read and write, covered by the record's
+// checksum; data_id 0); larger data in the data database under data_id.
+// Format 2 (written until 2026-11-24; still read) is the same with 2 and no
+// inline data; its records written before 2026-11-24 end at data_crc (11
+// fields), and readers take any record of at least 11.
 // Format 1 (still read; written until 2026-11) is the bare
 // msgpack [1, entries] with 10-field records: no checksum anywhere.
+// Binaries from before format 3 refuse a format-3 value as Corruption
+// ("unknown format version"): processes sharing a store upgrade together.
 #ifndef BLOBTABLE_REMOTE_BLOB_RECORD_H_
 #define BLOBTABLE_REMOTE_BLOB_RECORD_H_
 
@@ -45,13 +52,18 @@ namespace blobtable {
 
 inline constexpr size_t kBucketPrefix = 480;  // < LMDB's 511-byte key limit
 inline constexpr size_t kGroupPrefix = 448;   // + a 32-byte digest = 480
+// Data up to this size is kept in its record (see above). A record with it
+// still fits a page or two; lease changes, which rewrite only the record,
+// copy it too.
+inline constexpr size_t kInlineDataBytes = 4096;
 
 struct BlobRecord {
   std::string etag;
   int64_t last_modified_s = 0;
   Metadata metadata;
   lease::LeaseRecord lease;
-  uint64_t data_id = 0;  // key of the data in the data database
+  uint64_t data_id = 0;  // key of the data in the data database; 0 if inline
+  std::optional<std::string> inline_data;  // the data, if kept in the record
   uint64_t data_size = 0;
   // CRC-32 of the data, checked on every read; none for blobs written in
   // format 1 and not rewritten since.
@@ -74,9 +86,10 @@ struct BucketEntry {
 // Entries sorted by name.
 using Bucket = std::vector<BucketEntry>;
 
-// The data of bucket entry `e` from data database `data` in `txn`, checked
-// against its checksum (if it has one). Corruption naming the blob if it is
-// missing or does not match; IOError if LMDB fails. Valid while `txn` is.
+// The data of bucket entry `e`: its inline data (checked with its record),
+// or from data database `data` in `txn`, checked against its checksum (if
+// it has one). Corruption naming the blob if it is missing or does not
+// match; IOError if LMDB fails. Valid while `txn` and `e` are.
 Result<std::string_view> ReadData(MDB_txn* txn, MDB_dbi data, const BucketEntry& e);
 
 // The LMDB key of blob `name`'s bucket.

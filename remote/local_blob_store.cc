@@ -247,21 +247,33 @@ class LocalBlobStore final : public BlobStore {
       BT_ASSIGN_OR_RETURN(uint64_t seq, store->NextSequence(txn));
       rec.etag = store->ETagFor(seq);
       rec.last_modified_s = now_ms / 1000;
-      if (rec.data_id == 0) rec.data_id = seq;  // a new blob: its data key
       return Status::OK();
     }
+    // Small data goes in the record (blob_record.h); larger in the data
+    // database, under an id of its own from the sequence.
     Status WriteData(BlobRecord& rec, std::string_view data) {
-      char key[8];
-      DataKey(rec.data_id, key);
-      MDB_val k{sizeof(key), key}, v = ToVal(data);
-      int rc = mdb_put(txn, store->data_, &k, &v, 0);
-      if (rc != 0) return LmdbError(rc, "writing blob data");
+      if (data.size() <= kInlineDataBytes) {
+        BT_RETURN_IF_ERROR(DeleteData(rec));
+        rec.data_id = 0;
+        rec.inline_data.emplace(data);
+      } else {
+        if (rec.data_id == 0) {
+          BT_ASSIGN_OR_RETURN(rec.data_id, store->NextSequence(txn));
+        }
+        rec.inline_data.reset();
+        char key[8];
+        DataKey(rec.data_id, key);
+        MDB_val k{sizeof(key), key}, v = ToVal(data);
+        int rc = mdb_put(txn, store->data_, &k, &v, 0);
+        if (rc != 0) return LmdbError(rc, "writing blob data");
+      }
       rec.data_size = data.size();
       rec.data_crc = Crc32(data);
       rec.data_md5 = Md5Base64(data);
       return Status::OK();
     }
     Status DeleteData(const BlobRecord& rec) {
+      if (rec.data_id == 0) return Status::OK();  // inline, or none yet
       char key[8];
       DataKey(rec.data_id, key);
       MDB_val k{sizeof(key), key};
@@ -358,7 +370,9 @@ class LocalBlobStore final : public BlobStore {
       return out;
     }
     out.properties = PropertiesOf(rec, NowMs());
-    if (with_data) {
+    if (with_data && it->record.inline_data) {
+      out.data = std::move(*it->record.inline_data);  // checked with its record
+    } else if (with_data) {
       BT_ASSIGN_OR_RETURN(std::string_view data, ReadData(txn.get(), data_, *it));
       out.data.assign(data);
     }
@@ -501,7 +515,9 @@ Result<ListPage> LocalBlobStore::List(const ListOptions& o) {
         break;
       }
       BlobItem item{e.name, PropertiesOf(e.record, now_ms), std::nullopt};
-      if (o.include_data) {
+      if (o.include_data && e.record.inline_data) {
+        item.data = std::move(e.record.inline_data);
+      } else if (o.include_data) {
         BT_ASSIGN_OR_RETURN(std::string_view data, ReadData(txn.get(), data_, e));
         item.data.emplace(data);
       }

@@ -15,6 +15,7 @@
 #include "blobtable/store.h"
 #include "remote/lmdb_env.h"
 #include "remote/blob_record.h"
+#include "util/msgpack_util.h"
 #include "tests/blob_store_conformance.h"
 #include "tests/counting_blob_store.h"
 #include "tests/test_util.h"
@@ -370,6 +371,119 @@ TEST(LocalBlobStore, ConcurrentProcessesIncrementWithoutLoss) {
   auto store = OpenLocalBlobStore(dir.path(), {});
   ASSERT_TRUE(store.ok());
   EXPECT_EQ((*store)->Get("n", {})->data, std::to_string(kProcs * kEach));
+}
+
+}  // namespace
+}  // namespace blobtable::testing
+
+namespace blobtable::testing {
+namespace {
+
+// The values in `dbi` (the data database: how many blobs keep data apart).
+size_t CountValues(const std::string& dir, const std::string& db) {
+  auto env = LmdbEnv::Open(dir, StoreOptions{}.local_map_size);
+  EXPECT_TRUE(env.ok());
+  auto dbi = (*env)->Database(db);
+  EXPECT_TRUE(dbi.ok());
+  MDB_stat stat{};
+  {
+    auto txn = LmdbTxn::Begin(**env, /*read_only=*/true);
+    EXPECT_TRUE(txn.ok());
+    mdb_stat(txn->get(), *dbi, &stat);
+  }
+  (*env)->ReleaseDatabase(db);
+  return stat.ms_entries;
+}
+
+// Small data lives in its record, larger apart; a blob that grows or shrinks
+// across the line moves, leaving nothing behind.
+TEST(LocalBlobStore, SmallDataLivesInItsRecordAndMovesWhenItGrowsOrShrinks) {
+  TempDir dir;
+  auto store = OpenLocalBlobStore(dir.path(), {});
+  ASSERT_TRUE(store.ok());
+  const std::string small(kInlineDataBytes, 's'), large(kInlineDataBytes + 1, 'L');
+  ASSERT_TRUE((*store)->Put("b", small, {}).ok());
+  EXPECT_EQ(CountValues(dir.path(), "data:blobtable"), 0u);
+  ASSERT_TRUE((*store)->Put("b", large, {}).ok());
+  EXPECT_EQ((*store)->Get("b", {})->data, large);
+  EXPECT_EQ(CountValues(dir.path(), "data:blobtable"), 1u);
+  ASSERT_TRUE((*store)->Put("b", small, {}).ok());
+  EXPECT_EQ((*store)->Get("b", {})->data, small);
+  EXPECT_EQ((*store)->Get("b", {})->properties.content_length, small.size());
+  EXPECT_EQ(CountValues(dir.path(), "data:blobtable"), 0u) << "the large data was left behind";
+  ListOptions list;
+  list.include_data = true;
+  auto page = (*store)->List(list);
+  ASSERT_TRUE(page.ok());
+  ASSERT_EQ(page->items.size(), 1u);
+  EXPECT_EQ(page->items[0].data, small);
+  ASSERT_TRUE((*store)->Put("b", large, {}).ok());
+  ASSERT_TRUE((*store)->Delete("b", {}).ok());
+  EXPECT_EQ(CountValues(dir.path(), "data:blobtable"), 0u);
+}
+
+// A record written in format 2 (data always apart) is read as it is; its
+// next write moves small data into the record and frees the old value.
+TEST(LocalBlobStore, AFormat2RecordIsReadAndMovedInlineWhenRewritten) {
+  TempDir dir;
+  {
+    auto store = OpenLocalBlobStore(dir.path(), {});  // creates the databases
+    ASSERT_TRUE(store.ok());
+  }
+  {
+    auto env = LmdbEnv::Open(dir.path(), StoreOptions{}.local_map_size);
+    auto buckets = (*env)->Database("container:blobtable");
+    auto data = (*env)->Database("data:blobtable");
+    ASSERT_TRUE(buckets.ok() && data.ok());
+    const std::string body = "format two";
+    msgpack::sbuffer buf;
+    const char header[5] = {'\xB2', 0, 0, 0, 0};
+    buf.write(header, sizeof header);
+    msgpack::packer<msgpack::sbuffer> pk(&buf);
+    pk.pack_array(2);
+    pk.pack(2);
+    pk.pack_array(1);
+    pk.pack_array(2);
+    pk.pack(std::string("old"));
+    pk.pack_array(12);
+    pk.pack(std::string("\"0x7\""));
+    pk.pack(int64_t{1700000000});
+    pk.pack_map(0);
+    pk.pack(0);
+    pk.pack(std::string());
+    pk.pack(0);
+    pk.pack(int64_t{0});
+    pk.pack(int64_t{0});
+    pk.pack(uint64_t{7});
+    pk.pack(uint64_t{body.size()});
+    pk.pack(Crc32(body));
+    pk.pack_nil();
+    std::string value(buf.data(), buf.size());
+    const uint32_t crc = Crc32(std::string_view(value).substr(5));
+    for (int i = 0; i < 4; ++i) value[1 + i] = static_cast<char>(crc >> (8 * i));
+    char id[8];
+    DataKey(7, id);
+    {
+      auto txn = LmdbTxn::Begin(**env, /*read_only=*/false);
+      MDB_val k = ToVal("old"), v = ToVal(value), dk{sizeof id, id}, dv = ToVal(body);
+      ASSERT_EQ(mdb_put(txn->get(), *buckets, &k, &v, 0), 0);
+      ASSERT_EQ(mdb_put(txn->get(), *data, &dk, &dv, 0), 0);
+      ASSERT_TRUE(txn->Commit().ok());
+    }  // its end lets the handles go
+    (*env)->ReleaseDatabase("container:blobtable");
+    (*env)->ReleaseDatabase("data:blobtable");
+  }
+  auto store = OpenLocalBlobStore(dir.path(), {});
+  ASSERT_TRUE(store.ok());
+  auto got = (*store)->Get("old", {});
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(got->data, "format two");
+  EXPECT_EQ(got->properties.etag, "\"0x7\"");
+  PutOptions if_match;
+  if_match.conditions.if_match = "\"0x7\"";
+  ASSERT_TRUE((*store)->Put("old", "rewritten", if_match).ok());
+  EXPECT_EQ((*store)->Get("old", {})->data, "rewritten");
+  EXPECT_EQ(CountValues(dir.path(), "data:blobtable"), 0u);
 }
 
 }  // namespace

@@ -262,6 +262,7 @@ void FlipAByte(const std::string& dir, const std::string& name, const std::strin
   if (where == "data") {
     auto bucket = DecodeBucket(value, "k");
     ASSERT_TRUE(bucket.ok());
+    ASSERT_NE((*bucket)[0].record.data_id, 0u) << "data this small is kept in its record";
     for (int i = 0; i < 8; ++i) id[i] = static_cast<char>((*bucket)[0].record.data_id >> (56 - 8 * i));
     k = MDB_val{sizeof(id), id};
     ASSERT_EQ(mdb_get(txn->get(), *data, &k, &v), 0);
@@ -276,15 +277,18 @@ void FlipAByte(const std::string& dir, const std::string& name, const std::strin
 
 // One flipped bit in a blob's data or record is Corruption naming the blob,
 // never the wrong bytes; the damaged blob can be overwritten or deleted (and
-// nothing else goes with it).
+// nothing else goes with it). Small data lives in its record (the middle
+// of the record is in the data): "data" damages a blob large enough to have
+// its data apart.
 class FlippedByte : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(FlippedByte, IsCorruptionNamingTheBlobAndCanBeRepaired) {
   TempDir dir;
   auto store = OpenAt(dir.path());
   ASSERT_TRUE(store.ok());
+  const std::string value(std::string(GetParam()) == "data" ? 3 * kInlineDataBytes : 1000, 'v');
   for (const char* name : {"victim", "neighbour", "gone"})
-    ASSERT_TRUE((*store)->Put(name, std::string(1000, 'v'), {{}, {{"k", "v"}}}).ok());
+    ASSERT_TRUE((*store)->Put(name, value, {{}, {{"k", "v"}}}).ok());
   FlipAByte(dir.path(), "victim", GetParam());
   FlipAByte(dir.path(), "gone", GetParam());
   auto got = (*store)->Get("victim", {});
@@ -301,7 +305,7 @@ TEST_P(FlippedByte, IsCorruptionNamingTheBlobAndCanBeRepaired) {
   Status removed = (*store)->Delete("gone", {});
   EXPECT_TRUE(removed.ok()) << removed.ToString();
   EXPECT_TRUE((*store)->Get("gone", {}).status().IsNotFound());
-  EXPECT_EQ((*store)->Get("neighbour", {})->data, std::string(1000, 'v'));
+  EXPECT_EQ((*store)->Get("neighbour", {})->data, value);
 }
 
 INSTANTIATE_TEST_SUITE_P(Damage, FlippedByte, ::testing::Values("data", "record"));
@@ -356,7 +360,11 @@ TEST(LocalStoreDamage, CheckListsDamagedBlobsAndTheCliRepairsThem) {
     auto store = Store::Open(dir.path());
     ASSERT_TRUE(store.ok());
     auto table = (*store)->OpenTable("orders");
-    for (const char* rk : {"a", "b", "c", "d"}) ASSERT_TRUE(table->Upsert(Entity("p", rk)).ok());
+    for (const char* rk : {"a", "b", "c", "d"}) {
+      Entity e("p", rk);
+      if (std::string(rk) == "c") e.Set("big", std::string(2 * kInlineDataBytes, 'c'));  // data apart
+      ASSERT_TRUE(table->Upsert(e).ok());
+    }
   }
   auto a = naming::EntityBlobName("orders", "p", "a");
   auto c = naming::EntityBlobName("orders", "p", "c");

@@ -1,6 +1,6 @@
 // The local backend's record buckets (remote/blob_record.h): any bytes give
 // a bucket or Corruption, never a crash; a bucket encodes back to bytes
-// that decode to the same names, ETags and data references.
+// that decode to the same names, ETags, data references and inline data.
 #include <cstdint>
 #include <string_view>
 
@@ -23,6 +23,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK((*back)[i].record.etag == (*bucket)[i].record.etag);
     FUZZ_CHECK((*back)[i].record.data_id == (*bucket)[i].record.data_id);
     FUZZ_CHECK((*back)[i].record.metadata == (*bucket)[i].record.metadata);
+    FUZZ_CHECK((*back)[i].record.inline_data == (*bucket)[i].record.inline_data);
   }
   return 0;
 }
