@@ -27,7 +27,7 @@ class KvPeer {
   virtual blobtable::Status Range(int thread, const std::string& from, int n) = 0;
 };
 
-std::unique_ptr<KvPeer> NewBlobtablePeer();
+std::unique_ptr<KvPeer> NewBlobtablePeer(bool relaxed);
 // synchronous: "FULL" or "NORMAL" (WAL either way).
 std::unique_ptr<KvPeer> NewSqlitePeer(const std::string& synchronous);
 std::unique_ptr<KvPeer> NewRocksDbPeer(bool sync);

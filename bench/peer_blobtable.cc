@@ -1,5 +1,5 @@
 // blobtable's embedded store as a W1 system: one partition, the value as a
-// binary property.
+// binary property; LocalDurability kFull, or kRelaxed ("blobtable-relaxed").
 #include <map>
 #include <mutex>
 #include <optional>
@@ -15,8 +15,11 @@ using namespace blobtable;
 
 class BlobtablePeer final : public KvPeer {
  public:
+  explicit BlobtablePeer(LocalDurability durability) : durability_(durability) {}
   Status Open(const std::string& dir, int threads) override {
-    auto store = Store::Open(dir);
+    StoreOptions o;
+    o.local_durability = durability_;
+    auto store = Store::Open(dir, o);
     if (!store.ok()) return store.status();
     store_ = std::move(*store);
     auto table = store_->OpenTable("bench");
@@ -56,6 +59,7 @@ class BlobtablePeer final : public KvPeer {
     e.Set("v", Binary{value});
     return e;
   }
+  LocalDurability durability_;
   std::unique_ptr<Store> store_;
   std::optional<Table> table_;
   std::vector<std::map<std::string, std::string>> etags_;  // per thread: no lock
@@ -63,6 +67,9 @@ class BlobtablePeer final : public KvPeer {
 
 }  // namespace
 
-std::unique_ptr<KvPeer> NewBlobtablePeer() { return std::make_unique<BlobtablePeer>(); }
+std::unique_ptr<KvPeer> NewBlobtablePeer(bool relaxed) {
+  return std::make_unique<BlobtablePeer>(relaxed ? LocalDurability::kRelaxed
+                                                 : LocalDurability::kFull);
+}
 
 }  // namespace bench

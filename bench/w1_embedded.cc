@@ -46,7 +46,8 @@ struct PeerKind {
 };
 
 std::vector<PeerKind> Peers() {
-  return {{"blobtable", [] { return NewBlobtablePeer(); }},
+  return {{"blobtable", [] { return NewBlobtablePeer(false); }},
+          {"blobtable-relaxed", [] { return NewBlobtablePeer(true); }},
           {"sqlite-wal-full", [] { return NewSqlitePeer("FULL"); }},
           {"sqlite-wal-normal", [] { return NewSqlitePeer("NORMAL"); }},
           {"rocksdb-sync", [] { return NewRocksDbPeer(true); }},

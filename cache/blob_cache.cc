@@ -194,7 +194,7 @@ void CompactIfSoleUser(const std::string& directory, uint64_t max_bytes, int loc
   fs::create_directories(tmp, ec);
   bool copied = false;
   {
-    auto env = LmdbEnv::Open(directory, MapSizeFor(max_bytes), 0600, /*durable=*/false);
+    auto env = LmdbEnv::Open(directory, MapSizeFor(max_bytes), 0600, LmdbEnv::Sync::kNone);
     copied = env.ok() && mdb_env_copy2((*env)->env(), tmp.c_str(), MDB_CP_COMPACT) == 0;
   }  // closed before its file is replaced
   if (copied) fs::rename(tmp + "/data.mdb", directory + "/data.mdb", ec);
@@ -228,7 +228,7 @@ Result<std::shared_ptr<BlobCache>> BlobCache::Open(const std::string& directory,
   // The cache in `directory`, or null and why not (the environment closed
   // again, so that its files may move).
   auto attempt = [&](std::string* problem, bool* denied) -> std::shared_ptr<BlobCache> {
-    auto env = LmdbEnv::Open(directory, MapSizeFor(max_bytes), 0600, /*durable=*/false);
+    auto env = LmdbEnv::Open(directory, MapSizeFor(max_bytes), 0600, LmdbEnv::Sync::kNone);
     if (!env.ok()) {
       *problem = env.status().ToString();
       *denied = env.status().message().find("ermission denied") != std::string::npos;

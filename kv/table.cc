@@ -141,9 +141,10 @@ Result<Entity> Table::Get(std::string_view pk, std::string_view rk,
 
 Result<Entity> Table::Read(std::string_view pk, std::string_view rk,
                            const ReadOptions& read) const {
-  std::string ctx = Context(name_, pk, rk);
+  // Named in errors only: built when one needs it (reads are hot).
+  auto ctx = [&] { return Context(name_, pk, rk); };
   auto name = EntityBlobName(pk, rk);
-  if (!name.ok()) return name.status().WithContext(ctx);
+  if (!name.ok()) return name.status().WithContext(ctx());
   auto blob = core_->blobs->Get(*name, read);
   // Marked by a transaction: wait for its outcome (or, if its coordinator
   // died, settle it), then read again. Reading around the mark could hand
@@ -157,7 +158,7 @@ Result<Entity> Table::Read(std::string_view pk, std::string_view rk,
   // A protocol-2 intent: the version committed now, without waiting.
   for (int moved = 0; blob.ok() && !PrewritingTransaction(blob->properties).empty(); ++moved) {
     if (moved >= 100)
-      return Status::Busy(ctx + ": kept changing under a transaction while it was read");
+      return Status::Busy(ctx() + ": kept changing under a transaction while it was read");
     Result<std::optional<IntentView>> view = std::optional<IntentView>();
     if (blob->stale) {
       // Storage is out of reach: the version before the transaction.
@@ -167,13 +168,13 @@ Result<Entity> Table::Read(std::string_view pk, std::string_view rk,
     } else {
       view = ViewIntent(*core_->blobs, *name, *blob);
     }
-    if (!view.ok()) return view.status().WithContext(ctx);
+    if (!view.ok()) return view.status().WithContext(ctx());
     if (!*view) {
       blob = core_->blobs->Get(*name, again);
       continue;
     }
     if ((*view)->decided) SettleLater(*core_, *name, blob->properties);
-    if (!(*view)->exists) return Status::NotFound(ctx + ": not found");
+    if (!(*view)->exists) return Status::NotFound(ctx() + ": not found");
     BT_ASSIGN_OR_RETURN(Entity e, DecodeEntity((*view)->body, *name));
     e.set_etag((*view)->etag);
     e.set_stale(blob->stale);
@@ -182,21 +183,21 @@ Result<Entity> Table::Read(std::string_view pk, std::string_view rk,
   while (blob.ok() && !blob->stale && Marked(blob->properties)) {
     const std::string seen = blob->properties.etag;
     Status r = ResolveBlob(core_->Resolver(), *name, blob->properties);
-    if (!r.ok() && !r.IsBusy()) return r.WithContext(ctx);
+    if (!r.ok() && !r.IsBusy()) return r.WithContext(ctx());
     if (r.ok()) {
       blob = core_->blobs->Get(*name, again);
       if (!blob.ok() || blob->properties.etag != seen) continue;  // moved on: look at it
     }
     if (deadline == SteadyTime{}) deadline = core_->clock->Steady() + core_->options.busy_timeout;
     if (core_->clock->Steady() >= deadline)
-      return Status::Busy(ctx + ": a transaction holding it stayed in progress for longer than "
+      return Status::Busy(ctx() + ": a transaction holding it stayed in progress for longer than "
                                 "the busy timeout");
     core_->Backoff(&round);
     blob = core_->blobs->Get(*name, again);
   }
   if (!blob.ok()) {
-    if (blob.status().IsNotFound()) return Status::NotFound(ctx + ": not found");
-    return blob.status().WithContext(ctx);
+    if (blob.status().IsNotFound()) return Status::NotFound(ctx() + ": not found");
+    return blob.status().WithContext(ctx());
   }
   BT_ASSIGN_OR_RETURN(Entity e, DecodeEntity(blob->data, *name));
   if (e.partition_key() != pk || e.row_key() != rk)

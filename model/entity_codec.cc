@@ -56,7 +56,7 @@ Result<std::string> EncodeEntity(const Entity& e) {
 }
 
 Result<Entity> DecodeEntity(std::string_view body, std::string_view blob_name) {
-  std::string what = "entity blob '" + std::string(blob_name) + "'";
+  const mp::What what("entity blob", blob_name);
   auto oh = mp::Unpack(body, what);
   if (!oh.ok()) return oh.status();
   Entity e;
@@ -106,8 +106,10 @@ Result<Entity> DecodeEntity(std::string_view body, std::string_view blob_name) {
     }
   });
   if (!s.ok()) return s;
-  Status valid = ValidateEntity(e);
-  if (!valid.ok()) return Status::Corruption(what + ": stored entity breaks the rules: " +
+  // Limits were checked when the entity was written; what a reader relies
+  // on (valid UTF-8, a GUID's form, dates in range) is checked here too.
+  Status valid = ValidateStoredEntity(e);
+  if (!valid.ok()) return Status::Corruption(what.str() + ": stored entity breaks the rules: " +
                                              valid.message());
   return e;
 }

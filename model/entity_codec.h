@@ -24,8 +24,17 @@ inline constexpr int kEntityFormat = 1;
 Result<std::string> EncodeEntity(const Entity& entity);
 
 // Decodes a blob body. Corruption naming `blob_name` if the body is not an
-// entity of a known format or breaks the entity rules; never crashes.
+// entity of a known format or breaks what ValidateStoredEntity checks; never
+// crashes. The limits (sizes, counts, name and key rules) are checked when
+// an entity is written (EncodeEntity's callers validate), not on every
+// read: an entity written by other means may exceed them, and is then
+// refused when written back.
 Result<Entity> DecodeEntity(std::string_view body, std::string_view blob_name);
+
+// What every entity read must be, whoever wrote it (key_rules.cc): keys,
+// names and strings valid UTF-8, DateTimes in range, GUIDs of GUID form.
+// InvalidArgument naming the first that is not.
+Status ValidateStoredEntity(const Entity& entity);
 
 }  // namespace blobtable
 

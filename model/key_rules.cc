@@ -132,4 +132,23 @@ Status ValidateEntity(const Entity& entity) {
   return Status::OK();
 }
 
+Status ValidateStoredEntity(const Entity& entity) {
+  auto bad = [](std::string_view what, std::string_view name) {
+    return Status::InvalidArgument(std::string(what) + " " + Quote(name));
+  };
+  if (!IsValidUtf8(entity.partition_key())) return bad("PartitionKey not UTF-8:", entity.partition_key());
+  if (!IsValidUtf8(entity.row_key())) return bad("RowKey not UTF-8:", entity.row_key());
+  for (const auto& [name, value] : entity.properties()) {
+    if (!IsValidUtf8(name)) return bad("property name not UTF-8:", name);
+    if (const auto* s = std::get_if<std::string>(&value)) {
+      if (!IsValidUtf8(*s)) return bad("String value not UTF-8: property", name);
+    } else if (const auto* d = std::get_if<DateTime>(&value)) {
+      if (!IsValidDateTime(*d)) return bad("DateTime value out of range: property", name);
+    } else if (const auto* g = std::get_if<Guid>(&value)) {
+      if (!IsGuid(g->value)) return bad("Guid value not a GUID: property", name);
+    }
+  }
+  return Status::OK();
+}
+
 }  // namespace blobtable

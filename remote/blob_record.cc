@@ -84,15 +84,15 @@ std::string EncodeBucket(const Bucket& bucket) {
 }
 
 Result<Bucket> DecodeBucket(std::string_view value, std::string_view key) {
-  std::string what = "local blob bucket '" + std::string(key) + "'";
+  const mp::What what("local blob bucket", key);
   int format = 1;
   if (!value.empty() && value[0] == kFormat2Tag) {
-    if (value.size() < kHeader) return Status::Corruption(what + ": cut short");
+    if (value.size() < kHeader) return Status::Corruption(what.str() + ": cut short");
     uint32_t stored = 0;
     for (int i = 0; i < 4; ++i) stored |= uint32_t{static_cast<unsigned char>(value[1 + i])} << (8 * i);
     value.remove_prefix(kHeader);
     if (Crc32(value) != stored)
-      return Status::Corruption(what + ": its checksum does not match (the record is damaged)");
+      return Status::Corruption(what.str() + ": its checksum does not match (the record is damaged)");
     format = 2;  // or 3: the same header
   }
   auto oh = mp::Unpack(value, what);

@@ -117,8 +117,32 @@ static int OpenRaw(const std::string& dir, uint64_t map_size, unsigned flags, un
   return 0;
 }
 
+namespace {
+unsigned SyncFlags(LmdbEnv::Sync sync) {
+  switch (sync) {
+    case LmdbEnv::Sync::kFull: return 0;
+    case LmdbEnv::Sync::kRelaxed: return MDB_NOMETASYNC;
+    case LmdbEnv::Sync::kNone: return MDB_NOSYNC;
+  }
+  return 0;
+}
+}  // namespace
+
+Status LmdbEnv::StrengthenSyncTo(Sync sync) {
+  if (static_cast<int>(sync) >= static_cast<int>(sync_)) return Status::OK();
+  // Flags off first, then the stronger one's on; LMDB allows both on an open
+  // environment, but not while a commit reads them. The commits already made
+  // keep what they had.
+  std::unique_lock<std::shared_mutex> no_transactions(txn_gate_);
+  int rc = mdb_env_set_flags(env_, SyncFlags(sync_), 0);
+  if (rc == 0 && SyncFlags(sync) != 0) rc = mdb_env_set_flags(env_, SyncFlags(sync), 1);
+  if (rc != 0) return LmdbError(rc, "changing how the local store " + directory_ + " syncs");
+  sync_ = sync;
+  return Status::OK();
+}
+
 Result<std::shared_ptr<LmdbEnv>> LmdbEnv::Open(const std::string& directory, uint64_t map_size,
-                                               unsigned file_mode, bool durable) {
+                                               unsigned file_mode, Sync sync) {
   std::error_code ec;
   if (std::filesystem::create_directories(directory, ec) && !ec) {
     // Made here: as private as its files (0644 gives 0755, 0600 gives 0700).
@@ -137,6 +161,7 @@ Result<std::shared_ptr<LmdbEnv>> LmdbEnv::Open(const std::string& directory, uin
   while (it != reg.envs.end() && it->second.pid == getpid()) {
     if (auto env = it->second.env.lock()) {
       BT_RETURN_IF_ERROR(env->GrowMapTo(map_size));
+      BT_RETURN_IF_ERROR(env->StrengthenSyncTo(sync));
       return env;
     }
     // The last user let go and its close is pending: LMDB forbids a second
@@ -156,8 +181,7 @@ Result<std::shared_ptr<LmdbEnv>> LmdbEnv::Open(const std::string& directory, uin
   for (unsigned flags : {0u, unsigned{MDB_RDONLY}, unsigned{MDB_RDONLY | MDB_NOLOCK}}) {
     if (rc != EACCES && rc != EROFS) break;
     mode = flags;
-    rc = OpenRaw(canonical, map_size, flags | (durable ? 0u : unsigned{MDB_NOSYNC}), file_mode,
-                 &raw);
+    rc = OpenRaw(canonical, map_size, flags | SyncFlags(sync), file_mode, &raw);
   }
   if (rc != 0) return LmdbError(rc, "opening the local store " + canonical + "/data.mdb");
   const bool read_only = (mode & MDB_RDONLY) != 0;
@@ -178,6 +202,7 @@ Result<std::shared_ptr<LmdbEnv>> LmdbEnv::Open(const std::string& directory, uin
     delete e;  // mdb_env_close
     r.closed.notify_all();
   });
+  env->sync_ = sync;
   env->ReclaimStaleReaders();  // slots of processes that died reading
   auto inherited = reg.envs.find(*opened);
   if (inherited != reg.envs.end()) {

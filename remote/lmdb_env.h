@@ -50,10 +50,16 @@ class LmdbEnv {
   // The files are created with `file_mode` (less the umask), the directory,
   // if made here, with the same plus search bits. A user who may not write
   // gets the environment read-only (read_only()).
-  // `durable` false (a cache): commits are not flushed to disk (MDB_NOSYNC),
-  // so a crash of the machine may lose the last ones, never consistency.
+  // `sync` says what a commit waits for (see Sync). An environment already
+  // open in this process keeps the strongest `sync` any Open asked for.
+  enum class Sync {
+    kFull,     // the data and the meta page synced (LocalDurability::kFull)
+    kRelaxed,  // the data synced, the meta page not (MDB_NOMETASYNC)
+    kNone,     // nothing synced (MDB_NOSYNC; a cache): a crash of the machine
+               // may lose the last commits, never consistency
+  };
   static Result<std::shared_ptr<LmdbEnv>> Open(const std::string& directory, uint64_t map_size,
-                                               unsigned file_mode = 0644, bool durable = true);
+                                               unsigned file_mode = 0644, Sync sync = Sync::kFull);
 
   ~LmdbEnv();
   LmdbEnv(const LmdbEnv&) = delete;
@@ -97,6 +103,7 @@ class LmdbEnv {
   friend class LmdbTxn;
   LmdbEnv(MDB_env* env, std::string directory, FileId id, bool read_only);
   Status GrowMapTo(uint64_t map_size);
+  Status StrengthenSyncTo(Sync sync);
   void MaybeReclaimStaleReaders();
 
   // A reset read transaction for LmdbTxn::Begin to renew, or null; and
@@ -110,6 +117,7 @@ class LmdbEnv {
   std::string directory_;
   FileId id_;
   bool read_only_;
+  Sync sync_ = Sync::kFull;  // guarded by the registry's lock
   std::chrono::milliseconds reader_check_interval_{1000};
   std::atomic<int64_t> last_reader_check_ns_{0};  // steady_clock
   size_t max_key_size_;

@@ -598,7 +598,10 @@ Result<std::shared_ptr<BlobStore>> OpenLocalBlobStore(const std::string& directo
                                                       const StoreOptions& options) {
   BT_RETURN_IF_ERROR(ValidateContainerName(options.container));
   BT_ASSIGN_OR_RETURN(std::shared_ptr<LmdbEnv> env,
-                      LmdbEnv::Open(directory, options.local_map_size, options.local_file_mode));
+                      LmdbEnv::Open(directory, options.local_map_size, options.local_file_mode,
+                                    options.local_durability == LocalDurability::kRelaxed
+                                        ? LmdbEnv::Sync::kRelaxed
+                                        : LmdbEnv::Sync::kFull));
   // Each handle taken is released by the store, or here if opening fails.
   std::vector<std::string> taken;
   MDB_dbi dbis[3];

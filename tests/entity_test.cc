@@ -7,6 +7,7 @@
 #include "blobtable/entity.h"
 #include "model/entity_codec.h"
 #include "util/msgpack_util.h"
+#include "util/utf8.h"
 
 namespace blobtable {
 namespace {
@@ -170,6 +171,43 @@ TEST(EntityCodec, OutOfRangeTimestampAndUnknownTypeTagAreCorruption) {
   EXPECT_EQ(DecodeEntity(body(0, -1), "b").status().code(), Code::kCorruption);
 }
 
+// Reading checks what every reader relies on, whoever wrote the entity;
+// the limits were checked when blobtable wrote it. An entity past them,
+// written by other means, is read, and refused when written back.
+TEST(EntityCodec, ReadsCheckTextAndFormsAndLeaveTheLimitsToWrites) {
+  auto body = [](std::string name, std::string text, const std::string& guid) {
+    msgpack::sbuffer buf;
+    msgpack::packer<msgpack::sbuffer> pk(&buf);
+    pk.pack_array(6);
+    pk.pack(std::string("bt.entity"));
+    pk.pack(1);
+    pk.pack(std::string("p"));
+    pk.pack(std::string("r"));
+    pk.pack(0);
+    pk.pack_array(2);
+    pk.pack_array(3);
+    pk.pack(name);
+    pk.pack(static_cast<int>(EdmType::kString));
+    pk.pack(text);
+    pk.pack_array(3);
+    pk.pack(std::string("g"));
+    pk.pack(static_cast<int>(EdmType::kGuid));
+    pk.pack(guid);
+    return std::string(buf.data(), buf.size());
+  };
+  const std::string guid = "01234567-89ab-cdef-0123-456789abcdef";
+  // Past the limits: a name that is no identifier, a string over 32,768 units.
+  auto past = DecodeEntity(body("not an identifier", std::string(40000, 'x'), guid), "b");
+  ASSERT_TRUE(past.ok()) << past.status().ToString();
+  EXPECT_EQ(ValidateEntity(*past).code(), Code::kInvalidArgument);
+  // Not text, or not a GUID: Corruption, whoever wrote it.
+  for (const std::string& bad : {body("s", "caf\xc3", guid), body("s\xff", "x", guid),
+                                 body("s", "x", "not-a-guid")}) {
+    auto r = DecodeEntity(bad, "b");
+    EXPECT_EQ(r.status().code(), Code::kCorruption) << r.status().ToString();
+  }
+}
+
 TEST(EntityCodec, RandomBytesNeverCrash) {
   std::mt19937_64 rng(7);
   std::string good = *EncodeEntity(Sample());
@@ -183,12 +221,32 @@ TEST(EntityCodec, RandomBytesNeverCrash) {
     auto r = DecodeEntity(body, "fuzz");
     if (r.ok()) {
       ++decoded;
-      EXPECT_TRUE(ValidateEntity(*r).ok());
+      EXPECT_TRUE(ValidateStoredEntity(*r).ok());
     } else {
       EXPECT_EQ(r.status().code(), Code::kCorruption);
     }
   }
   EXPECT_LT(decoded, 20000);
+}
+
+}  // namespace
+}  // namespace blobtable
+
+namespace blobtable {
+namespace {
+
+// Lengths count eight ASCII bytes at a time: characters that straddle or
+// follow those words still count (and are checked) one by one.
+TEST(Utf8, LengthsAreRightAroundTheAsciiFastPath) {
+  const std::string e_acute = "\xc3\xa9", clef = "\xf0\x9d\x84\x9e";  // U+00E9, U+1D11E
+  for (size_t ascii = 0; ascii <= 17; ++ascii) {
+    const std::string s = std::string(ascii, 'a') + e_acute + std::string(ascii, 'b') + clef;
+    EXPECT_EQ(Utf8Length(s), static_cast<long>(2 * ascii + 2)) << ascii;
+    EXPECT_EQ(Utf16Length(s), static_cast<long>(2 * ascii + 3)) << ascii;
+    EXPECT_TRUE(IsValidUtf8(s));
+    EXPECT_FALSE(IsValidUtf8(std::string(ascii, 'a') + "\xc3" + std::string(8, 'b'))) << ascii;
+    EXPECT_FALSE(IsValidUtf8(std::string(ascii, 'a') + "\xed\xa0\x80")) << ascii;  // a surrogate
+  }
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 
 namespace blobtable::mp {
 
-Result<msgpack::object_handle> Unpack(std::string_view data, std::string_view what) {
+Result<msgpack::object_handle> Unpack(std::string_view data, const What& what) {
   // Limits: arrays and maps of blobtable formats stay far below these; strings
   // and binaries are bounded by the 1 MiB entity limit with margin for raw
   // blobs stored through the BlobStore API.
@@ -13,10 +13,10 @@ Result<msgpack::object_handle> Unpack(std::string_view data, std::string_view wh
     msgpack::object_handle oh =
         msgpack::unpack(data.data(), data.size(), offset, nullptr, nullptr, limit);
     if (offset != data.size())
-      return Status::Corruption(std::string(what) + ": trailing bytes after the msgpack value");
+      return Status::Corruption(what.str() + ": trailing bytes after the msgpack value");
     return oh;
   } catch (const std::exception& e) {
-    return Status::Corruption(std::string(what) + ": not a valid msgpack value (" + e.what() + ")");
+    return Status::Corruption(what.str() + ": not a valid msgpack value (" + e.what() + ")");
   }
 }
 

@@ -13,10 +13,25 @@
 
 namespace blobtable::mp {
 
+// Names what is decoded in error messages: "kind 'name'", or just `kind`.
+// Built into a string only when a message needs it (decoding is hot).
+struct What {
+  // Implicit on purpose: a plain name converts.
+  What(std::string_view whole) : kind(whole) {}
+  What(const char* whole) : kind(whole) {}
+  What(const std::string& whole) : kind(whole) {}
+  What(std::string_view k, std::string_view n) : kind(k), name(n), named(true) {}
+  std::string str() const {
+    return named ? std::string(kind) + " '" + std::string(name) + "'" : std::string(kind);
+  }
+  std::string_view kind, name;
+  bool named = false;
+};
+
 // Unpacks `data` with limits sized for blobtable's own formats, so that a
 // corrupt length field cannot make it allocate gigabytes. Corruption (naming
 // `what`) on malformed input or trailing bytes.
-Result<msgpack::object_handle> Unpack(std::string_view data, std::string_view what);
+Result<msgpack::object_handle> Unpack(std::string_view data, const What& what);
 
 // Thrown by the accessors below; caught and turned into Corruption at the
 // decoder's boundary by Guard().
@@ -35,14 +50,14 @@ double Double(const msgpack::object& o, const char* field);
 // Runs `fn` and maps FormatError (and msgpack's own exceptions) to
 // Corruption("<what>: <problem>").
 template <typename Fn>
-Status Guard(std::string_view what, Fn&& fn) {
+Status Guard(const What& what, Fn&& fn) {
   try {
     fn();
     return Status::OK();
   } catch (const FormatError& e) {
-    return Status::Corruption(std::string(what) + ": " + e.message);
+    return Status::Corruption(what.str() + ": " + e.message);
   } catch (const std::exception& e) {
-    return Status::Corruption(std::string(what) + ": " + e.what());
+    return Status::Corruption(what.str() + ": " + e.what());
   }
 }
 

@@ -18,6 +18,9 @@ long Utf8Length(std::string_view s);
 // not valid UTF-8.
 long Utf16Length(std::string_view s);
 
+// True if `s` is valid UTF-8 (as NextCodePoint judges it).
+bool IsValidUtf8(std::string_view s);
+
 }  // namespace blobtable
 
 #endif  // BLOBTABLE_UTIL_UTF8_H_

@@ -65,6 +65,22 @@ struct ReadPolicy {
   static ReadPolicy Validate() { return {Mode::kFresh, {}, false}; }
 };
 
+// Local backend: what an acknowledged write survives.
+enum class LocalDurability {
+  // Every commit waits until the disk has it (LMDB's two syncs: the data,
+  // then the page that points at it). An acknowledged write survives a
+  // crash of the process, of the system, and a power loss.
+  kFull,
+  // Every commit still syncs its data, but not the page that points at it
+  // (LMDB's MDB_NOMETASYNC): one sync a commit instead of two. An
+  // acknowledged write survives a crash of the process (kill -9) with
+  // nothing lost. A crash of the system or a power loss may lose the last
+  // commit acknowledged before it (the store opens as it was one commit
+  // earlier: every write of that commit gone, none half there); it never
+  // damages the store.
+  kRelaxed,
+};
+
 // Options for opening a Store (see store.h).
 struct StoreOptions {
   // The container holding the tables (Azure container rules: 3-63 characters,
@@ -82,6 +98,9 @@ struct StoreOptions {
   // can read but not write a store opens it read-only: reads work, writes
   // fail IOError saying so.
   unsigned local_file_mode = 0644;
+  // Local backend: see LocalDurability. Stores of one process that share a
+  // directory share its commits: while one of them asks kFull, all get it.
+  LocalDurability local_durability = LocalDurability::kFull;
   // How many times a read-modify-write (merge, upsert-merge) retries after an
   // ETag race with another writer before it returns Conflict.
   int max_merge_attempts = 16;
