@@ -39,9 +39,8 @@ Status TooLong(size_t length, std::string_view what) {
 
 }  // namespace
 
-std::string EncodeKey(std::string_view key) {
-  std::string out;
-  out.reserve(key.size() * 3);
+namespace {
+void AppendEncodedKey(std::string& out, std::string_view key) {
   for (char ch : key) {
     unsigned char b = static_cast<unsigned char>(ch);
     if (PassesThrough(b)) {
@@ -52,6 +51,13 @@ std::string EncodeKey(std::string_view key) {
       out.push_back(kHex[b & 0xF]);
     }
   }
+}
+}  // namespace
+
+std::string EncodeKey(std::string_view key) {
+  std::string out;
+  out.reserve(key.size() * 3);
+  AppendEncodedKey(out, key);
   return out;
 }
 
@@ -106,7 +112,19 @@ bool IsEntityBlobName(std::string_view name) {
 
 Result<std::string> EntityBlobName(std::string_view table, std::string_view pk,
                                    std::string_view rk) {
-  std::string name = PartitionPrefix(table, pk) + "-" + EncodeKey(rk);
+  // PartitionPrefix(table, pk) + "-" + EncodeKey(rk), built in one string
+  // (every point read names its blob).
+  std::string name;
+  name.reserve(std::string_view(kTablePrefix).size() + table.size() + 8 +
+               3 * (pk.size() + rk.size()));
+  name += kTablePrefix;
+  for (char c : table) name.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c);
+  name += '/';
+  name += kEntitySegment;
+  name += '-';
+  AppendEncodedKey(name, pk);
+  name += "/-";
+  AppendEncodedKey(name, rk);
   if (name.size() > kMaxBlobNameChars) return TooLong(name.size(), "entity blob name");
   return name;
 }

@@ -10,8 +10,12 @@ Result<msgpack::object_handle> Unpack(std::string_view data, const What& what) {
                                     /*bin=*/256u << 20, /*ext=*/1u << 10, /*depth=*/32);
   try {
     size_t offset = 0;
+    // Strings and binaries point into `data` rather than being copied into
+    // the handle's zone: the accessors copy what they keep, and callers
+    // keep `data` for as long as the handle.
+    auto refer = [](msgpack::type::object_type, size_t, void*) { return true; };
     msgpack::object_handle oh =
-        msgpack::unpack(data.data(), data.size(), offset, nullptr, nullptr, limit);
+        msgpack::unpack(data.data(), data.size(), offset, refer, nullptr, limit);
     if (offset != data.size())
       return Status::Corruption(what.str() + ": trailing bytes after the msgpack value");
     return oh;

@@ -30,7 +30,8 @@ struct What {
 
 // Unpacks `data` with limits sized for blobtable's own formats, so that a
 // corrupt length field cannot make it allocate gigabytes. Corruption (naming
-// `what`) on malformed input or trailing bytes.
+// `what`) on malformed input or trailing bytes. The handle's strings and
+// binaries point into `data`: it must outlive the handle.
 Result<msgpack::object_handle> Unpack(std::string_view data, const What& what);
 
 // Thrown by the accessors below; caught and turned into Corruption at the
