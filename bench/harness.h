@@ -6,7 +6,10 @@
 #ifndef BLOBTABLE_BENCH_HARNESS_H_
 #define BLOBTABLE_BENCH_HARNESS_H_
 
+#include <stdlib.h>
+
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <ostream>
 #include <string>
@@ -52,6 +55,24 @@ struct Row {
 blobtable::Result<std::vector<Row>> RunCell(const std::string& workload, const std::string& op,
                                             int threads, const std::vector<System>& systems,
                                             int rounds);
+
+// A new directory under $TMPDIR, removed with everything in it.
+class Scratch {
+ public:
+  Scratch() {
+    std::string tmpl =
+        (std::filesystem::temp_directory_path() / "blobtable-bench-XXXXXX").string();
+    if (mkdtemp(tmpl.data()) != nullptr) path_ = tmpl;
+  }
+  ~Scratch() {
+    std::error_code ec;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
 
 void PrintRows(const std::vector<Row>& rows, std::ostream& out);
 void WriteCsv(const std::vector<Row>& rows, std::ostream& out);

@@ -12,7 +12,9 @@ namespace bench {
 
 struct W1Options {
   int rounds = 5;
-  int64_t ops_per_thread = 2000;  // range queries: a tenth of that
+  // At 1 and 2 threads; beyond, 2 x this a round, shared by the threads.
+  // Range queries: a tenth of that.
+  int64_t ops_per_thread = 2000;
   std::vector<int> threads = {1, 2, 8};
   size_t value_bytes = 1000;
   std::vector<std::string> ops = {"insert", "get", "replace", "range100"};

@@ -1,0 +1,151 @@
+#include "bench/w2_remote.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <map>
+#include <memory>
+
+#include "blobtable/store.h"
+
+namespace bench {
+
+using blobtable::Result;
+using blobtable::Status;
+
+std::string ConnectionTo(int port) {
+  return "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;"
+         "AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/"
+         "K1SZFPTOtr/KBHBeksoGMGw==;BlobEndpoint=http://127.0.0.1:" +
+         std::to_string(port) + "/devstoreaccount1";
+}
+
+std::string FreshName(const char* stem) {
+  static std::atomic<int> n{0};
+  return stem + std::to_string(getpid()) + "x" + std::to_string(n++);
+}
+
+RequestCounter CountRequests(blobtable::StoreOptions& options) {
+  auto counter = std::make_shared<std::shared_ptr<blobtable::testing::CountingBlobStore>>();
+  options.wrap_blob_store = [counter](std::shared_ptr<blobtable::BlobStore> s) {
+    *counter = std::make_shared<blobtable::testing::CountingBlobStore>(std::move(s));
+    return std::shared_ptr<blobtable::BlobStore>(*counter);
+  };
+  return counter;
+}
+
+namespace {
+
+std::string Key(int worker, int64_t i) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "w%02d-%08lld", worker, static_cast<long long>(i));
+  return buf;
+}
+
+struct Cell {
+  std::string op;
+  int concurrency;
+  int port;
+  int64_t ops_per_worker;
+};
+
+// One round of blobtable through `transport`: get reads an entity, upsert
+// writes one, replace writes one If-Match the ETag it last wrote; each
+// worker on keys of its own, written first for get and replace.
+Result<Sample> BlobtableRound(const std::string& transport, const Cell& c, const W2Options& o,
+                              const std::string& value) {
+  blobtable::StoreOptions so;
+  so.http_transport = transport;
+  so.cache = false;
+  so.container = FreshName("w2c");
+  const RequestCounter counter = CountRequests(so);
+  auto store = blobtable::Store::Open(ConnectionTo(c.port), so);
+  if (!store.ok()) return store.status();
+  auto table = (*store)->OpenTable("bench");
+  if (!table.ok()) return table.status();
+  const int64_t n = c.ops_per_worker;
+  std::vector<std::map<std::string, std::string>> etags(static_cast<size_t>(c.concurrency));
+  auto write = [&](int w, int64_t i, bool if_match) -> Status {
+    blobtable::Entity e("p", Key(w, i));
+    e.Set("v", blobtable::Binary{value});
+    std::string& etag = etags[static_cast<size_t>(w)][e.row_key()];
+    auto r = if_match ? table->Replace(e, etag) : table->Upsert(e);
+    if (r.ok()) etag = r->etag();
+    return r.status();
+  };
+  if (c.op != "upsert") {
+    auto loaded = RunThreads(c.concurrency, n, [&](int w, int64_t i) { return write(w, i, false); });
+    if (!loaded.ok()) return loaded.status();
+  }
+  (*counter)->Clear();
+  Result<Sample> s = RunThreads(c.concurrency, n, [&](int w, int64_t i) -> Status {
+    if (c.op == "get") return table->Get("p", Key(w, (i * 7919) % n)).status();
+    return write(w, i, c.op == "replace");
+  });
+  if (s.ok()) s->requests = (*counter)->Total();
+  return s;
+}
+
+// One round of the SDK: bench/sdk_peer.mjs in a node process of its own.
+Result<Sample> SdkRound(const Cell& c, const W2Options& o) {
+  const std::string command = "node " + o.sdk_script + " '" + ConnectionTo(c.port) + "' " +
+                              FreshName("w2s") + " " + c.op + " " +
+                              std::to_string(c.concurrency) + " " +
+                              std::to_string(c.ops_per_worker) + " " +
+                              std::to_string(o.value_bytes) + " k";
+  FILE* p = popen(command.c_str(), "r");
+  if (p == nullptr) return Status::IOError("cannot run " + command);
+  std::string out;
+  char buf[65536];
+  size_t got;
+  while ((got = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, got);
+  if (pclose(p) != 0) return Status::Internal("the SDK peer failed: " + command);
+  auto j = nlohmann::json::parse(out, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.contains("latencies_us"))
+    return Status::Internal("the SDK peer printed no result: " + out.substr(0, 200));
+  Sample s;
+  s.ops = j["ops"].get<int64_t>();
+  s.seconds = j["seconds"].get<double>();
+  s.cpu_seconds = j["cpu_seconds"].get<double>();
+  s.latencies_us = j["latencies_us"].get<std::vector<double>>();
+  s.requests = s.ops;  // one Get Blob or Put Blob an operation
+  return s;
+}
+
+bool Wanted(const W2Options& o, const std::string& name) {
+  return o.systems.empty() || std::find(o.systems.begin(), o.systems.end(), name) != o.systems.end();
+}
+
+}  // namespace
+
+Result<std::vector<Row>> RunW2(const W2Options& o) {
+  std::string value(o.value_bytes, '\0');
+  for (size_t i = 0; i < value.size(); ++i) value[i] = static_cast<char>((i * 131 + 7) % 251);
+  std::vector<Row> rows;
+  for (const W2Endpoint& at : o.endpoints) {
+    const std::string workload = "W2-" + std::to_string(at.added_rtt_ms) + "ms";
+    for (int concurrency : o.concurrency) {
+      for (const std::string& op : o.ops) {
+        const Cell cell{op, concurrency, at.port,
+                        std::max<int64_t>(1, o.ops_per_round / concurrency)};
+        std::vector<System> systems;
+        for (const char* transport : {"curl", "cpprest"}) {
+          const std::string name = std::string("blobtable-") + transport;
+          if (Wanted(o, name))
+            systems.push_back({name, [&, cell, t = std::string(transport)] {
+                                 return BlobtableRound(t, cell, o, value);
+                               }});
+        }
+        if (Wanted(o, "sdk-js")) systems.push_back({"sdk-js", [&, cell] { return SdkRound(cell, o); }});
+        auto rows_of_cell = RunCell(workload, op, concurrency, systems, o.rounds);
+        if (!rows_of_cell.ok()) return rows_of_cell.status();
+        rows.insert(rows.end(), rows_of_cell->begin(), rows_of_cell->end());
+      }
+    }
+  }
+  return rows;
+}
+
+}  // namespace bench
