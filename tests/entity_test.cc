@@ -12,6 +12,33 @@
 namespace blobtable {
 namespace {
 
+// An entity body packed by hand, as another writer could store one: the
+// header of `format` with `timestamp`, then [name, type tag, string value]
+// triples.
+struct RawProperty {
+  std::string name;
+  int64_t type;
+  std::string value;
+};
+std::string RawEntity(int format, int64_t timestamp, const std::vector<RawProperty>& props) {
+  msgpack::sbuffer buf;
+  msgpack::packer<msgpack::sbuffer> pk(&buf);
+  pk.pack_array(6);
+  pk.pack(std::string("bt.entity"));
+  pk.pack(format);
+  pk.pack(std::string("p"));
+  pk.pack(std::string("r"));
+  pk.pack(timestamp);
+  pk.pack_array(static_cast<uint32_t>(props.size()));
+  for (const RawProperty& p : props) {
+    pk.pack_array(3);
+    pk.pack(p.name);
+    pk.pack(p.type);
+    pk.pack(p.value);
+  }
+  return std::string(buf.data(), buf.size());
+}
+
 Entity Sample() {
   Entity e("pk \xc3\xa9", "rk.1");
   e.Set("s", std::string("text \xe2\x82\xac"))
@@ -136,34 +163,12 @@ TEST(EntityCodec, ForeignOrCorruptBlobsAreCorruptionNamingTheBlob) {
   expect_corrupt(good.substr(0, good.size() / 2), "");
   expect_corrupt(good + "x", "trailing");
   // Another format version is refused with a clear message, not guessed at.
-  msgpack::sbuffer buf;
-  msgpack::packer<msgpack::sbuffer> pk(&buf);
-  pk.pack_array(6);
-  pk.pack(std::string("bt.entity"));
-  pk.pack(2);
-  pk.pack(std::string("p"));
-  pk.pack(std::string("r"));
-  pk.pack(0);
-  pk.pack_array(0);
-  expect_corrupt(std::string(buf.data(), buf.size()), "format 2");
+  expect_corrupt(RawEntity(2, 0, {}), "format 2");
 }
 
 TEST(EntityCodec, OutOfRangeTimestampAndUnknownTypeTagAreCorruption) {
   auto body = [](int64_t timestamp, int64_t type_tag) {
-    msgpack::sbuffer buf;
-    msgpack::packer<msgpack::sbuffer> pk(&buf);
-    pk.pack_array(6);
-    pk.pack(std::string("bt.entity"));
-    pk.pack(1);
-    pk.pack(std::string("p"));
-    pk.pack(std::string("r"));
-    pk.pack(timestamp);
-    pk.pack_array(1);
-    pk.pack_array(3);
-    pk.pack(std::string("x"));
-    pk.pack(type_tag);
-    pk.pack(std::string("v"));
-    return std::string(buf.data(), buf.size());
+    return RawEntity(1, timestamp, {{"x", type_tag, "v"}});
   };
   EXPECT_TRUE(DecodeEntity(body(0, 0), "b").ok());
   EXPECT_EQ(DecodeEntity(body(INT64_MIN, 0), "b").status().code(), Code::kCorruption);
@@ -176,24 +181,8 @@ TEST(EntityCodec, OutOfRangeTimestampAndUnknownTypeTagAreCorruption) {
 // written by other means, is read, and refused when written back.
 TEST(EntityCodec, ReadsCheckTextAndFormsAndLeaveTheLimitsToWrites) {
   auto body = [](std::string name, std::string text, const std::string& guid) {
-    msgpack::sbuffer buf;
-    msgpack::packer<msgpack::sbuffer> pk(&buf);
-    pk.pack_array(6);
-    pk.pack(std::string("bt.entity"));
-    pk.pack(1);
-    pk.pack(std::string("p"));
-    pk.pack(std::string("r"));
-    pk.pack(0);
-    pk.pack_array(2);
-    pk.pack_array(3);
-    pk.pack(name);
-    pk.pack(static_cast<int>(EdmType::kString));
-    pk.pack(text);
-    pk.pack_array(3);
-    pk.pack(std::string("g"));
-    pk.pack(static_cast<int>(EdmType::kGuid));
-    pk.pack(guid);
-    return std::string(buf.data(), buf.size());
+    return RawEntity(1, 0, {{name, static_cast<int>(EdmType::kString), text},
+                            {"g", static_cast<int>(EdmType::kGuid), guid}});
   };
   const std::string guid = "01234567-89ab-cdef-0123-456789abcdef";
   // Past the limits: a name that is no identifier, a string over 32,768 units.
