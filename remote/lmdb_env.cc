@@ -312,6 +312,10 @@ LmdbTxn::~LmdbTxn() {
 Status LmdbTxn::Commit() {
   int rc = mdb_txn_commit(txn_);
   txn_ = nullptr;
+  // The transaction is over: let a map resize or a handle's release go on
+  // now, not when this object goes (a caller that commits and then releases
+  // a handle in the same scope would wait for itself).
+  if (gate_.owns_lock()) gate_.unlock();
   // A full disk shows as ENOSPC or, on a short write, as EIO.
   if (rc != 0) return LmdbError(rc, "committing LMDB transaction", SpaceHint(env_->directory(), rc));
   return Status::OK();

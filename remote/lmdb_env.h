@@ -152,6 +152,7 @@ class LmdbTxn {
   ~LmdbTxn();
 
   MDB_txn* get() const { return txn_; }
+  // Commits; the transaction is over either way (get() is null after).
   Status Commit();
 
  private:

@@ -463,13 +463,11 @@ TEST(LocalBlobStore, AFormat2RecordIsReadAndMovedInlineWhenRewritten) {
     for (int i = 0; i < 4; ++i) value[1 + i] = static_cast<char>(crc >> (8 * i));
     char id[8];
     DataKey(7, id);
-    {
-      auto txn = LmdbTxn::Begin(**env, /*read_only=*/false);
-      MDB_val k = ToVal("old"), v = ToVal(value), dk{sizeof id, id}, dv = ToVal(body);
-      ASSERT_EQ(mdb_put(txn->get(), *buckets, &k, &v, 0), 0);
-      ASSERT_EQ(mdb_put(txn->get(), *data, &dk, &dv, 0), 0);
-      ASSERT_TRUE(txn->Commit().ok());
-    }  // its end lets the handles go
+    auto txn = LmdbTxn::Begin(**env, /*read_only=*/false);
+    MDB_val k = ToVal("old"), v = ToVal(value), dk{sizeof id, id}, dv = ToVal(body);
+    ASSERT_EQ(mdb_put(txn->get(), *buckets, &k, &v, 0), 0);
+    ASSERT_EQ(mdb_put(txn->get(), *data, &dk, &dv, 0), 0);
+    ASSERT_TRUE(txn->Commit().ok());  // over: the handles may go while `txn` lives
     (*env)->ReleaseDatabase("container:blobtable");
     (*env)->ReleaseDatabase("data:blobtable");
   }
