@@ -32,9 +32,9 @@ std::optional<Entity> FromListing(const Row& row) {
   const BlobProperties& p = row.item->properties;
   if (!MarkingTransaction(p).empty()) return std::nullopt;
   // The body itself (a backend that lists with data), else its inline copy.
-  std::optional<std::string> body = row.item->data ? row.item->data : InlineBody(p);
-  if (!body) return std::nullopt;
-  auto e = DecodeEntity(*body, row.item->name);
+  std::optional<std::string> copy;
+  if (!row.item->data && !(copy = InlineBody(p))) return std::nullopt;
+  auto e = DecodeEntity(row.item->data ? *row.item->data : *copy, row.item->name);
   if (!e.ok() || e->partition_key() != row.key.partition_key || e->row_key() != row.key.row_key)
     return std::nullopt;  // read it: the read says what is wrong
   e->set_etag(p.etag);

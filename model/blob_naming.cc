@@ -95,12 +95,33 @@ Status ValidateTableName(std::string_view table) {
   return Status::OK();
 }
 
+namespace {
+// The prefixes, appended to `out`: entity blob names are built in one
+// string (every point read names its blob).
+void AppendTablePrefix(std::string& out, std::string_view table) {
+  out += kTablePrefix;
+  AppendAsciiLower(out, table);
+  out += '/';
+}
+void AppendPartitionPrefix(std::string& out, std::string_view table, std::string_view pk) {
+  AppendTablePrefix(out, table);
+  out += kEntitySegment;
+  out += '-';
+  AppendEncodedKey(out, pk);
+  out += '/';
+}
+}  // namespace
+
 std::string TablePrefix(std::string_view table) {
-  return kTablePrefix + AsciiLower(table) + "/";
+  std::string out;
+  AppendTablePrefix(out, table);
+  return out;
 }
 std::string EntityPrefix(std::string_view table) { return TablePrefix(table) + kEntitySegment; }
 std::string PartitionPrefix(std::string_view table, std::string_view pk) {
-  return EntityPrefix(table) + "-" + EncodeKey(pk) + "/";
+  std::string out;
+  AppendPartitionPrefix(out, table, pk);
+  return out;
 }
 
 bool IsEntityBlobName(std::string_view name) {
@@ -112,18 +133,12 @@ bool IsEntityBlobName(std::string_view name) {
 
 Result<std::string> EntityBlobName(std::string_view table, std::string_view pk,
                                    std::string_view rk) {
-  // PartitionPrefix(table, pk) + "-" + EncodeKey(rk), built in one string
-  // (every point read names its blob).
+  // PartitionPrefix(table, pk) + "-" + EncodeKey(rk), in one allocation.
   std::string name;
   name.reserve(std::string_view(kTablePrefix).size() + table.size() + 8 +
                3 * (pk.size() + rk.size()));
-  name += kTablePrefix;
-  for (char c : table) name.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c);
-  name += '/';
-  name += kEntitySegment;
+  AppendPartitionPrefix(name, table, pk);
   name += '-';
-  AppendEncodedKey(name, pk);
-  name += "/-";
   AppendEncodedKey(name, rk);
   if (name.size() > kMaxBlobNameChars) return TooLong(name.size(), "entity blob name");
   return name;

@@ -85,7 +85,7 @@ std::string EncodeBucket(const Bucket& bucket) {
 
 Result<Bucket> DecodeBucket(std::string_view value, std::string_view key) {
   const mp::What what("local blob bucket", key);
-  int format = 1;
+  bool checksummed = false;  // formats 2 and 3; format 1 has no header
   if (!value.empty() && value[0] == kFormat2Tag) {
     if (value.size() < kHeader) return Status::Corruption(what.str() + ": cut short");
     uint32_t stored = 0;
@@ -93,17 +93,16 @@ Result<Bucket> DecodeBucket(std::string_view value, std::string_view key) {
     value.remove_prefix(kHeader);
     if (Crc32(value) != stored)
       return Status::Corruption(what.str() + ": its checksum does not match (the record is damaged)");
-    format = 2;  // or 3: the same header
+    checksummed = true;
   }
   auto oh = mp::Unpack(value, what);
   if (!oh.ok()) return oh.status();
   Bucket bucket;
   Status s = mp::Guard(what, [&] {
     const msgpack::object* top = mp::Array(oh->get(), 2, "bucket");
-    const int64_t stored = mp::Int(top[0], "format");
-    if (stored != format && !(format == 2 && stored == 3))
+    const int64_t format = mp::Int(top[0], "format");
+    if (checksummed ? format != 2 && format != kFormat : format != 1)
       throw mp::FormatError{"unknown format version"};
-    format = static_cast<int>(stored);
     const msgpack::object& list = top[1];
     const msgpack::object* entries = mp::Array(list, 0, "entries");
     for (uint32_t i = 0; i < list.via.array.size; ++i) {

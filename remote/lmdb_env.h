@@ -79,7 +79,6 @@ class LmdbEnv {
   // Runs `body` in a write transaction committed with those of this
   // process's concurrent writers (group commit: remote/write_group.h).
   Status Write(const WriteGroup::Body& body) { return writes_.Run(body); }
-  WriteGroup::Stats write_stats() const { return writes_.stats(); }
 
   // Frees the reader slots of processes that died inside a read (they pin
   // old pages, so the file grows); how many. Done on open, and by writers

@@ -315,6 +315,14 @@ class LocalBlobStore final : public BlobStore {
     return DecodeBucket(FromVal(v), key);
   }
 
+  // The data of `e`, to keep: inline data moved out of `e` (checked with its
+  // record), else read from the data database (checked) and copied.
+  Result<std::string> TakeData(MDB_txn* txn, BucketEntry& e) {
+    if (e.record.inline_data) return std::move(*e.record.inline_data);
+    BT_ASSIGN_OR_RETURN(std::string_view data, ReadData(txn, data_, e));
+    return std::string(data);
+  }
+
   static Bucket::iterator FindEntry(Bucket& bucket, std::string_view name) {
     return std::lower_bound(bucket.begin(), bucket.end(), name,
                             [](const BucketEntry& e, std::string_view n) { return e.name < n; });
@@ -370,11 +378,8 @@ class LocalBlobStore final : public BlobStore {
       return out;
     }
     out.properties = PropertiesOf(rec, NowMs());
-    if (with_data && it->record.inline_data) {
-      out.data = std::move(*it->record.inline_data);  // checked with its record
-    } else if (with_data) {
-      BT_ASSIGN_OR_RETURN(std::string_view data, ReadData(txn.get(), data_, *it));
-      out.data.assign(data);
+    if (with_data) {
+      BT_ASSIGN_OR_RETURN(out.data, TakeData(txn.get(), *it));
     }
     return out;
   }
@@ -515,11 +520,8 @@ Result<ListPage> LocalBlobStore::List(const ListOptions& o) {
         break;
       }
       BlobItem item{e.name, PropertiesOf(e.record, now_ms), std::nullopt};
-      if (o.include_data && e.record.inline_data) {
-        item.data = std::move(e.record.inline_data);
-      } else if (o.include_data) {
-        BT_ASSIGN_OR_RETURN(std::string_view data, ReadData(txn.get(), data_, e));
-        item.data.emplace(data);
+      if (o.include_data) {
+        BT_ASSIGN_OR_RETURN(item.data, TakeData(txn.get(), e));
       }
       page.items.push_back(std::move(item));
     }

@@ -7,10 +7,15 @@
 
 namespace blobtable {
 
+// Appends `s` to `out`, ASCII letters lowered.
+inline void AppendAsciiLower(std::string& out, std::string_view s) {
+  for (char c : s) out.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c);
+}
+
 inline std::string AsciiLower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  std::string out;
+  out.reserve(s.size());
+  AppendAsciiLower(out, s);
   return out;
 }
 
