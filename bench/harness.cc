@@ -107,6 +107,18 @@ Result<std::vector<Row>> RunCell(const std::string& workload, const std::string&
   return rows;
 }
 
+std::string ThreadKey(char stem, int thread, int64_t i) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%c%02d-%08lld", stem, thread, static_cast<long long>(i));
+  return buf;
+}
+
+std::string ValueBytes(size_t bytes) {
+  std::string value(bytes, '\0');
+  for (size_t i = 0; i < value.size(); ++i) value[i] = static_cast<char>((i * 131 + 7) % 251);
+  return value;
+}
+
 void PrintRows(const std::vector<Row>& rows, std::ostream& out) {
   char line[256];
   std::snprintf(line, sizeof line, "%-4s %-10s %3s  %-22s %11s %9s %9s %9s %8s  %s\n", "work",

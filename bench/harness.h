@@ -74,6 +74,12 @@ class Scratch {
   std::string path_;
 };
 
+// The key of operation `i` of thread (or worker) `thread`:
+// "<stem>TT-IIIIIIII", sorting as each thread writes them.
+std::string ThreadKey(char stem, int thread, int64_t i);
+// The value every system writes: `bytes` bytes, the same everywhere.
+std::string ValueBytes(size_t bytes);
+
 void PrintRows(const std::vector<Row>& rows, std::ostream& out);
 void WriteCsv(const std::vector<Row>& rows, std::ostream& out);
 

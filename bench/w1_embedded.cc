@@ -16,11 +16,7 @@ namespace {
 using blobtable::Result;
 using blobtable::Status;
 
-std::string Key(int thread, int64_t i) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "t%02d-%08lld", thread, static_cast<long long>(i));
-  return buf;
-}
+std::string Key(int thread, int64_t i) { return ThreadKey('t', thread, i); }
 
 struct PeerKind {
   std::string name;
@@ -70,8 +66,7 @@ Result<Sample> Round(const PeerKind& kind, const std::string& op, int threads,
 }  // namespace
 
 Result<std::vector<Row>> RunW1(const W1Options& o) {
-  std::string value(o.value_bytes, '\0');
-  for (size_t i = 0; i < value.size(); ++i) value[i] = static_cast<char>((i * 131 + 7) % 251);
+  const std::string value = ValueBytes(o.value_bytes);
   std::vector<Row> rows;
   for (int threads : o.threads) {
     for (const std::string& op : o.ops) {

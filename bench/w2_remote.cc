@@ -38,11 +38,7 @@ RequestCounter CountRequests(blobtable::StoreOptions& options) {
 
 namespace {
 
-std::string Key(int worker, int64_t i) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "w%02d-%08lld", worker, static_cast<long long>(i));
-  return buf;
-}
+std::string Key(int worker, int64_t i) { return ThreadKey('w', worker, i); }
 
 struct Cell {
   std::string op;
@@ -121,8 +117,7 @@ bool Wanted(const W2Options& o, const std::string& name) {
 }  // namespace
 
 Result<std::vector<Row>> RunW2(const W2Options& o) {
-  std::string value(o.value_bytes, '\0');
-  for (size_t i = 0; i < value.size(); ++i) value[i] = static_cast<char>((i * 131 + 7) % 251);
+  const std::string value = ValueBytes(o.value_bytes);
   std::vector<Row> rows;
   for (const W2Endpoint& at : o.endpoints) {
     const std::string workload = "W2-" + std::to_string(at.added_rtt_ms) + "ms";

@@ -73,8 +73,7 @@ Result<Sample> Round(const Mode& m, int port, const W3Options& o, const std::str
 }  // namespace
 
 Result<std::vector<Row>> RunW3(const W3Options& o) {
-  std::string value(o.value_bytes, '\0');
-  for (size_t i = 0; i < value.size(); ++i) value[i] = static_cast<char>((i * 131 + 7) % 251);
+  const std::string value = ValueBytes(o.value_bytes);
   std::vector<Row> rows;
   for (const W2Endpoint& at : o.endpoints) {
     std::vector<System> systems;
