@@ -54,7 +54,6 @@ Result<QueryPage> Table::Query(const QueryOptions& q) const {
   const std::string entity_prefix = naming::EntityPrefix(name_);
   ListOptions list;
   list.prefix = q.partition_key ? naming::PartitionPrefix(name_, *q.partition_key) : entity_prefix;
-  list.max_results = std::min(5000, q.top + 1);
   list.include_data = core_->blobs->traits().list_data;
   if (q.partition_key && q.row_key_from)
     list.start_from = list.prefix + "-" + naming::EncodeKey(*q.row_key_from);
@@ -70,6 +69,10 @@ Result<QueryPage> Table::Query(const QueryOptions& q) const {
       return Status::InvalidArgument(ctx + ": continuation token belongs to another query");
     list.start_from = std::max(list.start_from, after);
   }
+  // A page's rows, one more to tell whether more follow, and on a
+  // continuation the last row of the page before (listing starts at it): one
+  // listing a page (without that slot, every continued full page took two).
+  list.max_results = std::min(5000, q.top + 1 + (after.empty() ? 0 : 1));
 
   const ReadPolicy policy = q.policy.value_or(core_->options.read_policy);
   const size_t top = static_cast<size_t>(q.top);

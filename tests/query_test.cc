@@ -155,6 +155,28 @@ TEST_F(QueryTest, SmallRowsCostOneListingAndNoGet) {
   EXPECT_EQ(page->entities[7].etag(), table().Get("p", Rk(7))->etag());
 }
 
+// Paging: every page costs one listing, continued pages included (a
+// continuation lists from the previous page's last row, which takes a slot:
+// a page that filled up used to list again to learn whether more follow).
+TEST_F(QueryTest, EveryPageCostsOneListing) {
+  InsertRows(25, 100);
+  QueryOptions q;
+  q.partition_key = "p";
+  q.top = 10;
+  std::vector<size_t> sizes;
+  std::vector<int> listings;
+  do {
+    counter_->Clear();
+    auto page = table().Query(q);
+    ASSERT_TRUE(page.ok()) << page.status().ToString();
+    sizes.push_back(page->entities.size());
+    listings.push_back(counter_->Counts()["list"]);
+    q.continuation = page->continuation;
+  } while (!q.continuation.empty());
+  EXPECT_EQ(sizes, (std::vector<size_t>{10, 10, 5}));
+  EXPECT_EQ(listings, (std::vector<int>{1, 1, 1}));
+}
+
 // A client that rewrote the body and kept the old metadata (copy and all):
 // the copy is not the body any more, so the row is read.
 TEST_F(QueryTest, ACopyThatIsNotTheBodyIsNotTrusted) {
