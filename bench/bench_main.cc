@@ -3,20 +3,54 @@
 // the remote workloads need, and draws the plot.
 //
 //   build-release/bench/blobtable-bench [--quick] [--rounds N] [--ops N] [--threads T...]
-//       [--op OP...] [--system S...] [--proxy MS:PORT...] [--remote-ops N] [--csv FILE]
+//       [--op OP...] [--system S...] [--proxy MS:PORT...] [--table-proxy MS:PORT...]
+//       [--remote-ops N] [--workload W...] [--csv FILE]
 //
-// W1 (embedded) always runs; W2 (remote) and W3 (cached reads) for each
-// --proxy: a blobtable-proxy adding MS ms to a round trip in front of
-// Azurite, listening on PORT.
+// W1 (embedded) runs alone; W2 (remote), W3 (cached reads), W4 (queries)
+// and W5 (transactions) for each --proxy: a blobtable-proxy adding MS ms to
+// a round trip in front of Azurite's blob service, listening on PORT. W4
+// and W5 compare with Azurite's Table service through each --table-proxy.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 
 #include "bench/w1_embedded.h"
 #include "bench/w2_remote.h"
 #include "bench/w3_cached.h"
+#include "bench/w4_queries.h"
+#include "bench/w5_transactions.h"
+
+namespace {
+
+// "MS:PORT" each; false (said on stderr) for anything else.
+bool ParseEndpoints(const std::vector<std::string>& specs, std::vector<bench::W2Endpoint>& out) {
+  for (const std::string& p : specs) {
+    int ms = 0, port = 0;
+    char tail = 0;
+    if (std::sscanf(p.c_str(), "%d:%d%c", &ms, &port, &tail) != 2 || ms < 0 || port <= 0 ||
+        port > 65535) {
+      std::cerr << "blobtable-bench: a proxy is MS:PORT, not " << p << "\n";
+      return false;
+    }
+    out.push_back({ms, port});
+  }
+  return true;
+}
+
+// Appends a workload's rows; false (said on stderr) if it failed.
+bool Append(blobtable::Result<std::vector<bench::Row>> got, std::vector<bench::Row>& rows) {
+  if (!got.ok()) {
+    std::cerr << "blobtable-bench: " << got.status().ToString() << "\n";
+    return false;
+  }
+  rows.insert(rows.end(), got->begin(), got->end());
+  return true;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"blobtable-bench: blobtable against the systems users would pick instead"};
@@ -25,8 +59,9 @@ int main(int argc, char** argv) {
   int64_t ops = 2000;
   std::string csv = "bench/results/latest.csv";
   std::vector<int> threads = {1, 2, 4, 8};
-  std::vector<std::string> only_ops, systems, proxies, workloads = {"W1", "W2", "W3"};
-  int64_t remote_ops = 200;
+  std::vector<std::string> only_ops, systems, proxies, table_proxies;
+  std::vector<std::string> workloads = {"W1", "W2", "W3", "W4", "W5"};
+  int64_t remote_ops = 120;
   app.add_flag("--quick", quick, "a sanity run: 2 rounds, few operations, 1 and 2 threads");
   app.add_option("--rounds", rounds, "rounds, systems rotated each round")
       ->check(CLI::Range(1, 100))->capture_default_str();
@@ -36,9 +71,11 @@ int main(int argc, char** argv) {
   app.add_option("--op", only_ops, "only these W1 operations (insert, get, replace, range100)");
   app.add_option("--system", systems, "only these systems (blobtable, lmdb-raw, ...)");
   app.add_option("--proxy", proxies, "W2: MS:PORT, a proxy adding MS ms in front of Azurite");
+  app.add_option("--table-proxy", table_proxies,
+                 "W4, W5: MS:PORT, a proxy adding MS ms in front of Azurite's Table service");
   app.add_option("--remote-ops", remote_ops, "W2: operations a round, shared by the workers")
       ->check(CLI::Range(int64_t{16}, int64_t{1'000'000}))->capture_default_str();
-  app.add_option("--workload", workloads, "only these workloads (W1, W2, W3)")->capture_default_str();
+  app.add_option("--workload", workloads, "only these workloads (W1 ... W5)")->capture_default_str();
   app.add_option("--csv", csv, "where the results go")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   auto wanted = [&](const char* w) {
@@ -52,33 +89,16 @@ int main(int argc, char** argv) {
   if (!only_ops.empty()) w1.ops = only_ops;
   w1.systems = systems;
   std::vector<bench::Row> rows;
-  if (wanted("W1")) {
-    auto w1_rows = bench::RunW1(w1);
-    if (!w1_rows.ok()) {
-      std::cerr << "blobtable-bench: " << w1_rows.status().ToString() << "\n";
-      return 1;
-    }
-    rows = std::move(*w1_rows);
-  }
+  if (wanted("W1") && !Append(bench::RunW1(w1), rows)) return 1;
   bench::W2Options w2;
   w2.rounds = w1.rounds;
   w2.systems = systems;
-  for (const std::string& p : proxies) {
-    const size_t colon = p.find(':');
-    if (colon == std::string::npos) {
-      std::cerr << "blobtable-bench: --proxy wants MS:PORT, not " << p << "\n";
-      return 2;
-    }
-    w2.endpoints.push_back({std::stoi(p.substr(0, colon)), std::stoi(p.substr(colon + 1))});
-  }
+  std::vector<bench::W2Endpoint> table_endpoints;
+  if (!ParseEndpoints(proxies, w2.endpoints) || !ParseEndpoints(table_proxies, table_endpoints))
+    return 2;
   if (wanted("W2") && !w2.endpoints.empty()) {
     w2.ops_per_round = quick ? 32 : remote_ops;
-    auto w2_rows = bench::RunW2(w2);
-    if (!w2_rows.ok()) {
-      std::cerr << "blobtable-bench: " << w2_rows.status().ToString() << "\n";
-      return 1;
-    }
-    rows.insert(rows.end(), w2_rows->begin(), w2_rows->end());
+    if (!Append(bench::RunW2(w2), rows)) return 1;
   }
   if (wanted("W3") && !w2.endpoints.empty()) {
     bench::W3Options w3;
@@ -86,12 +106,25 @@ int main(int argc, char** argv) {
     w3.systems = systems;
     w3.endpoints = w2.endpoints;
     if (quick) w3.remote_ops = 20, w3.local_ops = 2000;
-    auto w3_rows = bench::RunW3(w3);
-    if (!w3_rows.ok()) {
-      std::cerr << "blobtable-bench: " << w3_rows.status().ToString() << "\n";
-      return 1;
-    }
-    rows.insert(rows.end(), w3_rows->begin(), w3_rows->end());
+    if (!Append(bench::RunW3(w3), rows)) return 1;
+  }
+  if (wanted("W4") && !w2.endpoints.empty()) {
+    bench::W4Options w4;
+    w4.rounds = w1.rounds;
+    w4.systems = systems;
+    w4.endpoints = w2.endpoints;
+    w4.table_endpoints = table_endpoints;
+    if (quick) w4.rows = {100}, w4.value_bytes = {1000};
+    if (!Append(bench::RunW4(w4), rows)) return 1;
+  }
+  if (wanted("W5") && !w2.endpoints.empty()) {
+    bench::W5Options w5;
+    w5.rounds = w1.rounds;
+    w5.systems = systems;
+    w5.endpoints = w2.endpoints;
+    w5.table_endpoints = table_endpoints;
+    if (quick) w5.partitions = {1, 2}, w5.commits = 2, w5.attempts = 2;
+    if (!Append(bench::RunW5(w5), rows)) return 1;
   }
   bench::PrintRows(rows, std::cout);
   std::ofstream out(csv);

@@ -15,6 +15,23 @@ using Steady = std::chrono::steady_clock;
 using blobtable::Result;
 using blobtable::Status;
 
+// The medians over rounds of each rate any round reported, "a=1;b=0.5".
+std::string MedianRates(const std::vector<Sample>& rounds) {
+  std::map<std::string, std::vector<double>> by_name;
+  for (const Sample& s : rounds)
+    for (const auto& [name, value] : s.rates) by_name[name].push_back(value);
+  std::string out;
+  for (const auto& [name, values] : by_name) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%s%s=%.3g", out.empty() ? "" : ";", name.c_str(),
+                  Quantile(values, 0.5));
+    out += buf;
+  }
+  return out;
+}
+
+}  // namespace
+
 double CpuSeconds() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
@@ -27,8 +44,6 @@ double Quantile(std::vector<double> v, double q) {
   std::sort(v.begin(), v.end());
   return v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())))];
 }
-
-}  // namespace
 
 Result<Sample> RunThreads(int threads, int64_t ops_per_thread,
                           const std::function<Status(int, int64_t)>& op) {
@@ -61,6 +76,23 @@ Result<Sample> RunThreads(int threads, int64_t ops_per_thread,
   }
   out.ops = static_cast<int64_t>(out.latencies_us.size());
   return out;
+}
+
+Stopwatch::Stopwatch(int64_t requests_before)
+    : requests0_(requests_before), cpu0_(CpuSeconds()), t0_(Steady::now()), t1_(t0_) {}
+
+int64_t Stopwatch::Stop(int64_t requests_now) {
+  t1_ = Steady::now();
+  return requests_now - requests0_;
+}
+
+void Stopwatch::AddTo(Sample& s, int64_t requests_now) const {
+  const double us = std::chrono::duration<double, std::micro>(t1_ - t0_).count();
+  s.latencies_us.push_back(us);
+  s.seconds += us / 1e6;
+  s.cpu_seconds += CpuSeconds() - cpu0_;
+  s.requests = std::max<int64_t>(s.requests, 0) + requests_now - requests0_;
+  ++s.ops;
 }
 
 Result<std::vector<Row>> RunCell(const std::string& workload, const std::string& op, int threads,
@@ -102,6 +134,7 @@ Result<std::vector<Row>> RunCell(const std::string& workload, const std::string&
     row.cpu_us_per_op = Quantile(cpu, 0.5);
     row.requests_per_op = req.empty() ? -1 : Quantile(req, 0.5);
     row.ratio = Quantile(ratio, 0.5);
+    row.rates = MedianRates(samples[s]);
     rows.push_back(row);
   }
   return rows;
@@ -113,6 +146,12 @@ std::string ThreadKey(char stem, int thread, int64_t i) {
   return buf;
 }
 
+std::string RowKey(int64_t i) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "r%08lld", static_cast<long long>(i));
+  return buf;
+}
+
 std::string ValueBytes(size_t bytes) {
   std::string value(bytes, '\0');
   for (size_t i = 0; i < value.size(); ++i) value[i] = static_cast<char>((i * 131 + 7) % 251);
@@ -120,28 +159,28 @@ std::string ValueBytes(size_t bytes) {
 }
 
 void PrintRows(const std::vector<Row>& rows, std::ostream& out) {
-  char line[256];
+  char line[512];
   std::snprintf(line, sizeof line, "%-4s %-10s %3s  %-22s %11s %9s %9s %9s %8s  %s\n", "work",
                 "op", "thr", "system", "ops/s", "p50 us", "p99 us", "cpu us", "req/op",
-                "reference/this");
+                "reference/this  rates");
   out << line;
   for (const Row& r : rows) {
     char req[16] = "-";
     if (r.requests_per_op >= 0) std::snprintf(req, sizeof req, "%.2f", r.requests_per_op);
-    std::snprintf(line, sizeof line, "%-4s %-10s %3d  %-22s %11.0f %9.1f %9.1f %9.1f %8s  %.2f (%s)\n",
+    std::snprintf(line, sizeof line, "%-4s %-10s %3d  %-22s %11.0f %9.1f %9.1f %9.1f %8s  %.2f (%s)  %s\n",
                   r.workload.c_str(), r.op.c_str(), r.threads, r.system.c_str(), r.ops_per_s,
-                  r.p50_us, r.p99_us, r.cpu_us_per_op, req, r.ratio, r.reference.c_str());
+                  r.p50_us, r.p99_us, r.cpu_us_per_op, req, r.ratio, r.reference.c_str(), r.rates.c_str());
     out << line;
   }
 }
 
 void WriteCsv(const std::vector<Row>& rows, std::ostream& out) {
   out << "workload,op,threads,system,ops_per_s,p50_us,p99_us,cpu_us_per_op,requests_per_op,"
-         "ratio,reference\n";
+         "ratio,reference,rates\n";
   for (const Row& r : rows)
     out << r.workload << ',' << r.op << ',' << r.threads << ',' << r.system << ','
         << r.ops_per_s << ',' << r.p50_us << ',' << r.p99_us << ',' << r.cpu_us_per_op << ','
-        << r.requests_per_op << ',' << r.ratio << ',' << r.reference << '\n';
+        << r.requests_per_op << ',' << r.ratio << ',' << r.reference << ',' << r.rates << '\n';
 }
 
 }  // namespace bench

@@ -8,9 +8,11 @@
 
 #include <stdlib.h>
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -26,12 +28,37 @@ struct Sample {
   double cpu_seconds = 0;            // this process's user + system time
   std::vector<double> latencies_us;  // one per operation
   int64_t requests = -1;             // storage requests, where counted
+  // Figures a workload reports beside those, by name (W5: conflicts per
+  // commit attempt, ...), each already a rate.
+  std::map<std::string, double> rates;
 };
+
+// This process's user + system CPU time, in seconds.
+double CpuSeconds();
+// The value at quantile q (0..1) of v; 0 for none.
+double Quantile(std::vector<double> v, double q);
 
 // Runs op(thread, i) for i in [0, ops_per_thread) on `threads` threads at
 // once; any error stops that thread and is returned.
 blobtable::Result<Sample> RunThreads(int threads, int64_t ops_per_thread,
                                      const std::function<blobtable::Status(int, int64_t)>& op);
+
+// Times one operation of a workload that times only part of what it does:
+// started before the operation, stopped at its end; CPU and requests may be
+// counted further (a commit's finishing), up to AddTo.
+class Stopwatch {
+ public:
+  explicit Stopwatch(int64_t requests_before);
+  // The end of the timed part; returns the requests sent so far.
+  int64_t Stop(int64_t requests_now);
+  // Adds the operation to `s`: its time to Stop, the CPU and requests to now.
+  void AddTo(Sample& s, int64_t requests_now) const;
+
+ private:
+  int64_t requests0_;
+  double cpu0_;
+  std::chrono::steady_clock::time_point t0_, t1_;
+};
 
 struct System {
   std::string name;
@@ -48,6 +75,8 @@ struct Row {
   // faster), median of per-round ratios.
   double ratio = 1;
   std::string reference;
+  // Sample::rates, medians over rounds: "name=value;name=value".
+  std::string rates;
 };
 
 // Runs every system `rounds` times, rotating the order each round. The
@@ -77,6 +106,9 @@ class Scratch {
 // The key of operation `i` of thread (or worker) `thread`:
 // "<stem>TT-IIIIIIII", sorting as each thread writes them.
 std::string ThreadKey(char stem, int thread, int64_t i);
+// The key of row `i` of a workload's rows: "rIIIIIIII" (as
+// bench/tables_peer.mjs names them).
+std::string RowKey(int64_t i);
 // The value every system writes: `bytes` bytes, the same everywhere.
 std::string ValueBytes(size_t bytes);
 

@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
 # Draws bench/results/latest.png from the suite's CSV: one panel per kind of
-# workload (W1 embedded, W2 remote, W3 cached reads), each cell (operation, threads or
-# concurrency, added latency) with every system's ops/s, log scale.
+# workload present (W1 embedded, W2 remote, W3 cached reads, W4 queries, W5
+# transactions), each cell (operation, threads or concurrency, added
+# latency) with every system's operations per second, log scale.
 # Args: CSV PNG
 set -euo pipefail
 csv="$1" png="$2"
-w1="$(mktemp)" w2="$(mktemp)" w3="$(mktemp)"
-trap 'rm -f "$w1" "$w2" "$w3"' EXIT
-# Pivot the rows whose workload matches $1: one line per cell, one column per
-# system (in the CSV's order).
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+# Pivot the rows of workload kind $1 (W1 ... W5): one line per cell, one
+# column per system (in the CSV's order).
 pivot() {
-  awk -F, -v want="$1" 'NR > 1 && $1 ~ want {
+  awk -F, -v kind="$1" 'NR > 1 && ($1 == kind || index($1, kind "-") == 1) {
     cell = $2 "/" $3 "t"
-    if ($1 ~ /^W[23]-/) { sub(/^W[23]-/, "", $1); cell = $2 "/c" $3 "@" $1 }
+    if ($1 != kind) { at = substr($1, length(kind) + 2); cell = $2 "/c" $3 "@" at }
     if (!(cell in seen)) { seen[cell] = 1; cells[++nc] = cell }
     if (!($4 in sys)) { sys[$4] = ++ns; names[ns] = $4 }
     v[cell, $4] = $5
@@ -26,35 +27,35 @@ pivot() {
     }
   }' "$csv"
 }
-pivot '^W1$' > "$w1"
-pivot '^W2-' > "$w2"
-pivot '^W3-' > "$w3"
-has_w2=0 has_w3=0
-[ "$(wc -l < "$w2")" -gt 1 ] && has_w2=1
-[ "$(wc -l < "$w3")" -gt 1 ] && has_w3=1
-panels=$((1 + has_w2 + has_w3))
-gnuplot <<GP
-set terminal pngcairo size 1400,$((520 * panels)) noenhanced
+declare -A title=(
+  [W1]="W1 embedded: operations per second (range100: queries of 100 rows)"
+  [W2]="W2 remote (Azurite through the latency proxy): operations per second (cN@M: N at once, M ms added)"
+  [W3]="W3 reads of an Azure store by read policy, and the embedded get: reads per second"
+  [W4]="W4 partition queries (qROWSxSIZE), every page read: queries per second"
+  [W5]="W5 transactions (commit-kK: K partitions; transfers: 8 workers): commits per second"
+)
+kinds=()
+for kind in W1 W2 W3 W4 W5; do
+  pivot "$kind" > "$tmp/$kind"
+  [ "$(wc -l < "$tmp/$kind")" -gt 1 ] && kinds+=("$kind")
+done
+[ ${#kinds[@]} -gt 0 ] || { echo "plot: no rows in $csv" >&2; exit 1; }
+{
+  cat <<GP
+set terminal pngcairo size 1400,$((520 * ${#kinds[@]})) noenhanced
 set output "$png"
-set multiplot layout $panels,1
+set multiplot layout ${#kinds[@]},1
 set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.8 border -1
 set logscale y
 set key outside right
 set xtics rotate by -30
-set title "W1 embedded: operations per second (log scale; range100: queries of 100 rows)"
-set yrange [100:*]
-plot for [i=2:$(head -1 "$w1" | wc -w)] "$w1" using i:xtic(1) title columnheader(i)
-if ($has_w2) {
-  set title "W2 remote (Azurite through the latency proxy): operations per second (log scale; cN@M: N at once, M ms added)"
-  set yrange [10:*]
-  plot for [i=2:$(head -1 "$w2" | wc -w)] "$w2" using i:xtic(1) title columnheader(i)
-}
-if ($has_w3) {
-  set title "W3 reads of an Azure store by read policy, and the embedded get: reads per second (log scale)"
-  set yrange [10:*]
-  plot for [i=2:$(head -1 "$w3" | wc -w)] "$w3" using i:xtic(1) title columnheader(i)
-}
-unset multiplot
 GP
+  for kind in "${kinds[@]}"; do
+    echo "set title \"${title[$kind]} (log scale)\""
+    echo "set yrange [*:*]"
+    echo "plot for [i=2:$(head -1 "$tmp/$kind" | wc -w)] \"$tmp/$kind\" using i:xtic(1) title columnheader(i)"
+  done
+  echo "unset multiplot"
+} | gnuplot

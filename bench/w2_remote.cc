@@ -1,13 +1,12 @@
 #include "bench/w2_remote.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <map>
 #include <memory>
 
+#include "bench/node_peer.h"
 #include "blobtable/store.h"
 
 namespace bench {
@@ -15,12 +14,20 @@ namespace bench {
 using blobtable::Result;
 using blobtable::Status;
 
-std::string ConnectionTo(int port) {
-  return "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;"
-         "AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/"
-         "K1SZFPTOtr/KBHBeksoGMGw==;BlobEndpoint=http://127.0.0.1:" +
-         std::to_string(port) + "/devstoreaccount1";
+namespace {
+
+// Azurite's well-known development account.
+std::string DevAccountWith(const char* endpoint, int port) {
+  return std::string("DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;"
+                     "AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/"
+                     "K1SZFPTOtr/KBHBeksoGMGw==;") +
+         endpoint + "=http://127.0.0.1:" + std::to_string(port) + "/devstoreaccount1";
 }
+
+}  // namespace
+
+std::string ConnectionTo(int port) { return DevAccountWith("BlobEndpoint", port); }
+std::string TableConnectionTo(int port) { return DevAccountWith("TableEndpoint", port); }
 
 std::string FreshName(const char* stem) {
   static std::atomic<int> n{0};
@@ -86,27 +93,11 @@ Result<Sample> BlobtableRound(const std::string& transport, const Cell& c, const
 
 // One round of the SDK: bench/sdk_peer.mjs in a node process of its own.
 Result<Sample> SdkRound(const Cell& c, const W2Options& o) {
-  const std::string command = "node " + o.sdk_script + " '" + ConnectionTo(c.port) + "' " +
-                              FreshName("w2s") + " " + c.op + " " +
-                              std::to_string(c.concurrency) + " " +
-                              std::to_string(c.ops_per_worker) + " " +
-                              std::to_string(o.value_bytes) + " k";
-  FILE* p = popen(command.c_str(), "r");
-  if (p == nullptr) return Status::IOError("cannot run " + command);
-  std::string out;
-  char buf[65536];
-  size_t got;
-  while ((got = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, got);
-  if (pclose(p) != 0) return Status::Internal("the SDK peer failed: " + command);
-  auto j = nlohmann::json::parse(out, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.contains("latencies_us"))
-    return Status::Internal("the SDK peer printed no result: " + out.substr(0, 200));
-  Sample s;
-  s.ops = j["ops"].get<int64_t>();
-  s.seconds = j["seconds"].get<double>();
-  s.cpu_seconds = j["cpu_seconds"].get<double>();
-  s.latencies_us = j["latencies_us"].get<std::vector<double>>();
-  s.requests = s.ops;  // one Get Blob or Put Blob an operation
+  auto s = RunNodePeer(o.sdk_script, {ConnectionTo(c.port), FreshName("w2s"), c.op,
+                                      std::to_string(c.concurrency),
+                                      std::to_string(c.ops_per_worker),
+                                      std::to_string(o.value_bytes), "k"});
+  if (s.ok()) s->requests = s->ops;  // one Get Blob or Put Blob an operation
   return s;
 }
 

@@ -20,7 +20,7 @@ struct W2Endpoint {
 
 struct W2Options {
   int rounds = 5;
-  int64_t ops_per_round = 200;  // shared by the workers of a round
+  int64_t ops_per_round = 120;  // shared by the workers of a round
   std::vector<int> concurrency = {1, 16};
   size_t value_bytes = 1000;
   std::vector<W2Endpoint> endpoints;
@@ -31,6 +31,8 @@ struct W2Options {
 
 // The connection string of Azurite's account at 127.0.0.1:`port`.
 std::string ConnectionTo(int port);
+// The same for Azurite's Table service at 127.0.0.1:`port`.
+std::string TableConnectionTo(int port);
 // A name no earlier call in this process gave: every round starts on fresh
 // blobs.
 std::string FreshName(const char* stem);

@@ -14,12 +14,6 @@ using blobtable::ReadPolicy;
 using blobtable::Result;
 using blobtable::Status;
 
-std::string Key(int64_t i) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "r%08lld", static_cast<long long>(i));
-  return buf;
-}
-
 struct Mode {
   std::string name;
   bool remote;         // an Azure store (else the embedded one)
@@ -54,17 +48,17 @@ Result<Sample> Round(const Mode& m, int port, const W3Options& o, const std::str
   if (!table.ok()) return table.status();
   const int64_t keys = 100;
   for (int64_t i = 0; i < keys; ++i) {
-    blobtable::Entity e("p", Key(i));
+    blobtable::Entity e("p", RowKey(i));
     e.Set("v", blobtable::Binary{value});
     if (auto w = table->Upsert(e); !w.ok()) return w.status();
     if (m.cached) {
-      if (auto r = table->Get("p", Key(i)); !r.ok()) return r.status();
+      if (auto r = table->Get("p", RowKey(i)); !r.ok()) return r.status();
     }
   }
   const int64_t n = m.asks_storage ? o.remote_ops : o.local_ops;
   (*counter)->Clear();
   Result<Sample> s = RunThreads(1, n, [&](int, int64_t i) {
-    return table->Get("p", Key((i * 7919) % keys), m.policy).status();
+    return table->Get("p", RowKey((i * 7919) % keys), m.policy).status();
   });
   if (s.ok()) s->requests = (*counter)->Total();
   return s;

@@ -14,7 +14,7 @@ namespace bench {
 
 struct W3Options {
   int rounds = 5;
-  int64_t remote_ops = 200;   // a round of reads that ask storage
+  int64_t remote_ops = 100;   // a round of reads that ask storage
   int64_t local_ops = 20000;  // a round of reads answered here
   size_t value_bytes = 1000;
   std::vector<W2Endpoint> endpoints;

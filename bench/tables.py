@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""Prints the README "Performance" tables (Markdown) from the suite's CSV.
+
+    bench/tables.py [bench/results/latest.csv]
+
+Each table is one workload kind; ratios are the CSV's (the reference
+system's ops/s over each system's, medians of per-round ratios).
+"""
+import csv
+import sys
+
+
+def fmt(x, digits=0):
+    return f"{x:,.{digits}f}"
+
+
+def load(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def cells(rows, kind):
+    """{(workload, op, threads): {system: row}} in the CSV's order."""
+    out = {}
+    for r in rows:
+        w = r["workload"]
+        if w == kind or w.startswith(kind + "-"):
+            out.setdefault((w, r["op"], int(r["threads"])), {})[r["system"]] = r
+    return out
+
+
+def rtt(workload):
+    return workload.split("-", 1)[1] if "-" in workload else ""
+
+
+def w1(rows):
+    systems = [("blobtable-relaxed", "relaxed"), ("sqlite-wal-full", "SQLite FULL"),
+               ("sqlite-wal-normal", "SQLite NORMAL"), ("rocksdb-sync", "RocksDB sync"),
+               ("rocksdb-nosync", "RocksDB no sync"), ("lmdb-raw", "raw LMDB")]
+    print("| op, threads | blobtable | " + " | ".join(n for _, n in systems) + " |")
+    print("|---" * (len(systems) + 2) + "|")
+    for (_, op, t), s in cells(rows, "W1").items():
+        line = [f"{op}, {t}", fmt(float(s["blobtable"]["ops_per_s"]))]
+        for key, _ in systems:
+            r = s.get(key)
+            line.append(f"{fmt(float(r['ops_per_s']))} ({float(r['ratio']):.2f})" if r else "-")
+        print("| " + " | ".join(line) + " |")
+
+
+def w2(rows):
+    print("| added RTT, op, at once | blobtable curl | blobtable cpprest | official SDK (JS) |")
+    print("|---|---|---|---|")
+    for (w, op, t), s in cells(rows, "W2").items():
+        line = [f"{rtt(w)}, {op}, {t}"]
+        for key in ["blobtable-curl", "blobtable-cpprest", "sdk-js"]:
+            r = s.get(key)
+            if not r:
+                line.append("-")
+                continue
+            ratio = "" if key == "blobtable-curl" else f" ({float(r['ratio']):.2f})"
+            line.append(f"{fmt(float(r['ops_per_s']))}{ratio}, {fmt(float(r['cpu_us_per_op']))} µs")
+        print("| " + " | ".join(line) + " |")
+
+
+def w3(rows):
+    print("| added RTT | embedded get | uncached | fresh (304) | max-stale | offline |")
+    print("|---|---|---|---|---|---|")
+    for (w, _, _), s in cells(rows, "W3").items():
+        ref = float(s["embedded"]["ops_per_s"])
+        line = [rtt(w), fmt(ref)]
+        for key in ["uncached", "fresh", "max-stale", "offline"]:
+            r = s.get(key)
+            if not r:
+                line.append("-")
+                continue
+            req = f"{float(r['requests_per_op']):.0f} req"
+            if key in ("max-stale", "offline"):
+                line.append(f"{fmt(float(r['ops_per_s']))} ({1 / float(r['ratio']):.2f}×; {req})")
+            else:
+                line.append(f"{fmt(float(r['ops_per_s']))} ({req})")
+        print("| " + " | ".join(line) + " |")
+
+
+def w4(rows):
+    systems = ["cold", "cached", "changed-1pct", "get-per-row", "tables-sdk"]
+    print("| added RTT, rows × size | " + " | ".join(systems) + " |")
+    print("|---" * (len(systems) + 1) + "|")
+    for (w, op, _), s in cells(rows, "W4").items():
+        rows_, size = op[1:].split("x")
+        line = [f"{rtt(w)}, {fmt(int(rows_))} × {size.upper().replace('K', ' KB')}"]
+        for key in systems:
+            r = s.get(key)
+            if not r:
+                line.append("-")
+                continue
+            ms = float(r["p50_us"]) / 1000
+            line.append(f"{ms:,.1f} ms, {float(r['requests_per_op']):,.0f} req")
+        print("| " + " | ".join(line) + " |")
+
+
+def w5(rows):
+    print("| added RTT, op | blobtable txn | round trip | plain writes | Table service EGT |")
+    print("|---|---|---|---|---|")
+    contention = []
+    for (w, op, t), s in cells(rows, "W5").items():
+        if op.startswith("transfer"):
+            contention.append((w, op, t, s["blobtable-txn"]))
+            continue
+        txn = s["blobtable-txn"]
+        rates = dict(kv.split("=") for kv in txn["rates"].split(";") if kv)
+        line = [f"{rtt(w)}, {op}",
+                f"{float(txn['p50_us']) / 1000:.1f} ms, {float(rates.get('requests_before_return', 0)):.0f} / "
+                f"{float(txn['requests_per_op']):.0f} req"]
+        for key in ["round-trip", "plain-writes", "tables-egt"]:
+            r = s.get(key)
+            line.append(f"{float(r['p50_us']) / 1000:.1f} ms ({float(txn['p50_us']) / float(r['p50_us']):.2f}×)"
+                        if r else "-")
+        print("| " + " | ".join(line) + " |")
+    print()
+    print("| added RTT, transfers, workers | commits/s | p50, p99 of a commit | requests a commit | "
+          "conflicts | lock waits | lock timeouts (per attempt) |")
+    print("|---|---|---|---|---|---|---|")
+    for w, op, t, r in contention:
+        rates = dict(kv.split("=") for kv in r["rates"].split(";") if kv)
+        print(f"| {rtt(w)}, {op.split('-', 1)[1]}, {t} | {float(r['ops_per_s']):.1f} | "
+              f"{float(r['p50_us']) / 1000:.0f} ms, {float(r['p99_us']) / 1000:.0f} ms | "
+              f"{float(r['requests_per_op']):.1f} | {rates.get('conflicts')} | {rates.get('lock_waits')} | "
+              f"{rates.get('lock_timeouts')} |")
+
+
+def main():
+    rows = load(sys.argv[1] if len(sys.argv) > 1 else "bench/results/latest.csv")
+    for name, table in [("W1", w1), ("W2", w2), ("W3", w3), ("W4", w4), ("W5", w5)]:
+        if cells(rows, name):
+            print(f"{name}:\n")
+            table(rows)
+            print()
+
+
+if __name__ == "__main__":
+    main()
