@@ -22,6 +22,9 @@ struct W4Options {
   // Cells with more rows than this are left out at an added latency (a GET
   // per row, one worker in eight, 10 ms each: a minute a cell).
   int64_t max_rows_with_latency = 1000;
+  // The GET per row is left out of cells with more rows than this (10,000
+  // GETs: 30 s a cell, and 100 and 1,000 rows show how it grows).
+  int64_t max_rows_get_per_row = 1000;
   std::vector<W2Endpoint> endpoints;        // the blob service, through each proxy
   std::vector<W2Endpoint> table_endpoints;  // the Table service, same latencies; may be empty
   std::vector<std::string> systems;         // empty: every system
