@@ -8,6 +8,7 @@
 #include "blobtable/table.h"
 #include "model/blob_naming.h"
 #include "model/entity_codec.h"
+#include "model/filter.h"
 #include "remote/inline_body.h"
 #include "txn/recovery.h"
 #include "txn/store_core.h"
@@ -41,15 +42,48 @@ std::optional<Entity> FromListing(const Row& row) {
   return std::move(*e);
 }
 
+// Narrows the query's key range to the filter's (PartitionKey eq, RowKey
+// bounds in its top-level conjunction); false if nothing can match.
+bool NarrowToFilter(const Filter& filter, QueryOptions& q) {
+  const FilterKeyRange r = filter.KeyRange();
+  if (r.empty) return false;
+  if (r.partition_key) {
+    if (q.partition_key && *q.partition_key != *r.partition_key) return false;
+    q.partition_key = r.partition_key;
+  }
+  if (r.row_key_from && (!q.row_key_from || *q.row_key_from < *r.row_key_from))
+    q.row_key_from = r.row_key_from;
+  if (r.row_key_to && (!q.row_key_to || *r.row_key_to < *q.row_key_to))
+    q.row_key_to = r.row_key_to;
+  return !(q.row_key_from && q.row_key_to && *q.row_key_to < *q.row_key_from);
+}
+
+// Keeps only the selected properties (the keys, Timestamp and ETag stay).
+void Project(const std::vector<std::string>& select, Entity& e) {
+  if (select.empty()) return;
+  auto& props = e.mutable_properties();
+  for (auto it = props.begin(); it != props.end();)
+    it = std::find(select.begin(), select.end(), it->first) == select.end() ? props.erase(it)
+                                                                            : std::next(it);
+}
+
 }  // namespace
 
-Result<QueryPage> Table::Query(const QueryOptions& q) const {
+Result<QueryPage> Table::Query(const QueryOptions& options) const {
   const std::string ctx = "table " + name_ + ", query";
+  QueryOptions q = options;
+  std::optional<Filter> filter;
+  if (!q.filter.empty()) {
+    auto parsed = Filter::Parse(q.filter);
+    if (!parsed.ok()) return parsed.status().WithContext(ctx);
+    filter = std::move(*parsed);
+  }
   if (q.top < 1 || q.top > 1000)
     return Status::InvalidArgument(ctx + ": top must be 1..1000, got " + std::to_string(q.top));
   if (q.partition_key) BT_RETURN_IF_ERROR(ValidateKey(*q.partition_key, "PartitionKey"));
   if (q.row_key_from) BT_RETURN_IF_ERROR(ValidateKey(*q.row_key_from, "RowKey"));
   if (q.row_key_to) BT_RETURN_IF_ERROR(ValidateKey(*q.row_key_to, "RowKey"));
+  if (filter && !NarrowToFilter(*filter, q)) return QueryPage{};  // nothing can match: no request
 
   const std::string entity_prefix = naming::EntityPrefix(name_);
   ListOptions list;
@@ -78,7 +112,8 @@ Result<QueryPage> Table::Query(const QueryOptions& q) const {
   const size_t top = static_cast<size_t>(q.top);
   list.policy = policy;
   QueryPage page;
-  std::string last;
+  std::string last;         // the last row the page answered for
+  std::string last_listed;  // the last row the listings reached
   bool more = false;
   int pages = 0;
   for (;;) {
@@ -89,6 +124,7 @@ Result<QueryPage> Table::Query(const QueryOptions& q) const {
     bool past_range = false;
     for (const BlobItem& item : listed->items) {
       if (!after.empty() && item.name <= after) continue;
+      last_listed = item.name;
       // A reservation is absent unless its (dead) transaction committed:
       // the read below resolves that.
       auto key = naming::ParseEntityBlobName(name_, item.name);
@@ -129,9 +165,11 @@ Result<QueryPage> Table::Query(const QueryOptions& q) const {
       for (size_t i = 0; i < n; ++i) {
         if (got[i].status().IsNotFound()) continue;  // deleted since it was listed
         if (!got[i].ok()) return got[i].status();
-        page.stale = page.stale || got[i]->stale();
-        page.entities.push_back(std::move(*got[i]));
         last = rows[next + i].item->name;
+        if (filter && !filter->Matches(*got[i])) continue;
+        page.stale = page.stale || got[i]->stale();
+        Project(q.select, *got[i]);
+        page.entities.push_back(std::move(*got[i]));
       }
       next += n;
     }
@@ -139,6 +177,13 @@ Result<QueryPage> Table::Query(const QueryOptions& q) const {
     auto next = NextListPage(list, *listed, &pages);
     if (!next.ok()) return next.status().WithContext(ctx);
     if (!*next) break;
+    if (filter && !last_listed.empty()) {
+      // A filtered page holds the matches of one listing, as in Azure: it
+      // may hold fewer than `top` rows, and more may follow.
+      more = true;
+      last = last_listed;
+      break;
+    }
   }
   if (more) page.continuation = "1." + last.substr(entity_prefix.size());
   return page;

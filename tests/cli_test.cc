@@ -129,6 +129,27 @@ TEST_F(CliTest, QueryPrintsOneEntityPerLineInOrder) {
   EXPECT_EQ(Cli("query empty").out, "");
 }
 
+TEST_F(CliTest, QueryFiltersAndSelects) {
+  for (int n = 1; n <= 5; ++n)
+    ASSERT_EQ(Cli("put f1x", R"({"PartitionKey":"p","RowKey":"r)" + std::to_string(n) +
+                                 R"(","n":)" + std::to_string(n) + R"(,"s":"x"})")
+                  .code,
+              0);
+  CliRun r = Cli("query f1x --filter \"n ge 2 and n lt 4 or RowKey eq 'r5'\" --select n");
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::vector<int> ns;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    json j = json::parse(line);
+    EXPECT_FALSE(j.contains("s")) << line;
+    ns.push_back(j["n"].get<int>());
+  }
+  EXPECT_EQ(ns, (std::vector<int>{2, 3, 5}));
+  CliRun bad = Cli("query f1x --filter \"n gt\"");
+  EXPECT_EQ(bad.code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("at 5"), std::string::npos) << bad.err;
+}
+
 TEST_F(CliTest, LocateNamesContainerAndBlobs) {
   CliRun r = Cli("--container my-tables locate Orders 'customer 42' order-1");
   ASSERT_EQ(r.code, 0) << r.err;

@@ -177,6 +177,91 @@ TEST_F(QueryTest, EveryPageCostsOneListing) {
   EXPECT_EQ(listings, (std::vector<int>{1, 1, 1}));
 }
 
+// $filter: key conditions narrow the listing, other conditions are checked
+// on the listing's copies (no GET for rows that do not match), $select
+// keeps the named properties.
+TEST_F(QueryTest, AFilterIsCheckedOnTheListingsCopiesAndSelectKeepsWhatItNames) {
+  InsertRows(1000, 100);
+  counter_->Clear();
+  QueryOptions q;
+  q.filter = "PartitionKey eq 'p' and n ge 990";
+  q.select = {"n"};
+  auto page = table().Query(q);
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  ASSERT_EQ(page->entities.size(), 10u);
+  EXPECT_EQ(counter_->Counts(), (std::map<std::string, int>{{"list", 1}}));
+  EXPECT_EQ(*page->entities[0].FindAs<int32_t>("n"), 990);
+  EXPECT_EQ(page->entities[0].Find("pad"), nullptr) << "not selected";
+  EXPECT_EQ(page->entities[0].row_key(), Rk(990));
+  EXPECT_FALSE(page->entities[0].etag().empty());
+  EXPECT_TRUE(page->continuation.empty());
+
+  // Type rules: n is Int32, so an Int64 literal matches nothing.
+  q.filter = "n ge 990L";
+  ASSERT_TRUE(table().Query(q).ok());
+  EXPECT_TRUE(table().Query(q)->entities.empty());
+}
+
+TEST_F(QueryTest, KeyConditionsInAFilterNarrowTheRangeListed) {
+  InsertRows(50, 10);
+  counter_->Clear();
+  QueryOptions q;
+  q.filter = "RowKey ge '" + Rk(10) + "' and RowKey le '" + Rk(19) + "' and PartitionKey eq 'p'";
+  q.top = 10;
+  auto page = table().Query(q);
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  ASSERT_EQ(page->entities.size(), 10u);
+  EXPECT_EQ(page->entities.front().row_key(), Rk(10));
+  EXPECT_EQ(page->entities.back().row_key(), Rk(19));
+  EXPECT_TRUE(page->continuation.empty());
+  EXPECT_EQ(counter_->Counts(), (std::map<std::string, int>{{"list", 1}}));
+
+  counter_->Clear();
+  q.filter = "PartitionKey eq 'p' and PartitionKey eq 'q'";
+  page = table().Query(q);
+  ASSERT_TRUE(page.ok());
+  EXPECT_TRUE(page->entities.empty());
+  EXPECT_TRUE(counter_->Counts().empty()) << "a filter nothing can match sends nothing";
+  q.filter = "PartitionKey eq 'p'";
+  q.partition_key = "q";
+  EXPECT_TRUE(table().Query(q)->entities.empty());
+}
+
+// As in Azure, a filtered page holds the matches of one listing: fewer than
+// `top` rows, even none, with a continuation while more may follow; the
+// pages together hold every match once.
+TEST_F(QueryTest, FilteredPagesMayBeShortAndTogetherHoldEveryMatch) {
+  InsertRows(95, 10);
+  QueryOptions q;
+  q.partition_key = "p";
+  q.filter = "n ge 40 and n lt 45 or n eq 90";
+  q.top = 10;
+  std::vector<int> seen;
+  int pages = 0;
+  do {
+    counter_->Clear();
+    auto page = table().Query(q);
+    ASSERT_TRUE(page.ok()) << page.status().ToString();
+    EXPECT_LE(counter_->Counts()["list"], 1);
+    for (const Entity& e : page->entities) seen.push_back(*e.FindAs<int32_t>("n"));
+    q.continuation = page->continuation;
+    ++pages;
+  } while (!q.continuation.empty());
+  EXPECT_EQ(seen, (std::vector<int>{40, 41, 42, 43, 44, 90}));
+  EXPECT_GE(pages, 9) << "each page lists at most top + 2 rows";
+}
+
+TEST_F(QueryTest, AMalformedFilterIsInvalidArgumentWithItsPositionAndSendsNothing) {
+  counter_->Clear();
+  QueryOptions q;
+  q.filter = "n eq";
+  auto page = table().Query(q);
+  ASSERT_FALSE(page.ok());
+  EXPECT_EQ(page.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(page.status().message().find("at 5"), std::string::npos) << page.status().ToString();
+  EXPECT_TRUE(counter_->Counts().empty());
+}
+
 // A client that rewrote the body and kept the old metadata (copy and all):
 // the copy is not the body any more, so the row is read.
 TEST_F(QueryTest, ACopyThatIsNotTheBodyIsNotTrusted) {

@@ -381,13 +381,16 @@ void DefineCommands(CLI::App& app, Command& c) {
   del->add_option("--if-match", c.if_match, "ETAG");
 
   auto* query = app.add_subcommand(
-      "query", "query TABLE [--pk PK] [--rk-from RK] [--rk-to RK] [--top N]: prints matching "
-               "entities, one JSON object per line, in (PartitionKey, RowKey) order; the RowKey "
-               "range is inclusive. --top N stops after N.");
+      "query", "query TABLE [--pk PK] [--rk-from RK] [--rk-to RK] [--filter EXPR] [--select A,B] "
+               "[--top N]: prints matching entities, one JSON object per line, in (PartitionKey, "
+               "RowKey) order; the RowKey range is inclusive. --filter: an Azure Tables $filter "
+               "(README \"Filters\"); --select: only these properties. --top N stops after N.");
   query->add_option("TABLE", c.table)->required();
   query->add_option("--pk", c.query.partition_key);
   query->add_option("--rk-from", c.query.row_key_from);
   query->add_option("--rk-to", c.query.row_key_to);
+  query->add_option("--filter", c.query.filter, "EXPR, e.g. \"Price ge 10.0 and Active eq true\"");
+  query->add_option("--select", c.query.select, "A,B: only these properties")->delimiter(',');
   query->add_option("--top", c.top)->check(CLI::PositiveNumber);
 
   auto* locate = app.add_subcommand(

@@ -45,6 +45,18 @@ struct QueryOptions {
   // How rows may be answered from the local cache; unset: the store's
   // StoreOptions::read_policy.
   std::optional<ReadPolicy> policy;
+  // Only rows matching this Azure Tables $filter (README "Filters"), e.g.
+  // "PartitionKey eq 'p' and Price ge 10.0"; empty: every row. Malformed:
+  // InvalidArgument naming the position. PartitionKey eq and RowKey bounds
+  // in its top-level `and` narrow the listing like the fields above; other
+  // conditions are checked on each row, from the copy its listing carries
+  // where there is one (no GET for a row that does not match). With a
+  // filter a page holds the matches of one listing, as in Azure: it may hold
+  // fewer than `top` rows, even none, while `continuation` says more follow.
+  std::string filter;
+  // Only these properties in each row ($select); PartitionKey, RowKey,
+  // Timestamp and the ETag always come. Empty: every property.
+  std::vector<std::string> select;
 };
 
 struct QueryPage {
