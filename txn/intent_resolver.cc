@@ -61,11 +61,10 @@ Result<Outcome> DecideAbort(BlobStore& blobs, std::string_view txn_id) {
   // the record says how.
   if (!put.status().IsConflict() && put.status().code() != Code::kOutcomeUnknown)
     return put.status();
-  BT_ASSIGN_OR_RETURN(Outcome now, OutcomeOf(blobs, txn_id));
-  if (now == Outcome::kUndecided)
-    return Status::Unavailable("transaction " + std::string(txn_id) +
-                               ": deciding it aborted got no clear answer");
-  return now;
+  // kUndecided here: the record that stopped ours is gone, deleted by
+  // whoever finished the transaction (found in a CI run: a coordinator that
+  // committed and finished between this Put and this read).
+  return OutcomeOf(blobs, txn_id);
 }
 
 Result<IntentView> PreviousVersion(std::string_view blob, const GetResult& seen) {
@@ -140,19 +139,23 @@ Status FinishIntent(const ResolveContext& ctx, std::string_view blob, const Enti
   return Status::Busy("entity " + std::string(blob) + " is leased by another client");
 }
 
-Status SettleIntent(const ResolveContext& ctx, std::string_view blob, const BlobProperties& seen) {
-  if (PrewritingTransaction(seen).empty()) return Status::OK();
+namespace {
+
+// One try of SettleIntent: true when settled, false when the transaction
+// was finished by someone else meanwhile (the blob is to be read again).
+Result<bool> SettleIntentOnce(const ResolveContext& ctx, std::string_view blob) {
   auto got = ctx.blobs.Get(blob, {});
-  if (got.status().IsNotFound()) return Status::OK();
+  if (got.status().IsNotFound()) return true;
   if (!got.ok()) return got.status();
-  if (PrewritingTransaction(got->properties).empty()) return Status::OK();
+  if (PrewritingTransaction(got->properties).empty()) return true;
   BT_ASSIGN_OR_RETURN(EntityIntent intent, DecodeIntent(got->data, blob));
   BT_ASSIGN_OR_RETURN(Outcome outcome, OutcomeOf(ctx.blobs, intent.txn_id));
   if (outcome == Outcome::kUndecided && got->properties.lease_status != LeaseStatus::kLocked) {
     // Not leased yet: its transaction cannot commit once this changes (its
     // lease is taken at the intent's version), so the writer goes first.
-    return FinishIntent(ctx, blob, intent, got->properties, /*committed=*/false,
-                        /*release=*/true, /*may_use_txn_lease=*/false);
+    BT_RETURN_IF_ERROR(FinishIntent(ctx, blob, intent, got->properties, /*committed=*/false,
+                                    /*release=*/true, /*may_use_txn_lease=*/false));
+    return true;
   }
   if (outcome == Outcome::kUndecided) {
     BT_ASSIGN_OR_RETURN(bool alive, MayBeAlive(ctx, intent));
@@ -161,8 +164,25 @@ Status SettleIntent(const ResolveContext& ctx, std::string_view blob, const Blob
                           std::string(blob));
     BT_ASSIGN_OR_RETURN(outcome, DecideAbort(ctx.blobs, intent.txn_id));
     BT_SYNC_POINT("recovery.decided");
+    if (outcome == Outcome::kUndecided) return false;  // finished by others meanwhile
   }
-  return FinishIntent(ctx, blob, intent, got->properties, outcome == Outcome::kCommitted);
+  BT_RETURN_IF_ERROR(FinishIntent(ctx, blob, intent, got->properties,
+                                  outcome == Outcome::kCommitted));
+  return true;
+}
+
+}  // namespace
+
+Status SettleIntent(const ResolveContext& ctx, std::string_view blob, const BlobProperties& seen) {
+  if (PrewritingTransaction(seen).empty()) return Status::OK();
+  for (int tries = 0; tries < 3; ++tries) {
+    auto settled = SettleIntentOnce(ctx, blob);
+    if (!settled.ok()) return settled.status();
+    if (*settled) return Status::OK();
+  }
+  return Status::Unavailable("entity " + std::string(blob) +
+                             ": its transaction was decided and finished by others three times "
+                             "while this client settled it");
 }
 
 }  // namespace blobtable

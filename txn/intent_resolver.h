@@ -28,7 +28,10 @@ enum class Outcome { kUndecided, kCommitted, kAborted };
 Result<Outcome> OutcomeOf(BlobStore& blobs, std::string_view txn_id);
 
 // Decides an undecided transaction: creates its record aborted. Returns the
-// outcome that stands (committed if its commit point got there first).
+// outcome that stands (committed if its commit point got there first), or
+// kUndecided if a record was there and is gone: the transaction was decided
+// and finished meanwhile (a record is deleted only once its intents are
+// rewritten), so what the caller read of its intents is stale.
 Result<Outcome> DecideAbort(BlobStore& blobs, std::string_view txn_id);
 
 // The version of an entity a reader gets from a blob that holds an intent
