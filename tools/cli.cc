@@ -12,10 +12,13 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 
 #include "blobtable/store.h"
 #include "blobtable/txn.h"
+#include "tools/bulk.h"
 #include "tools/entity_json.h"
 #include "util/macros.h"
 
@@ -97,17 +100,6 @@ class LoggingBlobStore final : public BlobStoreWrapper {
   std::ostream& log_;
 };
 
-int Fail(std::ostream& err, const Status& s) {
-  err << "blobtable: error: " << s.ToString() << "\n";
-  return ExitCodeFor(s);
-}
-
-// An answer the cache gave without storage confirming it: still exit 0.
-void WarnIfStale(bool stale, std::ostream& err) {
-  if (stale)
-    err << "blobtable: warning: stale: answered from the local cache without reaching storage "
-           "(offline, or storage unreachable); it may be out of date\n";
-}
 
 std::string DefaultLocation() {
   if (const char* s = std::getenv("BLOBTABLE_STORE"); s && *s) return s;
@@ -306,6 +298,7 @@ struct Command {
   long top = -1;
   std::string cache_action;  // "stats" or "clear"
   bool discard_damaged = false;
+  BulkOptions bulk;
 };
 
 // Declares the commands and their options on `app`, writing into `c`.
@@ -393,6 +386,28 @@ void DefineCommands(CLI::App& app, Command& c) {
   query->add_option("--select", c.query.select, "A,B: only these properties")->delimiter(',');
   query->add_option("--top", c.top)->check(CLI::PositiveNumber);
 
+  auto* exp = app.add_subcommand(
+      "export", "export TABLE [--pk PK] [--filter EXPR] [--quiet]: every row, one JSON object a "
+                "line (the form `get` prints) on stdout; progress on stderr when it is a "
+                "terminal, and a summary line.");
+  exp->add_option("TABLE", c.table)->required();
+  exp->add_option("--pk", c.query.partition_key);
+  exp->add_option("--filter", c.query.filter, "EXPR: only matching rows (README \"Filters\")");
+  exp->add_flag("--quiet", c.bulk.quiet, "no progress, no summary");
+
+  auto* imp = app.add_subcommand(
+      "import", "import TABLE [--mode insert|upsert|replace|merge] [--parallel N] "
+                "[--stop-on-error] [--quiet]: one entity a line on stdin (the form `get` "
+                "prints). Every bad line or failed row is reported with its line number; the "
+                "others go on. insert skips existing rows; upsert (the default) is safe to rerun. "
+                "Exit 0 only if no row failed.");
+  imp->add_option("TABLE", c.table)->required();
+  imp->add_option("--mode", c.bulk.mode, "insert, upsert (default), replace or merge");
+  imp->add_option("--parallel", c.bulk.parallel, "writes in flight at once (default 16)")
+      ->check(CLI::Range(1, 256));
+  imp->add_flag("--stop-on-error", c.bulk.stop_on_error, "stop at the first failed row");
+  imp->add_flag("--quiet", c.bulk.quiet, "no progress, no summary");
+
   auto* locate = app.add_subcommand(
       "locate", "locate TABLE PK [RK]: prints where the entity and its partition's lock blob "
                 "live, as JSON: {\"container\": ..., \"entity_blob\": ..., \"lock_blob\": ...}");
@@ -472,6 +487,9 @@ int Execute(const std::string& name, Command& c, std::istream& in, std::ostream&
   if (!table.ok()) return Fail(err, table.status());
   if (name == "put") return CmdPut(*table, c.mode, c.if_match, in, out, err);
   if (name == "query") return CmdQuery(*table, c.query, c.top, out, err);
+  c.bulk.progress = &err == &std::cerr && isatty(STDERR_FILENO);
+  if (name == "export") return CmdExport(*table, c.query, c.bulk, out, err);
+  if (name == "import") return CmdImport(*table, c.bulk, in, err);
   if (name == "locate") return CmdLocate(*store, *table, c.pk, c.optional_rk, out, err);
   if (name == "get") {
     auto e = table->Get(c.pk, c.rk);
@@ -486,6 +504,17 @@ int Execute(const std::string& name, Command& c, std::istream& in, std::ostream&
 }
 
 }  // namespace
+
+int Fail(std::ostream& err, const Status& s) {
+  err << "blobtable: error: " << s.ToString() << "\n";
+  return ExitCodeFor(s);
+}
+
+void WarnIfStale(bool stale, std::ostream& err) {
+  if (stale)
+    err << "blobtable: warning: stale: answered from the local cache without reaching storage "
+           "(offline, or storage unreachable); it may be out of date\n";
+}
 
 int ExitCodeFor(const Status& s) {
   switch (s.code()) {

@@ -22,6 +22,10 @@ enum ExitCode : int {
 };
 
 int ExitCodeFor(const Status& status);
+// Reports `status` on `err` ("blobtable: error: ..."); its exit code.
+int Fail(std::ostream& err, const Status& status);
+// Warns on `err` when an answer came from the cache unconfirmed (exit 0).
+void WarnIfStale(bool stale, std::ostream& err);
 
 // Runs the CLI with the given arguments and streams; returns the exit code.
 int Run(int argc, const char* const* argv, std::istream& in, std::ostream& out,

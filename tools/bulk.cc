@@ -1,0 +1,156 @@
+#include "tools/bulk.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <istream>
+#include <ostream>
+#include <vector>
+
+#include "tools/cli.h"
+#include "tools/entity_json.h"
+#include "util/parallel.h"
+
+namespace blobtable::cli {
+namespace {
+
+using Steady = std::chrono::steady_clock;
+
+// Rows and bytes so far, drawn on one line of the terminal at most twice a
+// second, and the summary at the end.
+class Progress {
+ public:
+  Progress(const char* verb, const BulkOptions& o, std::ostream& err)
+      : verb_(verb), o_(o), err_(err), start_(Steady::now()), drawn_(start_) {}
+
+  void Add(int64_t rows, int64_t bytes) {
+    rows_ += rows;
+    bytes_ += bytes;
+    if (!o_.progress || o_.quiet || Steady::now() - drawn_ < std::chrono::milliseconds(500)) return;
+    drawn_ = Steady::now();
+    err_ << "\r" << Line() << std::flush;
+  }
+
+  // The summary: `what` says how the rows went.
+  void Finish(const std::string& what) {
+    if (o_.quiet) return;
+    if (o_.progress) err_ << "\r\033[K";
+    err_ << Line() << what << "\n";
+  }
+
+ private:
+  std::string Line() const {
+    const double s = std::chrono::duration<double>(Steady::now() - start_).count();
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%s: %lld rows, %.1f MB in %.1f s (%.0f rows/s)", verb_,
+                  static_cast<long long>(rows_), static_cast<double>(bytes_) / 1e6, s,
+                  s > 0 ? static_cast<double>(rows_) / s : 0.0);
+    return buf;
+  }
+
+  const char* verb_;
+  const BulkOptions& o_;
+  std::ostream& err_;
+  Steady::time_point start_, drawn_;
+  int64_t rows_ = 0, bytes_ = 0;
+};
+
+// One line of the input: its entity, or why not.
+struct Line {
+  int64_t number = 0;
+  size_t bytes = 0;
+  Result<Entity> entity = Status::InvalidArgument("empty");
+};
+
+Line ParseLine(int64_t number, const std::string& text) {
+  Line l;
+  l.number = number;
+  l.bytes = text.size() + 1;
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object())
+    l.entity = Status::InvalidArgument("not a JSON object");
+  else
+    l.entity = EntityFromJson(j, nullptr);
+  return l;
+}
+
+Status Write(const Table& table, const std::string& mode, const Entity& e) {
+  if (mode == "insert") return table.Insert(e).status();
+  if (mode == "replace") return table.Replace(e, "*").status();
+  if (mode == "merge") return table.Merge(e, "*").status();
+  return table.Upsert(e).status();
+}
+
+}  // namespace
+
+int CmdExport(const Table& table, QueryOptions q, const BulkOptions& o, std::ostream& out,
+              std::ostream& err) {
+  Progress progress("export", o, err);
+  bool stale = false;
+  do {
+    auto page = table.Query(q);
+    if (!page.ok()) return Fail(err, page.status());
+    int64_t bytes = 0;
+    for (const Entity& e : page->entities) {
+      const std::string line = EntityToJson(e).dump();
+      out << line << "\n";
+      bytes += static_cast<int64_t>(line.size()) + 1;
+    }
+    if (!out) return Fail(err, Status::IOError("export: cannot write the output"));
+    progress.Add(static_cast<int64_t>(page->entities.size()), bytes);
+    stale = stale || page->stale;
+    q.continuation = page->continuation;
+  } while (!q.continuation.empty());
+  out.flush();
+  progress.Finish("");
+  WarnIfStale(stale, err);
+  return kExitOk;
+}
+
+int CmdImport(const Table& table, const BulkOptions& o, std::istream& in, std::ostream& err) {
+  if (o.mode != "insert" && o.mode != "upsert" && o.mode != "replace" && o.mode != "merge")
+    return Fail(err, Status::InvalidArgument("unknown --mode '" + o.mode +
+                                             "' (insert, upsert, replace, merge)"));
+  Progress progress("import", o, err);
+  int64_t written = 0, skipped = 0, failed = 0, number = 0;
+  int first_failure = kExitOk;
+  const size_t batch = static_cast<size_t>(std::max(1, o.parallel)) * 8;
+  std::string text;
+  bool more = true;
+  while (more && !(o.stop_on_error && failed > 0)) {
+    std::vector<Line> lines;
+    while (lines.size() < batch && (more = static_cast<bool>(std::getline(in, text)))) {
+      ++number;
+      if (text.find_first_not_of(" \t\r") == std::string::npos) continue;  // blank
+      lines.push_back(ParseLine(number, text));
+    }
+    std::vector<Status> results(lines.size());
+    ParallelFor(lines.size(), static_cast<size_t>(std::max(1, o.parallel)), [&](size_t i) {
+      results[i] = lines[i].entity.ok() ? Write(table, o.mode, *lines[i].entity)
+                                        : lines[i].entity.status();
+    });
+    int64_t bytes = 0;
+    for (size_t i = 0; i < lines.size(); ++i) {
+      bytes += static_cast<int64_t>(lines[i].bytes);
+      const Status& s = results[i];
+      if (s.ok()) {
+        ++written;
+      } else if (o.mode == "insert" && s.IsConflict()) {
+        ++skipped;  // already there: a rerun of an interrupted import
+      } else {
+        ++failed;
+        if (first_failure == kExitOk) first_failure = ExitCodeFor(s);
+        err << "blobtable: line " << lines[i].number << ": " << s.ToString() << "\n";
+      }
+    }
+    progress.Add(static_cast<int64_t>(lines.size()), bytes);
+  }
+  if (in.bad()) return Fail(err, Status::IOError("import: cannot read the input"));
+  progress.Finish(": " + std::to_string(written) + " written, " + std::to_string(skipped) +
+                  " skipped (existing), " + std::to_string(failed) + " failed" +
+                  (o.stop_on_error && failed > 0 && more ? "; stopped at the first failure" : ""));
+  return first_failure;
+}
+
+}  // namespace blobtable::cli

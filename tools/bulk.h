@@ -1,0 +1,40 @@
+// The CLI's bulk commands (README "Import and export"): a table's rows out
+// as JSON lines, and JSON lines in, one entity a line in the form `get`
+// prints.
+#ifndef BLOBTABLE_TOOLS_BULK_H_
+#define BLOBTABLE_TOOLS_BULK_H_
+
+#include <iosfwd>
+#include <string>
+
+#include "blobtable/table.h"
+
+namespace blobtable::cli {
+
+struct BulkOptions {
+  // import: insert (an existing row is skipped, not a failure), upsert
+  // (idempotent: a rerun after an interruption is safe), replace or merge
+  // (the row must exist; any version: ETags belong to the store that wrote
+  // them, so a line's "odata.etag" is ignored).
+  std::string mode = "upsert";
+  int parallel = 16;           // import: writes in flight at once (1: one at a time)
+  bool stop_on_error = false;  // import: stop after the first failed row (those in flight finish)
+  bool quiet = false;          // no progress and no summary (errors are still reported)
+  bool progress = false;       // progress on stderr (set when stderr is a terminal)
+};
+
+// Every row `q` selects, continuations followed, one JSON object a line on
+// `out`; progress and a one-line summary on `err`. The exit code.
+int CmdExport(const Table& table, QueryOptions q, const BulkOptions& options, std::ostream& out,
+              std::ostream& err);
+
+// One entity a line from `in`, written by options.mode; every bad line or
+// failed row is reported with its line number and reason, the others go on
+// (unless stop_on_error). Exit code 0 only if no row failed; else the code of
+// the first failure (2 for a bad line).
+int CmdImport(const Table& table, const BulkOptions& options, std::istream& in,
+              std::ostream& err);
+
+}  // namespace blobtable::cli
+
+#endif  // BLOBTABLE_TOOLS_BULK_H_
