@@ -10,7 +10,9 @@
 #include "tests/shell.h"
 #include "tests/test_util.h"
 #include "blobtable/store.h"
+#include "tools/bulk.h"
 #include "util/base64.h"
+#include "tools/bulk.h"
 #include "tools/cli.h"
 #include "tools/entity_json.h"
 
@@ -188,6 +190,39 @@ TEST_F(CliTest, ExportThenImportCopiesATable) {
   CliRun some = Cli("export src --pk p1 --filter \"n ge 30\"");
   ASSERT_EQ(some.code, 0) << some.err;
   EXPECT_EQ(strip(some.out).size(), 3u);  // n = 31, 34, 37
+}
+
+// An export of a known RowKey range estimates its progress by key.
+TEST(BulkTest, RangeFractionPlacesAKeyInItsRange) {
+  using cli::RangeFraction;
+  EXPECT_DOUBLE_EQ(RangeFraction("order-0000", "order-9999", "order-0000"), 0.0);
+  EXPECT_DOUBLE_EQ(RangeFraction("order-0000", "order-9999", "order-9999"), 1.0);
+  const double mid = RangeFraction("order-0000", "order-9999", "order-5000");
+  EXPECT_GT(mid, 0.5);
+  EXPECT_LT(mid, 0.6);
+  EXPECT_LT(RangeFraction("a", "z", "c"), RangeFraction("a", "z", "m"));
+  EXPECT_DOUBLE_EQ(RangeFraction("b", "y", "a"), 0.0) << "before the range";
+  EXPECT_DOUBLE_EQ(RangeFraction("b", "y", "zz"), 1.0) << "after it";
+  EXPECT_DOUBLE_EQ(RangeFraction("same", "same", "same"), 0.0);
+}
+
+// On a terminal (script(1) gives the CLI one), export shows its progress,
+// with how far through a known RowKey range it is.
+TEST_F(CliTest, ExportShowsProgressOnATerminal) {
+  std::string lines;
+  for (int n = 0; n < 20; ++n)
+    lines += R"({"PartitionKey":"p","RowKey":"r)" + std::to_string(10 + n) + R"("})" "\n";
+  ASSERT_EQ(Cli("import prg --quiet", lines).code, 0);
+  const std::string cli = std::string(BLOBTABLE_CLI_PATH) + " --store " +
+                          Quote(dir_.path() + "/db") +
+                          " export prg --pk p --rk-from r10 --rk-to r29 >/dev/null";
+  testing::ShellRun r = testing::Shell("script -qec " + Quote(cli) + " /dev/null");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("% of the range"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("export: 20 rows"), std::string::npos) << r.out;
+  EXPECT_EQ(Cli("export prg --pk p --rk-from r10 --rk-to r29").err.find("% of the range"),
+            std::string::npos)
+      << "not a terminal: the summary only";
 }
 
 TEST_F(CliTest, ImportReportsEachBadLineAndGoesOn) {

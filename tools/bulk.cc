@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <istream>
@@ -22,14 +23,18 @@ using Steady = std::chrono::steady_clock;
 class Progress {
  public:
   Progress(const char* verb, const BulkOptions& o, std::ostream& err)
-      : verb_(verb), o_(o), err_(err), start_(Steady::now()), drawn_(start_) {}
+      : verb_(verb), o_(o), err_(err), start_(Steady::now()),
+        drawn_(start_ - std::chrono::seconds(1)) {}  // the first page shows at once
 
-  void Add(int64_t rows, int64_t bytes) {
+  // `fraction`: how far through the work, if known (else negative).
+  void Add(int64_t rows, int64_t bytes, double fraction = -1) {
     rows_ += rows;
     bytes_ += bytes;
     if (!o_.progress || o_.quiet || Steady::now() - drawn_ < std::chrono::milliseconds(500)) return;
     drawn_ = Steady::now();
-    err_ << "\r" << Line() << std::flush;
+    err_ << "\r" << Line();
+    if (fraction >= 0) err_ << ", about " << static_cast<int>(fraction * 100) << " % of the range";
+    err_ << std::flush;
   }
 
   // The summary: `what` says how the rows went.
@@ -82,7 +87,24 @@ Status Write(const Table& table, const std::string& mode, const Entity& e) {
   return table.Upsert(e).status();
 }
 
+// The first 8 bytes of `s` after `skip`, as a base-256 fraction.
+double Fraction(std::string_view s, size_t skip) {
+  double v = 0, scale = 1.0 / 256;
+  for (size_t i = skip; i < s.size() && i < skip + 8; ++i, scale /= 256)
+    v += static_cast<unsigned char>(s[i]) * scale;
+  return v;
+}
+
 }  // namespace
+
+double RangeFraction(std::string_view from, std::string_view to, std::string_view key) {
+  size_t common = 0;
+  while (common < from.size() && common < to.size() && from[common] == to[common]) ++common;
+  const double lo = Fraction(from, common), hi = Fraction(to, common);
+  if (hi <= lo) return 0;
+  if (key.substr(0, common) != from.substr(0, common)) return key < from ? 0 : 1;
+  return std::clamp((Fraction(key, common) - lo) / (hi - lo), 0.0, 1.0);
+}
 
 int CmdExport(const Table& table, QueryOptions q, const BulkOptions& o, std::ostream& out,
               std::ostream& err) {
@@ -98,7 +120,10 @@ int CmdExport(const Table& table, QueryOptions q, const BulkOptions& o, std::ost
       bytes += static_cast<int64_t>(line.size()) + 1;
     }
     if (!out) return Fail(err, Status::IOError("export: cannot write the output"));
-    progress.Add(static_cast<int64_t>(page->entities.size()), bytes);
+    double fraction = -1;
+    if (q.partition_key && q.row_key_from && q.row_key_to && !page->entities.empty())
+      fraction = RangeFraction(*q.row_key_from, *q.row_key_to, page->entities.back().row_key());
+    progress.Add(static_cast<int64_t>(page->entities.size()), bytes, fraction);
     stale = stale || page->stale;
     q.continuation = page->continuation;
   } while (!q.continuation.empty());

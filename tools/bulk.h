@@ -6,6 +6,7 @@
 
 #include <iosfwd>
 #include <string>
+#include <string_view>
 
 #include "blobtable/table.h"
 
@@ -23,8 +24,15 @@ struct BulkOptions {
   bool progress = false;       // progress on stderr (set when stderr is a terminal)
 };
 
+// How far `key` is through [from, to], 0..1: the bytes after the prefix
+// `from` and `to` share, read as a base-256 fraction. An export of a known
+// RowKey range shows it as its estimated progress.
+double RangeFraction(std::string_view from, std::string_view to, std::string_view key);
+
 // Every row `q` selects, continuations followed, one JSON object a line on
-// `out`; progress and a one-line summary on `err`. The exit code.
+// `out`; progress (with an estimate of how far through the range, when `q`
+// has a partition and both RowKey bounds) and a one-line summary on `err`.
+// The exit code.
 int CmdExport(const Table& table, QueryOptions q, const BulkOptions& options, std::ostream& out,
               std::ostream& err);
 

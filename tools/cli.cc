@@ -387,11 +387,14 @@ void DefineCommands(CLI::App& app, Command& c) {
   query->add_option("--top", c.top)->check(CLI::PositiveNumber);
 
   auto* exp = app.add_subcommand(
-      "export", "export TABLE [--pk PK] [--filter EXPR] [--quiet]: every row, one JSON object a "
+      "export", "export TABLE [--pk PK [--rk-from RK] [--rk-to RK]] [--filter EXPR] [--quiet]: every row, one JSON object a "
                 "line (the form `get` prints) on stdout; progress on stderr when it is a "
                 "terminal, and a summary line.");
   exp->add_option("TABLE", c.table)->required();
   exp->add_option("--pk", c.query.partition_key);
+  exp->add_option("--rk-from", c.query.row_key_from, "RK: from this RowKey (with --pk)");
+  exp->add_option("--rk-to", c.query.row_key_to,
+                  "RK: to this one, inclusive (with --pk and --rk-from, progress shows how far)");
   exp->add_option("--filter", c.query.filter, "EXPR: only matching rows (README \"Filters\")");
   exp->add_flag("--quiet", c.bulk.quiet, "no progress, no summary");
 
