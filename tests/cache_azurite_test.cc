@@ -414,6 +414,23 @@ TEST_F(CacheCliTest, AWarmGetCostsOneRequestAndMaxStaleOrOfflineNone) {
   EXPECT_EQ(json::parse(Cli("cache stats").out)["entries"], 0);
 }
 
+// import writes a row a request, 16 in flight; export reads them back by
+// listing (300 small rows: one listing).
+TEST_F(CacheCliTest, ImportAndExportOnAzurite) {
+  std::string lines;
+  for (int n = 0; n < 300; ++n)
+    lines += R"({"PartitionKey":"p","RowKey":")" + Rk(n) + R"(","n":)" + std::to_string(n) + "}\n";
+  ShellRun in = Cli("-v import bulk", "", lines);
+  ASSERT_EQ(in.code, 0) << in.err.substr(0, 2000);
+  EXPECT_NE(in.err.find("300 written, 0 skipped (existing), 0 failed"), std::string::npos);
+  EXPECT_GE(Requests(in), 300);
+  EXPECT_LE(Requests(in), 303) << "a request a row (and the container's creation)";
+  ShellRun out = Cli("-v export bulk --filter \"n ge 290\"");
+  ASSERT_EQ(out.code, 0) << out.err;
+  EXPECT_EQ(std::count(out.out.begin(), out.out.end(), '\n'), 10);
+  EXPECT_EQ(Requests(out), 1) << "one listing answers for small rows";
+}
+
 TEST_F(CacheCliTest, ACorruptCacheFileIsMovedAsideAndRebuilt) {
   ASSERT_EQ(Cli("put orders", "", R"({"PartitionKey":"p","RowKey":"r","n":1})").code, 0);
   std::ofstream(cache_dir() + "/data.mdb", std::ios::trunc) << std::string(10000, 'z');
