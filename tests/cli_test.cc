@@ -257,6 +257,8 @@ TEST_F(CliTest, ImportReportsEachBadLineAndGoesOn) {
                        R"({"PartitionKey":"p","RowKey":"zz"})" "\n" "bad\n");
   EXPECT_EQ(missing.code, 3) << missing.err;  // NotFound, the first failure's code
   EXPECT_NE(missing.err.find("line 1: "), std::string::npos) << missing.err;
+  EXPECT_EQ(missing.err.find("line 2: "), std::string::npos) << "stopped before line 2";
+  EXPECT_NE(missing.err.find("stopped at the first failure"), std::string::npos) << missing.err;
   EXPECT_EQ(Cli("import imp --mode sideways", "").code, 2);
 }
 

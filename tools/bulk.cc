@@ -140,7 +140,11 @@ int CmdImport(const Table& table, const BulkOptions& o, std::istream& in, std::o
   Progress progress("import", o, err);
   int64_t written = 0, skipped = 0, failed = 0, number = 0;
   int first_failure = kExitOk;
-  const size_t batch = static_cast<size_t>(std::max(1, o.parallel)) * 8;
+  // Lines are read a batch at a time and written `parallel` at once; with
+  // --stop-on-error a batch is just what is in flight, so nothing after the
+  // first failure starts.
+  const size_t width = static_cast<size_t>(std::max(1, o.parallel));
+  const size_t batch = o.stop_on_error ? width : width * 8;
   std::string text;
   bool more = true;
   while (more && !(o.stop_on_error && failed > 0)) {
@@ -151,7 +155,7 @@ int CmdImport(const Table& table, const BulkOptions& o, std::istream& in, std::o
       lines.push_back(ParseLine(number, text));
     }
     std::vector<Status> results(lines.size());
-    ParallelFor(lines.size(), static_cast<size_t>(std::max(1, o.parallel)), [&](size_t i) {
+    ParallelFor(lines.size(), width, [&](size_t i) {
       results[i] = lines[i].entity.ok() ? Write(table, o.mode, *lines[i].entity)
                                         : lines[i].entity.status();
     });
