@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
   CLI::App app{"blobtable-bench: blobtable against the systems users would pick instead"};
   bool quick = false;
   int rounds = 5;
-  int64_t ops = 2000;
+  int64_t ops = 1500;
   std::string csv = "bench/results/latest.csv";
   std::vector<int> threads = {1, 2, 4, 8};
   std::vector<std::string> only_ops, systems, proxies, table_proxies;

@@ -14,7 +14,7 @@ struct W1Options {
   int rounds = 5;
   // At 1 and 2 threads; beyond, 2 x this a round, shared by the threads.
   // Range queries: a tenth of that.
-  int64_t ops_per_thread = 2000;
+  int64_t ops_per_thread = 1500;
   std::vector<int> threads = {1, 2, 8};
   size_t value_bytes = 1000;
   std::vector<std::string> ops = {"insert", "get", "replace", "range100"};
