@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <limits>
 
+#include "model/key_rules.h"
 #include "util/ascii.h"
 
 namespace blobtable {
@@ -194,15 +195,6 @@ class Parser {
     return -1;
   }
 
-  static bool IsGuid(std::string_view g) {
-    if (g.size() != 36) return false;
-    for (size_t i = 0; i < g.size(); ++i) {
-      const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-      if (dash ? g[i] != '-' : HexDigit(g[i]) < 0) return false;
-    }
-    return true;
-  }
-
   // Reads the quoted text starting at text_[at] == '\''; `at` ends past it.
   Status Quoted(size_t& at, std::string& out) {
     const size_t start = at + 1;
@@ -280,25 +272,6 @@ class Parser {
   Token tok_;
 };
 
-bool Evaluate(const FilterNode& n, const Entity& e) {
-  switch (n.kind) {
-    case FilterNode::Kind::kNot: return !Evaluate(*n.children[0], e);
-    case FilterNode::Kind::kAnd: return Evaluate(*n.children[0], e) && Evaluate(*n.children[1], e);
-    case FilterNode::Kind::kOr: return Evaluate(*n.children[0], e) || Evaluate(*n.children[1], e);
-    case FilterNode::Kind::kCompare: break;
-  }
-  // The keys and Timestamp are read without copying the entity's map.
-  if (n.property == "PartitionKey" || n.property == "RowKey") {
-    const std::string* s = std::get_if<std::string>(&n.literal);
-    if (s == nullptr) return false;
-    const std::string& key = n.property == "PartitionKey" ? e.partition_key() : e.row_key();
-    return CompareValues(PropertyValue(key), n.op, n.literal);
-  }
-  if (n.property == "Timestamp") return CompareValues(PropertyValue(e.timestamp()), n.op, n.literal);
-  const PropertyValue* v = e.Find(n.property);
-  return v != nullptr && CompareValues(*v, n.op, n.literal);
-}
-
 template <typename T>
 bool Ordered(const T& a, CompareOp op, const T& b) {
   switch (op) {
@@ -310,6 +283,24 @@ bool Ordered(const T& a, CompareOp op, const T& b) {
     case CompareOp::kLe: return !(b < a);
   }
   return false;
+}
+
+bool Evaluate(const FilterNode& n, const Entity& e) {
+  switch (n.kind) {
+    case FilterNode::Kind::kNot: return !Evaluate(*n.children[0], e);
+    case FilterNode::Kind::kAnd: return Evaluate(*n.children[0], e) && Evaluate(*n.children[1], e);
+    case FilterNode::Kind::kOr: return Evaluate(*n.children[0], e) || Evaluate(*n.children[1], e);
+    case FilterNode::Kind::kCompare: break;
+  }
+  // The keys are compared where they lie (no copy of a key a row).
+  if (n.property == "PartitionKey" || n.property == "RowKey") {
+    const std::string* s = std::get_if<std::string>(&n.literal);
+    if (s == nullptr) return false;
+    return Ordered(n.property == "PartitionKey" ? e.partition_key() : e.row_key(), n.op, *s);
+  }
+  if (n.property == "Timestamp") return CompareValues(PropertyValue(e.timestamp()), n.op, n.literal);
+  const PropertyValue* v = e.Find(n.property);
+  return v != nullptr && CompareValues(*v, n.op, n.literal);
 }
 
 std::string Hex(std::string_view bytes) {

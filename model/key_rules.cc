@@ -2,6 +2,7 @@
 #include <cctype>
 
 #include "blobtable/entity.h"
+#include "model/key_rules.h"
 #include "util/utf8.h"
 
 namespace blobtable {
@@ -22,15 +23,6 @@ std::string Quote(std::string_view s) {
   }
   if (s.size() > 64) out += "...";
   return out + "'";
-}
-
-bool IsGuid(std::string_view g) {
-  if (g.size() != 36) return false;
-  for (size_t i = 0; i < g.size(); ++i) {
-    bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-    if (dash ? g[i] != '-' : !isxdigit(static_cast<unsigned char>(g[i]))) return false;
-  }
-  return true;
 }
 
 // 1601-01-01T00:00:00Z and 9999-12-31T23:59:59.9999999Z as Unix-epoch ticks.
@@ -149,6 +141,15 @@ Status ValidateStoredEntity(const Entity& entity) {
     }
   }
   return Status::OK();
+}
+
+bool IsGuid(std::string_view g) {
+  if (g.size() != 36) return false;
+  for (size_t i = 0; i < g.size(); ++i) {
+    bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+    if (dash ? g[i] != '-' : !isxdigit(static_cast<unsigned char>(g[i]))) return false;
+  }
+  return true;
 }
 
 }  // namespace blobtable
