@@ -82,38 +82,34 @@ Status Load(const Cell& c, const std::string& value) {
          }).status();
 }
 
-// `reps` times: before(rep) (not timed), then the timed query; the
-// requests are those the queries sent.
+// One timed query through `o`, added to `s` with the requests it sent.
+Status TimedQuery(const Cell& c, Opened& o, Sample& s) {
+  Stopwatch watch((*o.counter)->Total());
+  if (Status q = QueryAll(o.table, c.rows); !q.ok()) return q;
+  watch.Stop((*o.counter)->Total());
+  watch.AddTo(s, (*o.counter)->Total());
+  return Status::OK();
+}
+
+// `reps` times: before(rep) (not timed), then the timed query.
 Result<Sample> TimedQueries(const Cell& c, Opened& o, const std::function<Status(int)>& before) {
   Sample s;
   for (int rep = 0; rep < c.reps; ++rep) {
     if (Status b = before(rep); !b.ok()) return b;
-    Stopwatch watch((*o.counter)->Total());
-    if (Status q = QueryAll(o.table, c.rows); !q.ok()) return q;
-    watch.Stop((*o.counter)->Total());
-    watch.AddTo(s, (*o.counter)->Total());
+    if (Status q = TimedQuery(c, o, s); !q.ok()) return q;
   }
   return s;
 }
 
 // A query through a fresh, empty cache each time.
 Result<Sample> Cold(const Cell& c) {
-  Sample all;
-  all.requests = 0;
+  Sample s;
   for (int rep = 0; rep < c.reps; ++rep) {
     auto o = Open(c, true);
     if (!o.ok()) return o.status();
-    Cell once = c;
-    once.reps = 1;
-    auto s = TimedQueries(once, *o, [](int) { return Status::OK(); });
-    if (!s.ok()) return s.status();
-    all.ops += s->ops;
-    all.seconds += s->seconds;
-    all.cpu_seconds += s->cpu_seconds;
-    all.requests += s->requests;
-    all.latencies_us.push_back(s->latencies_us.front());
+    if (Status q = TimedQuery(c, *o, s); !q.ok()) return q;
   }
-  return all;
+  return s;
 }
 
 // A store with a cache warmed by one query (not timed), and a writer
