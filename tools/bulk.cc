@@ -110,7 +110,9 @@ int CmdExport(const Table& table, QueryOptions q, const BulkOptions& o, std::ost
               std::ostream& err) {
   Progress progress("export", o, err);
   bool stale = false;
+  int64_t printed = 0;
   do {
+    if (o.limit >= 0) q.top = static_cast<int>(std::min<int64_t>(1000, o.limit - printed));
     auto page = table.Query(q);
     if (!page.ok()) return Fail(err, page.status());
     int64_t bytes = 0;
@@ -124,9 +126,10 @@ int CmdExport(const Table& table, QueryOptions q, const BulkOptions& o, std::ost
     if (q.partition_key && q.row_key_from && q.row_key_to && !page->entities.empty())
       fraction = RangeFraction(*q.row_key_from, *q.row_key_to, page->entities.back().row_key());
     progress.Add(static_cast<int64_t>(page->entities.size()), bytes, fraction);
+    printed += static_cast<int64_t>(page->entities.size());
     stale = stale || page->stale;
     q.continuation = page->continuation;
-  } while (!q.continuation.empty());
+  } while (!q.continuation.empty() && (o.limit < 0 || printed < o.limit));
   out.flush();
   progress.Finish("");
   WarnIfStale(stale, err);

@@ -4,6 +4,7 @@
 #ifndef BLOBTABLE_TOOLS_BULK_H_
 #define BLOBTABLE_TOOLS_BULK_H_
 
+#include <cstdint>
 #include <iosfwd>
 #include <string>
 #include <string_view>
@@ -22,6 +23,7 @@ struct BulkOptions {
   bool stop_on_error = false;  // import: stop after the first failed row (those in flight finish)
   bool quiet = false;          // no progress and no summary (errors are still reported)
   bool progress = false;       // progress on stderr (set when stderr is a terminal)
+  int64_t limit = -1;          // export: stop after this many rows (-1: all; `query --top`)
 };
 
 // How far `key` is through [from, to], 0..1: the bytes after the prefix

@@ -129,21 +129,14 @@ int CmdPut(const Table& table, const std::string& mode, const std::optional<std:
   return kExitOk;
 }
 
-// `q`'s keys set by the caller; `limit` < 0: all.
-int CmdQuery(const Table& table, QueryOptions q, long limit, std::ostream& out, std::ostream& err) {
-  long printed = 0;
-  bool stale = false;
-  do {
-    q.top = limit < 0 ? 1000 : static_cast<int>(std::min<long>(1000, limit - printed));
-    auto page = table.Query(q);
-    if (!page.ok()) return Fail(err, page.status());
-    for (const Entity& e : page->entities) out << EntityToJson(e).dump() << "\n";
-    printed += static_cast<long>(page->entities.size());
-    stale = stale || page->stale;
-    q.continuation = page->continuation;
-  } while (!q.continuation.empty() && (limit < 0 || printed < limit));
-  WarnIfStale(stale, err);
-  return kExitOk;
+// `q`'s keys set by the caller; `limit` < 0: all. An export without its
+// progress and summary.
+int CmdQuery(const Table& table, const QueryOptions& q, long limit, std::ostream& out,
+             std::ostream& err) {
+  BulkOptions o;
+  o.quiet = true;
+  o.limit = limit;
+  return CmdExport(table, q, o, out, err);
 }
 
 int CmdTxn(Store& store, std::istream& in, std::ostream& out, std::ostream& err,
@@ -387,9 +380,9 @@ void DefineCommands(CLI::App& app, Command& c) {
   query->add_option("--top", c.top)->check(CLI::PositiveNumber);
 
   auto* exp = app.add_subcommand(
-      "export", "export TABLE [--pk PK [--rk-from RK] [--rk-to RK]] [--filter EXPR] [--quiet]: every row, one JSON object a "
-                "line (the form `get` prints) on stdout; progress on stderr when it is a "
-                "terminal, and a summary line.");
+      "export", "export TABLE [--pk PK [--rk-from RK] [--rk-to RK]] [--filter EXPR] [--quiet]: "
+                "every row, one JSON object a line (the form `get` prints) on stdout; progress "
+                "on stderr when it is a terminal, and a summary line.");
   exp->add_option("TABLE", c.table)->required();
   exp->add_option("--pk", c.query.partition_key);
   exp->add_option("--rk-from", c.query.row_key_from, "RK: from this RowKey (with --pk)");
