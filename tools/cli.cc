@@ -7,6 +7,7 @@
 #include <iostream>
 #include <iterator>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <type_traits>
 #include <string>
@@ -30,11 +31,27 @@ struct UsageError {
   std::string message;
 };
 
+// The -v request log: whole lines, one at a time. Requests go out from
+// several threads at once (a query's reads, import's writes), and lines
+// written by each straight to the stream came out interleaved.
+class RequestLog {
+ public:
+  explicit RequestLog(std::ostream& out) : out_(out) {}
+  void Line(const std::string& line) {
+    std::lock_guard<std::mutex> lock(mu_);
+    out_ << line << "\n";
+  }
+
+ private:
+  std::mutex mu_;
+  std::ostream& out_;
+};
+
 // Logs every BlobStore call (the -v request log).
 class LoggingBlobStore final : public BlobStoreWrapper {
  public:
-  LoggingBlobStore(std::shared_ptr<BlobStore> target, std::ostream& log)
-      : BlobStoreWrapper(std::move(target)), log_(log) {}
+  LoggingBlobStore(std::shared_ptr<BlobStore> target, std::shared_ptr<RequestLog> log)
+      : BlobStoreWrapper(std::move(target)), log_(std::move(log)) {}
 
   Result<GetResult> Get(std::string_view n, const ReadOptions& o) override {
     return Log("GET", n, [&] { return BlobStoreWrapper::Get(n, o); });
@@ -90,16 +107,15 @@ class LoggingBlobStore final : public BlobStoreWrapper {
     const Status& s = StatusOf(result);
     char buf[32];
     snprintf(buf, sizeof(buf), "%.2f", ms);
-    log_ << "blobtable: " << op << " " << name << " -> "
-         << (s.ok() ? "ok" : std::string(CodeName(s.code())))
-         << (s.storage_code().empty() ? "" : " " + s.storage_code()) << " " << buf
-         << " ms attempt 1\n";
+    log_->Line("blobtable: " + std::string(op) + " " + std::string(name) + " -> " +
+               (s.ok() ? "ok" : std::string(CodeName(s.code()))) +
+               (s.storage_code().empty() ? "" : " " + s.storage_code()) + " " + buf +
+               " ms attempt 1");
     return result;
   }
 
-  std::ostream& log_;
+  std::shared_ptr<RequestLog> log_;
 };
-
 
 std::string DefaultLocation() {
   if (const char* s = std::getenv("BLOBTABLE_STORE"); s && *s) return s;
@@ -459,12 +475,13 @@ nlohmann::json RecoveryToJson(const RecoveryReport& report) {
 
 int Execute(const std::string& name, Command& c, std::istream& in, std::ostream& out,
             std::ostream& err) {
+  auto log = std::make_shared<RequestLog>(err);
   if (c.verbose && IsConnectionString(c.location)) {
     // The Azure backend logs every HTTP attempt itself (with retries).
-    c.options.request_log = [&err](const std::string& line) { err << line << "\n"; };
+    c.options.request_log = [log](const std::string& line) { log->Line(line); };
   } else if (c.verbose) {
-    c.options.wrap_blob_store = [&err](std::shared_ptr<BlobStore> backend) {
-      return std::make_shared<LoggingBlobStore>(std::move(backend), err);
+    c.options.wrap_blob_store = [log](std::shared_ptr<BlobStore> backend) {
+      return std::make_shared<LoggingBlobStore>(std::move(backend), log);
     };
   }
   if (name == "check") return CmdCheck(c.location, c.options, out, err);
