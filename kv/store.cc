@@ -8,7 +8,9 @@
 #include "model/blob_naming.h"
 #include "remote/open_blob_store.h"
 #include "txn/recovery.h"
+#include "kv/retry_loop.h"
 #include "txn/store_core.h"
+#include "txn/txn_buffer.h"
 #include "util/macros.h"
 
 namespace blobtable {
@@ -77,8 +79,59 @@ Result<Table> Store::OpenTable(std::string_view name) const {
   return Table(core_, std::string(name));
 }
 
-std::unique_ptr<Transaction> Store::Begin(const TransactionOptions& options) const {
-  return std::unique_ptr<Transaction>(new Transaction(core_, options));
+Result<Transaction> Store::Begin(const TransactionOptions& options) const {
+  BT_RETURN_IF_ERROR(internal::ValidateOptions(options));
+  return Transaction(core_, options);
+}
+
+Result<std::vector<CommittedWrite>> Store::RunTransaction(const TransactionFn& fn,
+                                                          const RetryPolicy& policy,
+                                                          const TransactionOptions& options,
+                                                          int* attempts) const {
+  if (attempts != nullptr) *attempts = 0;
+  BT_RETURN_IF_ERROR(ValidateRetryPolicy(policy));
+  BT_RETURN_IF_ERROR(internal::ValidateOptions(options));
+  if (!fn) return Status::InvalidArgument("Store::RunTransaction needs a function");
+  return internal::WithRetries(
+      *core_->clock, policy, attempts, [&](bool*) -> Result<std::vector<CommittedWrite>> {
+        Transaction txn(core_, options);
+        Status built = fn(txn);
+        if (!built.ok()) {
+          txn.Abort();
+          return built;
+        }
+        return txn.Commit();
+      });
+}
+
+Result<std::vector<std::string>> Store::ListTables() const {
+  // One name a listing, then on past that table's blobs: a table costs one
+  // listing however many entities it holds.
+  std::vector<std::string> tables;
+  ListOptions list;
+  list.prefix = naming::AllTablesPrefix();
+  list.max_results = 1;
+  list.policy = ReadPolicy::Validate();
+  for (int pages = 0;;) {
+    auto page = core_->blobs->List(list);
+    if (!page.ok()) return page.status().WithContext("listing tables");
+    if (page->items.empty()) {
+      auto next = NextListPage(list, *page, &pages);  // an empty page may still go on
+      if (!next.ok()) return next.status().WithContext("listing tables");
+      if (!*next) break;
+      continue;
+    }
+    auto table = naming::TableOf(page->items.front().name);
+    if (!table)
+      return Status::Corruption("listing tables: blob '" + page->items.front().name +
+                                "' is not a table's");
+    // Entity blobs sort before a table's locks: no entity first, none at all.
+    if (table->entity) tables.push_back(table->table);
+    list.marker.clear();
+    list.start_from = naming::AfterTable(table->table);
+    if (++pages >= kMaxListPages) return Status::Corruption("listing tables did not end");
+  }
+  return tables;
 }
 
 Result<int> Store::Recover(bool discard_damaged) const {

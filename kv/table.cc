@@ -9,6 +9,7 @@
 #include "model/entity_codec.h"
 #include "remote/inline_body.h"
 #include "util/macros.h"
+#include "util/parallel.h"
 #include "txn/store_core.h"
 #include "txn/intent_resolver.h"
 #include "txn/recovery.h"
@@ -119,19 +120,47 @@ void SettleLater(const internal::StoreCore& core, const std::string& blob,
 
 }  // namespace
 
+Status Table::Usable() const {
+  if (core_ == nullptr)
+    return Status::InvalidArgument("an empty Table handle (default-constructed or moved from); "
+                                   "assign one from Store::OpenTable");
+  return Status::OK();
+}
+
 Result<std::string> Table::EntityBlobName(std::string_view pk, std::string_view rk) const {
+  BT_RETURN_IF_ERROR(Usable());
   BT_RETURN_IF_ERROR(ValidateKey(pk, "PartitionKey"));
   BT_RETURN_IF_ERROR(ValidateKey(rk, "RowKey"));
   return naming::EntityBlobName(name_, pk, rk);
 }
 
 Result<std::string> Table::LockBlobName(std::string_view pk) const {
+  BT_RETURN_IF_ERROR(Usable());
   BT_RETURN_IF_ERROR(ValidateKey(pk, "PartitionKey"));
   return naming::LockBlobName(name_, pk);
 }
 
 Result<Entity> Table::Get(std::string_view pk, std::string_view rk) const {
+  BT_RETURN_IF_ERROR(Usable());
   return Get(pk, rk, core_->options.read_policy);
+}
+
+std::vector<Result<Entity>> Table::GetMany(
+    const std::vector<std::pair<std::string, std::string>>& keys) const {
+  return GetMany(keys, core_ ? core_->options.read_policy : ReadPolicy());
+}
+
+std::vector<Result<Entity>> Table::GetMany(
+    const std::vector<std::pair<std::string, std::string>>& keys, const ReadPolicy& policy) const {
+  std::vector<Result<Entity>> out(keys.size(), Status::Internal("not read"));
+  const Status usable = Usable();
+  if (!usable.ok()) {
+    std::fill(out.begin(), out.end(), usable);
+    return out;
+  }
+  ParallelFor(keys.size(), static_cast<size_t>(core_->parallel_reads),
+              [&](size_t i) { out[i] = Get(keys[i].first, keys[i].second, policy); });
+  return out;
 }
 
 Result<Entity> Table::Get(std::string_view pk, std::string_view rk,
@@ -221,6 +250,22 @@ Result<Entity> Table::Merge(const Entity& entity, std::string_view if_match) con
   return Write(entity, if_match, /*merge=*/true, /*create_if_missing=*/false);
 }
 
+Result<Entity> Table::Replace(const Entity& entity) const {
+  if (entity.etag().empty())
+    return Status::InvalidArgument(Context(name_, entity.partition_key(), entity.row_key()) +
+                                   ": Replace(entity) needs the entity's ETag (from a read or "
+                                   "write); give one, or \"*\", as its second argument");
+  return Replace(entity, entity.etag());
+}
+
+Result<Entity> Table::Merge(const Entity& entity) const {
+  if (entity.etag().empty())
+    return Status::InvalidArgument(Context(name_, entity.partition_key(), entity.row_key()) +
+                                   ": Merge(entity) needs the entity's ETag (from a read or "
+                                   "write); give one, or \"*\", as its second argument");
+  return Merge(entity, entity.etag());
+}
+
 Result<Entity> Table::Upsert(const Entity& entity) const {
   return Write(entity, kAnyETag, /*merge=*/false, /*create_if_missing=*/true);
 }
@@ -233,6 +278,7 @@ Result<Entity> Table::UpsertMerge(const Entity& entity) const {
 // means any existing version (or, with create_if_missing, none).
 Result<Entity> Table::Write(const Entity& entity, std::string_view if_match, bool merge,
                             bool create_if_missing) const {
+  BT_RETURN_IF_ERROR(Usable());
   const std::string ctx = Context(name_, entity.partition_key(), entity.row_key());
   Status valid = ValidateEntity(entity);
   if (!valid.ok()) return valid.WithContext(ctx);
@@ -332,6 +378,7 @@ Result<Entity> Table::Write(const Entity& entity, std::string_view if_match, boo
 }
 
 Status Table::Delete(std::string_view pk, std::string_view rk, std::string_view if_match) const {
+  BT_RETURN_IF_ERROR(Usable());
   const std::string ctx = Context(name_, pk, rk);
   BT_RETURN_IF_ERROR(ValidateIfMatch(if_match));
   auto name = EntityBlobName(pk, rk);

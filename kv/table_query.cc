@@ -70,6 +70,7 @@ void Project(const std::vector<std::string>& select, Entity& e) {
 }  // namespace
 
 Result<QueryPage> Table::Query(const QueryOptions& options) const {
+  BT_RETURN_IF_ERROR(Usable());
   const std::string ctx = "table " + name_ + ", query";
   QueryOptions q = options;
   std::optional<Filter> filter;
@@ -83,6 +84,10 @@ Result<QueryPage> Table::Query(const QueryOptions& options) const {
   if (q.partition_key) BT_RETURN_IF_ERROR(ValidateKey(*q.partition_key, "PartitionKey"));
   if (q.row_key_from) BT_RETURN_IF_ERROR(ValidateKey(*q.row_key_from, "RowKey"));
   if (q.row_key_to) BT_RETURN_IF_ERROR(ValidateKey(*q.row_key_to, "RowKey"));
+  if (q.row_key_prefix) {
+    BT_RETURN_IF_ERROR(ValidateKey(*q.row_key_prefix, "RowKey prefix"));
+    if (!q.row_key_from || *q.row_key_from < *q.row_key_prefix) q.row_key_from = q.row_key_prefix;
+  }
   if (filter && !NarrowToFilter(*filter, q)) return QueryPage{};  // nothing can match: no request
 
   const std::string entity_prefix = naming::EntityPrefix(name_);
@@ -91,6 +96,8 @@ Result<QueryPage> Table::Query(const QueryOptions& options) const {
   list.include_data = core_->blobs->traits().list_data;
   if (q.partition_key && q.row_key_from)
     list.start_from = list.prefix + "-" + naming::EncodeKey(*q.row_key_from);
+  // Keys are escaped byte by byte, so a RowKey prefix is a name prefix.
+  if (q.partition_key && q.row_key_prefix) list.prefix += "-" + naming::EncodeKey(*q.row_key_prefix);
 
   // The continuation token is "1." and the last returned name after the
   // table's entity prefix; listing resumes there.
@@ -132,7 +139,8 @@ Result<QueryPage> Table::Query(const QueryOptions& options) const {
         return Status::Corruption(ctx + ": blob '" + item.name +
                                   "' in the table's entity prefix is not an entity blob");
       if (q.row_key_from && key->row_key < *q.row_key_from) continue;
-      if (q.row_key_to && key->row_key > *q.row_key_to) {
+      if ((q.row_key_to && key->row_key > *q.row_key_to) ||
+          (q.row_key_prefix && !key->row_key.starts_with(*q.row_key_prefix))) {
         past_range = q.partition_key.has_value();  // nothing later matches
         if (past_range) break;
         continue;

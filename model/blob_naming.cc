@@ -124,6 +124,23 @@ std::string PartitionPrefix(std::string_view table, std::string_view pk) {
   return out;
 }
 
+std::string AllTablesPrefix() { return kTablePrefix; }
+
+std::string AfterTable(std::string_view table) {
+  // '0' is the least character a table name may hold, and sorts right after
+  // '/': "t/<table>0" is past every "t/<table>/..." and at or before every
+  // longer table name's "t/<table>0...".
+  return TablePrefix(table).substr(0, TablePrefix(table).size() - 1) + "0";
+}
+
+std::optional<TableOfBlob> TableOf(std::string_view name) {
+  if (name.substr(0, 2) != kTablePrefix) return std::nullopt;
+  const size_t slash = name.find('/', 2);
+  if (slash == std::string_view::npos || slash == 2) return std::nullopt;
+  return TableOfBlob{std::string(name.substr(2, slash - 2)),
+                     name.substr(slash + 1, 2) == kEntitySegment};
+}
+
 bool IsEntityBlobName(std::string_view name) {
   if (name.substr(0, 2) != kTablePrefix) return false;
   const size_t slash = name.find('/', 2);  // table names hold no '/'

@@ -17,6 +17,7 @@
 #ifndef BLOBTABLE_MODEL_BLOB_NAMING_H_
 #define BLOBTABLE_MODEL_BLOB_NAMING_H_
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -52,6 +53,19 @@ struct EntityKey {
 // The keys of an entity blob name under EntityPrefix(table); InvalidArgument
 // if `name` is not one.
 Result<EntityKey> ParseEntityBlobName(std::string_view table, std::string_view name);
+// The prefix of every table's blobs ("t/").
+std::string AllTablesPrefix();
+// The least name past every blob of `table` (and of no other table): where
+// a listing of AllTablesPrefix() goes on to the next table.
+std::string AfterTable(std::string_view table);
+// The table a blob under AllTablesPrefix() belongs to (lowercase, as named),
+// and whether it is one of its entity blobs; nullopt for other names.
+struct TableOfBlob {
+  std::string table;
+  bool entity = false;
+};
+std::optional<TableOfBlob> TableOf(std::string_view name);
+
 // True if `name` lies under some table's EntityPrefix (the blobs a cache
 // may keep; locks and transaction records never do).
 bool IsEntityBlobName(std::string_view name);

@@ -114,6 +114,7 @@ Status ValidateEntity(const Entity& entity) {
   Status s = ValidateKey(entity.partition_key(), "PartitionKey");
   if (s.ok()) s = ValidateKey(entity.row_key(), "RowKey");
   if (!s.ok()) return s;
+  if (!entity.set_error().empty()) return Status::InvalidArgument(entity.set_error());
   if (entity.properties().size() > kMaxProperties)
     return Status::InvalidArgument("entity has " + std::to_string(entity.properties().size()) +
                                    " properties; the limit is 252");

@@ -39,7 +39,7 @@ struct Outcome {
   bool unseen = false;
 };
 
-// One operation's share of RetryPolicy::max_total: its attempts, the waits
+// One operation's share of HttpRetryPolicy::max_total: its attempts, the waits
 // between them and its follow-up checks all count against it.
 struct Budget {
   SteadyTime start;
@@ -81,6 +81,12 @@ class AzureBlobStore final : public BlobStore {
   Outcome ExecuteCreating(const Call& call, Budget& budget) {
     Outcome out = Execute(call, budget);
     if (!ContainerMissing(out)) return out;
+    if (!o_.create_container) {
+      out.response = Status::FromStorage(Code::kNotFound, 404, "ContainerNotFound",
+                                         "container " + o_.container +
+                                             " does not exist (and create_if_missing is off)");
+      return out;
+    }
     Status made = CreateContainerIfMissing(budget);
     if (!made.ok()) {
       out.response = made;
@@ -309,7 +315,7 @@ class AzureBlobStore final : public BlobStore {
       double ms = std::chrono::duration<double, std::milli>(o_.clock->Steady() - t0).count();
       Log(call, attempt, ms, out.response);
       bool retryable = out.response.ok()
-                           ? RetryPolicy::IsRetryableStatus(out.response->status)
+                           ? HttpRetryPolicy::IsRetryableStatus(out.response->status)
                            : out.response.status().code() == Code::kUnavailable &&
                                  !(budget.give_up_if_refused &&
                                    out.response.status().storage_code() == kNotSent);
@@ -474,7 +480,7 @@ class AzureBlobStore final : public BlobStore {
                                                      bool conditional) {
     if (!conditional) return std::nullopt;
     const bool unanswered =
-        !out.response.ok() || RetryPolicy::IsRetryableStatus(out.response->status);
+        !out.response.ok() || HttpRetryPolicy::IsRetryableStatus(out.response->status);
     if (!unanswered || !(out.unseen || MayHaveBeenApplied(out.response))) return std::nullopt;
     return Status::OutcomeUnknown(
         "blob '" + std::string(name) + "': no answer after " + std::to_string(out.attempts) +

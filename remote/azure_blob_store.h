@@ -27,13 +27,16 @@ struct AzureStoreOptions {
   AzureConfig config;
   std::string container = "blobtable";
   std::shared_ptr<HttpTransport> transport;  // required
-  RetryPolicy retry;
+  HttpRetryPolicy retry;
   std::chrono::milliseconds request_timeout{30'000};
   std::function<void(const std::string& line)> request_log;  // optional
   // Waits between attempts (SleepFor) and the retry budget's time
   // (Steady); null: Clock::Real(). Not owned. Tests inject a fake clock that
   // their transport moves (a request timing out).
   const Clock* clock = nullptr;
+  // Off: a write that finds the container missing fails NotFound instead
+  // of creating it (StoreOptions::create_if_missing).
+  bool create_container = true;
 };
 
 // Opens the store without a request: the container is created by the first

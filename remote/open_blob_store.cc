@@ -1,6 +1,8 @@
 // Store locations: a directory or a connection string, and the backend each opens.
 #include "remote/open_blob_store.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <fstream>
 
@@ -42,6 +44,7 @@ Result<std::shared_ptr<BlobStore>> OpenAzure(std::string_view connection_string,
   o.request_timeout = options.request_timeout;
   o.request_log = options.request_log;
   o.clock = options.clock;
+  o.create_container = options.create_if_missing;
   return OpenAzureBlobStore(std::move(o));
 }
 
@@ -63,6 +66,9 @@ Result<std::shared_ptr<BlobStore>> OpenBlobStore(std::string_view location,
         "for a directory whose name holds ';' and '=', write file:DIRECTORY");
   } else {
     std::string dir(location.substr(0, 5) == "file:" ? location.substr(5) : location);
+    struct stat st;
+    if (!options.create_if_missing && stat((dir + "/data.mdb").c_str(), &st) != 0)
+      return Status::NotFound("no store at " + dir + " (create_if_missing is off)");
     return OpenLocalBlobStore(dir, options);
   }
 }

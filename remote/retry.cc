@@ -4,11 +4,11 @@
 
 namespace blobtable {
 
-bool RetryPolicy::IsRetryableStatus(int s) {
+bool HttpRetryPolicy::IsRetryableStatus(int s) {
   return s == 408 || s == 429 || s == 500 || s == 502 || s == 503 || s == 504;
 }
 
-std::chrono::milliseconds RetryPolicy::DelayBefore(int attempt, uint64_t random) const {
+std::chrono::milliseconds HttpRetryPolicy::DelayBefore(int attempt, uint64_t random) const {
   int64_t d = initial_delay.count();
   for (int i = 2; i < attempt && d < max_delay.count(); ++i) d *= 2;
   d = std::min<int64_t>(d, max_delay.count());

@@ -8,7 +8,7 @@
 
 namespace blobtable {
 
-struct RetryPolicy {
+struct HttpRetryPolicy {
   int max_attempts = 5;
   std::chrono::milliseconds initial_delay{200};
   std::chrono::milliseconds max_delay{8'000};

@@ -4,6 +4,7 @@
 
 #include "tests/backend.h"
 #include "tests/blob_store_conformance.h"
+#include "tests/api_suite.h"
 #include "tests/table_suite.h"
 #include "tests/txn_suite.h"
 
@@ -18,6 +19,11 @@ INSTANTIATE_TEST_SUITE_P(Azurite, BlobStoreConformance,
 INSTANTIATE_TEST_SUITE_P(Azurite, TableTest,
                          ::testing::Values(AzuriteBackend("curl"), AzuriteBackend("cpprest"),
                                            CachedAzuriteBackend("curl")),
+                         PrintBackend);
+
+// The API helpers (curl: the suite forks clients, as the transactions' does).
+INSTANTIATE_TEST_SUITE_P(Azurite, ApiTest,
+                         ::testing::Values(AzuriteBackend("curl"), CachedAzuriteBackend("curl")),
                          PrintBackend);
 
 // Transactions on Azurite (curl: the suite forks coordinators, and libcurl

@@ -376,7 +376,7 @@ struct Harness {
 };
 
 TEST(Retry, BackoffGrowsWithJitterAndStaysBounded) {
-  RetryPolicy p;
+  HttpRetryPolicy p;
   p.initial_delay = std::chrono::milliseconds(100);
   p.max_delay = std::chrono::milliseconds(1000);
   for (uint64_t random : {0ULL, 7ULL, 999999ULL}) {
@@ -388,8 +388,8 @@ TEST(Retry, BackoffGrowsWithJitterAndStaysBounded) {
     EXPECT_GE(d9.count(), 500);
     EXPECT_LE(d9.count(), 1000);
   }
-  for (int s : {408, 429, 500, 502, 503, 504}) EXPECT_TRUE(RetryPolicy::IsRetryableStatus(s)) << s;
-  for (int s : {200, 304, 400, 403, 404, 409, 412}) EXPECT_FALSE(RetryPolicy::IsRetryableStatus(s)) << s;
+  for (int s : {408, 429, 500, 502, 503, 504}) EXPECT_TRUE(HttpRetryPolicy::IsRetryableStatus(s)) << s;
+  for (int s : {200, 304, 400, 403, 404, 409, 412}) EXPECT_FALSE(HttpRetryPolicy::IsRetryableStatus(s)) << s;
 }
 
 TEST(Retry, TransientFailuresAreRetriedThenSucceed) {
@@ -493,7 +493,7 @@ TEST(Responses, MalformedNumericHeadersAreCorruptionNotExceptions) {
   EXPECT_EQ(broken->lease_time_seconds, 7);
 }
 
-// RetryPolicy::max_total bounds the whole operation: a retry is sent only if
+// HttpRetryPolicy::max_total bounds the whole operation: a retry is sent only if
 // it can finish (its request timeout) within what is left.
 TEST(Retry, TheBudgetCountsTimeoutsNotOnlyWaits) {
   Harness h;  // 1 s per request, 10 s in all, 4 attempts

@@ -112,6 +112,72 @@ TEST(EntityValidation, EncodedEntityOverOneMebibyteIsRefused) {
   EXPECT_NE(body.status().message().find("1 MiB"), std::string::npos);
 }
 
+template <typename V>
+concept Settable = requires(Entity x, V v) { x.Set("x", v); };
+
+TEST(EntitySet, EachCppTypeMapsToOneEdmType) {
+  Entity e("p", "r");
+  const std::string s = "text";
+  e.Set("sv", std::string_view("view")).Set("cs", "chars").Set("st", s);
+  e.Set("i", 5).Set("i16", int16_t{-2}).Set("u8", uint8_t{200}).Set("u16", uint16_t{60000});
+  e.Set("u", 3u).Set("l", int64_t{1} << 40).Set("z", size_t{7}).Set("u64", uint64_t{1} << 62);
+  e.Set("f", 1.5f).Set("d", 2.5).Set("b", true);
+  e.Set("bytes", std::vector<uint8_t>{0, 255});
+  const auto now = std::chrono::system_clock::now();
+  e.Set("now", now).Set("sec", std::chrono::time_point_cast<std::chrono::seconds>(now));
+  auto type = [&](const char* name) { return TypeOf(*e.Find(name)); };
+  for (const char* n : {"sv", "cs", "st"}) EXPECT_EQ(type(n), EdmType::kString) << n;
+  for (const char* n : {"i", "i16", "u8", "u16"}) EXPECT_EQ(type(n), EdmType::kInt32) << n;
+  for (const char* n : {"u", "l", "z", "u64"}) EXPECT_EQ(type(n), EdmType::kInt64) << n;
+  for (const char* n : {"f", "d"}) EXPECT_EQ(type(n), EdmType::kDouble) << n;
+  EXPECT_EQ(type("b"), EdmType::kBoolean);
+  EXPECT_EQ(type("bytes"), EdmType::kBinary);
+  EXPECT_EQ(type("now"), EdmType::kDateTime);
+  EXPECT_EQ(*e.FindAs<int32_t>("u16"), 60000);
+  EXPECT_EQ(*e.FindAs<std::string>("cs"), "chars");
+  EXPECT_EQ(e.FindAs<Binary>("bytes")->bytes, std::string("\0\xff", 2));
+  EXPECT_EQ(*e.FindAs<DateTime>("now"), std::chrono::floor<Ticks>(now));
+  EXPECT_TRUE(ValidateEntity(e).ok());
+  EXPECT_TRUE(e.set_error().empty());
+}
+
+TEST(EntitySet, AValueNoTypeHoldsMakesTheEntityInvalidInsteadOfThrowing) {
+  Entity e("p", "r");
+  e.Set("big", uint64_t{1} << 63).Set("ok", 1);
+  EXPECT_EQ(e.Find("big"), nullptr);
+  Status s = ValidateEntity(e);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("'big'"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("9223372036854775808"), std::string::npos) << s.message();
+  const char* null_text = nullptr;
+  Entity n("p", "r");
+  n.Set("s", null_text);
+  EXPECT_NE(ValidateEntity(n).message().find("null const char*"), std::string::npos);
+  // What does not compile: a null pointer literal, a char.
+  static_assert(!Settable<std::nullptr_t>);
+  static_assert(!Settable<char>);
+  static_assert(Settable<int8_t> && Settable<const char*> && Settable<std::string_view>);
+}
+
+TEST(EntityGetAs, WidensWithoutLoss) {
+  Entity e("p", "r");
+  e.Set("i32", int32_t{-5}).Set("i64", int64_t{1} << 40).Set("d", 2.5).Set("s", "x");
+  e.Set("pos", int32_t{9}).Set("bin", Binary{"ab"});
+  EXPECT_EQ(e.GetAs<int64_t>("i32"), -5);  // Int32 read as int64
+  EXPECT_EQ(e.GetAs<int64_t>("i64"), int64_t{1} << 40);
+  EXPECT_EQ(e.GetAs<double>("i32"), -5.0);
+  EXPECT_EQ(e.GetAs<int32_t>("i64"), std::nullopt);  // narrowing: never
+  EXPECT_EQ(e.GetAs<int64_t>("d"), std::nullopt);
+  EXPECT_EQ(e.GetAs<double>("i64"), std::nullopt);
+  EXPECT_EQ(e.GetAs<uint64_t>("pos"), 9u);
+  EXPECT_EQ(e.GetAs<uint64_t>("i32"), std::nullopt);  // negative
+  EXPECT_EQ(e.GetAs<std::string>("s"), "x");
+  EXPECT_EQ(e.GetAs<std::string>("i32"), std::nullopt);
+  EXPECT_EQ(e.GetAs<std::vector<uint8_t>>("bin"), (std::vector<uint8_t>{'a', 'b'}));
+  EXPECT_EQ(e.GetAs<int64_t>("missing"), std::nullopt);
+  EXPECT_EQ(e.GetAs<int64_t>("missing").value_or(0), 0);
+}
+
 TEST(DateTimeText, FormatsAndParses) {
   auto t = ParseDateTime("2024-05-01T12:34:56.1234567Z");
   ASSERT_TRUE(t.ok());

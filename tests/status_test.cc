@@ -1,6 +1,7 @@
 // Status and Result: what a caller sees of a failure.
 #include <gtest/gtest.h>
 
+#include "blobtable/retry.h"
 #include "blobtable/status.h"
 
 namespace blobtable::testing {
@@ -19,6 +20,52 @@ TEST(Result, ValueOfASuccessIsTheValue) {
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ(ok.value(), 7);
   EXPECT_EQ(*ok, 7);
+}
+
+TEST(Result, ValueOrGivesTheFallbackOnAnError) {
+  Result<int> ok = 7;
+  Result<int> failed = Status::NotFound("gone");
+  EXPECT_EQ(ok.value_or(0), 7);
+  EXPECT_EQ(failed.value_or(-1), -1);
+  Result<std::string> text = Status::Busy("later");
+  EXPECT_EQ(text.value_or("fallback"), "fallback");
+  EXPECT_EQ(Result<std::string>(std::string("x")).value_or("y"), "x");
+}
+
+TEST(Status, IsRetryableSaysWhichCodesACallerMayRetry) {
+  for (Code c : {Code::kConflict, Code::kBusy, Code::kLockTimeout, Code::kLeaseLost,
+                 Code::kUnavailable})
+    EXPECT_TRUE(Status::FromStorage(c, 0, "", "m").IsRetryable()) << CodeName(c);
+  for (Code c : {Code::kOk, Code::kNotFound, Code::kInvalidArgument, Code::kCorruption,
+                 Code::kIOError, Code::kInternal, Code::kOutcomeUnknown})
+    EXPECT_FALSE(Status::FromStorage(c, 0, "", "m").IsRetryable()) << CodeName(c);
+}
+
+TEST(RetryPolicy, HelpersRetryUnavailableOnlyWhenAsked) {
+  RetryPolicy p;
+  EXPECT_TRUE(RetriesOn(Status::Conflict("c"), p));
+  EXPECT_FALSE(RetriesOn(Status::Unavailable("u"), p));
+  EXPECT_FALSE(RetriesOn(Status::OutcomeUnknown("o"), p));
+  p.retry_unavailable = true;
+  EXPECT_TRUE(RetriesOn(Status::Unavailable("u"), p));
+  EXPECT_FALSE(RetriesOn(Status::OutcomeUnknown("o"), p));
+}
+
+TEST(RetryPolicy, BadPoliciesAreNamed) {
+  EXPECT_TRUE(ValidateRetryPolicy({}).ok());
+  EXPECT_TRUE(ValidateRetryPolicy(RetryPolicy::Once()).ok());
+  RetryPolicy p;
+  p.max_attempts = 0;
+  EXPECT_NE(ValidateRetryPolicy(p).message().find("max_attempts"), std::string::npos);
+  p = {};
+  p.max_delay = std::chrono::milliseconds(1);
+  EXPECT_NE(ValidateRetryPolicy(p).message().find("max_delay"), std::string::npos);
+  p = {};
+  p.initial_delay = std::chrono::milliseconds(-1);
+  EXPECT_NE(ValidateRetryPolicy(p).message().find("initial_delay"), std::string::npos);
+  p = {};
+  p.max_total = std::chrono::milliseconds(-1);
+  EXPECT_NE(ValidateRetryPolicy(p).message().find("max_total"), std::string::npos);
 }
 
 }  // namespace

@@ -3,7 +3,9 @@
 #define BLOBTABLE_TXN_STORE_CORE_H_
 
 #include <algorithm>
+#include <iostream>
 #include <memory>
+#include <string>
 #include <thread>
 
 #include "blobtable/blob_store.h"
@@ -41,6 +43,12 @@ struct StoreCore {
   // advances *round.
   void Backoff(int* round) const {
     Wait(std::chrono::milliseconds(std::min(200, 2 << std::min((*round)++, 7))));
+  }
+  // Tells the user something went wrong that no call returned
+  // (StoreOptions::warn, else standard error).
+  void Warn(const std::string& message) const {
+    if (options.warn) options.warn(message);
+    else std::cerr << message << std::endl;
   }
   // What settling another transaction's leftovers takes.
   ResolveContext Resolver() const {

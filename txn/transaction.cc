@@ -29,8 +29,14 @@ Transaction::Transaction(std::shared_ptr<const internal::StoreCore> core, Transa
 }
 
 Transaction::~Transaction() = default;
+Transaction::Transaction(Transaction&&) noexcept = default;
+Transaction& Transaction::operator=(Transaction&&) noexcept = default;
 
 namespace {
+
+Status MovedFrom() {
+  return Status::InvalidArgument("a moved-from Transaction (use the one it was moved to)");
+}
 
 Result<Intent*> IntentFor(internal::TxnBuffer& b, const Table& table, std::string_view pk,
                           std::string_view rk) {
@@ -48,9 +54,11 @@ Result<Intent*> IntentFor(internal::TxnBuffer& b, const Table& table, std::strin
   return &i;
 }
 
-Status AddWrite(internal::TxnBuffer& b, const Table& table, std::string_view pk,
+Status AddWrite(internal::TxnBuffer* buffer, const Table& table, std::string_view pk,
                 std::string_view rk, Kind kind, Expect expect, std::string etag,
                 const Entity* entity) {
+  if (buffer == nullptr) return MovedFrom();
+  internal::TxnBuffer& b = *buffer;
   if (entity != nullptr) {
     Status valid = ValidateEntity(*entity);
     if (!valid.ok()) return valid;
@@ -73,6 +81,7 @@ Expect ExpectFor(std::string_view if_match) {
 }  // namespace
 
 Result<Entity> Transaction::Get(const Table& table, std::string_view pk, std::string_view rk) {
+  if (!buffer_) return MovedFrom();
   BT_ASSIGN_OR_RETURN(Intent * i, IntentFor(*buffer_, table, pk, rk));
   auto e = table.Get(pk, rk, ReadPolicy::Validate());  // never stale inside the protocol
   if (!e.ok() && !e.status().IsNotFound()) return e.status();
@@ -91,37 +100,51 @@ Result<Entity> Transaction::Get(const Table& table, std::string_view pk, std::st
 }
 
 Status Transaction::Insert(const Table& t, const Entity& e) {
-  return AddWrite(*buffer_, t, e.partition_key(), e.row_key(), Kind::kPut, Expect::kAbsent, "", &e);
+  return AddWrite(buffer_.get(), t, e.partition_key(), e.row_key(), Kind::kPut, Expect::kAbsent, "", &e);
 }
 Status Transaction::Replace(const Table& t, const Entity& e, std::string_view if_match) {
   if (if_match.empty()) return Status::InvalidArgument("Replace needs an ETag or \"*\"");
-  return AddWrite(*buffer_, t, e.partition_key(), e.row_key(), Kind::kPut, ExpectFor(if_match),
+  return AddWrite(buffer_.get(), t, e.partition_key(), e.row_key(), Kind::kPut, ExpectFor(if_match),
                   std::string(if_match), &e);
 }
 Status Transaction::Merge(const Table& t, const Entity& e, std::string_view if_match) {
   if (if_match.empty()) return Status::InvalidArgument("Merge needs an ETag or \"*\"");
-  return AddWrite(*buffer_, t, e.partition_key(), e.row_key(), Kind::kMerge, ExpectFor(if_match),
+  return AddWrite(buffer_.get(), t, e.partition_key(), e.row_key(), Kind::kMerge, ExpectFor(if_match),
                   std::string(if_match), &e);
 }
 Status Transaction::Upsert(const Table& t, const Entity& e) {
-  return AddWrite(*buffer_, t, e.partition_key(), e.row_key(), Kind::kPut, Expect::kAny, "", &e);
+  return AddWrite(buffer_.get(), t, e.partition_key(), e.row_key(), Kind::kPut, Expect::kAny, "", &e);
 }
 Status Transaction::UpsertMerge(const Table& t, const Entity& e) {
-  return AddWrite(*buffer_, t, e.partition_key(), e.row_key(), Kind::kMerge, Expect::kAny, "", &e);
+  return AddWrite(buffer_.get(), t, e.partition_key(), e.row_key(), Kind::kMerge, Expect::kAny, "", &e);
 }
 Status Transaction::Delete(const Table& t, std::string_view pk, std::string_view rk,
                            std::string_view if_match) {
   if (if_match.empty()) return Status::InvalidArgument("Delete needs an ETag or \"*\"");
-  return AddWrite(*buffer_, t, pk, rk, Kind::kDelete, ExpectFor(if_match), std::string(if_match),
+  return AddWrite(buffer_.get(), t, pk, rk, Kind::kDelete, ExpectFor(if_match), std::string(if_match),
                   nullptr);
 }
 Status Transaction::Check(const Table& t, std::string_view pk, std::string_view rk,
                           std::string_view etag) {
-  return AddWrite(*buffer_, t, pk, rk, Kind::kCheck, etag.empty() ? Expect::kAbsent : Expect::kETag,
+  return AddWrite(buffer_.get(), t, pk, rk, Kind::kCheck, etag.empty() ? Expect::kAbsent : Expect::kETag,
                   std::string(etag), nullptr);
 }
 
+Status Transaction::Replace(const Table& t, const Entity& e) {
+  if (e.etag().empty())
+    return Status::InvalidArgument("Replace(table, entity) needs the entity's ETag (from a read "
+                                   "or write); give one, or \"*\", as its third argument");
+  return Replace(t, e, e.etag());
+}
+Status Transaction::Merge(const Table& t, const Entity& e) {
+  if (e.etag().empty())
+    return Status::InvalidArgument("Merge(table, entity) needs the entity's ETag (from a read "
+                                   "or write); give one, or \"*\", as its third argument");
+  return Merge(t, e, e.etag());
+}
+
 Result<std::vector<CommittedWrite>> Transaction::Commit() {
+  if (!buffer_) return MovedFrom();
   if (buffer_->finished)
     return Status::InvalidArgument("the transaction has already committed or aborted");
   buffer_->finished = true;
@@ -132,10 +155,12 @@ Result<std::vector<CommittedWrite>> Transaction::Commit() {
 }
 
 Transaction::CommitStats Transaction::commit_stats() const {
+  if (!buffer_) return CommitStats{};
   return CommitStats{buffer_->lock_waits};
 }
 
 void Transaction::Abort() {
+  if (!buffer_) return;
   buffer_->finished = true;
   buffer_->intents.clear();
 }

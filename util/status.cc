@@ -25,6 +25,19 @@ std::string_view CodeName(Code code) {
   return "Unknown";
 }
 
+bool Status::IsRetryable() const {
+  switch (code_) {
+    case Code::kConflict:
+    case Code::kBusy:
+    case Code::kLockTimeout:
+    case Code::kLeaseLost:
+    case Code::kUnavailable:
+      return true;
+    default:
+      return false;
+  }
+}
+
 std::string Status::ToString() const {
   if (ok()) return "OK";
   std::string out(CodeName(code_));

@@ -86,6 +86,12 @@ struct StoreOptions {
   // The container holding the tables (Azure container rules: 3-63 characters,
   // lowercase letters, digits and single hyphens).
   std::string container = "blobtable";
+  // Make the store if there is none: a local directory (and its parents)
+  // becomes a store, an Azure container is created by the first write that
+  // finds it missing. Off: Store::Open of a directory that holds no store
+  // fails NotFound ("no store at DIR"), and a write into a missing
+  // container fails NotFound.
+  bool create_if_missing = true;
   // Clock for leases and timestamps; null means Clock::Real(). Not owned; must
   // outlive the store.
   Clock* clock = nullptr;

@@ -89,6 +89,14 @@ class [[nodiscard]] BLOBTABLE_EXPORT Status {
   bool IsConflict() const { return code_ == Code::kConflict; }
   bool IsBusy() const { return code_ == Code::kBusy; }
   bool IsOutcomeUnknown() const { return code_ == Code::kOutcomeUnknown; }
+  // True if the call did not take effect and the same call may succeed
+  // when tried again: Busy, LockTimeout, Unavailable (later), Conflict and
+  // LeaseLost (after reading again: the ETag or lease it relied on is
+  // gone). False for OK and every other code; in particular
+  // OutcomeUnknown, whose write may have taken effect, is never retryable
+  // blindly. Table::Update and Store::RunTransaction retry by this (minus
+  // Unavailable, which the backend already retried; see RetryPolicy).
+  bool IsRetryable() const;
 
   const std::string& message() const { return message_; }
   // The storage service's error code, e.g. "ConditionNotMet"; empty if none.
@@ -136,6 +144,17 @@ class [[nodiscard]] Result {
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
+
+  // The value, or `fallback` on an error (the error is dropped: use it
+  // where a default is the right answer to every failure).
+  template <typename U>
+  T value_or(U&& fallback) const& {
+    return ok() ? *value_ : static_cast<T>(std::forward<U>(fallback));
+  }
+  template <typename U>
+  T value_or(U&& fallback) && {
+    return ok() ? std::move(*value_) : static_cast<T>(std::forward<U>(fallback));
+  }
 
  private:
   void CheckedValue() const {

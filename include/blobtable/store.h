@@ -13,6 +13,7 @@
 #ifndef BLOBTABLE_STORE_H_
 #define BLOBTABLE_STORE_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -22,6 +23,7 @@
 #include "blobtable/blob_store.h"
 #include "blobtable/cache.h"
 #include "blobtable/options.h"
+#include "blobtable/retry.h"
 #include "blobtable/status.h"
 #include "blobtable/table.h"
 #include "blobtable/txn.h"
@@ -68,8 +70,31 @@ class BLOBTABLE_EXPORT Store {
   // Tables need no creation: a table exists once it holds an entity.
   Result<Table> OpenTable(std::string_view name) const;
 
-  // A new transaction (see txn.h).
-  std::unique_ptr<Transaction> Begin(const TransactionOptions& options = {}) const;
+  // A new transaction (see txn.h). InvalidArgument if `options` break a
+  // rule of TransactionOptions (a lease outside 15..60 s, a renewal margin
+  // negative or not shorter than the lease, a negative lock timeout).
+  Result<Transaction> Begin(const TransactionOptions& options = {}) const;
+
+  // Runs `fn` in a new transaction and commits it; if `fn` or the commit
+  // fails with a status the policy retries (RetriesOn: Conflict, Busy,
+  // LockTimeout, LeaseLost; nothing was committed), runs it all again in a
+  // fresh transaction, after a backoff. `fn` buffers operations (and may
+  // read through the transaction); returning an error stops: the
+  // transaction is dropped and the error returned (retried if retryable).
+  // Never retries OutcomeUnknown, which is returned as it is (see txn.h).
+  // Returns what the successful Commit() did; `attempts` (optional)
+  // receives how many transactions were run. InvalidArgument for a bad
+  // policy or options, before fn runs.
+  using TransactionFn = std::function<Status(Transaction& txn)>;
+  Result<std::vector<CommittedWrite>> RunTransaction(const TransactionFn& fn,
+                                                     const RetryPolicy& policy = {},
+                                                     const TransactionOptions& options = {},
+                                                     int* attempts = nullptr) const;
+
+  // The tables that hold at least one entity, by name in lowercase (how
+  // they are stored: table names are case-insensitive), sorted. Costs one
+  // listing a table, and one more.
+  Result<std::vector<std::string>> ListTables() const;
 
   // Finishes or undoes every transaction whose coordinator died (normally
   // done lazily by whoever next touches its partitions); returns how many.

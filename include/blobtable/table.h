@@ -14,16 +14,21 @@
 #ifndef BLOBTABLE_TABLE_H_
 #define BLOBTABLE_TABLE_H_
 
+#include <functional>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "blobtable/export.h"
 #include "blobtable/blob_store.h"
 #include "blobtable/entity.h"
 #include "blobtable/options.h"
+#include "blobtable/retry.h"
 #include "blobtable/status.h"
 
 namespace blobtable {
@@ -38,6 +43,9 @@ struct QueryOptions {
   // RowKey range, both ends inclusive, byte-wise ordinal order of UTF-8.
   std::optional<std::string> row_key_from;
   std::optional<std::string> row_key_to;
+  // Only RowKeys that start with these bytes (with the bounds above, if
+  // any). With partition_key set, the listing itself is narrowed to them.
+  std::optional<std::string> row_key_prefix;
   // Most entities in one page: 1..1000 (Azure Tables' page limit).
   int top = 1000;
   // From the previous page's QueryPage::continuation; empty for the first.
@@ -68,8 +76,23 @@ struct QueryPage {
   bool stale = false;
 };
 
+class TableScan;
+
+// Table::Update's function: called with the entity as stored (exists), or
+// with a new entity holding only the keys (!exists). It changes the
+// properties and returns OK to have them written, or an error to stop:
+// Update then writes nothing and returns that error. It may run several
+// times (once an attempt), so it should do nothing but change the entity.
+using UpdateFn = std::function<Status(Entity& entity, bool exists)>;
+
 class BLOBTABLE_EXPORT Table {
  public:
+  // An empty handle, for a member assigned later: every call on it fails
+  // InvalidArgument ("an empty Table handle"). Assign one from
+  // Store::OpenTable.
+  Table() = default;
+  // False for an empty handle.
+  bool valid() const { return core_ != nullptr; }
   const std::string& name() const { return name_; }
 
   // The entity with its ETag and Timestamp, read by the store's
@@ -87,6 +110,10 @@ class BLOBTABLE_EXPORT Table {
   Result<Entity> Replace(const Entity& entity, std::string_view if_match) const;
   // Sets the given properties, keeping the others. Same conditions as Replace.
   Result<Entity> Merge(const Entity& entity, std::string_view if_match) const;
+  // The same, at the entity's own ETag (entity.etag(), as a read or write
+  // returned it): InvalidArgument if it has none.
+  Result<Entity> Replace(const Entity& entity) const;
+  Result<Entity> Merge(const Entity& entity) const;
   // Insert or replace, unconditionally.
   Result<Entity> Upsert(const Entity& entity) const;
   // Insert or merge, unconditionally.
@@ -98,6 +125,52 @@ class BLOBTABLE_EXPORT Table {
   // One page of entities in key order.
   Result<QueryPage> Query(const QueryOptions& options) const;
 
+  // Every entity the query matches, page after page as the loop needs them
+  // (QueryOptions::top is the page size; continuation, where to start):
+  //   auto scan = table.Scan(options);
+  //   for (const Entity& e : scan) { ... }
+  //   if (!scan.status().ok()) { ... }   // the loop ended on an error
+  // See TableScan.
+  TableScan Scan(QueryOptions options = {}) const;
+
+  // Reads the entities of `keys` (PartitionKey, RowKey), concurrently on a
+  // remote store (StoreOptions::max_parallel_reads at once), one after
+  // another on the local one: one result a key, in the order of `keys`,
+  // each as Get would answer (NotFound for a missing entity).
+  std::vector<Result<Entity>> GetMany(
+      const std::vector<std::pair<std::string, std::string>>& keys) const;
+  std::vector<Result<Entity>> GetMany(
+      const std::vector<std::pair<std::string, std::string>>& keys,
+      const ReadPolicy& policy) const;
+
+  // Optimistic read-modify-write of one entity: reads it (validated, never
+  // a stale copy), applies `fn` (UpdateFn), and writes the result at the
+  // ETag it read (Replace), or inserts it if it was absent (Insert). A
+  // write that lost a race (Conflict; NotFound: deleted since the read) or
+  // met a busy entity runs it all again under `policy` (RetryPolicy).
+  // If `fn` left the entity as it was, nothing is written. Returns the
+  // entity as stored; `attempts` (optional) receives how many were made.
+  // Failures: fn's own error; InvalidArgument if fn changed the keys or the
+  // entity is invalid; the last attempt's Conflict/Busy when the policy
+  // ran out; OutcomeUnknown (never retried: the write may have taken
+  // effect); others as for Get and Replace.
+  Result<Entity> Update(std::string_view partition_key, std::string_view row_key,
+                        const UpdateFn& fn, const RetryPolicy& policy = {},
+                        int* attempts = nullptr) const;
+  // The same with a function that returns nothing (it always writes).
+  template <typename Fn>
+    requires std::is_void_v<std::invoke_result_t<Fn&, Entity&, bool>>
+  Result<Entity> Update(std::string_view partition_key, std::string_view row_key, Fn fn,
+                        const RetryPolicy& policy = {}, int* attempts = nullptr) const {
+    return Update(
+        partition_key, row_key,
+        UpdateFn([fn = std::move(fn)](Entity& e, bool exists) mutable {
+          fn(e, exists);
+          return Status::OK();
+        }),
+        policy, attempts);
+  }
+
   // Where an entity and its partition's lock live (see README "Blob naming").
   Result<std::string> EntityBlobName(std::string_view partition_key,
                                      std::string_view row_key) const;
@@ -105,8 +178,11 @@ class BLOBTABLE_EXPORT Table {
 
  private:
   friend class Store;
+  friend class TableScan;
   Table(std::shared_ptr<const internal::StoreCore> core, std::string name)
       : core_(std::move(core)), name_(std::move(name)) {}
+  // InvalidArgument on an empty handle.
+  Status Usable() const;
 
   Result<Entity> Write(const Entity& entity, std::string_view if_match, bool merge,
                        bool create_if_missing) const;
@@ -114,6 +190,75 @@ class BLOBTABLE_EXPORT Table {
 
   std::shared_ptr<const internal::StoreCore> core_;
   std::string name_;
+};
+
+// The entities of a query, fetched a page at a time while a loop walks
+// them. An input range: iterate it once. The loop ends at the last entity
+// or at the first error; status() says which (check it after the loop: a
+// scan whose error nobody asked for is reported through StoreOptions::warn
+// when it is destroyed). A filtered query's empty pages are skipped. Like
+// Query, a scan is not a snapshot: rows written during it may or may not
+// appear. Used from one thread at a time.
+class BLOBTABLE_EXPORT TableScan {
+ public:
+  class iterator {
+   public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = Entity;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const Entity*;
+    using reference = const Entity&;
+    iterator() = default;
+    const Entity& operator*() const { return scan_->page_.entities[scan_->index_]; }
+    const Entity* operator->() const { return &**this; }
+    iterator& operator++() {
+      scan_->Advance();
+      return *this;
+    }
+    void operator++(int) { ++*this; }
+    bool operator==(std::default_sentinel_t) const { return scan_ == nullptr || scan_->done_; }
+
+   private:
+    friend class TableScan;
+    explicit iterator(TableScan* scan) : scan_(scan) {}
+    TableScan* scan_ = nullptr;
+  };
+
+  TableScan(TableScan&&) noexcept;
+  TableScan& operator=(TableScan&&) noexcept;
+  ~TableScan();
+
+  // Fetches the first page (on the first call only).
+  iterator begin();
+  std::default_sentinel_t end() const { return {}; }
+
+  // OK while the scan goes on and once it has ended at the last entity;
+  // otherwise why it stopped early.
+  const Status& status() const {
+    status_checked_ = true;
+    return status_;
+  }
+  // Some entity or listing came from the cache unvalidated (QueryPage::stale).
+  bool stale() const { return stale_; }
+  // Pages fetched so far.
+  int pages() const { return pages_; }
+
+ private:
+  friend class Table;
+  TableScan(Table table, QueryOptions options);
+  void Advance();
+  void Fetch();
+
+  Table table_;
+  QueryOptions options_;
+  QueryPage page_;
+  size_t index_ = 0;
+  bool started_ = false;
+  bool done_ = false;
+  bool stale_ = false;
+  int pages_ = 0;
+  Status status_;
+  mutable bool status_checked_ = false;
 };
 
 }  // namespace blobtable

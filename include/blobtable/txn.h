@@ -1,16 +1,20 @@
 // Transactions: atomic, serializable updates across entities, partitions and
 // tables, coordinated with blob leases (see README "Transactions").
 //
-//   auto txn = store->Begin();
+//   auto txn = store->Begin();                                // Result<Transaction>
 //   auto from = txn->Get(accounts, "eu", "alice");          // read: validated at commit
 //   txn->Replace(accounts, debited, from->etag());
 //   txn->Replace(ledger, credited, "*");
 //   auto committed = txn->Commit();                          // all or nothing
 //
+// Store::RunTransaction runs such a function and reruns it when the commit
+// lost a race (README "Retrying").
+//
 // Operations are buffered; nothing is locked or written until Commit(). A
-// Transaction is used from one thread at a time; many transactions (threads,
-// processes) may commit at once. Destroying an uncommitted Transaction
-// aborts it (which only drops the buffer: nothing was locked yet).
+// Transaction is used from one thread at a time (it may be moved to
+// another); many transactions (threads, processes) may commit at once.
+// Destroying an uncommitted Transaction aborts it (which only drops the
+// buffer: nothing was locked yet).
 //
 // On the local store, Commit() applies every write and check as one LMDB
 // write transaction (StoreOptions::atomic_commits); elsewhere it runs the
@@ -55,16 +59,18 @@ struct StoreCore;
 struct TxnBuffer;
 }  // namespace internal
 
+// Store::Begin checks every field, and the fields against each other:
+// InvalidArgument naming the field.
 struct TransactionOptions {
   // Lease on partition locks and entities only read: 15..60 seconds. A
   // coordinator that stalls longer than this is fenced, and its commit
   // finished or undone by whoever comes next.
   int lease_seconds = 30;
-  // How long to wait for busy partition locks before LockTimeout.
+  // How long to wait for busy partition locks before LockTimeout (>= 0).
   std::chrono::milliseconds lock_timeout{30'000};
   // Renew held leases when less than this remains of them (checked between
   // every step of the commit and while waiting for locks). 0: two thirds of
-  // the lease. Must be shorter than the lease.
+  // the lease. Otherwise positive and shorter than the lease.
   std::chrono::milliseconds renewal_margin{0};
 };
 
@@ -89,6 +95,10 @@ class BLOBTABLE_EXPORT Transaction {
   ~Transaction();
   Transaction(const Transaction&) = delete;
   Transaction& operator=(const Transaction&) = delete;
+  // A moved-from Transaction fails every call InvalidArgument. Assigning
+  // over an uncommitted one aborts it.
+  Transaction(Transaction&&) noexcept;
+  Transaction& operator=(Transaction&&) noexcept;
 
   // Reads an entity now and records what was seen (its ETag, or that it was
   // absent): Commit() fails with Conflict if that changed. NotFound if absent.
@@ -100,6 +110,10 @@ class BLOBTABLE_EXPORT Transaction {
   Status Insert(const Table& table, const Entity& entity);
   Status Replace(const Table& table, const Entity& entity, std::string_view if_match);
   Status Merge(const Table& table, const Entity& entity, std::string_view if_match);
+  // The same at the entity's own ETag (entity.etag()): InvalidArgument at
+  // once if it has none.
+  Status Replace(const Table& table, const Entity& entity);
+  Status Merge(const Table& table, const Entity& entity);
   Status Upsert(const Table& table, const Entity& entity);
   Status UpsertMerge(const Table& table, const Entity& entity);
   Status Delete(const Table& table, std::string_view partition_key, std::string_view row_key,

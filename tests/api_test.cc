@@ -1,0 +1,89 @@
+// The API helpers on the embedded store (the suite in api_suite.cc), and
+// what only the embedded store can show: a write whose outcome is unknown is
+// never retried.
+#include <gtest/gtest.h>
+
+#include "blobtable/store.h"
+#include "tests/api_suite.h"
+#include "tests/test_util.h"
+
+namespace blobtable::testing {
+namespace {
+
+INSTANTIATE_TEST_SUITE_P(Local, ApiTest, ::testing::Values(LocalBackend(), LocalAtomicBackend()),
+                         PrintBackend);
+
+// Every conditional write fails with an unknown outcome (an answer lost, as
+// the Azure backend reports it when it cannot tell).
+class UnknownWrites final : public BlobStoreWrapper {
+ public:
+  using BlobStoreWrapper::BlobStoreWrapper;
+  Result<WriteResult> Put(std::string_view n, std::string_view d, const PutOptions& o) override {
+    if (o.conditions.if_match || o.conditions.if_none_match) {
+      ++refused;
+      return Status::OutcomeUnknown("the answer was lost");
+    }
+    return BlobStoreWrapper::Put(n, d, o);
+  }
+  int refused = 0;
+};
+
+TEST(ApiRetry, AnUnknownOutcomeIsNeverRetried) {
+  TempDir dir;
+  std::shared_ptr<UnknownWrites> unknown;
+  StoreOptions o;
+  o.wrap_blob_store = [&](std::shared_ptr<BlobStore> b) {
+    unknown = std::make_shared<UnknownWrites>(std::move(b));
+    return unknown;
+  };
+  auto store = Store::Open(dir.path(), o);
+  ASSERT_TRUE(store.ok());
+  auto t = (*store)->OpenTable("counters");
+  int attempts = 0;
+  auto r = t->Update("p", "c", [](Entity& e, bool) { e.Set("n", 1); }, {}, &attempts);
+  EXPECT_EQ(r.status().code(), Code::kOutcomeUnknown) << r.status().ToString();
+  EXPECT_EQ(attempts, 1);
+  EXPECT_EQ(unknown->refused, 1);
+}
+
+TEST(ApiRetry, TheBackoffStaysWithinThePolicyAndItsTimeBound) {
+  FakeClock clock;
+  std::vector<std::chrono::milliseconds> waits;
+  clock.set_sleep([&](std::chrono::milliseconds d) {
+    waits.push_back(d);
+    clock.Advance(d);
+  });
+  TempDir dir;
+  StoreOptions o;
+  o.clock = &clock;
+  auto store = Store::Open(dir.path(), o);
+  ASSERT_TRUE(store.ok());
+  auto t = (*store)->OpenTable("counters");
+  RetryPolicy p;
+  p.max_attempts = 50;
+  p.initial_delay = std::chrono::milliseconds(8);
+  p.max_delay = std::chrono::milliseconds(100);
+  p.max_total = std::chrono::milliseconds(1'000);
+  int attempts = 0;
+  auto r = t->Update(
+      "p", "c",
+      [&](Entity& e, bool) {
+        EXPECT_TRUE(t->Upsert(Entity("p", "c").Set("x", 1)).ok());  // always raced
+        e.Set("n", 1);
+      },
+      p, &attempts);
+  EXPECT_EQ(r.status().code(), Code::kConflict);
+  EXPECT_NE(r.status().message().find("max_total"), std::string::npos) << r.status().message();
+  ASSERT_EQ(waits.size(), static_cast<size_t>(attempts - 1));
+  std::chrono::milliseconds total{0};
+  for (size_t i = 0; i < waits.size(); ++i) {
+    const auto bound = std::min(p.max_delay, p.initial_delay * (int64_t{1} << std::min<size_t>(i, 30)));
+    EXPECT_LT(waits[i], bound) << "wait " << i;  // full jitter: [0, bound)
+    total += waits[i];
+  }
+  EXPECT_LE(total, p.max_total);
+  EXPECT_GT(attempts, 10);  // 1 s of waits averaging under 50 ms
+}
+
+}  // namespace
+}  // namespace blobtable::testing
