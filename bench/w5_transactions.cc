@@ -70,6 +70,7 @@ Result<Sample> TxnRound(int port, int k, int commits, const std::string& value) 
   int64_t before_return = 0;
   for (int c = -1; c < commits; ++c) {
     auto txn = o->store->Begin();
+    if (!txn.ok()) return txn.status();
     for (const std::string& pk : o->pks) {
       auto e = txn->Get(o->table, pk, "r");
       if (!e.ok()) return e.status();
@@ -134,6 +135,7 @@ struct Tally {
 // committed; Conflict and LockTimeout are tallied, anything else returned.
 Result<bool> Transfer(Opened& o, const std::string& from, const std::string& to, Tally& tally) {
   auto txn = o.store->Begin();
+  if (!txn.ok()) return txn.status();
   auto a = txn->Get(o.table, from, "r");
   if (!a.ok()) return a.status();
   auto b = txn->Get(o.table, to, "r");

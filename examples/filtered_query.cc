@@ -1,4 +1,4 @@
-// A query with a filter, page by page: the rows of one partition whose
+// A query with a filter, walked with Scan: the rows of one partition whose
 // total is at least 100.
 //   filtered_query STORE
 #include <blobtable/store.h>
@@ -25,20 +25,17 @@ int main(int argc, char** argv) {
   blobtable::QueryOptions q;
   q.filter = "PartitionKey eq 'customer-42' and total ge 100.0 and paid eq true";
   q.select = {"total"};
-  q.top = 5;  // at most 5 a page; a filtered page may hold fewer
+  q.top = 5;  // the page size: the scan fetches pages of 5 as the loop needs them
   int rows = 0;
-  do {
-    auto page = orders.Query(q);
-    if (!page.ok()) {
-      std::cerr << page.status().ToString() << "\n";  // a bad filter says where
-      return 1;
-    }
-    for (const blobtable::Entity& e : page->entities) {
-      std::cout << e.row_key() << " " << *e.FindAs<double>("total") << "\n";
-      ++rows;
-    }
-    q.continuation = page->continuation;
-  } while (!q.continuation.empty());
+  auto scan = orders.Scan(q);
+  for (const blobtable::Entity& e : scan) {
+    std::cout << e.row_key() << " " << *e.GetAs<double>("total") << "\n";
+    ++rows;
+  }
+  if (!scan.status().ok()) {  // the loop ended early on an error
+    std::cerr << scan.status().ToString() << "\n";  // a bad filter says where
+    return 1;
+  }
   // [/readme]
   std::cout << rows << " rows\n";
   return rows == 10 ? 0 : 1;

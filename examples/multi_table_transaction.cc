@@ -24,22 +24,25 @@ int main(int argc, char** argv) {
     if (!stock.Upsert(e).ok()) return 1;
   }
   // [readme]
-  auto txn = (*store)->Begin();
-  auto from = txn->Get(stock, "north", "widget");  // recorded: Commit fails if it changes
-  auto to = txn->Get(stock, "south", "widget");
-  if (!from.ok() || !to.ok()) return 1;
-  blobtable::Entity from2 = *from, to2 = *to;
-  from2.Set("count", *from->FindAs<int64_t>("count") - 3);
-  to2.Set("count", *to->FindAs<int64_t>("count") + 3);
-  blobtable::Entity move("widget", "move-0001");
-  move.Set("from", std::string("north")).Set("to", std::string("south")).Set("count", int64_t{3});
-  if (!txn->Replace(stock, from2, from->etag()).ok() ||
-      !txn->Replace(stock, to2, to->etag()).ok() || !txn->Insert(moves, move).ok())
-    return 1;
-  auto committed = txn->Commit();
+  // The function buffers the transaction; RunTransaction commits it, and
+  // runs it again in a new transaction if what it read changed before the
+  // commit (Conflict), or a lock stayed busy (Busy, LockTimeout).
+  auto committed = (*store)->RunTransaction([&](blobtable::Transaction& txn) {
+    auto from = txn.Get(stock, "north", "widget");  // recorded: Commit fails if it changes
+    auto to = txn.Get(stock, "south", "widget");
+    if (!from.ok()) return from.status();
+    if (!to.ok()) return to.status();
+    from->Set("count", *from->GetAs<int64_t>("count") - 3);
+    to->Set("count", *to->GetAs<int64_t>("count") + 3);
+    blobtable::Entity move("widget", "move-0001");
+    move.Set("from", "north").Set("to", "south").Set("count", 3);
+    if (auto s = txn.Replace(stock, *from); !s.ok()) return s;  // at the ETag it read
+    if (auto s = txn.Replace(stock, *to); !s.ok()) return s;
+    return txn.Insert(moves, move);
+  });
   if (!committed.ok()) {
-    // Conflict: something it read changed (run it again); OutcomeUnknown:
-    // read the entities to see whether it happened.
+    // OutcomeUnknown (never rerun): read the entities to see whether it
+    // happened. Anything else: nothing was committed.
     std::cerr << committed.status().ToString() << "\n";
     return 1;
   }

@@ -1,6 +1,6 @@
-// Increments a counter with optimistic concurrency: read it, change it,
-// write it If-Match the ETag read; a Conflict means someone wrote in
-// between, so read again. The README's "Examples" shows the marked part.
+// Increments a counter with optimistic concurrency (Table::Update): read
+// it, change it, write it If-Match the ETag read; a write that lost a race
+// is retried. The README's "Examples" shows the marked part.
 //   read_modify_write STORE      (a directory, or an Azure connection string)
 #include <blobtable/store.h>
 
@@ -19,23 +19,22 @@ int main(int argc, char** argv) {
   // [readme]
   auto counters = (*store)->OpenTable("counters");
   if (!counters.ok()) return 1;
-  for (int attempt = 1; attempt <= 10; ++attempt) {
-    auto current = counters->Get("site", "visits");
-    if (!current.ok() && !current.status().IsNotFound()) return 1;  // storage trouble
-    blobtable::Entity next("site", "visits");
-    const int64_t* n = current.ok() ? current->FindAs<int64_t>("n") : nullptr;
-    next.Set("n", (n ? *n : 0) + 1);
-    // Absent: insert (Conflict if another writer inserted first).
-    auto written = current.ok() ? counters->Replace(next, current->etag())
-                                : counters->Insert(next);
-    if (written.ok()) {
-      std::cout << "visits: " << *written->FindAs<int64_t>("n") << "\n";
-      return 0;
-    }
-    if (!written.status().IsConflict()) return 1;
-    // Conflict: someone wrote in between; read again and redo the change.
+  // Reads the counter, adds one, writes it If-Match the ETag it read (or
+  // inserts it); a write that lost a race to another writer runs it all
+  // again, after a backoff (RetryPolicy: 10 attempts by default).
+  int attempts = 0;
+  auto written = counters->Update(
+      "site", "visits",
+      [](blobtable::Entity& e, bool /*exists*/) {
+        e.Set("n", e.GetAs<int64_t>("n").value_or(0) + 1);  // an Int32 reads as int64 too
+      },
+      blobtable::RetryPolicy{}, &attempts);
+  if (!written.ok()) {
+    std::cerr << written.status().ToString() << "\n";  // e.g. Conflict after 10 attempts
+    return 1;
   }
+  std::cout << "visits: " << *written->GetAs<int64_t>("n") << " (" << attempts
+            << (attempts == 1 ? " attempt" : " attempts") << ")\n";
+  return 0;
   // [/readme]
-  std::cerr << "gave up after 10 conflicts\n";
-  return 1;
 }

@@ -162,6 +162,7 @@ int CmdTxn(Store& store, std::istream& in, std::ostream& out, std::ostream& err,
   if (ops.is_discarded() || !ops.is_array())
     return Fail(err, Status::InvalidArgument("stdin must be a JSON array of operations"));
   auto txn = store.Begin(options);
+  if (!txn.ok()) return Fail(err, txn.status());
   for (size_t n = 0; n < ops.size(); ++n) {
     const nlohmann::json& op = ops[n];
     auto bad = [&](const std::string& why) {

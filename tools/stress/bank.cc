@@ -79,6 +79,7 @@ class Bank final : public Workload {
     auto bank = ctx.store.OpenTable(kBank);
     auto ledger = ctx.store.OpenTable(kLedger);
     auto txn = ctx.store.Begin(ctx.txn);
+    if (!txn.ok()) return done(txn.status());
     auto a = txn->Get(*bank, Pk(from), Rk(from));
     if (!a.ok()) return done(a.status());  // a closed account has nothing to send
     auto b = txn->Get(*bank, Pk(to), Rk(to));
@@ -150,6 +151,10 @@ class Bank final : public Workload {
     const int64_t index = ctx.history.Invoke("read-all", mops);
     auto bank = ctx.store.OpenTable(kBank);
     auto txn = ctx.store.Begin(ctx.txn);
+    if (!txn.ok()) {
+      ctx.history.Complete(index, "read-all", OpType::kFail, mops, txn.status().ToString());
+      return;
+    }
     for (int a = 0; a < kAccounts; ++a) {
       auto e = txn->Get(*bank, Pk(a), Rk(a));
       if (!e.ok() && !e.status().IsNotFound()) {

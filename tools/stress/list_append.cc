@@ -127,6 +127,7 @@ class ListAppend final : public Workload {
       ctx.history.Complete(index, "txn", OutcomeOf(s), mops, s.ok() ? "" : s.ToString());
     };
     auto txn = ctx.store.Begin(ctx.txn);
+    if (!txn.ok()) return finish(txn.status());
     for (size_t i = 0; i < mops.size(); ++i) {
       MicroOp& m = mops[i];
       const bool appended_next = i + 1 < mops.size() && mops[i + 1].key == m.key;
