@@ -73,6 +73,8 @@ std::unique_ptr<Store> Store::FromBlobStore(std::shared_ptr<BlobStore> blobs,
   return std::unique_ptr<Store>(new Store(std::move(core)));
 }
 
+Status ValidateTableName(std::string_view name) { return naming::ValidateTableName(name); }
+
 Result<Table> Store::OpenTable(std::string_view name) const {
   Status s = naming::ValidateTableName(name);
   if (!s.ok()) return s;

@@ -25,6 +25,11 @@ class ApiTest : public ::testing::TestWithParam<Backend> {
   void SetUp() override;
   // Another store on the same container (another client), without counting.
   std::unique_ptr<Store> OpenAnother() const;
+  // The same on the real clock: for contention between threads or
+  // processes. (On the fake clock every waiter's backoff moves time for
+  // all, so a holder that is not scheduled sees its lock timeout pass in
+  // no real time at all.)
+  std::unique_ptr<Store> OpenOnRealClock() const;
   const Table& table() { return *table_; }
 
   FakeClock clock_;

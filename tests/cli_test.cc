@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -126,9 +127,78 @@ TEST_F(CliTest, QueryPrintsOneEntityPerLineInOrder) {
             (std::vector<std::string>{"pa", "pb", "pc", "pd", "pe"}));
   EXPECT_EQ(rows(Cli("query t3x --pk p --rk-from b --rk-to d").out),
             (std::vector<std::string>{"pb", "pc", "pd"}));
-  EXPECT_EQ(rows(Cli("query t3x --top 2").out), (std::vector<std::string>{"pa", "pb"}));
+  EXPECT_EQ(rows(Cli("query t3x --limit 2").out), (std::vector<std::string>{"pa", "pb"}));
+  // --top is the page size, as in the API: every row still comes, 2 a page.
+  EXPECT_EQ(rows(Cli("query t3x --top 2").out).size(), 6u);
+  EXPECT_EQ(rows(Cli("query t3x --top 2 --limit 3").out),
+            (std::vector<std::string>{"pa", "pb", "pc"}));
+  EXPECT_EQ(Cli("query t3x --top 1001").code, 2);
   EXPECT_EQ(rows(Cli("query t3x").out).size(), 6u);
+  EXPECT_EQ(rows(Cli("query t3x --rk-prefix a").out), (std::vector<std::string>{"pa", "qa"}));
   EXPECT_EQ(Cli("query empty").out, "");
+}
+
+TEST_F(CliTest, GetAndQueryPrintJsonLinesJsonOrATable) {
+  ASSERT_EQ(Cli("put fmt", R"({"PartitionKey":"p","RowKey":"a","n":5,"s":"two\nlines"})").code, 0);
+  ASSERT_EQ(Cli("put fmt", R"({"PartitionKey":"p","RowKey":"b","x":1.5})").code, 0);
+  CliRun array = Cli("query fmt --format json");
+  ASSERT_EQ(array.code, 0) << array.err;
+  json all = json::parse(array.out);
+  ASSERT_TRUE(all.is_array());
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[1]["x"], 1.5);
+  EXPECT_EQ(json::parse(Cli("query fmt --format json --filter \"n eq 7\"").out), json::array());
+  CliRun table = Cli("query fmt --format table");
+  ASSERT_EQ(table.code, 0) << table.err;
+  EXPECT_EQ(table.out,
+            "PartitionKey  RowKey  n  s           x\n"
+            "p             a       5  two\\nlines\n"
+            "p             b                      1.5\n");
+  CliRun pretty = Cli("get fmt p a --format json");
+  ASSERT_EQ(pretty.code, 0) << pretty.err;
+  EXPECT_NE(pretty.out.find("\n  \"RowKey\": \"a\""), std::string::npos) << pretty.out;
+  EXPECT_EQ(json::parse(pretty.out)["n"], 5);
+  EXPECT_EQ(Cli("get fmt p a --format table").out,
+            "PartitionKey  RowKey  n  s\n"
+            "p             a       5  two\\nlines\n");
+  EXPECT_EQ(Cli("get fmt p a --format yaml").code, 2);
+}
+
+TEST_F(CliTest, OnlyWritesCreateAStore) {
+  const std::string db = dir_.path() + "/db";
+  for (const char* read : {"get orders p r", "query orders", "export orders --quiet",
+                           "delete orders p r", "locate orders p", "recover"}) {
+    CliRun r = Cli(read);
+    EXPECT_EQ(r.code, 3) << read << ": " << r.err;
+    EXPECT_NE(r.err.find("no store at " + db), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(db)) << read << " made the store";
+  }
+  EXPECT_EQ(Cli("delete orders p r --ignore-missing").code, 0);
+  const std::string e = R"({"PartitionKey":"p","RowKey":"r"})";
+  CliRun refused = Cli("put orders --no-create", e);
+  EXPECT_EQ(refused.code, 3);
+  EXPECT_NE(refused.err.find("--no-create"), std::string::npos) << refused.err;
+  EXPECT_EQ(Cli("put bad/name", e).code, 2);
+  EXPECT_FALSE(std::filesystem::exists(db));
+  ASSERT_EQ(Cli("put orders", e).code, 0);  // a write makes it
+  EXPECT_EQ(Cli("get orders p r").code, 0);
+  EXPECT_EQ(Cli("put orders --no-create --mode upsert", e).code, 0);  // it exists now
+  EXPECT_EQ(Cli("delete orders p r").code, 0);
+  EXPECT_EQ(Cli("delete orders p r").code, 3);
+  EXPECT_EQ(Cli("delete orders p r --ignore-missing").code, 0);
+}
+
+TEST_F(CliTest, HelpAfterAnyCommandShowsThatCommandsHelp) {
+  for (const char* command : {"put", "get", "delete", "query", "export", "import", "locate",
+                              "txn", "recover", "check", "cache"}) {
+    for (const std::string& args : {std::string(command) + " --help",
+                                    std::string(command) + " orders --help"}) {
+      CliRun r = Cli(args);
+      EXPECT_EQ(r.code, 0) << args << ": " << r.err;
+      EXPECT_NE(r.out.find(std::string("Usage: blobtable ") + command), std::string::npos)
+          << args << ": " << r.out;
+    }
+  }
 }
 
 TEST_F(CliTest, QueryFiltersAndSelects) {
@@ -263,6 +333,7 @@ TEST_F(CliTest, ImportReportsEachBadLineAndGoesOn) {
 }
 
 TEST_F(CliTest, LocateNamesContainerAndBlobs) {
+  ASSERT_EQ(Cli("put other", R"({"PartitionKey":"p","RowKey":"r"})").code, 0);  // a store
   CliRun r = Cli("--container my-tables locate Orders 'customer 42' order-1");
   ASSERT_EQ(r.code, 0) << r.err;
   json j = json::parse(r.out);
@@ -273,6 +344,7 @@ TEST_F(CliTest, LocateNamesContainerAndBlobs) {
 }
 
 TEST_F(CliTest, VerboseLogsEachRequestAndHelpDocumentsCommands) {
+  ASSERT_EQ(Cli("put other", R"({"PartitionKey":"p","RowKey":"r"})").code, 0);  // a store
   CliRun r = Cli("-v get orders p r");
   EXPECT_EQ(r.code, 3);
   EXPECT_NE(r.err.find("GET t/orders/e/-p/-r -> NotFound BlobNotFound"), std::string::npos)

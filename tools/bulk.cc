@@ -11,6 +11,7 @@
 
 #include "tools/cli.h"
 #include "tools/entity_json.h"
+#include "tools/entity_output.h"
 #include "util/parallel.h"
 
 namespace blobtable::cli {
@@ -108,19 +109,20 @@ double RangeFraction(std::string_view from, std::string_view to, std::string_vie
 
 int CmdExport(const Table& table, QueryOptions q, const BulkOptions& o, std::ostream& out,
               std::ostream& err) {
+  auto output = MakeEntityOutput(o.format, /*many=*/true, out);
+  if (!output)
+    return Fail(err, Status::InvalidArgument("unknown --format '" + o.format +
+                                             "' (jsonl, json, table)"));
   Progress progress("export", o, err);
   bool stale = false;
   int64_t printed = 0;
+  const int page_size = q.top;
   do {
-    if (o.limit >= 0) q.top = static_cast<int>(std::min<int64_t>(1000, o.limit - printed));
+    if (o.limit >= 0) q.top = static_cast<int>(std::min<int64_t>(page_size, o.limit - printed));
     auto page = table.Query(q);
     if (!page.ok()) return Fail(err, page.status());
     int64_t bytes = 0;
-    for (const Entity& e : page->entities) {
-      const std::string line = EntityToJson(e).dump();
-      out << line << "\n";
-      bytes += static_cast<int64_t>(line.size()) + 1;
-    }
+    for (const Entity& e : page->entities) bytes += output->Add(e);
     if (!out) return Fail(err, Status::IOError("export: cannot write the output"));
     double fraction = -1;
     if (q.partition_key && q.row_key_from && q.row_key_to && !page->entities.empty())
@@ -130,6 +132,7 @@ int CmdExport(const Table& table, QueryOptions q, const BulkOptions& o, std::ost
     stale = stale || page->stale;
     q.continuation = page->continuation;
   } while (!q.continuation.empty() && (o.limit < 0 || printed < o.limit));
+  output->Finish();
   out.flush();
   progress.Finish("");
   WarnIfStale(stale, err);

@@ -23,7 +23,8 @@ struct BulkOptions {
   bool stop_on_error = false;  // import: stop after the first failed row (those in flight finish)
   bool quiet = false;          // no progress and no summary (errors are still reported)
   bool progress = false;       // progress on stderr (set when stderr is a terminal)
-  int64_t limit = -1;          // export: stop after this many rows (-1: all; `query --top`)
+  int64_t limit = -1;          // export: stop after this many rows (-1: all; `query --limit`)
+  std::string format = "jsonl";  // export: how rows print (tools/entity_output.h; `query --format`)
 };
 
 // How far `key` is through [from, to], 0..1: the bytes after the prefix

@@ -21,6 +21,7 @@
 #include "blobtable/txn.h"
 #include "tools/bulk.h"
 #include "tools/entity_json.h"
+#include "tools/entity_output.h"
 #include "util/macros.h"
 
 namespace blobtable::cli {
@@ -145,14 +146,29 @@ int CmdPut(const Table& table, const std::string& mode, const std::optional<std:
   return kExitOk;
 }
 
-// `q`'s keys set by the caller; `limit` < 0: all. An export without its
-// progress and summary.
-int CmdQuery(const Table& table, const QueryOptions& q, long limit, std::ostream& out,
-             std::ostream& err) {
+// `q`'s keys and page size set by the caller; `limit` < 0: all. An export
+// without its progress and summary, in `format`.
+int CmdQuery(const Table& table, const QueryOptions& q, long limit, const std::string& format,
+             std::ostream& out, std::ostream& err) {
   BulkOptions o;
   o.quiet = true;
   o.limit = limit;
+  o.format = format;
   return CmdExport(table, q, o, out, err);
+}
+
+int CmdGet(const Table& table, const std::string& pk, const std::string& rk,
+           const std::string& format, std::ostream& out, std::ostream& err) {
+  auto output = MakeEntityOutput(format, /*many=*/false, out);
+  if (!output)
+    return Fail(err, Status::InvalidArgument("unknown --format '" + format +
+                                             "' (jsonl, json, table)"));
+  auto e = table.Get(pk, rk);
+  if (!e.ok()) return Fail(err, e.status());
+  output->Add(*e);
+  output->Finish();
+  WarnIfStale(e->stale(), err);
+  return kExitOk;
 }
 
 int CmdTxn(Store& store, std::istream& in, std::ostream& out, std::ostream& err,
@@ -305,7 +321,10 @@ struct Command {
   std::optional<std::string> optional_rk, if_match;
   std::string mode = "insert";
   QueryOptions query;
-  long top = -1;
+  long limit = -1;
+  std::string format = "jsonl";
+  bool no_create = false;
+  bool ignore_missing = false;
   std::string cache_action;  // "stats" or "clear"
   bool discard_damaged = false;
   BulkOptions bulk;
@@ -319,11 +338,15 @@ void DefineCommands(CLI::App& app, Command& c) {
   app.require_subcommand(1, 1);
   app.fallthrough();  // global options may follow the command
   app.add_option("--store", c.location,
-                 "a directory (the embedded store; created if missing), or an Azure Storage "
+                 "a directory (the embedded store: put, import and txn create it if missing, "
+                 "other commands exit 3 \"no store at\"), or an Azure Storage "
                  "connection string (\"UseDevelopmentStorage=true\" for Azurite on "
                  "127.0.0.1:10000; add \"HttpTransport=cpprest\" for the second HTTP transport). "
                  "Default: $BLOBTABLE_STORE, else $AZURE_STORAGE_CONNECTION_STRING, else "
                  "./blobtable-data");
+  app.add_flag("--no-create", c.no_create,
+               "put, import and txn: refuse (exit 3) instead of creating a store or container "
+               "that does not exist");
   app.add_option("--container", c.options.container,
                  "the container holding the tables (default: blobtable)");
   app.add_option_function<double>(
@@ -370,31 +393,46 @@ void DefineCommands(CLI::App& app, Command& c) {
       ->check(CLI::IsMember({"insert", "replace", "merge", "upsert", "upsert-merge"}));
   put->add_option("--if-match", c.if_match, "ETAG");
 
-  auto* get = app.add_subcommand("get", "get TABLE PK RK: prints the entity.");
+  const auto formats = CLI::IsMember({"jsonl", "json", "table"});
+  auto* get = app.add_subcommand(
+      "get", "get TABLE PK RK [--format jsonl|json|table]: prints the entity (jsonl, the "
+             "default: one line of JSON; json: indented; table: aligned columns).");
   get->add_option("TABLE", c.table)->required();
   get->add_option("PK", c.pk)->required();
   get->add_option("RK", c.rk)->required();
+  get->add_option("--format", c.format, "jsonl (default), json or table")->check(formats);
 
   auto* del = app.add_subcommand(
-      "delete", "delete TABLE PK RK [--if-match ETAG]: deletes the entity (unconditionally unless "
-                "--if-match is given).");
+      "delete", "delete TABLE PK RK [--if-match ETAG] [--ignore-missing]: deletes the entity "
+                "(unconditionally unless --if-match is given); exit 3 if it does not exist, "
+                "unless --ignore-missing.");
   del->add_option("TABLE", c.table)->required();
   del->add_option("PK", c.pk)->required();
   del->add_option("RK", c.rk)->required();
   del->add_option("--if-match", c.if_match, "ETAG");
+  del->add_flag("--ignore-missing", c.ignore_missing,
+                "an entity (or store) that does not exist is not an error (exit 0)");
 
   auto* query = app.add_subcommand(
-      "query", "query TABLE [--pk PK] [--rk-from RK] [--rk-to RK] [--filter EXPR] [--select A,B] "
-               "[--top N]: prints matching entities, one JSON object per line, in (PartitionKey, "
-               "RowKey) order; the RowKey range is inclusive. --filter: an Azure Tables $filter "
-               "(README \"Filters\"); --select: only these properties. --top N stops after N.");
+      "query", "query TABLE [--pk PK] [--rk-from RK] [--rk-to RK] [--rk-prefix P] [--filter "
+               "EXPR] [--select A,B] [--limit N] [--top N] [--format jsonl|json|table]: prints "
+               "matching entities in (PartitionKey, RowKey) order, one JSON object a line by "
+               "default; the RowKey range is inclusive. --filter: an Azure Tables $filter "
+               "(README \"Filters\"); --select: only these properties. --limit N stops after N "
+               "entities; --top N is the page size (1..1000, as in the API).");
   query->add_option("TABLE", c.table)->required();
   query->add_option("--pk", c.query.partition_key);
   query->add_option("--rk-from", c.query.row_key_from);
   query->add_option("--rk-to", c.query.row_key_to);
   query->add_option("--filter", c.query.filter, "EXPR, e.g. \"Price ge 10.0 and Active eq true\"");
   query->add_option("--select", c.query.select, "A,B: only these properties")->delimiter(',');
-  query->add_option("--top", c.top)->check(CLI::PositiveNumber);
+  query->add_option("--rk-prefix", c.query.row_key_prefix, "P: only RowKeys starting with P");
+  query->add_option("--limit", c.limit, "N: at most N entities in all")
+      ->check(CLI::PositiveNumber);
+  query->add_option("--top", c.query.top, "N: entities a page, 1..1000 (default 1000)")
+      ->check(CLI::Range(1, 1000));
+  query->add_option("--format", c.format, "jsonl (default), json (an array) or table")
+      ->check(formats);
 
   auto* exp = app.add_subcommand(
       "export", "export TABLE [--pk PK [--rk-from RK] [--rk-to RK]] [--filter EXPR] [--quiet]: "
@@ -487,8 +525,25 @@ int Execute(const std::string& name, Command& c, std::istream& in, std::ostream&
   }
   if (name == "check") return CmdCheck(c.location, c.options, out, err);
   if (name == "cache") return CmdCache(c.cache_action, c.options, out, err);
+  // Only writes make a store: a mistyped --store must not answer "not
+  // found" from a new, empty one.
+  const bool writes = name == "put" || name == "import" || name == "txn";
+  // A bad table name is refused before anything is made.
+  if (!c.table.empty()) {
+    Status valid = ValidateTableName(c.table);
+    if (!valid.ok()) return Fail(err, valid);
+  }
+  c.options.create_if_missing = writes && !c.no_create;
   auto opened = Store::Open(c.location, c.options);
-  if (!opened.ok()) return Fail(err, opened.status());
+  if (!opened.ok()) {
+    if (name == "delete" && c.ignore_missing && opened.status().IsNotFound()) return kExitOk;
+    if (opened.status().IsNotFound())
+      return Fail(err, Status::NotFound(opened.status().message() +
+                                        (writes ? "; --no-create refuses to make one"
+                                                : "; check --store (put, import and txn create "
+                                                  "a store)")));
+    return Fail(err, opened.status());
+  }
   std::unique_ptr<Store> store = std::move(*opened);
   if (name == "txn") return CmdTxn(*store, in, out, err, c.txn_options);
   if (name == "recover") {
@@ -500,19 +555,14 @@ int Execute(const std::string& name, Command& c, std::istream& in, std::ostream&
   auto table = store->OpenTable(c.table);
   if (!table.ok()) return Fail(err, table.status());
   if (name == "put") return CmdPut(*table, c.mode, c.if_match, in, out, err);
-  if (name == "query") return CmdQuery(*table, c.query, c.top, out, err);
+  if (name == "query") return CmdQuery(*table, c.query, c.limit, c.format, out, err);
   c.bulk.progress = &err == &std::cerr && isatty(STDERR_FILENO);
   if (name == "export") return CmdExport(*table, c.query, c.bulk, out, err);
   if (name == "import") return CmdImport(*table, c.bulk, in, err);
   if (name == "locate") return CmdLocate(*store, *table, c.pk, c.optional_rk, out, err);
-  if (name == "get") {
-    auto e = table->Get(c.pk, c.rk);
-    if (!e.ok()) return Fail(err, e.status());
-    out << EntityToJson(*e).dump() << "\n";
-    WarnIfStale(e->stale(), err);
-    return kExitOk;
-  }
+  if (name == "get") return CmdGet(*table, c.pk, c.rk, c.format, out, err);
   Status s = table->Delete(c.pk, c.rk, c.if_match.value_or("*"));  // delete
+  if (s.IsNotFound() && c.ignore_missing) return kExitOk;
   if (!s.ok()) return Fail(err, s);
   return kExitOk;
 }

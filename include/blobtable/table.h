@@ -78,6 +78,11 @@ struct QueryPage {
 
 class TableScan;
 
+// InvalidArgument saying why, if `name` is not a table name Azure Tables
+// accepts: 3-63 ASCII letters and digits, starting with a letter, not
+// "tables" (any case). Store::OpenTable checks the same.
+BLOBTABLE_EXPORT Status ValidateTableName(std::string_view name);
+
 // Table::Update's function: called with the entity as stored (exists), or
 // with a new entity holding only the keys (!exists). It changes the
 // properties and returns OK to have them written, or an error to stop:
