@@ -81,12 +81,7 @@ class AzureBlobStore final : public BlobStore {
   Outcome ExecuteCreating(const Call& call, Budget& budget) {
     Outcome out = Execute(call, budget);
     if (!ContainerMissing(out)) return out;
-    if (!o_.create_container) {
-      out.response = Status::FromStorage(Code::kNotFound, 404, "ContainerNotFound",
-                                         "container " + o_.container +
-                                             " does not exist (and create_if_missing is off)");
-      return out;
-    }
+    if (!o_.create_container) return out;  // the service's 404 ContainerNotFound
     Status made = CreateContainerIfMissing(budget);
     if (!made.ok()) {
       out.response = made;

@@ -3,6 +3,9 @@
 // never retried.
 #include <gtest/gtest.h>
 
+#include <condition_variable>
+#include <mutex>
+
 #include "blobtable/store.h"
 #include "tests/api_suite.h"
 #include "tests/test_util.h"
@@ -83,6 +86,66 @@ TEST(ApiRetry, TheBackoffStaysWithinThePolicyAndItsTimeBound) {
   }
   EXPECT_LE(total, p.max_total);
   EXPECT_GT(attempts, 10);  // 1 s of waits averaging under 50 ms
+}
+
+// A store that costs round trips (as a remote one does), whose reads each
+// wait until `expected` of them are in flight at once, or give up after
+// 10 s (a failure, never a pass): the test sees the reads overlap.
+class OverlapCheckingStore final : public BlobStoreWrapper {
+ public:
+  OverlapCheckingStore(std::shared_ptr<BlobStore> target, int expected)
+      : BlobStoreWrapper(std::move(target)), expected_(expected) {}
+  BlobStoreTraits traits() const override {
+    BlobStoreTraits t = BlobStoreWrapper::traits();
+    t.in_process = false;
+    t.list_data = false;
+    return t;
+  }
+  Result<GetResult> Get(std::string_view n, const ReadOptions& o) override {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      max_in_flight = std::max(max_in_flight, ++in_flight_);
+      cv_.notify_all();
+      if (!cv_.wait_for(lock, std::chrono::seconds(10),
+                        [&] { return max_in_flight >= expected_; }))
+        timed_out = true;
+    }
+    auto r = BlobStoreWrapper::Get(n, o);
+    std::lock_guard<std::mutex> lock(mu_);
+    --in_flight_;
+    return r;
+  }
+  int max_in_flight = 0;
+  bool timed_out = false;
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int in_flight_ = 0;
+  const int expected_;
+};
+
+TEST(ApiGetMany, ReadsGoOutConcurrentlyOnARemoteStore) {
+  TempDir dir;
+  {
+    auto store = Store::Open(dir.path());
+    ASSERT_TRUE(store.ok());
+    auto t = (*store)->OpenTable("orders");
+    for (const char* rk : {"1", "2", "3", "4"}) ASSERT_TRUE(t->Insert(Entity("p", rk)).ok());
+  }
+  std::shared_ptr<OverlapCheckingStore> overlap;
+  StoreOptions o;
+  o.max_parallel_reads = 4;
+  o.wrap_blob_store = [&](std::shared_ptr<BlobStore> b) {
+    overlap = std::make_shared<OverlapCheckingStore>(std::move(b), 4);
+    return overlap;
+  };
+  auto store = Store::Open(dir.path(), o);
+  ASSERT_TRUE(store.ok());
+  auto got = (*store)->OpenTable("orders")->GetMany({{"p", "1"}, {"p", "2"}, {"p", "3"}, {"p", "4"}});
+  for (const auto& r : got) EXPECT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_FALSE(overlap->timed_out);
+  EXPECT_EQ(overlap->max_in_flight, 4);  // all four at once: one round trip, not four
 }
 
 }  // namespace

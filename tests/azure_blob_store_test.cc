@@ -32,5 +32,25 @@ INSTANTIATE_TEST_SUITE_P(Azurite, TxnTest,
                          ::testing::Values(AzuriteBackend("curl"), CachedAzuriteBackend("curl")),
                          PrintBackend);
 
+// Without create_if_missing a write into a missing container fails
+// NotFound instead of creating it.
+TEST(AzureStoreOpen, WithoutCreateIfMissingAMissingContainerIsNotCreated) {
+  Backend azurite = AzuriteBackend("curl");
+  StoreOptions o;
+  o.container = FreshContainer("nocreate");
+  o.create_if_missing = false;
+  auto store = OpenBackendStore(azurite, o);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  auto t = (*store)->OpenTable("orders");
+  EXPECT_TRUE(t->Get("p", "r").status().IsNotFound());
+  auto put = t->Insert(Entity("p", "r"));
+  EXPECT_EQ(put.status().code(), Code::kNotFound) << put.status().ToString();
+  EXPECT_NE(put.status().message().find("does not exist"), std::string::npos);
+  o.create_if_missing = true;
+  auto creating = OpenBackendStore(azurite, o);
+  ASSERT_TRUE(creating.ok());
+  EXPECT_TRUE((*creating)->OpenTable("orders")->Insert(Entity("p", "r")).ok());
+}
+
 }  // namespace
 }  // namespace blobtable::testing

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <filesystem>
 #include <map>
 #include <thread>
 
@@ -39,6 +40,20 @@ TEST(StoreOpen, ConnectionStringsAndBadOptionsAreRefusedClearly) {
   o.container = "Bad_Name";
   EXPECT_EQ(Store::Open(dir.path(), o).status().code(), Code::kInvalidArgument);
   EXPECT_EQ(Store::Open("").status().code(), Code::kInvalidArgument);
+}
+
+TEST(StoreOpen, WithoutCreateIfMissingADirectoryWithoutAStoreIsNotFound) {
+  TempDir dir;
+  StoreOptions o;
+  o.create_if_missing = false;
+  const std::string missing = dir.path() + "/nowhere";
+  auto none = Store::Open(missing, o);
+  EXPECT_EQ(none.status().code(), Code::kNotFound);
+  EXPECT_NE(none.status().message().find("no store at " + missing), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(missing));
+  EXPECT_EQ(Store::Open(dir.path(), o).status().code(), Code::kNotFound);  // empty directory
+  ASSERT_TRUE(Store::Open(missing).ok());  // the default makes it
+  EXPECT_TRUE(Store::Open(missing, o).ok());
 }
 
 // Read-modify-write with ETag retries on one counter entity.
