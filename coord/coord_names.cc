@@ -1,0 +1,21 @@
+#include "coord/coord_names.h"
+
+#include "model/blob_naming.h"
+#include "util/utf8.h"
+
+namespace blobtable::coord {
+
+Status ValidateName(std::string_view name, std::string_view what) {
+  if (name.empty() || name.size() > 256)
+    return Status::InvalidArgument(std::string(what) + " name must be 1..256 bytes, got " +
+                                   std::to_string(name.size()));
+  if (!IsValidUtf8(name))
+    return Status::InvalidArgument(std::string(what) + " name is not valid UTF-8");
+  return Status::OK();
+}
+
+std::string LockBlobName(std::string_view name) {
+  return "c/locks/-" + naming::EncodeKey(name);
+}
+
+}  // namespace blobtable::coord

@@ -1,0 +1,25 @@
+// Where the coordination primitives keep their blobs (README
+// "Coordination"): under c/, beside the tables' t/ and the transaction
+// records, one prefix a primitive:
+//   c/locks/-<key(name)>     a Lock (LeaderElection campaigns for one too)
+// key() is the tables' order-preserving escape (model/blob_naming.h), so
+// any UTF-8 name makes one path segment.
+#ifndef BLOBTABLE_COORD_COORD_NAMES_H_
+#define BLOBTABLE_COORD_COORD_NAMES_H_
+
+#include <string>
+#include <string_view>
+
+#include "blobtable/status.h"
+
+namespace blobtable::coord {
+
+// InvalidArgument unless `name` is 1..256 bytes of valid UTF-8; `what`
+// ("lock", ...) names it in the message.
+Status ValidateName(std::string_view name, std::string_view what);
+
+std::string LockBlobName(std::string_view name);
+
+}  // namespace blobtable::coord
+
+#endif  // BLOBTABLE_COORD_COORD_NAMES_H_

@@ -1,0 +1,281 @@
+// Lock: acquisition with backoff, the fencing token, the renewal thread,
+// idempotent release (blobtable/lock.h).
+#include "blobtable/lock.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "blobtable/store.h"
+#include "coord/coord_names.h"
+#include "kv/retry_loop.h"
+#include "util/macros.h"
+#include "util/random.h"
+
+namespace blobtable {
+
+using std::chrono::milliseconds;
+
+namespace {
+
+constexpr char kTokenKey[] = "fencingtoken";
+constexpr char kOwnerKey[] = "owner";
+
+Status ValidateLockOptions(const LockOptions& o) {
+  if (o.lease_seconds < 15 || o.lease_seconds > 60)
+    return Status::InvalidArgument("LockOptions::lease_seconds must be 15..60, got " +
+                                   std::to_string(o.lease_seconds));
+  if (o.timeout < milliseconds(0)) return Status::InvalidArgument("LockOptions::timeout < 0");
+  if (o.initial_delay < milliseconds(0) || o.max_delay < o.initial_delay)
+    return Status::InvalidArgument(
+        "LockOptions: need 0 <= initial_delay <= max_delay for the backoff");
+  return Status::OK();
+}
+
+std::string DefaultOwner() {
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+  return std::string(host[0] ? host : "unknown-host") + ":" + std::to_string(getpid());
+}
+
+Result<int64_t> TokenOf(const BlobProperties& p, const std::string& blob) {
+  auto it = p.metadata.find(kTokenKey);
+  if (it == p.metadata.end()) return int64_t{0};
+  int64_t token = 0;
+  auto [end, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), token);
+  if (ec != std::errc() || end != it->second.data() + it->second.size() || token < 0)
+    return Status::Corruption("lock blob '" + blob + "': fencing token '" + it->second +
+                              "' is not a number");
+  return token;
+}
+
+// How long a lease may be counted on after the request that started or
+// renewed it was sent: the lease less a tenth (at least a second), so that
+// the holder gives it up before storage does.
+milliseconds Usable(int lease_seconds) {
+  const milliseconds lease = std::chrono::seconds(lease_seconds);
+  return lease - std::max<milliseconds>(std::chrono::seconds(1), lease / 10);
+}
+
+}  // namespace
+
+struct Lock::State {
+  BlobStore* blobs = nullptr;
+  const Clock* clock = nullptr;
+  std::string name, blob, lease_id, owner;
+  int lease_seconds = 30;
+  int64_t token = 0;
+  std::function<void(const Status&)> on_lost;
+  pid_t pid = getpid();  // a forked child must not join or release
+
+  mutable std::mutex mu;
+  std::condition_variable cv;
+  bool stopping = false;
+  bool released = false;
+  Status lost;             // OK unless lost
+  SteadyTime renewed_at;   // when the last answered acquire or renewal was sent
+  std::unique_ptr<std::thread> renewer;
+
+  bool Held() const {
+    return !released && lost.ok() && clock->Steady() < renewed_at + Usable(lease_seconds);
+  }
+  void Renew();
+  // Waits until `until` on the store's clock, or until stopping. A fake
+  // clock moves without notice, so it is looked at every 20 ms.
+  void WaitUntil(std::unique_lock<std::mutex>& lk, SteadyTime until) {
+    const SteadyTime now = clock->Steady();
+    if (now >= until) return;
+    const auto left = std::chrono::duration_cast<milliseconds>(until - now);
+    cv.wait_for(lk, clock == Clock::Real() ? left : std::min(left, milliseconds(20)));
+  }
+};
+
+// The renewal thread: renews every third of the lease; retries a renewal
+// that failed transiently every second while the lease may still be
+// counted on; marks the lock lost when storage says the lease is gone or
+// the lease may have lapsed.
+void Lock::State::Renew() {
+  const milliseconds interval = std::chrono::seconds(lease_seconds) / 3;
+  std::unique_lock<std::mutex> lk(mu);
+  SteadyTime next = renewed_at + interval;
+  while (!stopping) {
+    if (clock->Steady() < next) {
+      WaitUntil(lk, next);
+      continue;
+    }
+    lk.unlock();
+    const SteadyTime sent = clock->Steady();
+    auto r = blobs->RenewLease(blob, lease_id, {});
+    lk.lock();
+    if (stopping) break;
+    if (r.ok()) {
+      renewed_at = sent;
+      next = sent + interval;
+      continue;
+    }
+    const Status& s = r.status();
+    const bool gone = s.code() == Code::kLeaseLost || s.IsNotFound() || s.IsBusy();
+    if (gone || clock->Steady() >= renewed_at + Usable(lease_seconds)) {
+      lost = Status::LeaseLost("lock " + name + ": " +
+                               (gone ? "the lease is gone (another client took it after it "
+                                       "expired): "
+                                     : "could not renew within the lease: ") +
+                               s.ToString());
+      auto callback = on_lost;
+      const Status why = lost;
+      lk.unlock();
+      if (callback) callback(why);
+      lk.lock();
+      break;
+    }
+    next = clock->Steady() + std::min<milliseconds>(std::chrono::seconds(1), interval);
+  }
+}
+
+Lock::Lock(std::unique_ptr<State> state) : state_(std::move(state)) {}
+
+Lock::~Lock() { (void)Release(); }
+
+Result<std::unique_ptr<Lock>> Lock::Acquire(const Store& store, std::string_view name,
+                                            const LockOptions& options) {
+  BT_RETURN_IF_ERROR(coord::ValidateName(name, "lock"));
+  BT_RETURN_IF_ERROR(ValidateLockOptions(options));
+  auto st = std::make_unique<State>();
+  st->blobs = &store.blob_store();
+  st->clock = store.options().clock != nullptr ? store.options().clock : Clock::Real();
+  st->name = std::string(name);
+  st->blob = coord::LockBlobName(name);
+  st->lease_id = NewGuid();
+  st->owner = options.owner.empty() ? DefaultOwner() : options.owner;
+  st->lease_seconds = options.lease_seconds;
+  st->on_lost = options.on_lost;
+  const std::string ctx = "lock " + st->name;
+
+  RetryPolicy backoff;
+  backoff.initial_delay = options.initial_delay;
+  backoff.max_delay = options.max_delay;
+  const SteadyTime deadline = st->clock->Steady() + options.timeout;
+  for (int attempt = 1;; ++attempt) {
+    const SteadyTime sent = st->clock->Steady();
+    auto lease = st->blobs->AcquireLease(st->blob, st->lease_seconds, st->lease_id, {});
+    if (lease.ok()) {
+      st->renewed_at = sent;
+      break;
+    }
+    if (lease.status().IsNotFound()) {
+      // Never acquired: make its blob (a racing creator's is as good).
+      PutOptions create;
+      create.conditions.if_none_match = std::string(kAnyETag);
+      Status made = st->blobs->Put(st->blob, "", create).status();
+      if (!made.ok() && !made.IsConflict() && !made.IsBusy()) return made.WithContext(ctx);
+      continue;
+    }
+    if (!lease.status().IsBusy()) return lease.status().WithContext(ctx);
+    const SteadyTime now = st->clock->Steady();
+    if (now >= deadline)
+      return Status::LockTimeout(ctx + ": held by another client for longer than the timeout (" +
+                                 std::to_string(options.timeout.count()) + " ms)");
+    const milliseconds left = std::chrono::duration_cast<milliseconds>(deadline - now);
+    st->clock->SleepFor(std::min(left, internal::RetryDelay(backoff, attempt)));
+  }
+
+  // Held: raise the token. Only the lease holder may write the blob, so
+  // holders raise it one after another.
+  Status raised = [&]() -> Status {
+    auto head = st->blobs->Head(st->blob, {});
+    if (!head.ok()) return head.status();
+    BT_ASSIGN_OR_RETURN(int64_t previous, TokenOf(head->properties, st->blob));
+    st->token = previous + 1;
+    WriteOptions w;
+    w.lease_id = st->lease_id;
+    w.conditions.if_match = head->properties.etag;
+    return st->blobs->SetMetadata(st->blob, {{kTokenKey, std::to_string(st->token)},
+                                             {kOwnerKey, st->owner}}, w)
+        .status();
+  }();
+  if (!raised.ok()) {
+    (void)st->blobs->ReleaseLease(st->blob, st->lease_id, {});
+    return raised.WithContext(ctx + ": raising the fencing token");
+  }
+  State* raw = st.get();
+  st->renewer = std::make_unique<std::thread>([raw] { raw->Renew(); });
+  return std::unique_ptr<Lock>(new Lock(std::move(st)));
+}
+
+Result<LockInfo> Lock::Inspect(const Store& store, std::string_view name) {
+  BT_RETURN_IF_ERROR(coord::ValidateName(name, "lock"));
+  const std::string blob = coord::LockBlobName(name);
+  auto head = store.blob_store().Head(blob, {});
+  if (head.status().IsNotFound()) return LockInfo{};
+  if (!head.ok()) return head.status().WithContext("lock " + std::string(name));
+  LockInfo info;
+  info.held = head->properties.lease_state == LeaseState::kLeased;
+  auto owner = head->properties.metadata.find(kOwnerKey);
+  if (owner != head->properties.metadata.end()) info.owner = owner->second;
+  BT_ASSIGN_OR_RETURN(info.token, TokenOf(head->properties, blob));
+  return info;
+}
+
+const std::string& Lock::name() const { return state_->name; }
+int64_t Lock::token() const { return state_->token; }
+
+bool Lock::held() const {
+  std::lock_guard<std::mutex> lk(state_->mu);
+  return state_->Held();
+}
+
+Status Lock::status() const {
+  std::lock_guard<std::mutex> lk(state_->mu);
+  return state_->lost;
+}
+
+Status Lock::Release() {
+  State& st = *state_;
+  if (getpid() != st.pid) {
+    // A forked child: the renewal thread and the lease are the parent's.
+    (void)st.renewer.release();
+    return Status::OK();
+  }
+  {
+    std::lock_guard<std::mutex> lk(st.mu);
+    if (st.released) return Status::OK();
+    st.released = true;
+    st.stopping = true;
+  }
+  st.cv.notify_all();
+  if (st.renewer && st.renewer->joinable()) st.renewer->join();
+  // Released even after it was lost: an unreachable storage may still hold
+  // our lease. Gone already (expired, taken, broken, the blob deleted) is
+  // what releasing wanted.
+  auto r = st.blobs->ReleaseLease(st.blob, st.lease_id, {});
+  if (r.ok() || r.status().code() == Code::kLeaseLost || r.status().IsNotFound() ||
+      r.status().IsConflict() || r.status().IsBusy())
+    return Status::OK();
+  return r.status().WithContext("lock " + st.name + ": release (the lease runs out by itself)");
+}
+
+Result<Entity> FencedUpdate(const Table& table, std::string_view pk, std::string_view rk,
+                            int64_t token, const UpdateFn& fn, const RetryPolicy& policy) {
+  if (token <= 0) return Status::InvalidArgument("FencedUpdate: a fencing token is positive");
+  if (!fn) return Status::InvalidArgument("FencedUpdate needs a function");
+  return table.Update(
+      pk, rk,
+      [&](Entity& e, bool exists) -> Status {
+        const std::optional<int64_t> recorded = e.GetAs<int64_t>(kFencingTokenProperty);
+        if (recorded && *recorded > token)
+          return Status::LeaseLost("fenced: entity (PartitionKey '" + std::string(pk) +
+                                   "', RowKey '" + std::string(rk) + "') was written under token " +
+                                   std::to_string(*recorded) + "; this holder's token " +
+                                   std::to_string(token) + " is older");
+        BT_RETURN_IF_ERROR(fn(e, exists));
+        e.Set(kFencingTokenProperty, token);
+        return Status::OK();
+      },
+      policy);
+}
+
+}  // namespace blobtable

@@ -1,0 +1,293 @@
+// The Lock suite: acquisition, tokens, release, holders killed and paused,
+// the lost-lease signal, contention from threads and processes. Run on the
+// local store (lock_test.cc: the fake clock, shared with forked children,
+// moves leases past their end) and on Azurite (azure_blob_store_test.cc:
+// the server's clock, so waiting out a lease takes its 15 s).
+#include "tests/lock_suite.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <future>
+#include <set>
+#include <thread>
+
+#include "coord/coord_names.h"
+
+namespace blobtable::testing {
+
+void LockTest::SetUp() {
+  if (GetParam().fake_clock()) options_.clock = &clock_;
+  options_.container = FreshContainer("locks");
+  store_ = Open(options_.clock);
+  ASSERT_NE(store_, nullptr);
+}
+
+std::unique_ptr<Store> LockTest::Open(Clock* clock) const {
+  StoreOptions o = options_;
+  o.clock = clock;
+  auto store = OpenBackendStore(GetParam(), o);
+  EXPECT_TRUE(store.ok()) << store.status().ToString();
+  return store.ok() ? std::move(*store) : nullptr;
+}
+
+void LockTest::OutliveLease(int lease_seconds) {
+  if (GetParam().fake_clock()) clock_.Advance(std::chrono::seconds(lease_seconds + 1));
+  // On a server the acquirer that follows waits it out (LockOptions::timeout).
+}
+
+LockOptions LockTest::Short() const {
+  LockOptions o;
+  o.lease_seconds = 15;
+  // After OutliveLease: on the fake clock at once; on a server within the
+  // lease and a margin.
+  o.timeout = std::chrono::seconds(GetParam().fake_clock() ? 0 : 30);
+  o.max_delay = std::chrono::milliseconds(500);
+  return o;
+}
+
+namespace {
+
+LockOptions Once() {
+  LockOptions o;
+  o.timeout = std::chrono::milliseconds(0);
+  return o;
+}
+
+// A pipe a forked child reports on (a number a line) and reads "go" from.
+struct Pipe {
+  Pipe() { EXPECT_EQ(pipe(fd), 0); }
+  ~Pipe() {
+    close(fd[0]);
+    close(fd[1]);
+  }
+  void Write(int64_t v) const {
+    const std::string s = std::to_string(v) + "\n";
+    EXPECT_EQ(write(fd[1], s.data(), s.size()), static_cast<ssize_t>(s.size()));
+  }
+  int64_t Read() const {  // -1 if the writer closed or failed
+    std::string s;
+    char c;
+    while (read(fd[0], &c, 1) == 1 && c != '\n') s += c;
+    return s.empty() ? -1 : std::stoll(s);
+  }
+  int fd[2] = {-1, -1};
+};
+
+}  // namespace
+
+TEST_P(LockTest, EachAcquisitionGetsALargerTokenAndReleaseIsIdempotent) {
+  auto none = Lock::Inspect(*store_, "report");
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_FALSE(none->held);
+  EXPECT_EQ(none->token, 0);
+  LockOptions o = Once();
+  o.owner = "tester";
+  auto first = Lock::Acquire(*store_, "report", o);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_TRUE((*first)->held());
+  EXPECT_EQ((*first)->token(), 1);
+  auto info = Lock::Inspect(*store_, "report");
+  ASSERT_TRUE(info.ok());
+  EXPECT_TRUE(info->held);
+  EXPECT_EQ(info->owner, "tester");
+  EXPECT_EQ(info->token, 1);
+  auto busy = Lock::Acquire(*store_, "report", Once());
+  EXPECT_EQ(busy.status().code(), Code::kLockTimeout) << busy.status().ToString();
+  EXPECT_TRUE((*first)->Release().ok());
+  EXPECT_TRUE((*first)->Release().ok());  // again: nothing to do
+  EXPECT_FALSE((*first)->held());
+  EXPECT_TRUE((*first)->status().ok());
+  auto second = Lock::Acquire(*store_, "report", Once());
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_EQ((*second)->token(), 2);
+  // Another name is another lock.
+  auto other = Lock::Acquire(*store_, "report/2 ✓", Once());
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  EXPECT_EQ((*other)->token(), 1);
+}
+
+TEST_P(LockTest, BadNamesAndOptionsAreRefused) {
+  EXPECT_EQ(Lock::Acquire(*store_, "").status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(Lock::Acquire(*store_, std::string(257, 'x')).status().code(),
+            Code::kInvalidArgument);
+  LockOptions o;
+  o.lease_seconds = 5;
+  EXPECT_EQ(Lock::Acquire(*store_, "x", o).status().code(), Code::kInvalidArgument);
+  o = {};
+  o.max_delay = std::chrono::milliseconds(1);
+  EXPECT_EQ(Lock::Acquire(*store_, "x", o).status().code(), Code::kInvalidArgument);
+}
+
+TEST_P(LockTest, AKilledHolderLosesTheLockWhenItsLeaseRunsOut) {
+  Pipe report;
+  pid_t child = ForkChild([&] {
+    auto store = Open(options_.clock);
+    if (store == nullptr) return 2;
+    auto lock = Lock::Acquire(*store, "job", Short());
+    if (!lock.ok()) return 3;
+    report.Write((*lock)->token());
+    for (;;) pause();  // until killed
+  });
+  const int64_t killed_token = report.Read();
+  ASSERT_GT(killed_token, 0);
+  ASSERT_EQ(kill(child, SIGKILL), 0);
+  EXPECT_EQ(WaitChild(child), 128 + SIGKILL);
+  EXPECT_EQ(Lock::Acquire(*store_, "job", Once()).status().code(), Code::kLockTimeout);
+  OutliveLease(15);
+  auto next = Lock::Acquire(*store_, "job", Short());
+  ASSERT_TRUE(next.ok()) << next.status().ToString();
+  EXPECT_GT((*next)->token(), killed_token);
+}
+
+TEST_P(LockTest, APausedHolderSeesItLostAndItsFencedWritesAreRefused) {
+  auto table = *store_->OpenTable("jobs");
+  Pipe report, go;
+  pid_t child = ForkChild([&] {
+    auto store = Open(options_.clock);
+    if (store == nullptr) return 2;
+    auto t = store->OpenTable("jobs");
+    auto lock = Lock::Acquire(*store, "job", Short());
+    if (!lock.ok()) return 3;
+    const int64_t token = (*lock)->token();
+    auto first = FencedUpdate(*t, "p", "r", token, [](Entity& e, bool) {
+      e.Set("by", "paused holder");
+      return Status::OK();
+    });
+    if (!first.ok()) return 4;
+    report.Write(token);
+    if (go.Read() != 1) return 5;  // SIGSTOPped here, then resumed
+    if ((*lock)->held()) return 10;  // it must know before it acts
+    auto stale = FencedUpdate(*t, "p", "r", token, [](Entity& e, bool) {
+      e.Set("by", "paused holder, again");
+      return Status::OK();
+    });
+    if (stale.status().code() != Code::kLeaseLost) return 11;
+    return 0;
+  });
+  const int64_t old_token = report.Read();
+  ASSERT_GT(old_token, 0);
+  ASSERT_EQ(kill(child, SIGSTOP), 0);
+  OutliveLease(15);
+  auto next = Lock::Acquire(*store_, "job", Short());
+  ASSERT_TRUE(next.ok()) << next.status().ToString();
+  EXPECT_GT((*next)->token(), old_token);
+  auto mine = FencedUpdate(table, "p", "r", (*next)->token(), [](Entity& e, bool) {
+    e.Set("by", "next holder");
+    return Status::OK();
+  });
+  ASSERT_TRUE(mine.ok()) << mine.status().ToString();
+  ASSERT_EQ(kill(child, SIGCONT), 0);
+  go.Write(1);
+  EXPECT_EQ(WaitChild(child), 0) << "10: held() was still true; 11: the stale write went through";
+  auto now = table.Get("p", "r");
+  ASSERT_TRUE(now.ok());
+  EXPECT_EQ(now->GetAs<std::string>("by"), "next holder");
+  EXPECT_EQ(now->GetAs<int64_t>(kFencingTokenProperty), (*next)->token());
+}
+
+TEST_P(LockTest, ALeaseTakenAwayIsReportedOnceThroughOnLost) {
+  std::promise<Status> lost;
+  LockOptions o = Once();
+  o.lease_seconds = 15;
+  o.on_lost = [&](const Status& why) { lost.set_value(why); };
+  auto lock = Lock::Acquire(*store_, "watched", o);
+  ASSERT_TRUE(lock.ok()) << lock.status().ToString();
+  // Someone breaks the lease (an operator, or a client that decided the
+  // holder was dead): the next renewal learns it.
+  ASSERT_TRUE(store_->blob_store().BreakLease(coord::LockBlobName("watched"), 0, {}).ok());
+  if (GetParam().fake_clock()) clock_.Advance(std::chrono::seconds(5));  // a renewal is due
+  auto future = lost.get_future();
+  ASSERT_EQ(future.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  EXPECT_EQ(future.get().code(), Code::kLeaseLost);
+  EXPECT_FALSE((*lock)->held());
+  EXPECT_EQ((*lock)->status().code(), Code::kLeaseLost);
+  EXPECT_TRUE((*lock)->Release().ok());  // idempotent after a loss
+}
+
+TEST_P(LockTest, ThreadsTakingTurnsExcludeEachOther) {
+  // The real clock: on the fake one every waiter's backoff moves time for
+  // the holder too.
+  auto store = Open(nullptr);
+  ASSERT_NE(store, nullptr);
+  auto table = *store->OpenTable("jobs");
+  constexpr int kThreads = 4, kEach = 5;
+  std::mutex mu;
+  std::set<int64_t> tokens;
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&] {
+      for (int i = 0; i < kEach; ++i) {
+        LockOptions o;
+        o.timeout = std::chrono::seconds(60);
+        auto lock = Lock::Acquire(*store, "turns", o);
+        if (!lock.ok()) {
+          ++failures;
+          continue;
+        }
+        // An unconditional read-then-write: only exclusion keeps it exact.
+        auto cur = table.Get("p", "n");
+        const int64_t n = cur.ok() ? cur->GetAs<int64_t>("n").value_or(0) : 0;
+        if (!table.Upsert(Entity("p", "n").Set("n", n + 1)).ok()) ++failures;
+        std::lock_guard<std::mutex> g(mu);
+        tokens.insert((*lock)->token());
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(table.Get("p", "n")->GetAs<int64_t>("n"), kThreads * kEach);
+  EXPECT_EQ(tokens.size(), static_cast<size_t>(kThreads * kEach));  // all distinct
+}
+
+TEST_P(LockTest, ProcessesTakingTurnsExcludeEachOther) {
+  constexpr int kProcs = 3, kEach = 4;
+  std::vector<pid_t> pids;
+  for (int p = 0; p < kProcs; ++p)
+    pids.push_back(ForkChild([&] {
+      auto store = Open(nullptr);
+      if (store == nullptr) return 2;
+      auto table = *store->OpenTable("jobs");
+      for (int i = 0; i < kEach; ++i) {
+        LockOptions o;
+        o.timeout = std::chrono::seconds(60);
+        auto lock = Lock::Acquire(*store, "turns", o);
+        if (!lock.ok()) return 3;
+        auto cur = table.Get("p", "n");
+        const int64_t n = cur.ok() ? cur->GetAs<int64_t>("n").value_or(0) : 0;
+        if (!table.Upsert(Entity("p", "n").Set("n", n + 1)).ok()) return 4;
+      }
+      return 0;
+    }));
+  for (pid_t pid : pids) EXPECT_EQ(WaitChild(pid), 0);
+  auto store = Open(nullptr);
+  EXPECT_EQ(store->OpenTable("jobs")->Get("p", "n")->GetAs<int64_t>("n"), kProcs * kEach);
+  auto info = Lock::Inspect(*store, "turns");
+  ASSERT_TRUE(info.ok());
+  EXPECT_EQ(info->token, kProcs * kEach);
+  EXPECT_FALSE(info->held);
+}
+
+TEST_P(LockTest, FencedUpdateRefusesAnOlderTokenAndKeepsTheNewest) {
+  auto table = *store_->OpenTable("jobs");
+  auto set = [](const char* by) {
+    return [by](Entity& e, bool) {
+      e.Set("by", by);
+      return Status::OK();
+    };
+  };
+  ASSERT_TRUE(FencedUpdate(table, "p", "r", 5, set("five")).ok());
+  ASSERT_TRUE(FencedUpdate(table, "p", "r", 5, set("five again")).ok());  // the same holder
+  auto old = FencedUpdate(table, "p", "r", 4, set("four"));
+  EXPECT_EQ(old.status().code(), Code::kLeaseLost);
+  EXPECT_NE(old.status().message().find("fenced"), std::string::npos);
+  ASSERT_TRUE(FencedUpdate(table, "p", "r", 7, set("seven")).ok());
+  EXPECT_EQ(table.Get("p", "r")->GetAs<std::string>("by"), "seven");
+  EXPECT_EQ(FencedUpdate(table, "p", "r", 0, set("zero")).status().code(),
+            Code::kInvalidArgument);
+}
+
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(LockTest);
+
+}  // namespace blobtable::testing

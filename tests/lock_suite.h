@@ -1,0 +1,34 @@
+// The Lock suite (see lock_suite.cc), run on every backend.
+#ifndef BLOBTABLE_TESTS_LOCK_SUITE_H_
+#define BLOBTABLE_TESTS_LOCK_SUITE_H_
+
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "blobtable/lock.h"
+#include "blobtable/store.h"
+#include "tests/backend.h"
+#include "tests/test_util.h"
+
+namespace blobtable::testing {
+
+class LockTest : public ::testing::TestWithParam<Backend> {
+ protected:
+  void SetUp() override;
+  // A store on the suite's container with `clock` (null: the real one).
+  std::unique_ptr<Store> Open(Clock* clock) const;
+  // Lets a lease of `lease_seconds` taken before now run out: the fake
+  // clock moves past it; on a server, the next acquirer waits (Short()).
+  void OutliveLease(int lease_seconds);
+  // A 15 s lease, and a timeout that waits out another's on a server.
+  LockOptions Short() const;
+
+  FakeClock clock_;  // shared with forked children
+  StoreOptions options_;
+  std::unique_ptr<Store> store_;
+};
+
+}  // namespace blobtable::testing
+
+#endif  // BLOBTABLE_TESTS_LOCK_SUITE_H_
