@@ -7,10 +7,16 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
+
+#include <signal.h>
+#include <sys/stat.h>
 
 #include "tests/shell.h"
 #include "tests/test_util.h"
+#include "blobtable/lock.h"
 #include "blobtable/store.h"
+#include "coord/coord_names.h"
 #include "tools/bulk.h"
 #include "util/base64.h"
 #include "tools/bulk.h"
@@ -188,9 +194,54 @@ TEST_F(CliTest, OnlyWritesCreateAStore) {
   EXPECT_EQ(Cli("delete orders p r --ignore-missing").code, 0);
 }
 
+TEST_F(CliTest, LockRunsTheCommandHoldingTheLock) {
+  CliRun first = Cli("lock nightly -- sh -c 'echo $BLOBTABLE_LOCK_TOKEN; exit 3'");
+  EXPECT_EQ(first.code, 3) << first.err;  // the command's
+  EXPECT_EQ(first.out, "1\n");
+  EXPECT_EQ(Cli("lock nightly -- sh -c 'echo $BLOBTABLE_LOCK_TOKEN'").out, "2\n");
+  EXPECT_EQ(Cli("lock nightly -- /nonexistent/command").code, 127);
+  EXPECT_EQ(Cli("lock nightly").code, 2);  // no command
+  // Held by another client: one try fails with exit 5, and the command never runs.
+  auto store = Store::Open(dir_.path() + "/db");
+  ASSERT_TRUE(store.ok());
+  {
+    auto held = Lock::Acquire(**store, "nightly");
+    ASSERT_TRUE(held.ok());
+    CliRun busy = Cli("lock nightly --timeout 0 -- echo ran");
+    EXPECT_EQ(busy.code, 5);
+    EXPECT_EQ(busy.out, "");
+    EXPECT_NE(busy.err.find("LockTimeout"), std::string::npos) << busy.err;
+  }
+  EXPECT_EQ(Lock::Inspect(**store, "nightly")->token, 4);
+}
+
+TEST_F(CliTest, LockStopsTheCommandWhenTheLockIsLost) {
+  const std::string fifo = dir_.path() + "/started";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  CliRun run{};
+  std::thread cli([&] {
+    run = Cli("lock job --lease 15 -- sh -c 'echo started > " + fifo + "; exec sleep 60'");
+  });
+  {
+    std::ifstream started(fifo);  // opens once the command holds the lock and writes
+    std::string line;
+    EXPECT_TRUE(std::getline(started, line));  // (no ASSERT: the thread must be joined)
+    EXPECT_EQ(line, "started");
+  }
+  auto store = Store::Open(dir_.path() + "/db");
+  EXPECT_TRUE(store.ok());
+  // Someone breaks the lease: the next renewal (within 5 s) finds it gone.
+  if (store.ok()) {
+    EXPECT_TRUE((*store)->blob_store().BreakLease(coord::LockBlobName("job"), 0, {}).ok());
+  }
+  cli.join();
+  EXPECT_EQ(run.code, 128 + SIGTERM) << run.err;
+  EXPECT_NE(run.err.find("lock job lost"), std::string::npos) << run.err;
+}
+
 TEST_F(CliTest, HelpAfterAnyCommandShowsThatCommandsHelp) {
   for (const char* command : {"put", "get", "delete", "query", "export", "import", "locate",
-                              "txn", "recover", "check", "cache"}) {
+                              "txn", "recover", "check", "cache", "lock"}) {
     for (const std::string& args : {std::string(command) + " --help",
                                     std::string(command) + " orders --help"}) {
       CliRun r = Cli(args);

@@ -22,6 +22,7 @@
 #include "tools/bulk.h"
 #include "tools/entity_json.h"
 #include "tools/entity_output.h"
+#include "tools/lock_command.h"
 #include "util/macros.h"
 
 namespace blobtable::cli {
@@ -325,6 +326,9 @@ struct Command {
   std::string format = "jsonl";
   bool no_create = false;
   bool ignore_missing = false;
+  std::string lock_name;
+  LockOptions lock;
+  std::vector<std::string> command;
   std::string cache_action;  // "stats" or "clear"
   bool discard_damaged = false;
   BulkOptions bulk;
@@ -474,6 +478,25 @@ void DefineCommands(CLI::App& app, Command& c) {
       "PartitionKey/RowKey from \"entity\"; check asserts the entity's ETag, \"\" meaning it "
       "must not exist). Prints {\"committed\": [{\"table\", \"PartitionKey\", \"RowKey\", "
       "\"odata.etag\"}, ...]}. Exit 4 on any ETag conflict, 5 on a lock timeout.");
+  auto* lock = app.add_subcommand(
+      "lock",
+      "lock NAME [--timeout SECONDS] [--lease SECONDS] -- COMMAND [ARGS...]: runs the command "
+      "while holding the lock NAME (shared by every client of the store), like flock(1). Waits "
+      "up to --timeout (default 30) for it, else exit 5. The lease (default 30 s, 15..60) is "
+      "renewed while the command runs; if the lock is lost the command gets SIGTERM, then "
+      "SIGKILL 10 s later. The command sees the fencing token in $BLOBTABLE_LOCK_TOKEN. Exit "
+      "code: the command's.");
+  lock->add_option("NAME", c.lock_name)->required();
+  lock->add_option("COMMAND", c.command, "the command and its arguments, after --")
+      ->required()
+      ->expected(-1);
+  lock->add_option_function<double>(
+          "--timeout",
+          [&c](double s) { c.lock.timeout = std::chrono::milliseconds(static_cast<int64_t>(s * 1000)); },
+          "SECONDS to wait while another client holds it (0: one try)")
+      ->check(CLI::NonNegativeNumber);
+  lock->add_option("--lease", c.lock.lease_seconds, "SECONDS, 15..60 (default 30)")
+      ->check(CLI::Range(15, 60));
   auto* recover = app.add_subcommand(
       "recover",
       "recover [--discard-damaged]: finishes or undoes transactions whose coordinator died "
@@ -527,7 +550,7 @@ int Execute(const std::string& name, Command& c, std::istream& in, std::ostream&
   if (name == "cache") return CmdCache(c.cache_action, c.options, out, err);
   // Only writes make a store: a mistyped --store must not answer "not
   // found" from a new, empty one.
-  const bool writes = name == "put" || name == "import" || name == "txn";
+  const bool writes = name == "put" || name == "import" || name == "txn" || name == "lock";
   // A bad table name is refused before anything is made.
   if (!c.table.empty()) {
     Status valid = ValidateTableName(c.table);
@@ -546,6 +569,7 @@ int Execute(const std::string& name, Command& c, std::istream& in, std::ostream&
   }
   std::unique_ptr<Store> store = std::move(*opened);
   if (name == "txn") return CmdTxn(*store, in, out, err, c.txn_options);
+  if (name == "lock") return CmdLock(*store, c.lock_name, c.lock, c.command, err);
   if (name == "recover") {
     auto report = store->RecoverAndReport(c.discard_damaged);
     if (!report.ok()) return Fail(err, report.status());
