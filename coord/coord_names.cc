@@ -18,4 +18,12 @@ std::string LockBlobName(std::string_view name) {
   return "c/locks/-" + naming::EncodeKey(name);
 }
 
+std::string CounterPrefix(std::string_view name) {
+  return "c/counters/-" + naming::EncodeKey(name) + "/";
+}
+
+std::string CounterShardName(std::string_view name, int shard) {
+  return CounterPrefix(name) + std::to_string(shard);
+}
+
 }  // namespace blobtable::coord

@@ -1,7 +1,8 @@
 // Where the coordination primitives keep their blobs (README
 // "Coordination"): under c/, beside the tables' t/ and the transaction
 // records, one prefix a primitive:
-//   c/locks/-<key(name)>     a Lock (LeaderElection campaigns for one too)
+//   c/locks/-<key(name)>             a Lock
+//   c/counters/-<key(name)>/<shard>  a Counter's shards (0, 1, ...)
 // key() is the tables' order-preserving escape (model/blob_naming.h), so
 // any UTF-8 name makes one path segment.
 #ifndef BLOBTABLE_COORD_COORD_NAMES_H_
@@ -19,6 +20,9 @@ namespace blobtable::coord {
 Status ValidateName(std::string_view name, std::string_view what);
 
 std::string LockBlobName(std::string_view name);
+// The prefix of a counter's shards, and one shard.
+std::string CounterPrefix(std::string_view name);
+std::string CounterShardName(std::string_view name, int shard);
 
 }  // namespace blobtable::coord
 

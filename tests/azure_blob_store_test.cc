@@ -5,7 +5,7 @@
 #include "tests/backend.h"
 #include "tests/blob_store_conformance.h"
 #include "tests/api_suite.h"
-#include "tests/lock_suite.h"
+#include "tests/coord_suite.h"
 #include "tests/table_suite.h"
 #include "tests/txn_suite.h"
 
@@ -27,8 +27,8 @@ INSTANTIATE_TEST_SUITE_P(Azurite, ApiTest,
                          ::testing::Values(AzuriteBackend("curl"), CachedAzuriteBackend("curl")),
                          PrintBackend);
 
-// Locks (curl: the suite forks holders). Waiting out a lease takes its 15 s.
-INSTANTIATE_TEST_SUITE_P(Azurite, LockTest, ::testing::Values(AzuriteBackend("curl")),
+// Coordination (curl: the suite forks holders). Waiting out a lease takes its 15 s.
+INSTANTIATE_TEST_SUITE_P(Azurite, CoordTest, ::testing::Values(AzuriteBackend("curl")),
                          PrintBackend);
 
 // Transactions on Azurite (curl: the suite forks coordinators, and libcurl

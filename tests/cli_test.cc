@@ -239,9 +239,21 @@ TEST_F(CliTest, LockStopsTheCommandWhenTheLockIsLost) {
   EXPECT_NE(run.err.find("lock job lost"), std::string::npos) << run.err;
 }
 
+TEST_F(CliTest, CounterAddsAndGets) {
+  EXPECT_EQ(Cli("counter get visits").code, 3);  // no store yet: reads make none
+  EXPECT_EQ(Cli("counter add visits").out, "1\n");
+  EXPECT_EQ(Cli("counter add visits 5").out, "6\n");
+  EXPECT_EQ(Cli("counter add visits -- -2").out, "4\n");
+  EXPECT_EQ(Cli("counter add visits 10 --shards 4").out, "14\n");  // the total, all shards
+  EXPECT_EQ(Cli("counter get visits").out, "14\n");
+  EXPECT_EQ(Cli("counter get other").out, "0\n");
+  EXPECT_EQ(Cli("counter add visits x").code, 2);
+  EXPECT_EQ(Cli("counter add visits 1 --shards 65").code, 2);
+}
+
 TEST_F(CliTest, HelpAfterAnyCommandShowsThatCommandsHelp) {
   for (const char* command : {"put", "get", "delete", "query", "export", "import", "locate",
-                              "txn", "recover", "check", "cache", "lock"}) {
+                              "txn", "recover", "check", "cache", "lock", "counter"}) {
     for (const std::string& args : {std::string(command) + " --help",
                                     std::string(command) + " orders --help"}) {
       CliRun r = Cli(args);

@@ -22,6 +22,7 @@
 #include "tools/bulk.h"
 #include "tools/entity_json.h"
 #include "tools/entity_output.h"
+#include "tools/counter_command.h"
 #include "tools/lock_command.h"
 #include "util/macros.h"
 
@@ -326,9 +327,12 @@ struct Command {
   std::string format = "jsonl";
   bool no_create = false;
   bool ignore_missing = false;
-  std::string lock_name;
+  std::string lock_name;  // lock and counter: the NAME
   LockOptions lock;
   std::vector<std::string> command;
+  std::string counter_action;  // "add" or "get"
+  int64_t delta = 1;
+  int shards = 1;
   std::string cache_action;  // "stats" or "clear"
   bool discard_damaged = false;
   BulkOptions bulk;
@@ -497,6 +501,19 @@ void DefineCommands(CLI::App& app, Command& c) {
       ->check(CLI::NonNegativeNumber);
   lock->add_option("--lease", c.lock.lease_seconds, "SECONDS, 15..60 (default 30)")
       ->check(CLI::Range(15, 60));
+  auto* counter = app.add_subcommand(
+      "counter", "counter add NAME [DELTA] [--shards N] | counter get NAME: a counter shared by "
+                 "every client (README \"Coordination\"); prints its value after the add, or now.");
+  counter->require_subcommand(1, 1);
+  auto* add = counter->add_subcommand("add", "adds DELTA (default 1; negative subtracts)");
+  add->add_option("NAME", c.lock_name)->required();
+  add->add_option("DELTA", c.delta);
+  add->add_option("--shards", c.shards, "N shard blobs for a hot counter, 1..64 (default 1)")
+      ->check(CLI::Range(1, 64));
+  add->callback([&c] { c.counter_action = "add"; });
+  auto* read = counter->add_subcommand("get", "prints the value");
+  read->add_option("NAME", c.lock_name)->required();
+  read->callback([&c] { c.counter_action = "get"; });
   auto* recover = app.add_subcommand(
       "recover",
       "recover [--discard-damaged]: finishes or undoes transactions whose coordinator died "
@@ -550,7 +567,8 @@ int Execute(const std::string& name, Command& c, std::istream& in, std::ostream&
   if (name == "cache") return CmdCache(c.cache_action, c.options, out, err);
   // Only writes make a store: a mistyped --store must not answer "not
   // found" from a new, empty one.
-  const bool writes = name == "put" || name == "import" || name == "txn" || name == "lock";
+  const bool writes = name == "put" || name == "import" || name == "txn" || name == "lock" ||
+                      (name == "counter" && c.counter_action == "add");
   // A bad table name is refused before anything is made.
   if (!c.table.empty()) {
     Status valid = ValidateTableName(c.table);
@@ -570,6 +588,8 @@ int Execute(const std::string& name, Command& c, std::istream& in, std::ostream&
   std::unique_ptr<Store> store = std::move(*opened);
   if (name == "txn") return CmdTxn(*store, in, out, err, c.txn_options);
   if (name == "lock") return CmdLock(*store, c.lock_name, c.lock, c.command, err);
+  if (name == "counter")
+    return CmdCounter(*store, c.counter_action, c.lock_name, c.delta, c.shards, out, err);
   if (name == "recover") {
     auto report = store->RecoverAndReport(c.discard_damaged);
     if (!report.ok()) return Fail(err, report.status());

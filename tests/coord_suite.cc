@@ -1,15 +1,17 @@
-// The Lock suite: acquisition, tokens, release, holders killed and paused,
-// the lost-lease signal, contention from threads and processes. Run on the
-// local store (lock_test.cc: the fake clock, shared with forked children,
+// The coordination suite. Lock: acquisition, tokens, release, holders killed and paused,
+// the lost-lease signal, contention from threads and processes. Counter: totals under
+// contention, sharded and not. Run on the
+// local store (coord_test.cc: the fake clock, shared with forked children,
 // moves leases past their end) and on Azurite (azure_blob_store_test.cc:
 // the server's clock, so waiting out a lease takes its 15 s).
-#include "tests/lock_suite.h"
+#include "tests/coord_suite.h"
 
 #include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <future>
+#include <limits>
 #include <set>
 #include <thread>
 
@@ -17,14 +19,14 @@
 
 namespace blobtable::testing {
 
-void LockTest::SetUp() {
+void CoordTest::SetUp() {
   if (GetParam().fake_clock()) options_.clock = &clock_;
   options_.container = FreshContainer("locks");
   store_ = Open(options_.clock);
   ASSERT_NE(store_, nullptr);
 }
 
-std::unique_ptr<Store> LockTest::Open(Clock* clock) const {
+std::unique_ptr<Store> CoordTest::Open(Clock* clock) const {
   StoreOptions o = options_;
   o.clock = clock;
   auto store = OpenBackendStore(GetParam(), o);
@@ -32,12 +34,12 @@ std::unique_ptr<Store> LockTest::Open(Clock* clock) const {
   return store.ok() ? std::move(*store) : nullptr;
 }
 
-void LockTest::OutliveLease(int lease_seconds) {
+void CoordTest::OutliveLease(int lease_seconds) {
   if (GetParam().fake_clock()) clock_.Advance(std::chrono::seconds(lease_seconds + 1));
   // On a server the acquirer that follows waits it out (LockOptions::timeout).
 }
 
-LockOptions LockTest::Short() const {
+LockOptions CoordTest::Short() const {
   LockOptions o;
   o.lease_seconds = 15;
   // After OutliveLease: on the fake clock at once; on a server within the
@@ -77,7 +79,7 @@ struct Pipe {
 
 }  // namespace
 
-TEST_P(LockTest, EachAcquisitionGetsALargerTokenAndReleaseIsIdempotent) {
+TEST_P(CoordTest, EachAcquisitionGetsALargerTokenAndReleaseIsIdempotent) {
   auto none = Lock::Inspect(*store_, "report");
   ASSERT_TRUE(none.ok()) << none.status().ToString();
   EXPECT_FALSE(none->held);
@@ -108,7 +110,7 @@ TEST_P(LockTest, EachAcquisitionGetsALargerTokenAndReleaseIsIdempotent) {
   EXPECT_EQ((*other)->token(), 1);
 }
 
-TEST_P(LockTest, BadNamesAndOptionsAreRefused) {
+TEST_P(CoordTest, BadNamesAndOptionsAreRefused) {
   EXPECT_EQ(Lock::Acquire(*store_, "").status().code(), Code::kInvalidArgument);
   EXPECT_EQ(Lock::Acquire(*store_, std::string(257, 'x')).status().code(),
             Code::kInvalidArgument);
@@ -120,7 +122,7 @@ TEST_P(LockTest, BadNamesAndOptionsAreRefused) {
   EXPECT_EQ(Lock::Acquire(*store_, "x", o).status().code(), Code::kInvalidArgument);
 }
 
-TEST_P(LockTest, AKilledHolderLosesTheLockWhenItsLeaseRunsOut) {
+TEST_P(CoordTest, AKilledHolderLosesTheLockWhenItsLeaseRunsOut) {
   Pipe report;
   pid_t child = ForkChild([&] {
     auto store = Open(options_.clock);
@@ -141,7 +143,7 @@ TEST_P(LockTest, AKilledHolderLosesTheLockWhenItsLeaseRunsOut) {
   EXPECT_GT((*next)->token(), killed_token);
 }
 
-TEST_P(LockTest, APausedHolderSeesItLostAndItsFencedWritesAreRefused) {
+TEST_P(CoordTest, APausedHolderSeesItLostAndItsFencedWritesAreRefused) {
   auto table = *store_->OpenTable("jobs");
   Pipe report, go;
   pid_t child = ForkChild([&] {
@@ -187,7 +189,7 @@ TEST_P(LockTest, APausedHolderSeesItLostAndItsFencedWritesAreRefused) {
   EXPECT_EQ(now->GetAs<int64_t>(kFencingTokenProperty), (*next)->token());
 }
 
-TEST_P(LockTest, ALeaseTakenAwayIsReportedOnceThroughOnLost) {
+TEST_P(CoordTest, ALeaseTakenAwayIsReportedOnceThroughOnLost) {
   std::promise<Status> lost;
   LockOptions o = Once();
   o.lease_seconds = 15;
@@ -206,7 +208,7 @@ TEST_P(LockTest, ALeaseTakenAwayIsReportedOnceThroughOnLost) {
   EXPECT_TRUE((*lock)->Release().ok());  // idempotent after a loss
 }
 
-TEST_P(LockTest, ThreadsTakingTurnsExcludeEachOther) {
+TEST_P(CoordTest, ThreadsTakingTurnsExcludeEachOther) {
   // The real clock: on the fake one every waiter's backoff moves time for
   // the holder too.
   auto store = Open(nullptr);
@@ -241,7 +243,7 @@ TEST_P(LockTest, ThreadsTakingTurnsExcludeEachOther) {
   EXPECT_EQ(tokens.size(), static_cast<size_t>(kThreads * kEach));  // all distinct
 }
 
-TEST_P(LockTest, ProcessesTakingTurnsExcludeEachOther) {
+TEST_P(CoordTest, ProcessesTakingTurnsExcludeEachOther) {
   constexpr int kProcs = 3, kEach = 4;
   std::vector<pid_t> pids;
   for (int p = 0; p < kProcs; ++p)
@@ -269,7 +271,7 @@ TEST_P(LockTest, ProcessesTakingTurnsExcludeEachOther) {
   EXPECT_FALSE(info->held);
 }
 
-TEST_P(LockTest, FencedUpdateRefusesAnOlderTokenAndKeepsTheNewest) {
+TEST_P(CoordTest, FencedUpdateRefusesAnOlderTokenAndKeepsTheNewest) {
   auto table = *store_->OpenTable("jobs");
   auto set = [](const char* by) {
     return [by](Entity& e, bool) {
@@ -288,6 +290,67 @@ TEST_P(LockTest, FencedUpdateRefusesAnOlderTokenAndKeepsTheNewest) {
             Code::kInvalidArgument);
 }
 
-GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(LockTest);
+TEST_P(CoordTest, CounterAddsAndGetsAndRefusesWhatCannotBe) {
+  auto visits = Counter::Open(*store_, "visits");
+  ASSERT_TRUE(visits.ok()) << visits.status().ToString();
+  EXPECT_EQ(visits->Get().value_or(-1), 0);  // never added to
+  int attempts = 0;
+  EXPECT_EQ(visits->Add(5, &attempts).value_or(-1), 5);
+  EXPECT_EQ(attempts, 1);
+  EXPECT_EQ(visits->Add(-2).value_or(-1), 3);
+  EXPECT_EQ(visits->Get().value_or(-1), 3);
+  // Another name, another counter; the same name from another handle, the same.
+  EXPECT_EQ(Counter::Open(*store_, "visits/other")->Get().value_or(-1), 0);
+  EXPECT_EQ(Counter::Open(*store_, "visits")->Add(1).value_or(-1), 4);
+  auto big = visits->Add(std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(big.status().code(), Code::kInvalidArgument) << big.status().ToString();
+  EXPECT_EQ(visits->Get().value_or(-1), 4);  // unchanged
+  EXPECT_EQ(Counter::Open(*store_, "").status().code(), Code::kInvalidArgument);
+  CounterOptions bad;
+  bad.shards = 0;
+  EXPECT_EQ(Counter::Open(*store_, "x", bad).status().code(), Code::kInvalidArgument);
+}
+
+TEST_P(CoordTest, CounterTotalsHoldUnderContentionShardedOrNot) {
+  auto store = Open(nullptr);  // the real clock: threads back off for real
+  ASSERT_NE(store, nullptr);
+  for (int shards : {1, 4}) {
+    CounterOptions o;
+    o.shards = shards;
+    o.retry.max_attempts = 1000;
+    o.retry.max_total = std::chrono::minutes(5);
+    const std::string name = "hits-" + std::to_string(shards);
+    constexpr int kThreads = 4, kEach = 20;
+    std::atomic<int> failures{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t)
+      threads.emplace_back([&] {
+        auto c = Counter::Open(*store, name, o);
+        for (int i = 0; i < kEach; ++i)
+          if (!c->Add(1).ok()) ++failures;
+      });
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(failures.load(), 0) << shards;
+    // Read with another shard count: the listing finds every shard.
+    EXPECT_EQ(Counter::Open(*store, name)->Get().value_or(-1), kThreads * kEach) << shards;
+  }
+  // Processes: three adding 10 each to one shard.
+  std::vector<pid_t> pids;
+  for (int p = 0; p < 3; ++p)
+    pids.push_back(ForkChild([&] {
+      auto s = Open(nullptr);
+      if (s == nullptr) return 2;
+      CounterOptions o;
+      o.retry.max_attempts = 1000;
+      auto c = Counter::Open(*s, "procs", o);
+      for (int i = 0; i < 10; ++i)
+        if (!c->Add(1).ok()) return 3;
+      return 0;
+    }));
+  for (pid_t pid : pids) EXPECT_EQ(WaitChild(pid), 0);
+  EXPECT_EQ(Counter::Open(*store, "procs")->Get().value_or(-1), 30);
+}
+
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(CoordTest);
 
 }  // namespace blobtable::testing

@@ -1,11 +1,12 @@
-// The Lock suite (see lock_suite.cc), run on every backend.
-#ifndef BLOBTABLE_TESTS_LOCK_SUITE_H_
-#define BLOBTABLE_TESTS_LOCK_SUITE_H_
+// The coordination suite (see coord_suite.cc), run on every backend.
+#ifndef BLOBTABLE_TESTS_COORD_SUITE_H_
+#define BLOBTABLE_TESTS_COORD_SUITE_H_
 
 #include <gtest/gtest.h>
 
 #include <memory>
 
+#include "blobtable/counter.h"
 #include "blobtable/lock.h"
 #include "blobtable/store.h"
 #include "tests/backend.h"
@@ -13,7 +14,7 @@
 
 namespace blobtable::testing {
 
-class LockTest : public ::testing::TestWithParam<Backend> {
+class CoordTest : public ::testing::TestWithParam<Backend> {
  protected:
   void SetUp() override;
   // A store on the suite's container with `clock` (null: the real one).
@@ -31,4 +32,4 @@ class LockTest : public ::testing::TestWithParam<Backend> {
 
 }  // namespace blobtable::testing
 
-#endif  // BLOBTABLE_TESTS_LOCK_SUITE_H_
+#endif  // BLOBTABLE_TESTS_COORD_SUITE_H_

@@ -1,0 +1,49 @@
+// The Lock suite (coord_suite.cc) on the embedded store, with the fake clock.
+#include "tests/coord_suite.h"
+#include "tests/counting_blob_store.h"
+
+namespace blobtable::testing {
+namespace {
+
+INSTANTIATE_TEST_SUITE_P(Local, CoordTest, ::testing::Values(LocalBackend()), PrintBackend);
+
+// What each call costs in requests (README "Coordination").
+TEST(CoordCost, RequestsPerCall) {
+  TempDir dir;
+  std::shared_ptr<CountingBlobStore> counter;
+  StoreOptions o;
+  o.wrap_blob_store = [&](std::shared_ptr<BlobStore> b) {
+    counter = std::make_shared<CountingBlobStore>(std::move(b));
+    return counter;
+  };
+  auto store = Store::Open(dir.path(), o);
+  ASSERT_TRUE(store.ok());
+  LockOptions once;
+  once.timeout = std::chrono::milliseconds(0);
+  {
+    auto first = Lock::Acquire(**store, "l", once);  // the lock's blob is made first
+    ASSERT_TRUE(first.ok());
+    EXPECT_EQ(counter->Counts(), (std::map<std::string, int>{
+                                     {"lease", 2}, {"put", 1}, {"head", 1}, {"metadata", 1}}));
+  }
+  counter->Clear();
+  {
+    auto again = Lock::Acquire(**store, "l", once);
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(counter->Counts(),
+              (std::map<std::string, int>{{"lease", 1}, {"head", 1}, {"metadata", 1}}));
+    counter->Clear();
+  }
+  EXPECT_EQ(counter->Counts(), (std::map<std::string, int>{{"release", 1}}));
+  auto c = Counter::Open(**store, "c");
+  ASSERT_TRUE(c->Add(1).ok());
+  counter->Clear();
+  ASSERT_TRUE(c->Add(1).ok());
+  EXPECT_EQ(counter->Counts(), (std::map<std::string, int>{{"head", 1}, {"put", 1}}));
+  counter->Clear();
+  ASSERT_TRUE(c->Get().ok());
+  EXPECT_EQ(counter->Counts(), (std::map<std::string, int>{{"list", 1}}));
+}
+
+}  // namespace
+}  // namespace blobtable::testing
