@@ -18,6 +18,10 @@ std::string LockBlobName(std::string_view name) {
   return "c/locks/-" + naming::EncodeKey(name);
 }
 
+std::string LeaderBlobName(std::string_view name) {
+  return "c/leaders/-" + naming::EncodeKey(name);
+}
+
 std::string CounterPrefix(std::string_view name) {
   return "c/counters/-" + naming::EncodeKey(name) + "/";
 }

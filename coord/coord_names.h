@@ -3,6 +3,7 @@
 // records, one prefix a primitive:
 //   c/locks/-<key(name)>             a Lock
 //   c/counters/-<key(name)>/<shard>  a Counter's shards (0, 1, ...)
+//   c/leaders/-<key(name)>           a LeaderElection's lease (a Lock's blob)
 // key() is the tables' order-preserving escape (model/blob_naming.h), so
 // any UTF-8 name makes one path segment.
 #ifndef BLOBTABLE_COORD_COORD_NAMES_H_
@@ -20,6 +21,7 @@ namespace blobtable::coord {
 Status ValidateName(std::string_view name, std::string_view what);
 
 std::string LockBlobName(std::string_view name);
+std::string LeaderBlobName(std::string_view name);
 // The prefix of a counter's shards, and one shard.
 std::string CounterPrefix(std::string_view name);
 std::string CounterShardName(std::string_view name, int shard);

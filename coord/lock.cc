@@ -66,7 +66,7 @@ milliseconds Usable(int lease_seconds) {
 struct Lock::State {
   BlobStore* blobs = nullptr;
   const Clock* clock = nullptr;
-  std::string name, blob, lease_id, owner;
+  std::string name, label, blob, lease_id, owner;  // label: "lock NAME", in messages
   int lease_seconds = 30;
   int64_t token = 0;
   std::function<void(const Status&)> on_lost;
@@ -120,7 +120,7 @@ void Lock::State::Renew() {
     const Status& s = r.status();
     const bool gone = s.code() == Code::kLeaseLost || s.IsNotFound() || s.IsBusy();
     if (gone || clock->Steady() >= renewed_at + Usable(lease_seconds)) {
-      lost = Status::LeaseLost("lock " + name + ": " +
+      lost = Status::LeaseLost(label + ": " +
                                (gone ? "the lease is gone (another client took it after it "
                                        "expired): "
                                      : "could not renew within the lease: ") +
@@ -143,17 +143,25 @@ Lock::~Lock() { (void)Release(); }
 Result<std::unique_ptr<Lock>> Lock::Acquire(const Store& store, std::string_view name,
                                             const LockOptions& options) {
   BT_RETURN_IF_ERROR(coord::ValidateName(name, "lock"));
+  return AcquireAt(store, std::string(name), "lock " + std::string(name),
+                   coord::LockBlobName(name), options);
+}
+
+Result<std::unique_ptr<Lock>> Lock::AcquireAt(const Store& store, std::string name,
+                                              std::string label, std::string blob,
+                                              const LockOptions& options) {
   BT_RETURN_IF_ERROR(ValidateLockOptions(options));
   auto st = std::make_unique<State>();
   st->blobs = &store.blob_store();
   st->clock = store.options().clock != nullptr ? store.options().clock : Clock::Real();
-  st->name = std::string(name);
-  st->blob = coord::LockBlobName(name);
+  st->name = std::move(name);
+  st->label = std::move(label);
+  st->blob = std::move(blob);
   st->lease_id = NewGuid();
   st->owner = options.owner.empty() ? DefaultOwner() : options.owner;
   st->lease_seconds = options.lease_seconds;
   st->on_lost = options.on_lost;
-  const std::string ctx = "lock " + st->name;
+  const std::string& ctx = st->label;
 
   RetryPolicy backoff;
   backoff.initial_delay = options.initial_delay;
@@ -208,10 +216,14 @@ Result<std::unique_ptr<Lock>> Lock::Acquire(const Store& store, std::string_view
 
 Result<LockInfo> Lock::Inspect(const Store& store, std::string_view name) {
   BT_RETURN_IF_ERROR(coord::ValidateName(name, "lock"));
-  const std::string blob = coord::LockBlobName(name);
+  return InspectAt(store, "lock " + std::string(name), coord::LockBlobName(name));
+}
+
+Result<LockInfo> Lock::InspectAt(const Store& store, const std::string& name,
+                                 const std::string& blob) {
   auto head = store.blob_store().Head(blob, {});
   if (head.status().IsNotFound()) return LockInfo{};
-  if (!head.ok()) return head.status().WithContext("lock " + std::string(name));
+  if (!head.ok()) return head.status().WithContext(name);
   LockInfo info;
   info.held = head->properties.lease_state == LeaseState::kLeased;
   auto owner = head->properties.metadata.find(kOwnerKey);
@@ -255,7 +267,7 @@ Status Lock::Release() {
   if (r.ok() || r.status().code() == Code::kLeaseLost || r.status().IsNotFound() ||
       r.status().IsConflict() || r.status().IsBusy())
     return Status::OK();
-  return r.status().WithContext("lock " + st.name + ": release (the lease runs out by itself)");
+  return r.status().WithContext(st.label + ": release (the lease runs out by itself)");
 }
 
 Result<Entity> FencedUpdate(const Table& table, std::string_view pk, std::string_view rk,

@@ -5,7 +5,6 @@
 #include "tests/backend.h"
 #include "tests/blob_store_conformance.h"
 #include "tests/api_suite.h"
-#include "tests/coord_suite.h"
 #include "tests/table_suite.h"
 #include "tests/txn_suite.h"
 
@@ -25,10 +24,6 @@ INSTANTIATE_TEST_SUITE_P(Azurite, TableTest,
 // The API helpers (curl: the suite forks clients, as the transactions' does).
 INSTANTIATE_TEST_SUITE_P(Azurite, ApiTest,
                          ::testing::Values(AzuriteBackend("curl"), CachedAzuriteBackend("curl")),
-                         PrintBackend);
-
-// Coordination (curl: the suite forks holders). Waiting out a lease takes its 15 s.
-INSTANTIATE_TEST_SUITE_P(Azurite, CoordTest, ::testing::Values(AzuriteBackend("curl")),
                          PrintBackend);
 
 // Transactions on Azurite (curl: the suite forks coordinators, and libcurl

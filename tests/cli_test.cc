@@ -14,6 +14,7 @@
 
 #include "tests/shell.h"
 #include "tests/test_util.h"
+#include "blobtable/leader.h"
 #include "blobtable/lock.h"
 #include "blobtable/store.h"
 #include "coord/coord_names.h"
@@ -239,6 +240,28 @@ TEST_F(CliTest, LockStopsTheCommandWhenTheLockIsLost) {
   EXPECT_NE(run.err.find("lock job lost"), std::string::npos) << run.err;
 }
 
+TEST_F(CliTest, LeaderRunsTheCommandOnlyWhileLeader) {
+  CliRun first = Cli("leader sched -- sh -c 'echo $BLOBTABLE_LEADER_TERM; exit 4'");
+  EXPECT_EQ(first.code, 4) << first.err;
+  EXPECT_EQ(first.out, "1\n");
+  EXPECT_EQ(Cli("leader sched -- sh -c 'echo $BLOBTABLE_LEADER_TERM'").out, "2\n");
+  auto store = Store::Open(dir_.path() + "/db");
+  ASSERT_TRUE(store.ok());
+  {
+    LeaderOptions o;
+    o.identity = "the test";
+    auto leading = LeaderElection::Start(**store, "sched", o);
+    ASSERT_TRUE(leading.ok());
+    ASSERT_TRUE((*leading)->WaitForLeadership(std::chrono::seconds(30)));
+    CliRun waiting = Cli("leader sched --timeout 0.5 -- echo ran");
+    EXPECT_EQ(waiting.code, 5);
+    EXPECT_EQ(waiting.out, "");
+  }  // resigned
+  EXPECT_EQ(Cli("leader sched --timeout 30 -- sh -c 'echo $BLOBTABLE_LEADER_TERM'").out, "4\n");
+  // The CLI's default identity, host:pid.
+  EXPECT_NE(LeaderElection::Current(**store, "sched")->identity.find(':'), std::string::npos);
+}
+
 TEST_F(CliTest, CounterAddsAndGets) {
   EXPECT_EQ(Cli("counter get visits").code, 3);  // no store yet: reads make none
   EXPECT_EQ(Cli("counter add visits").out, "1\n");
@@ -253,7 +276,8 @@ TEST_F(CliTest, CounterAddsAndGets) {
 
 TEST_F(CliTest, HelpAfterAnyCommandShowsThatCommandsHelp) {
   for (const char* command : {"put", "get", "delete", "query", "export", "import", "locate",
-                              "txn", "recover", "check", "cache", "lock", "counter"}) {
+                              "txn", "recover", "check", "cache", "lock", "leader",
+                              "counter"}) {
     for (const std::string& args : {std::string(command) + " --help",
                                     std::string(command) + " orders --help"}) {
       CliRun r = Cli(args);

@@ -351,6 +351,119 @@ TEST_P(CoordTest, CounterTotalsHoldUnderContentionShardedOrNot) {
   EXPECT_EQ(Counter::Open(*store, "procs")->Get().value_or(-1), 30);
 }
 
+namespace {
+
+// Records on_change calls.
+struct Changes {
+  std::mutex mu;
+  std::vector<std::pair<bool, int64_t>> seen;
+  LeaderOptions Options(const std::string& identity) {
+    LeaderOptions o;
+    o.lease_seconds = 15;
+    o.identity = identity;
+    o.on_change = [this](bool leader, int64_t term) {
+      std::lock_guard<std::mutex> g(mu);
+      seen.emplace_back(leader, term);
+    };
+    return o;
+  }
+};
+
+constexpr std::chrono::seconds kElection{30};  // real time: campaigns retry within 1 s
+
+}  // namespace
+
+TEST_P(CoordTest, OneLeaderAtATimeAndAResignationHandsOver) {
+  EXPECT_FALSE(LeaderElection::Current(*store_, "scheduler")->elected);
+  Changes a_changes, b_changes;
+  auto a = LeaderElection::Start(*store_, "scheduler", a_changes.Options("a"));
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  ASSERT_TRUE((*a)->WaitForLeadership(kElection));
+  auto b = LeaderElection::Start(*store_, "scheduler", b_changes.Options("b"));
+  ASSERT_TRUE(b.ok());
+  EXPECT_FALSE((*b)->is_leader());
+  EXPECT_EQ((*b)->term(), 0);
+  auto current = LeaderElection::Current(*store_, "scheduler");
+  ASSERT_TRUE(current.ok());
+  EXPECT_TRUE(current->elected);
+  EXPECT_EQ(current->identity, "a");
+  const int64_t first_term = (*a)->term();
+  EXPECT_EQ(current->term, first_term);
+  ASSERT_TRUE((*a)->Resign().ok());
+  EXPECT_FALSE((*a)->is_leader());
+  ASSERT_TRUE((*b)->WaitForLeadership(kElection));
+  EXPECT_GT((*b)->term(), first_term);
+  EXPECT_EQ(LeaderElection::Current(*store_, "scheduler")->identity, "b");
+  EXPECT_TRUE((*a)->Resign().ok());  // idempotent
+  std::lock_guard<std::mutex> g(a_changes.mu);
+  EXPECT_EQ(a_changes.seen, (std::vector<std::pair<bool, int64_t>>{{true, first_term}}));
+}
+
+TEST_P(CoordTest, AKilledLeaderIsSucceededWithAHigherTerm) {
+  Pipe report;
+  pid_t child = ForkChild([&] {
+    auto store = Open(options_.clock);
+    if (store == nullptr) return 2;
+    LeaderOptions o;
+    o.lease_seconds = 15;
+    auto e = LeaderElection::Start(*store, "scheduler", o);
+    if (!e.ok() || !(*e)->WaitForLeadership(kElection)) return 3;
+    report.Write((*e)->term());
+    for (;;) pause();
+  });
+  const int64_t dead_term = report.Read();
+  ASSERT_GT(dead_term, 0);
+  Changes changes;
+  auto successor = LeaderElection::Start(*store_, "scheduler", changes.Options("successor"));
+  ASSERT_TRUE(successor.ok());
+  ASSERT_EQ(kill(child, SIGKILL), 0);
+  EXPECT_EQ(WaitChild(child), 128 + SIGKILL);
+  EXPECT_FALSE((*successor)->is_leader());  // not before the dead leader's lease runs out
+  OutliveLease(15);
+  ASSERT_TRUE((*successor)->WaitForLeadership(kElection));
+  EXPECT_GT((*successor)->term(), dead_term);
+}
+
+TEST_P(CoordTest, APausedLeaderKnowsItLostBeforeActingAndIsFenced) {
+  auto table = *store_->OpenTable("jobs");
+  Pipe report, go;
+  pid_t child = ForkChild([&] {
+    auto store = Open(options_.clock);
+    if (store == nullptr) return 2;
+    auto t = *store->OpenTable("jobs");
+    LeaderOptions o;
+    o.lease_seconds = 15;
+    auto e = LeaderElection::Start(*store, "scheduler", o);
+    if (!e.ok() || !(*e)->WaitForLeadership(kElection)) return 3;
+    const int64_t term = (*e)->term();
+    report.Write(term);
+    if (go.Read() != 1) return 5;  // SIGSTOPped here, then resumed
+    if ((*e)->is_leader()) return 10;
+    auto stale = FencedUpdate(t, "p", "r", term, [](Entity& x, bool) {
+      x.Set("by", "old leader");
+      return Status::OK();
+    });
+    if (stale.status().code() != Code::kLeaseLost) return 11;
+    return 0;
+  });
+  const int64_t old_term = report.Read();
+  ASSERT_GT(old_term, 0);
+  ASSERT_EQ(kill(child, SIGSTOP), 0);
+  Changes changes;
+  auto successor = LeaderElection::Start(*store_, "scheduler", changes.Options("successor"));
+  ASSERT_TRUE(successor.ok());
+  OutliveLease(15);
+  ASSERT_TRUE((*successor)->WaitForLeadership(kElection));
+  ASSERT_TRUE(FencedUpdate(table, "p", "r", (*successor)->term(), [](Entity& x, bool) {
+                x.Set("by", "new leader");
+                return Status::OK();
+              }).ok());
+  ASSERT_EQ(kill(child, SIGCONT), 0);
+  go.Write(1);
+  EXPECT_EQ(WaitChild(child), 0) << "10: still leader after the pause; 11: its write went through";
+  EXPECT_EQ(table.Get("p", "r")->GetAs<std::string>("by"), "new leader");
+}
+
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(CoordTest);
 
 }  // namespace blobtable::testing

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "blobtable/counter.h"
+#include "blobtable/leader.h"
 #include "blobtable/lock.h"
 #include "blobtable/store.h"
 #include "tests/backend.h"

@@ -23,7 +23,7 @@
 #include "tools/entity_json.h"
 #include "tools/entity_output.h"
 #include "tools/counter_command.h"
-#include "tools/lock_command.h"
+#include "tools/held_command.h"
 #include "util/macros.h"
 
 namespace blobtable::cli {
@@ -327,9 +327,11 @@ struct Command {
   std::string format = "jsonl";
   bool no_create = false;
   bool ignore_missing = false;
-  std::string lock_name;  // lock and counter: the NAME
+  std::string lock_name;  // lock, leader and counter: the NAME
   LockOptions lock;
   std::vector<std::string> command;
+  LeaderOptions leader;
+  std::chrono::milliseconds leader_timeout{-1};
   std::string counter_action;  // "add" or "get"
   int64_t delta = 1;
   int shards = 1;
@@ -482,25 +484,43 @@ void DefineCommands(CLI::App& app, Command& c) {
       "PartitionKey/RowKey from \"entity\"; check asserts the entity's ETag, \"\" meaning it "
       "must not exist). Prints {\"committed\": [{\"table\", \"PartitionKey\", \"RowKey\", "
       "\"odata.etag\"}, ...]}. Exit 4 on any ETag conflict, 5 on a lock timeout.");
-  auto* lock = app.add_subcommand(
-      "lock",
-      "lock NAME [--timeout SECONDS] [--lease SECONDS] -- COMMAND [ARGS...]: runs the command "
-      "while holding the lock NAME (shared by every client of the store), like flock(1). Waits "
-      "up to --timeout (default 30) for it, else exit 5. The lease (default 30 s, 15..60) is "
-      "renewed while the command runs; if the lock is lost the command gets SIGTERM, then "
-      "SIGKILL 10 s later. The command sees the fencing token in $BLOBTABLE_LOCK_TOKEN. Exit "
-      "code: the command's.");
-  lock->add_option("NAME", c.lock_name)->required();
-  lock->add_option("COMMAND", c.command, "the command and its arguments, after --")
-      ->required()
-      ->expected(-1);
-  lock->add_option_function<double>(
-          "--timeout",
-          [&c](double s) { c.lock.timeout = std::chrono::milliseconds(static_cast<int64_t>(s * 1000)); },
-          "SECONDS to wait while another client holds it (0: one try)")
-      ->check(CLI::NonNegativeNumber);
-  lock->add_option("--lease", c.lock.lease_seconds, "SECONDS, 15..60 (default 30)")
-      ->check(CLI::Range(15, 60));
+  // lock and leader: NAME [--timeout S] [--lease S] -- COMMAND ARGS...
+  auto held_command = [&c](CLI::App* sub, std::chrono::milliseconds* timeout, int* lease,
+                           const char* timeout_help) {
+    sub->add_option("NAME", c.lock_name)->required();
+    sub->add_option("COMMAND", c.command, "the command and its arguments, after --")
+        ->required()
+        ->expected(-1);
+    sub->add_option_function<double>(
+           "--timeout",
+           [timeout](double s) {
+             *timeout = std::chrono::milliseconds(static_cast<int64_t>(s * 1000));
+           },
+           timeout_help)
+        ->check(CLI::NonNegativeNumber);
+    sub->add_option("--lease", *lease, "SECONDS, 15..60 (default 30)")->check(CLI::Range(15, 60));
+  };
+  held_command(
+      app.add_subcommand(
+          "lock",
+          "lock NAME [--timeout SECONDS] [--lease SECONDS] -- COMMAND [ARGS...]: runs the "
+          "command while holding the lock NAME (shared by every client of the store), like "
+          "flock(1). Waits up to --timeout (default 30) for it, else exit 5. The lease (default "
+          "30 s, 15..60) is renewed while the command runs; if the lock is lost the command gets "
+          "SIGTERM, then SIGKILL 10 s later. The command sees the fencing token in "
+          "$BLOBTABLE_LOCK_TOKEN. Exit code: the command's."),
+      &c.lock.timeout, &c.lock.lease_seconds,
+      "SECONDS to wait while another client holds it (0: one try)");
+  held_command(
+      app.add_subcommand(
+          "leader",
+          "leader NAME [--timeout SECONDS] [--lease SECONDS] -- COMMAND [ARGS...]: campaigns to "
+          "lead NAME and runs the command only while leader (its term in "
+          "$BLOBTABLE_LEADER_TERM); stops it (SIGTERM, then SIGKILL 10 s later) if leadership "
+          "is lost; resigns when it ends. Waits for ever unless --timeout (then exit 5). Exit "
+          "code: the command's."),
+      &c.leader_timeout, &c.leader.lease_seconds,
+      "SECONDS to wait to become leader (default: for ever)");
   auto* counter = app.add_subcommand(
       "counter", "counter add NAME [DELTA] [--shards N] | counter get NAME: a counter shared by "
                  "every client (README \"Coordination\"); prints its value after the add, or now.");
@@ -568,6 +588,7 @@ int Execute(const std::string& name, Command& c, std::istream& in, std::ostream&
   // Only writes make a store: a mistyped --store must not answer "not
   // found" from a new, empty one.
   const bool writes = name == "put" || name == "import" || name == "txn" || name == "lock" ||
+                      name == "leader" ||
                       (name == "counter" && c.counter_action == "add");
   // A bad table name is refused before anything is made.
   if (!c.table.empty()) {
@@ -588,6 +609,8 @@ int Execute(const std::string& name, Command& c, std::istream& in, std::ostream&
   std::unique_ptr<Store> store = std::move(*opened);
   if (name == "txn") return CmdTxn(*store, in, out, err, c.txn_options);
   if (name == "lock") return CmdLock(*store, c.lock_name, c.lock, c.command, err);
+  if (name == "leader")
+    return CmdLeader(*store, c.lock_name, c.leader, c.leader_timeout, c.command, err);
   if (name == "counter")
     return CmdCounter(*store, c.counter_action, c.lock_name, c.delta, c.shards, out, err);
   if (name == "recover") {

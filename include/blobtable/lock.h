@@ -111,7 +111,14 @@ class BLOBTABLE_EXPORT Lock {
   struct State;  // internal
 
  private:
+  friend class LeaderElection;
   explicit Lock(std::unique_ptr<State> state);
+  // Acquire on the lock blob `blob`; `label` names it in messages.
+  static Result<std::unique_ptr<Lock>> AcquireAt(const Store& store, std::string name,
+                                                 std::string label, std::string blob,
+                                                 const LockOptions& options);
+  static Result<LockInfo> InspectAt(const Store& store, const std::string& name,
+                                    const std::string& blob);
   std::unique_ptr<State> state_;
 };
 
