@@ -22,6 +22,19 @@ std::string LeaderBlobName(std::string_view name) {
   return "c/leaders/-" + naming::EncodeKey(name);
 }
 
+std::string QueueItemPrefix(std::string_view queue) {
+  return "c/queues/-" + naming::EncodeKey(queue) + "/i/";
+}
+std::string QueueItemName(std::string_view queue, std::string_view id) {
+  return QueueItemPrefix(queue) + std::string(id);
+}
+std::string QueueDeadPrefix(std::string_view queue) {
+  return "c/queues/-" + naming::EncodeKey(queue) + "/d/";
+}
+std::string QueueDeadName(std::string_view queue, std::string_view id) {
+  return QueueDeadPrefix(queue) + std::string(id);
+}
+
 std::string CounterPrefix(std::string_view name) {
   return "c/counters/-" + naming::EncodeKey(name) + "/";
 }

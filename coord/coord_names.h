@@ -4,6 +4,7 @@
 //   c/locks/-<key(name)>             a Lock
 //   c/counters/-<key(name)>/<shard>  a Counter's shards (0, 1, ...)
 //   c/leaders/-<key(name)>           a LeaderElection's lease (a Lock's blob)
+//   c/queues/-<key(name)>/i/<id>     a WorkQueue's items; .../d/<id> its dead letters
 // key() is the tables' order-preserving escape (model/blob_naming.h), so
 // any UTF-8 name makes one path segment.
 #ifndef BLOBTABLE_COORD_COORD_NAMES_H_
@@ -22,6 +23,10 @@ Status ValidateName(std::string_view name, std::string_view what);
 
 std::string LockBlobName(std::string_view name);
 std::string LeaderBlobName(std::string_view name);
+std::string QueueItemPrefix(std::string_view queue);
+std::string QueueItemName(std::string_view queue, std::string_view id);
+std::string QueueDeadPrefix(std::string_view queue);
+std::string QueueDeadName(std::string_view queue, std::string_view id);
 // The prefix of a counter's shards, and one shard.
 std::string CounterPrefix(std::string_view name);
 std::string CounterShardName(std::string_view name, int shard);

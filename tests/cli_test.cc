@@ -262,6 +262,31 @@ TEST_F(CliTest, LeaderRunsTheCommandOnlyWhileLeader) {
   EXPECT_NE(LeaderElection::Current(**store, "sched")->identity.find(':'), std::string::npos);
 }
 
+TEST_F(CliTest, QueuePutTakeDoneAbandonList) {
+  EXPECT_EQ(Cli("queue list jobs").code, 3);  // no store: reads make none
+  CliRun put = Cli("queue put jobs 'resize photo-1'");
+  ASSERT_EQ(put.code, 0) << put.err;
+  ASSERT_EQ(Cli("queue put jobs", "from stdin").code, 0);
+  CliRun take = Cli("queue take jobs --visibility 20");
+  ASSERT_EQ(take.code, 0) << take.err;
+  json item = json::parse(take.out);
+  EXPECT_EQ(item["dequeue_count"], 1);
+  const std::string id = item["id"], lease = item["lease"];
+  CliRun other = Cli("queue take jobs");
+  ASSERT_EQ(other.code, 0);
+  EXPECT_NE(json::parse(other.out)["id"], id);  // the taken one is invisible
+  EXPECT_EQ(Cli("queue take jobs").code, 3);      // none visible now
+  EXPECT_EQ(Cli("queue abandon jobs " + id + " " + lease).code, 0);
+  std::string listed = Cli("queue list jobs").out;
+  EXPECT_NE(listed.find("\"id\":\"" + id + "\",\"dequeue_count\":1,\"taken\":false"),
+            std::string::npos) << listed;
+  json again = json::parse(Cli("queue take jobs").out);
+  EXPECT_EQ(again["id"], id);
+  EXPECT_EQ(Cli("queue done jobs " + id + " " + lease).code, 1);  // the old delivery's lease
+  EXPECT_EQ(Cli("queue done jobs " + id + " " + again["lease"].get<std::string>()).code, 0);
+  EXPECT_EQ(Cli("queue list jobs --dead").out, "");
+}
+
 TEST_F(CliTest, CounterAddsAndGets) {
   EXPECT_EQ(Cli("counter get visits").code, 3);  // no store yet: reads make none
   EXPECT_EQ(Cli("counter add visits").out, "1\n");
@@ -277,7 +302,7 @@ TEST_F(CliTest, CounterAddsAndGets) {
 TEST_F(CliTest, HelpAfterAnyCommandShowsThatCommandsHelp) {
   for (const char* command : {"put", "get", "delete", "query", "export", "import", "locate",
                               "txn", "recover", "check", "cache", "lock", "leader",
-                              "counter"}) {
+                              "counter", "queue"}) {
     for (const std::string& args : {std::string(command) + " --help",
                                     std::string(command) + " orders --help"}) {
       CliRun r = Cli(args);

@@ -13,6 +13,7 @@
 #include <future>
 #include <limits>
 #include <set>
+#include <optional>
 #include <thread>
 
 #include "coord/coord_names.h"
@@ -462,6 +463,140 @@ TEST_P(CoordTest, APausedLeaderKnowsItLostBeforeActingAndIsFenced) {
   go.Write(1);
   EXPECT_EQ(WaitChild(child), 0) << "10: still leader after the pause; 11: its write went through";
   EXPECT_EQ(table.Get("p", "r")->GetAs<std::string>("by"), "new leader");
+}
+
+namespace {
+
+QueueOptions Oldest() {
+  QueueOptions o;
+  o.visibility_seconds = 15;
+  o.spread = 1;  // always the oldest visible item: deterministic
+  return o;
+}
+
+}  // namespace
+
+// Dequeues until an item is visible: at once on the fake clock (after
+// OutliveLease); on a server, within its lease (polled: its clock is its own).
+std::optional<QueueItem> CoordTest::DequeueWithin(const WorkQueue& q) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(40);
+  for (;;) {
+    auto item = q.Dequeue();
+    EXPECT_TRUE(item.ok()) << item.status().ToString();
+    if (!item.ok() || *item || GetParam().fake_clock() ||
+        std::chrono::steady_clock::now() > deadline)
+      return item.ok() ? *item : std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+}
+
+TEST_P(CoordTest, QueueDeliversOldestFirstAndCompletesOnce) {
+  auto q = WorkQueue::Open(*store_, "thumbnails", Oldest());
+  ASSERT_TRUE(q.ok()) << q.status().ToString();
+  EXPECT_FALSE(q->Dequeue().value_or(std::nullopt).has_value());  // empty
+  std::vector<std::string> ids;
+  for (const char* body : {"a.jpg", "b.jpg", "c.jpg"}) {
+    auto id = q->Enqueue(body);
+    ASSERT_TRUE(id.ok()) << id.status().ToString();
+    ids.push_back(*id);
+    if (GetParam().fake_clock()) clock_.Advance(std::chrono::milliseconds(1));  // distinct ids
+  }
+  auto first = q->Dequeue();
+  ASSERT_TRUE(first.ok() && *first) << first.status().ToString();
+  EXPECT_EQ((*first)->body, "a.jpg");
+  EXPECT_EQ((*first)->id, ids[0]);
+  EXPECT_EQ((*first)->dequeue_count, 1);
+  auto second = q->Dequeue();  // the first is taken: the next one
+  ASSERT_TRUE(second.ok() && *second);
+  EXPECT_EQ((*second)->body, "b.jpg");
+  EXPECT_TRUE(q->Complete(**first).ok());
+  EXPECT_EQ(q->Complete(**first).code(), Code::kNotFound);  // gone already
+  EXPECT_TRUE(q->Abandon(**second).ok());
+  EXPECT_TRUE(q->Abandon(**second).ok());  // idempotent
+  auto listed = q->List();
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 2u);
+  EXPECT_EQ((*listed)[0].id, ids[1]);
+  EXPECT_EQ((*listed)[0].dequeue_count, 1);
+  EXPECT_FALSE((*listed)[0].taken);
+  auto again = q->Dequeue();  // abandoned: visible at once
+  ASSERT_TRUE(again.ok() && *again);
+  EXPECT_EQ((*again)->id, ids[1]);
+  EXPECT_EQ((*again)->dequeue_count, 2);
+  EXPECT_TRUE(q->Extend(**again).ok());
+  EXPECT_TRUE(q->Complete(**again).ok());
+}
+
+TEST_P(CoordTest, QueueRedeliversAnItemWhoseVisibilityRanOut) {
+  auto q = WorkQueue::Open(*store_, "jobs", Oldest());
+  ASSERT_TRUE(q->Enqueue("work").ok());
+  auto slow = q->Dequeue();
+  ASSERT_TRUE(slow.ok() && *slow);
+  EXPECT_FALSE(q->Dequeue().value_or(std::nullopt).has_value());  // invisible while taken
+  OutliveLease(15);
+  auto retry = DequeueWithin(*q);
+  ASSERT_TRUE(retry.has_value());
+  EXPECT_EQ(retry->id, (*slow)->id);
+  EXPECT_EQ(retry->dequeue_count, 2);
+  EXPECT_EQ(q->Complete(**slow).code(), Code::kLeaseLost);  // the slow worker must not count it
+  EXPECT_EQ(q->Extend(**slow).code(), Code::kLeaseLost);
+  EXPECT_TRUE(q->Complete(*retry).ok());
+}
+
+TEST_P(CoordTest, QueueMovesAPoisonItemToTheDeadLetters) {
+  QueueOptions o = Oldest();
+  o.max_dequeues = 2;
+  auto q = WorkQueue::Open(*store_, "jobs", o);
+  auto id = q->Enqueue("crashes its worker");
+  ASSERT_TRUE(id.ok());
+  for (int i = 1; i <= 2; ++i) {
+    auto item = q->Dequeue();
+    ASSERT_TRUE(item.ok() && *item);
+    EXPECT_EQ((*item)->dequeue_count, i);
+    ASSERT_TRUE(q->Abandon(**item).ok());
+  }
+  EXPECT_FALSE(q->Dequeue().value_or(std::nullopt).has_value());  // moved, not delivered
+  EXPECT_TRUE(q->List()->empty());
+  auto dead = q->DeadLetters();
+  ASSERT_TRUE(dead.ok());
+  ASSERT_EQ(dead->size(), 1u);
+  EXPECT_EQ((*dead)[0].id, *id);
+  EXPECT_EQ((*dead)[0].dequeue_count, 2);
+  EXPECT_EQ(WorkQueue::Open(*store_, "jobs", QueueOptions{0}).status().code(),
+            Code::kInvalidArgument);
+}
+
+TEST_P(CoordTest, ProcessesConsumeEveryItemExactlyOnce) {
+  constexpr int kItems = 40, kProcs = 3;
+  auto q = WorkQueue::Open(*store_, "work");
+  for (int i = 0; i < kItems; ++i) ASSERT_TRUE(q->Enqueue("item " + std::to_string(i)).ok());
+  std::vector<pid_t> pids;
+  for (int p = 0; p < kProcs; ++p)
+    pids.push_back(ForkChild([&] {
+      auto store = Open(nullptr);  // the real clock: leases must not run out under us
+      if (store == nullptr) return 2;
+      auto done = *store->OpenTable("done");
+      auto queue = WorkQueue::Open(*store, "work");
+      for (;;) {
+        auto item = queue->Dequeue();
+        if (!item.ok()) return 3;
+        if (!*item) return 0;  // nothing visible: the others hold the rest, or none is left
+        Status completed = queue->Complete(**item);
+        if (completed.code() == Code::kLeaseLost || completed.IsNotFound()) continue;
+        if (!completed.ok()) return 4;
+        // Completed by us alone: a second completion of one item would
+        // find this row (Conflict).
+        if (!done.Insert(Entity("p", (*item)->id).Set("body", (*item)->body)).ok()) return 5;
+      }
+    }));
+  for (pid_t pid : pids) EXPECT_EQ(WaitChild(pid), 0) << "5: an item completed twice";
+  auto store = Open(nullptr);
+  int rows = 0;
+  auto scan = store->OpenTable("done")->Scan();
+  for (const Entity& e : scan) rows += e.row_key().empty() ? 0 : 1;
+  EXPECT_TRUE(scan.status().ok());
+  EXPECT_EQ(rows, kItems);  // none lost
+  EXPECT_TRUE(q->List()->empty());
 }
 
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(CoordTest);

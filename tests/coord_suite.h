@@ -5,10 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <optional>
 
 #include "blobtable/counter.h"
 #include "blobtable/leader.h"
 #include "blobtable/lock.h"
+#include "blobtable/queue.h"
 #include "blobtable/store.h"
 #include "tests/backend.h"
 #include "tests/test_util.h"
@@ -25,6 +27,9 @@ class CoordTest : public ::testing::TestWithParam<Backend> {
   void OutliveLease(int lease_seconds);
   // A 15 s lease, and a timeout that waits out another's on a server.
   LockOptions Short() const;
+  // A visible item of `q`, waiting (on a server) for a taken one's
+  // visibility to run out; nullopt if none came.
+  std::optional<QueueItem> DequeueWithin(const WorkQueue& q);
 
   FakeClock clock_;  // shared with forked children
   StoreOptions options_;

@@ -43,6 +43,18 @@ TEST(CoordCost, RequestsPerCall) {
   counter->Clear();
   ASSERT_TRUE(c->Get().ok());
   EXPECT_EQ(counter->Counts(), (std::map<std::string, int>{{"list", 1}}));
+  auto q = WorkQueue::Open(**store, "q");
+  counter->Clear();
+  ASSERT_TRUE(q->Enqueue("x").ok());
+  EXPECT_EQ(counter->Counts(), (std::map<std::string, int>{{"put", 1}}));
+  counter->Clear();
+  auto item = q->Dequeue();
+  ASSERT_TRUE(item.ok() && *item);
+  EXPECT_EQ(counter->Counts(), (std::map<std::string, int>{
+                                   {"list", 1}, {"lease", 1}, {"get", 1}, {"metadata", 1}}));
+  counter->Clear();
+  ASSERT_TRUE(q->Complete(**item).ok());
+  EXPECT_EQ(counter->Counts(), (std::map<std::string, int>{{"delete", 1}}));
 }
 
 }  // namespace

@@ -24,6 +24,7 @@
 #include "tools/entity_output.h"
 #include "tools/counter_command.h"
 #include "tools/held_command.h"
+#include "tools/queue_command.h"
 #include "util/macros.h"
 
 namespace blobtable::cli {
@@ -332,6 +333,7 @@ struct Command {
   std::vector<std::string> command;
   LeaderOptions leader;
   std::chrono::milliseconds leader_timeout{-1};
+  QueueCommand queue;
   std::string counter_action;  // "add" or "get"
   int64_t delta = 1;
   int shards = 1;
@@ -521,6 +523,34 @@ void DefineCommands(CLI::App& app, Command& c) {
           "code: the command's."),
       &c.leader_timeout, &c.leader.lease_seconds,
       "SECONDS to wait to become leader (default: for ever)");
+  auto* queue = app.add_subcommand(
+      "queue", "queue put|take|done|abandon|list NAME ...: a work queue shared by every client "
+               "(README \"Coordination\"): items taken under a lease, completed once.");
+  queue->require_subcommand(1, 1);
+  auto queue_action = [&c, queue](const char* action, const char* help) {
+    auto* sub = queue->add_subcommand(action, help);
+    sub->add_option("NAME", c.queue.name)->required();
+    sub->callback([&c, action] { c.queue.action = action; });
+    return sub;
+  };
+  queue_action("put", "put NAME [BODY]: adds an item (BODY, else stdin); prints its id")
+      ->add_option_function<std::string>(
+          "BODY", [&c](const std::string& b) { c.queue.body = b, c.queue.body_given = true; });
+  queue_action("take", "take NAME [--visibility SECONDS]: takes a visible item; prints "
+                       "{\"id\", \"lease\", \"dequeue_count\", \"body\"}; exit 3 if none")
+      ->add_option("--visibility", c.queue.options.visibility_seconds,
+                   "SECONDS the item stays invisible to others, 15..60 (default 30)")
+      ->check(CLI::Range(15, 60));
+  for (const char* action : {"done", "abandon"}) {
+    auto* sub = queue_action(action, std::string(action) == "done"
+                                         ? "done NAME ID LEASE: completes the item (exit 1 "
+                                           "LeaseLost if its lease ran out)"
+                                         : "abandon NAME ID LEASE: gives the item back at once");
+    sub->add_option("ID", c.queue.id)->required();
+    sub->add_option("LEASE", c.queue.lease)->required();
+  }
+  queue_action("list", "list NAME [--dead]: the items (or dead letters), one JSON object a line")
+      ->add_flag("--dead", c.queue.dead, "the dead letters (items taken too often)");
   auto* counter = app.add_subcommand(
       "counter", "counter add NAME [DELTA] [--shards N] | counter get NAME: a counter shared by "
                  "every client (README \"Coordination\"); prints its value after the add, or now.");
@@ -588,7 +618,7 @@ int Execute(const std::string& name, Command& c, std::istream& in, std::ostream&
   // Only writes make a store: a mistyped --store must not answer "not
   // found" from a new, empty one.
   const bool writes = name == "put" || name == "import" || name == "txn" || name == "lock" ||
-                      name == "leader" ||
+                      name == "leader" || (name == "queue" && c.queue.action == "put") ||
                       (name == "counter" && c.counter_action == "add");
   // A bad table name is refused before anything is made.
   if (!c.table.empty()) {
@@ -611,6 +641,7 @@ int Execute(const std::string& name, Command& c, std::istream& in, std::ostream&
   if (name == "lock") return CmdLock(*store, c.lock_name, c.lock, c.command, err);
   if (name == "leader")
     return CmdLeader(*store, c.lock_name, c.leader, c.leader_timeout, c.command, err);
+  if (name == "queue") return CmdQueue(*store, c.queue, in, out, err);
   if (name == "counter")
     return CmdCounter(*store, c.counter_action, c.lock_name, c.delta, c.shards, out, err);
   if (name == "recover") {

@@ -1,0 +1,188 @@
+// WorkQueue: items as leased blobs (blobtable/queue.h).
+#include "blobtable/queue.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+
+#include "blobtable/store.h"
+#include "coord/coord_names.h"
+#include "util/macros.h"
+#include "util/random.h"
+
+namespace blobtable {
+namespace {
+
+constexpr char kCountKey[] = "dequeues";
+constexpr size_t kMaxBody = 4 << 20;
+
+int CountOf(const BlobProperties& p) {
+  auto it = p.metadata.find(kCountKey);
+  int n = 0;
+  if (it != p.metadata.end()) std::from_chars(it->second.data(), it->second.data() + it->second.size(), n);
+  return n;
+}
+
+// Ids sort by enqueue time (milliseconds, zero-padded), then at random.
+std::string NewId(const Clock& clock) {
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      clock.Now().time_since_epoch())
+                      .count();
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%015lld-%016llx", static_cast<long long>(ms),
+                static_cast<unsigned long long>(RandomU64()));
+  return buf;
+}
+
+bool Taken(const BlobProperties& p) { return p.lease_state == LeaseState::kLeased; }
+
+}  // namespace
+
+Result<WorkQueue> WorkQueue::Open(const Store& store, std::string_view name,
+                                  const QueueOptions& o) {
+  BT_RETURN_IF_ERROR(coord::ValidateName(name, "queue"));
+  if (o.visibility_seconds < 15 || o.visibility_seconds > 60)
+    return Status::InvalidArgument("QueueOptions::visibility_seconds must be 15..60, got " +
+                                   std::to_string(o.visibility_seconds));
+  if (o.max_dequeues < 1) return Status::InvalidArgument("QueueOptions::max_dequeues must be >= 1");
+  if (o.list_page < 1 || o.list_page > 1000 || o.spread < 1 || o.spread > o.list_page)
+    return Status::InvalidArgument("QueueOptions: need 1 <= spread <= list_page <= 1000");
+  return WorkQueue(&store, std::string(name), o);
+}
+
+Result<std::string> WorkQueue::Enqueue(std::string_view body) const {
+  if (body.size() > kMaxBody)
+    return Status::InvalidArgument("queue " + name_ + ": an item's body is at most 4 MiB");
+  const Clock* clock = store_->options().clock ? store_->options().clock : Clock::Real();
+  const std::string id = NewId(*clock);
+  PutOptions put;
+  put.conditions.if_none_match = std::string(kAnyETag);  // created once, never overwritten
+  put.metadata[kCountKey] = "0";
+  auto r = store_->blob_store().Put(coord::QueueItemName(name_, id), body, put);
+  if (!r.ok()) return r.status().WithContext("queue " + name_ + ": enqueue");
+  return id;
+}
+
+Result<std::optional<QueueItem>> WorkQueue::Take(const std::string& id) const {
+  BlobStore& blobs = store_->blob_store();
+  const std::string blob = coord::QueueItemName(name_, id);
+  const std::string lease_id = NewGuid();
+  auto lease = blobs.AcquireLease(blob, options_.visibility_seconds, lease_id, {});
+  if (lease.status().IsBusy() || lease.status().IsNotFound()) return std::optional<QueueItem>();
+  if (!lease.ok()) return lease.status();
+  auto got = blobs.Get(blob, ReadOptions{});
+  if (got.status().IsNotFound()) return std::optional<QueueItem>();
+  if (!got.ok()) return got.status();
+  WriteOptions under_lease;
+  under_lease.lease_id = lease_id;
+  const int before = CountOf(got->properties);
+  if (before >= options_.max_dequeues) {
+    // A poison item: to the dead letters (a copy made once), then gone.
+    PutOptions dead;
+    dead.conditions.if_none_match = std::string(kAnyETag);
+    dead.metadata[kCountKey] = std::to_string(before);
+    Status copied = blobs.Put(coord::QueueDeadName(name_, id), got->data, dead).status();
+    if (!copied.ok() && !copied.IsConflict()) return copied;
+    Status removed = blobs.Delete(blob, under_lease);
+    if (!removed.ok() && !removed.IsNotFound()) return removed;
+    return std::optional<QueueItem>();
+  }
+  under_lease.conditions.if_match = got->properties.etag;
+  Status counted =
+      blobs.SetMetadata(blob, {{kCountKey, std::to_string(before + 1)}}, under_lease).status();
+  if (counted.code() == Code::kLeaseLost || counted.IsConflict()) return std::optional<QueueItem>();
+  if (!counted.ok()) return counted;
+  return std::optional<QueueItem>(QueueItem{id, std::move(got->data), before + 1, lease_id});
+}
+
+Result<std::optional<QueueItem>> WorkQueue::Dequeue() const {
+  const std::string ctx = "queue " + name_ + ": dequeue";
+  ListOptions list;
+  list.prefix = coord::QueueItemPrefix(name_);
+  list.max_results = options_.list_page;
+  list.policy = ReadPolicy::Validate();
+  for (int pages = 0;;) {
+    auto page = store_->blob_store().List(list);
+    if (!page.ok()) return page.status().WithContext(ctx);
+    std::vector<std::string> visible;
+    for (const BlobItem& item : page->items)
+      if (!Taken(item.properties)) visible.push_back(item.name.substr(list.prefix.size()));
+    // At random among the first few visible items: workers spread over
+    // them instead of all racing for the oldest.
+    while (!visible.empty()) {
+      const size_t among = std::min(visible.size(), static_cast<size_t>(options_.spread));
+      const size_t pick = static_cast<size_t>(RandomU64() % among);
+      auto taken = Take(visible[pick]);
+      if (!taken.ok()) return taken.status().WithContext(ctx);
+      if (*taken) return taken;
+      visible.erase(visible.begin() + static_cast<std::ptrdiff_t>(pick));
+    }
+    auto next = NextListPage(list, *page, &pages);
+    if (!next.ok()) return next.status().WithContext(ctx);
+    if (!*next) return std::optional<QueueItem>();
+  }
+}
+
+Status WorkQueue::Complete(const QueueItem& item) const {
+  WriteOptions under_lease;
+  under_lease.lease_id = item.lease_id;
+  Status s = store_->blob_store().Delete(coord::QueueItemName(name_, item.id), under_lease);
+  if (s.ok()) return s;
+  const std::string ctx = "queue " + name_ + ", item " + item.id;
+  if (s.IsNotFound())
+    return Status::NotFound(ctx + ": gone: completed already (by an earlier call, or by another "
+                                  "worker after this delivery's lease ran out)");
+  if (s.code() == Code::kLeaseLost || s.IsBusy() || s.IsConflict())
+    return Status::LeaseLost(ctx + ": this delivery's lease ran out; the item will be (or was) "
+                                   "delivered again: " + s.ToString());
+  return s.WithContext(ctx);
+}
+
+Status WorkQueue::Abandon(const QueueItem& item) const {
+  auto r = store_->blob_store().ReleaseLease(coord::QueueItemName(name_, item.id), item.lease_id,
+                                             {});
+  if (r.ok() || r.status().code() == Code::kLeaseLost || r.status().IsNotFound() ||
+      r.status().IsBusy() || r.status().IsConflict())
+    return Status::OK();
+  return r.status().WithContext("queue " + name_ + ", item " + item.id + ": abandon");
+}
+
+Status WorkQueue::Extend(const QueueItem& item) const {
+  auto r =
+      store_->blob_store().RenewLease(coord::QueueItemName(name_, item.id), item.lease_id, {});
+  if (r.ok()) return Status::OK();
+  const std::string ctx = "queue " + name_ + ", item " + item.id + ": extend";
+  if (r.status().IsNotFound() || r.status().IsBusy() || r.status().IsConflict())
+    return Status::LeaseLost(ctx + ": " + r.status().ToString());
+  return r.status().WithContext(ctx);
+}
+
+Result<std::vector<QueueEntry>> WorkQueue::ListPrefix(const std::string& prefix, int max) const {
+  ListOptions list;
+  list.prefix = prefix;
+  list.max_results = std::clamp(max, 1, 5000);
+  list.policy = ReadPolicy::Validate();
+  std::vector<QueueEntry> out;
+  for (int pages = 0; static_cast<int>(out.size()) < max;) {
+    auto page = store_->blob_store().List(list);
+    if (!page.ok()) return page.status().WithContext("queue " + name_ + ": list");
+    for (const BlobItem& item : page->items) {
+      if (static_cast<int>(out.size()) >= max) break;
+      out.push_back({item.name.substr(prefix.size()), CountOf(item.properties),
+                     Taken(item.properties)});
+    }
+    BT_ASSIGN_OR_RETURN(bool more, NextListPage(list, *page, &pages));
+    if (!more) break;
+  }
+  return out;
+}
+
+Result<std::vector<QueueEntry>> WorkQueue::List(int max) const {
+  return ListPrefix(coord::QueueItemPrefix(name_), max);
+}
+
+Result<std::vector<QueueEntry>> WorkQueue::DeadLetters(int max) const {
+  return ListPrefix(coord::QueueDeadPrefix(name_), max);
+}
+
+}  // namespace blobtable
