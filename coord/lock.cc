@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "blobtable/store.h"
+#include "coord/clock_wait.h"
 #include "coord/coord_names.h"
 #include "kv/retry_loop.h"
 #include "util/macros.h"
@@ -84,14 +85,6 @@ struct Lock::State {
     return !released && lost.ok() && clock->Steady() < renewed_at + Usable(lease_seconds);
   }
   void Renew();
-  // Waits until `until` on the store's clock, or until stopping. A fake
-  // clock moves without notice, so it is looked at every 20 ms.
-  void WaitUntil(std::unique_lock<std::mutex>& lk, SteadyTime until) {
-    const SteadyTime now = clock->Steady();
-    if (now >= until) return;
-    const auto left = std::chrono::duration_cast<milliseconds>(until - now);
-    cv.wait_for(lk, clock == Clock::Real() ? left : std::min(left, milliseconds(20)));
-  }
 };
 
 // The renewal thread: renews every third of the lease; retries a renewal
@@ -104,7 +97,7 @@ void Lock::State::Renew() {
   SteadyTime next = renewed_at + interval;
   while (!stopping) {
     if (clock->Steady() < next) {
-      WaitUntil(lk, next);
+      coord::WaitOnClock(*clock, cv, lk, next);
       continue;
     }
     lk.unlock();

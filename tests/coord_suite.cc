@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <future>
 #include <limits>
 #include <set>
@@ -597,6 +598,63 @@ TEST_P(CoordTest, ProcessesConsumeEveryItemExactlyOnce) {
   EXPECT_TRUE(scan.status().ok());
   EXPECT_EQ(rows, kItems);  // none lost
   EXPECT_TRUE(q->List()->empty());
+}
+
+TEST_P(CoordTest, AWatchCallsBackOnEveryChangeAndOnlyThen) {
+  auto config = *store_->OpenTable("config");
+  std::vector<Result<Entity>> seen;
+  WatchOptions manual;
+  manual.background = false;
+  auto watch = EntityWatch::Start(
+      config, "service", "limits", [&](const Result<Entity>& now) { seen.push_back(now); },
+      manual);
+  ASSERT_TRUE(watch.ok()) << watch.status().ToString();
+  ASSERT_EQ(seen.size(), 1u);  // the current state, before Start returned: absent
+  EXPECT_TRUE(seen[0].status().IsNotFound());
+  EXPECT_FALSE((*watch)->Poll());  // still absent: no second call
+  ASSERT_TRUE(config.Upsert(Entity("service", "limits").Set("max", 10)).ok());
+  EXPECT_TRUE((*watch)->Poll());
+  ASSERT_EQ(seen.size(), 2u);
+  ASSERT_TRUE(seen[1].ok());
+  EXPECT_EQ(seen[1]->GetAs<int64_t>("max"), 10);
+  EXPECT_FALSE((*watch)->Poll());
+  EXPECT_FALSE((*watch)->Poll());
+  ASSERT_TRUE(config.Upsert(Entity("service", "limits").Set("max", 20)).ok());
+  EXPECT_TRUE((*watch)->Poll());
+  EXPECT_EQ(seen.back()->GetAs<int64_t>("max"), 20);
+  ASSERT_TRUE(config.Delete("service", "limits", "*").ok());
+  EXPECT_TRUE((*watch)->Poll());
+  EXPECT_TRUE(seen.back().status().IsNotFound());
+  EXPECT_FALSE((*watch)->Poll());
+  EXPECT_EQ(seen.size(), 4u);
+  EXPECT_EQ((*watch)->changes(), 4);  // the first state included
+  EXPECT_EQ((*watch)->polls(), 8);
+}
+
+TEST_P(CoordTest, AWatchPollsInTheBackgroundEveryInterval) {
+  auto config = *store_->OpenTable("config");
+  ASSERT_TRUE(config.Upsert(Entity("service", "limits").Set("max", 1)).ok());
+  std::mutex mu;
+  std::condition_variable cv;
+  int64_t latest = 0;
+  WatchOptions o;
+  o.interval = std::chrono::milliseconds(200);
+  auto watch = EntityWatch::Start(
+      config, "service", "limits",
+      [&](const Result<Entity>& now) {
+        std::lock_guard<std::mutex> g(mu);
+        latest = now.ok() ? now->GetAs<int64_t>("max").value_or(-1) : -1;
+        cv.notify_all();
+      },
+      o);
+  ASSERT_TRUE(watch.ok());
+  ASSERT_TRUE(config.Upsert(Entity("service", "limits").Set("max", 2)).ok());
+  if (GetParam().fake_clock()) clock_.Advance(std::chrono::milliseconds(200));  // a poll is due
+  std::unique_lock<std::mutex> lk(mu);
+  EXPECT_TRUE(cv.wait_for(lk, std::chrono::seconds(20), [&] { return latest == 2; }));
+  lk.unlock();
+  (*watch)->Stop();
+  (*watch)->Stop();  // idempotent
 }
 
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(CoordTest);

@@ -12,6 +12,7 @@
 #include "blobtable/lock.h"
 #include "blobtable/queue.h"
 #include "blobtable/store.h"
+#include "blobtable/watch.h"
 #include "tests/backend.h"
 #include "tests/test_util.h"
 

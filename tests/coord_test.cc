@@ -55,6 +55,17 @@ TEST(CoordCost, RequestsPerCall) {
   counter->Clear();
   ASSERT_TRUE(q->Complete(**item).ok());
   EXPECT_EQ(counter->Counts(), (std::map<std::string, int>{{"delete", 1}}));
+  // A watch: an idle poll is one GET answered "not modified" (no body).
+  auto config = *(*store)->OpenTable("config");
+  ASSERT_TRUE(config.Upsert(Entity("s", "limits")).ok());
+  WatchOptions manual;
+  manual.background = false;
+  auto watch = EntityWatch::Start(config, "s", "limits", [](const Result<Entity>&) {}, manual);
+  ASSERT_TRUE(watch.ok());
+  counter->Clear();
+  for (int i = 0; i < 3; ++i) EXPECT_FALSE((*watch)->Poll());
+  EXPECT_EQ(counter->Counts(), (std::map<std::string, int>{{"get", 3}}));
+  EXPECT_EQ(counter->NotModified(), 3);
 }
 
 }  // namespace

@@ -184,6 +184,7 @@ class BLOBTABLE_EXPORT Table {
  private:
   friend class Store;
   friend class TableScan;
+  friend class EntityWatch;
   Table(std::shared_ptr<const internal::StoreCore> core, std::string name)
       : core_(std::move(core)), name_(std::move(name)) {}
   // InvalidArgument on an empty handle.
