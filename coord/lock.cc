@@ -125,7 +125,7 @@ void Lock::State::Renew() {
       lk.lock();
       break;
     }
-    next = clock->Steady() + std::min<milliseconds>(std::chrono::seconds(1), interval);
+    next = sent + std::min<milliseconds>(std::chrono::seconds(1), interval);  // a second after the try
   }
 }
 
