@@ -7,6 +7,7 @@
 
 #include "model/blob_naming.h"
 #include "model/entity_codec.h"
+#include "model/key_rules.h"
 #include "remote/inline_body.h"
 #include "util/macros.h"
 #include "util/parallel.h"
@@ -251,19 +252,17 @@ Result<Entity> Table::Merge(const Entity& entity, std::string_view if_match) con
 }
 
 Result<Entity> Table::Replace(const Entity& entity) const {
-  if (entity.etag().empty())
-    return Status::InvalidArgument(Context(name_, entity.partition_key(), entity.row_key()) +
-                                   ": Replace(entity) needs the entity's ETag (from a read or "
-                                   "write); give one, or \"*\", as its second argument");
-  return Replace(entity, entity.etag());
+  auto etag = OwnETag(entity, "Replace(entity)");
+  if (!etag.ok())
+    return etag.status().WithContext(Context(name_, entity.partition_key(), entity.row_key()));
+  return Replace(entity, *etag);
 }
 
 Result<Entity> Table::Merge(const Entity& entity) const {
-  if (entity.etag().empty())
-    return Status::InvalidArgument(Context(name_, entity.partition_key(), entity.row_key()) +
-                                   ": Merge(entity) needs the entity's ETag (from a read or "
-                                   "write); give one, or \"*\", as its second argument");
-  return Merge(entity, entity.etag());
+  auto etag = OwnETag(entity, "Merge(entity)");
+  if (!etag.ok())
+    return etag.status().WithContext(Context(name_, entity.partition_key(), entity.row_key()));
+  return Merge(entity, *etag);
 }
 
 Result<Entity> Table::Upsert(const Entity& entity) const {

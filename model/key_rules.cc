@@ -110,6 +110,14 @@ Status ValidateKey(std::string_view key, std::string_view which) {
   return Status::OK();
 }
 
+Result<std::string> OwnETag(const Entity& entity, std::string_view call) {
+  if (entity.etag().empty())
+    return Status::InvalidArgument(std::string(call) +
+                                   " needs the entity's ETag (from a read or write); give one, "
+                                   "or \"*\", as its if_match argument");
+  return entity.etag();
+}
+
 Status ValidateEntity(const Entity& entity) {
   Status s = ValidateKey(entity.partition_key(), "PartitionKey");
   if (s.ok()) s = ValidateKey(entity.row_key(), "RowKey");

@@ -3,12 +3,20 @@
 #ifndef BLOBTABLE_MODEL_KEY_RULES_H_
 #define BLOBTABLE_MODEL_KEY_RULES_H_
 
+#include <string>
 #include <string_view>
+
+#include "blobtable/entity.h"
 
 namespace blobtable {
 
 // xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, hexadecimal digits of either case.
 bool IsGuid(std::string_view g);
+
+// The ETag a write "at the entity's own ETag" (Replace/Merge without one,
+// on a Table or in a Transaction) conditions on: entity.etag(), or
+// InvalidArgument saying that `call` needs one.
+Result<std::string> OwnETag(const Entity& entity, std::string_view call);
 
 }  // namespace blobtable
 

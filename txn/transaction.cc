@@ -6,6 +6,7 @@
 #include "blobtable/txn.h"
 
 #include "blobtable/store.h"
+#include "model/key_rules.h"
 #include "util/macros.h"
 #include "txn/atomic_commit.h"
 #include "txn/prewrite_commit.h"
@@ -131,16 +132,12 @@ Status Transaction::Check(const Table& t, std::string_view pk, std::string_view 
 }
 
 Status Transaction::Replace(const Table& t, const Entity& e) {
-  if (e.etag().empty())
-    return Status::InvalidArgument("Replace(table, entity) needs the entity's ETag (from a read "
-                                   "or write); give one, or \"*\", as its third argument");
-  return Replace(t, e, e.etag());
+  BT_ASSIGN_OR_RETURN(std::string etag, OwnETag(e, "Replace(table, entity)"));
+  return Replace(t, e, etag);
 }
 Status Transaction::Merge(const Table& t, const Entity& e) {
-  if (e.etag().empty())
-    return Status::InvalidArgument("Merge(table, entity) needs the entity's ETag (from a read "
-                                   "or write); give one, or \"*\", as its third argument");
-  return Merge(t, e, e.etag());
+  BT_ASSIGN_OR_RETURN(std::string etag, OwnETag(e, "Merge(table, entity)"));
+  return Merge(t, e, etag);
 }
 
 Result<std::vector<CommittedWrite>> Transaction::Commit() {
