@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "remote/storage_errors.h"
+#include "util/digest.h"
 
 namespace blobtable::lease {
 namespace {
@@ -25,17 +26,33 @@ void Grant(LeaseRecord& lease, std::string_view id, int duration_seconds, int64_
 
 void Clear(LeaseRecord& lease) { lease = LeaseRecord{}; }
 
+constexpr int kBootShift = 47;  // 2^47 ms since boot: over 4,000 years
+
+int64_t BootTag(int64_t t) { return t >> kBootShift; }
+
+// Whether lease time `t` has come: it has, if it is of another boot.
+bool Passed(int64_t t, int64_t now_ms) { return BootTag(t) != BootTag(now_ms) || now_ms >= t; }
+
 }  // namespace
+
+int64_t BootTagOf(std::string_view boot_id) {
+  return 1 + static_cast<int64_t>(Crc32(boot_id) % 0xFFFF);
+}
+
+int64_t LeaseNowMs(int64_t boot_tag, std::chrono::milliseconds since_boot) {
+  return (boot_tag << kBootShift) | (since_boot.count() & ((int64_t{1} << kBootShift) - 1));
+}
 
 void Refresh(LeaseRecord& lease, int64_t now_ms) {
   if (lease.state == LeaseState::kLeased && lease.duration_seconds != kInfiniteLease &&
-      now_ms >= lease.expires_ms) {
+      Passed(lease.expires_ms, now_ms)) {
     lease.state = LeaseState::kExpired;
   }
-  if (lease.state == LeaseState::kBreaking && now_ms >= lease.broken_at_ms) {
+  if (lease.state == LeaseState::kBreaking && Passed(lease.broken_at_ms, now_ms)) {
     lease.state = LeaseState::kBroken;
   }
 }
+
 
 LeaseStatus StatusOf(const LeaseRecord& lease) {
   return lease.state == LeaseState::kLeased || lease.state == LeaseState::kBreaking

@@ -5,6 +5,7 @@
 #ifndef BLOBTABLE_REMOTE_LEASE_RULES_H_
 #define BLOBTABLE_REMOTE_LEASE_RULES_H_
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -15,7 +16,16 @@
 
 namespace blobtable::lease {
 
-// Lease fields of one blob. Times are milliseconds since the Unix epoch.
+// The time leases are judged by on the local backend (invariant K1 of
+// docs/protocol.md): Clock::SinceBoot in milliseconds, tagged in bits 47..62
+// with a hash of Clock::BootId. Setting the wall clock moves it not at all,
+// every process on the machine reads the same, and a time of another boot
+// (or a wall-clock instant kept by a store written before this rule, tag 0)
+// counts as passed: leases from before a reboot have run out.
+int64_t BootTagOf(std::string_view boot_id);  // the tag of Clock::BootId
+int64_t LeaseNowMs(int64_t boot_tag, std::chrono::milliseconds since_boot);
+
+// Lease fields of one blob. Times are on the lease clock (LeaseNowMs).
 struct LeaseRecord {
   LeaseState state = LeaseState::kAvailable;  // as last stored; see Refresh()
   std::string id;                              // empty when available

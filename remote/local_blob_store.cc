@@ -39,7 +39,8 @@ class LocalBlobStore final : public BlobStore {
   LocalBlobStore(std::shared_ptr<LmdbEnv> env, MDB_dbi blobs, MDB_dbi data, MDB_dbi meta,
                  std::string container, Clock* clock)
       : env_(std::move(env)), blobs_(blobs), data_(data), meta_(meta),
-        container_(std::move(container)), clock_(clock) {}
+        container_(std::move(container)), clock_(clock),
+        boot_tag_(lease::BootTagOf(clock->BootId())) {}
   ~LocalBlobStore() override {
     env_->ReleaseDatabase(kContainerDbPrefix + container_);
     env_->ReleaseDatabase(kDataDbPrefix + container_);
@@ -100,7 +101,7 @@ class LocalBlobStore final : public BlobStore {
     WriteResult out;
     BT_RETURN_IF_ERROR(Write(name, kFail, [&](std::optional<BlobRecord>& rec, Stamp& stamp) -> Status {
       if (!rec) return NotFound(name);
-      BT_RETURN_IF_ERROR(lease::CheckWrite(rec->lease, o.lease_id, stamp.now_ms));
+      BT_RETURN_IF_ERROR(lease::CheckWrite(rec->lease, o.lease_id, stamp.lease_ms));
       BT_RETURN_IF_ERROR(CheckConditions(o.conditions, rec, /*is_put=*/false));
       rec->metadata = metadata;
       BT_RETURN_IF_ERROR(stamp.Apply(*rec));
@@ -184,7 +185,7 @@ class LocalBlobStore final : public BlobStore {
       // The lease is checked before the conditions, as Azure does (a leased
       // blob answers LeaseIdMissing even to If-None-Match "*").
       lease::LeaseRecord lease = rec ? rec->lease : lease::LeaseRecord{};
-      BT_RETURN_IF_ERROR(lease::CheckWrite(lease, lease_id, stamp.now_ms));
+      BT_RETURN_IF_ERROR(lease::CheckWrite(lease, lease_id, stamp.lease_ms));
       BT_RETURN_IF_ERROR(CheckConditions(c, rec, /*is_put=*/true));
       if (!rec) rec.emplace();
       rec->lease = lease;
@@ -200,7 +201,7 @@ class LocalBlobStore final : public BlobStore {
                          std::string_view lease_id) {
     return [name, &c, lease_id](std::optional<BlobRecord>& rec, Stamp& stamp) -> Status {
       if (!rec) return NotFound(name);
-      BT_RETURN_IF_ERROR(lease::CheckWrite(rec->lease, lease_id, stamp.now_ms));
+      BT_RETURN_IF_ERROR(lease::CheckWrite(rec->lease, lease_id, stamp.lease_ms));
       BT_RETURN_IF_ERROR(CheckConditions(c, rec, /*is_put=*/false));
       BT_RETURN_IF_ERROR(stamp.DeleteData(*rec));
       rec.reset();
@@ -241,7 +242,8 @@ class LocalBlobStore final : public BlobStore {
   struct Stamp {
     LocalBlobStore* store;
     MDB_txn* txn;
-    int64_t now_ms;
+    int64_t now_ms;    // wall clock: last-modified
+    int64_t lease_ms;  // the lease clock (lease::LeaseNowMs)
     // Gives `rec` a fresh ETag and the current time as last-modified.
     Status Apply(BlobRecord& rec) {
       BT_ASSIGN_OR_RETURN(uint64_t seq, store->NextSequence(txn));
@@ -291,8 +293,11 @@ class LocalBlobStore final : public BlobStore {
   }
 
   int64_t NowMs() const { return ToMs(clock_->Now()); }
+  // Leases are judged by the boot-tagged monotonic time, never the wall
+  // clock (remote/lease_rules.h).
+  int64_t LeaseMs() const { return lease::LeaseNowMs(boot_tag_, clock_->SinceBoot()); }
 
-  BlobProperties PropertiesOf(const BlobRecord& r, int64_t now_ms) const {
+  BlobProperties PropertiesOf(const BlobRecord& r, int64_t lease_ms) const {
     BlobProperties p;
     p.etag = r.etag;
     p.last_modified = FromSeconds(r.last_modified_s);
@@ -300,7 +305,7 @@ class LocalBlobStore final : public BlobStore {
     p.content_md5 = r.data_md5;
     p.metadata = r.metadata;
     lease::LeaseRecord l = r.lease;
-    lease::Refresh(l, now_ms);
+    lease::Refresh(l, lease_ms);
     p.lease_state = l.state;
     p.lease_status = lease::StatusOf(l);
     p.lease_duration = lease::DurationOf(l);
@@ -377,7 +382,7 @@ class LocalBlobStore final : public BlobStore {
       out.properties.last_modified = version.last_modified;
       return out;
     }
-    out.properties = PropertiesOf(rec, NowMs());
+    out.properties = PropertiesOf(rec, LeaseMs());
     if (with_data) {
       BT_ASSIGN_OR_RETURN(out.data, TakeData(txn.get(), *it));
     }
@@ -435,7 +440,7 @@ class LocalBlobStore final : public BlobStore {
     bool existed = it != bucket.end() && it->name == name;
     std::optional<BlobRecord> rec;
     if (existed) rec = std::move(it->record);
-    Stamp stamp{this, txn, NowMs()};
+    Stamp stamp{this, txn, NowMs(), LeaseMs()};
     BT_RETURN_IF_ERROR(fn(rec, stamp));
     if (rec && existed) it->record = std::move(*rec);
     else if (rec) bucket.insert(it, BucketEntry{std::string(name), std::move(*rec)});
@@ -460,7 +465,7 @@ class LocalBlobStore final : public BlobStore {
     BT_RETURN_IF_ERROR(Write(name, kFail, [&](std::optional<BlobRecord>& rec, Stamp& stamp) -> Status {
       if (!rec) return NotFound(name);
       BT_RETURN_IF_ERROR(CheckConditions(c, rec, /*is_put=*/false));
-      BT_RETURN_IF_ERROR(fn(rec->lease, stamp.now_ms, out));
+      BT_RETURN_IF_ERROR(fn(rec->lease, stamp.lease_ms, out));
       // Lease actions change neither the ETag nor last-modified.
       out.etag = rec->etag;
       out.last_modified = FromSeconds(rec->last_modified_s);
@@ -475,6 +480,7 @@ class LocalBlobStore final : public BlobStore {
   MDB_dbi meta_;   // the sequence
   std::string container_;
   Clock* clock_;
+  const int64_t boot_tag_;
 };
 
 Result<ListPage> LocalBlobStore::List(const ListOptions& o) {
@@ -492,7 +498,7 @@ Result<ListPage> LocalBlobStore::List(const ListOptions& o) {
   MDB_val k = ToVal(start), v;
   // LMDB refuses empty keys: an empty start means the first bucket.
   rc = mdb_cursor_get(cursor, &k, &v, start.empty() ? MDB_FIRST : MDB_SET_RANGE);
-  const int64_t now_ms = NowMs();
+  const int64_t lease_ms = LeaseMs();
   ListPage page;
   bool more = false;
   while (rc == 0 && !more) {
@@ -519,7 +525,7 @@ Result<ListPage> LocalBlobStore::List(const ListOptions& o) {
         more = true;
         break;
       }
-      BlobItem item{e.name, PropertiesOf(e.record, now_ms), std::nullopt};
+      BlobItem item{e.name, PropertiesOf(e.record, lease_ms), std::nullopt};
       if (o.include_data) {
         BT_ASSIGN_OR_RETURN(item.data, TakeData(txn.get(), e));
       }

@@ -21,6 +21,31 @@ TEST(LeaseRules, FixedLeaseExpiresAtItsDuration) {
   EXPECT_EQ(DurationOf(l), LeaseDurationType::kNone);
 }
 
+// K1 of docs/protocol.md: lease times are milliseconds since boot, tagged
+// with the boot; a time of another boot has passed (a reboot, or a store
+// that kept wall-clock instants: tag 0), an infinite lease stays.
+TEST(LeaseRules, ALeaseOfAnotherBootHasRunOut) {
+  const int64_t boot = BootTagOf("boot-a"), other = BootTagOf("boot-b");
+  ASSERT_NE(boot, other);
+  EXPECT_EQ(BootTagOf("boot-a"), boot) << "the same boot, the same tag, in every process";
+  const int64_t now = LeaseNowMs(boot, std::chrono::seconds(100));
+  EXPECT_LT(now, LeaseNowMs(boot, std::chrono::seconds(101)));
+  LeaseRecord l;
+  ASSERT_TRUE(Acquire(l, 15, "", "id", now).ok());
+  Refresh(l, LeaseNowMs(boot, std::chrono::seconds(114)));
+  EXPECT_EQ(l.state, LeaseState::kLeased);
+  Refresh(l, LeaseNowMs(other, std::chrono::seconds(1)));  // after a reboot
+  EXPECT_EQ(l.state, LeaseState::kExpired);
+  LeaseRecord wall;  // kept by an older store: a wall-clock instant far "ahead"
+  ASSERT_TRUE(Acquire(wall, 60, "", "id", 1'700'000'000'000).ok());
+  Refresh(wall, now);
+  EXPECT_EQ(wall.state, LeaseState::kExpired);
+  LeaseRecord forever;
+  ASSERT_TRUE(Acquire(forever, kInfiniteLease, "p", "", now).ok());
+  Refresh(forever, LeaseNowMs(other, std::chrono::seconds(1)));
+  EXPECT_EQ(forever.state, LeaseState::kLeased);
+}
+
 TEST(LeaseRules, InfiniteLeaseNeverExpires) {
   LeaseRecord l;
   ASSERT_TRUE(Acquire(l, kInfiniteLease, "p", "unused", 0).ok());

@@ -1,16 +1,46 @@
 #include "blobtable/options.h"
 
+#include <time.h>
+
+#include <fstream>
 #include <thread>
 
 namespace blobtable {
 namespace {
+
+// CLOCK_BOOTTIME: monotonic, shared by every process, and it goes on while
+// the machine is suspended (a lease runs out then too).
+std::chrono::nanoseconds BootTime() {
+  timespec ts{};
+  clock_gettime(CLOCK_BOOTTIME, &ts);
+  return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
+}
+
 class RealClock final : public Clock {
  public:
   TimePoint Now() const override { return std::chrono::system_clock::now(); }
-  SteadyTime Steady() const override { return std::chrono::steady_clock::now(); }
+  SteadyTime Steady() const override {
+    return SteadyTime(std::chrono::duration_cast<SteadyTime::duration>(BootTime()));
+  }
   void SleepFor(std::chrono::milliseconds d) const override { std::this_thread::sleep_for(d); }
 };
+
 }  // namespace
+
+std::chrono::milliseconds Clock::SinceBoot() const {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(BootTime());
+}
+
+std::string Clock::BootId() const {
+  // Read once: it changes only with a reboot, which ends this process too.
+  static const std::string id = [] {
+    std::ifstream in("/proc/sys/kernel/random/boot_id");
+    std::string line;
+    std::getline(in, line);
+    return line.empty() ? std::string("unknown-boot") : line;
+  }();
+  return id;
+}
 
 Clock* Clock::Real() {
   static RealClock clock;

@@ -1,8 +1,8 @@
 // A clock that runs `speed` times faster than real time, the same in every
 // process that is given the same base instants: lease expiry, waits and
 // timeouts on the local backend then pass in a fraction of the real time,
-// and every process still agrees when a lease ends (the local backend keeps
-// leases as wall-clock instants). Not for Azure: its leases run on the
+// and every process still agrees when a lease ends (the local backend judges
+// leases by SinceBoot, scaled here as Steady is). Not for Azure: its leases run on the
 // service's own clock.
 #ifndef BLOBTABLE_TOOLS_STRESS_SCALED_CLOCK_H_
 #define BLOBTABLE_TOOLS_STRESS_SCALED_CLOCK_H_
@@ -29,6 +29,10 @@ class ScaledClock final : public Clock {
   SteadyTime Steady() const override {
     return SteadyTime(std::chrono::duration_cast<SteadyTime::duration>(
         std::chrono::nanoseconds(base_steady_ns_ + Scaled())));
+  }
+  // Leases on the local backend run on the scaled monotonic time too.
+  std::chrono::milliseconds SinceBoot() const override {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(Steady().time_since_epoch());
   }
   void SleepFor(std::chrono::milliseconds d) const override {
     std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(d.count() / speed_));
