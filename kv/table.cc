@@ -349,12 +349,14 @@ Result<Entity> Table::Write(const Entity& entity, std::string_view if_match, boo
     // A condition failed: say which, or retry a merge that lost a race. The
     // answer is about the entity as a reader sees it, so a transaction's
     // mark or reservation is settled first (Get does that).
-    if (any_version) continue;  // raced between reading and writing: again
+    // An intent placed and not yet leased fails the condition without being
+    // a race: settle it (undone: its transaction can no longer commit).
     if (HoldsIntent(*core_->blobs, *name)) {
       BT_RETURN_IF_ERROR(busy.Next(Status::Busy("held by a transaction"), ctx));
       --attempt;
       continue;
     }
+    if (any_version) continue;  // raced between reading and writing: again
     auto now = Get(entity.partition_key(), entity.row_key(), ReadPolicy::Validate());
     if (!now.ok() && !now.status().IsNotFound()) return now.status();
     if (insert_only) {
@@ -414,12 +416,12 @@ Status Table::Delete(std::string_view pk, std::string_view rk, std::string_view 
     if (s.ok()) return s;
     if (s.IsNotFound()) return Status::NotFound(ctx + ": not found");
     if (!s.IsConflict()) return s.WithContext(ctx);
-    if (any_version) continue;  // raced between reading and deleting: again
-    if (HoldsIntent(*core_->blobs, *name)) {
+    if (HoldsIntent(*core_->blobs, *name)) {  // an intent not yet leased: settle it
       BT_RETURN_IF_ERROR(busy.Next(Status::Busy("held by a transaction"), ctx));
       --attempt;
       continue;
     }
+    if (any_version) continue;  // raced between reading and deleting: again
     auto now = Get(pk, rk, ReadPolicy::Validate());
     if (now.status().IsNotFound()) return Status::NotFound(ctx + ": not found");
     if (!now.ok()) return now.status();

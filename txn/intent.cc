@@ -18,7 +18,7 @@ void PackBin(msgpack::packer<msgpack::sbuffer>& pk, const std::string& s) {
 std::string EncodeIntent(const EntityIntent& i) {
   msgpack::sbuffer buf;
   msgpack::packer<msgpack::sbuffer> pk(&buf);
-  pk.pack_array(9);
+  pk.pack_array(11);
   pk.pack(std::string_view(kMagic));
   pk.pack(kFormat);
   pk.pack(i.txn_id);
@@ -28,6 +28,8 @@ std::string EncodeIntent(const EntityIntent& i) {
   PackBin(pk, i.prev_body);
   pk.pack(i.next_exists);
   PackBin(pk, i.next_body);
+  pk.pack(i.reads_only);
+  pk.pack(i.prev_same);
   return std::string(buf.data(), buf.size());
 }
 
@@ -46,6 +48,10 @@ Result<EntityIntent> DecodeIntent(std::string_view body, std::string_view blob) 
     i.prev_body = mp::Bin(f[6], "prev_body");
     i.next_exists = mp::Bool(f[7], "next_exists");
     i.next_body = mp::Bin(f[8], "next_body");
+    if (oh.get().via.array.size >= 11) {
+      i.reads_only = mp::Bool(f[9], "reads_only");
+      i.prev_same = mp::Str(f[10], "prev_same");
+    }
     if (i.txn_id.empty()) throw mp::FormatError{"no transaction id"};
   }));
   return i;

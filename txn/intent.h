@@ -3,7 +3,8 @@
 // out the right one once the transaction's record says how it ended.
 //
 // Stored as msgpack: ["bt.intent", 1, txn_id, lock_blob, prev_exists,
-// prev_etag, prev_body(bin), next_exists, next_body(bin)], with metadata
+// prev_etag, prev_body(bin), next_exists, next_body(bin), reads_only,
+// prev_same] (the last two since 2026-11-25; absent: false, ""), with metadata
 // kPrewriteMetadata = txn id (so a HEAD or a listing sees it without the
 // body) and no inline copy (a listing must read and resolve it).
 #ifndef BLOBTABLE_TXN_INTENT_H_
@@ -27,6 +28,13 @@ struct EntityIntent {
   bool next_exists = false;  // false: the transaction deletes it, or only
                              // needs it absent
   std::string next_body;
+  // The transaction only reads the entity (or checks it): the intent fences
+  // it (a writer must settle the transaction first) and changes nothing.
+  // Its version is the previous one whatever the record says.
+  bool reads_only = false;
+  // The handles the previous version carried (kSameAsMetadata), if known:
+  // undoing the intent, or finishing one that only reads, keeps them.
+  std::string prev_same;
 };
 
 std::string EncodeIntent(const EntityIntent& intent);

@@ -33,8 +33,36 @@ Result<bool> MayBeAlive(const ResolveContext& ctx, const EntityIntent& intent) {
 
 std::string SameAsOf(const BlobProperties& p) { return MetaOf(p, kSameAsMetadata); }
 
+bool NamesVersion(std::string_view same_as, std::string_view etag) {
+  if (etag.empty()) return false;
+  for (size_t at = 0; at <= same_as.size();) {
+    size_t end = same_as.find(' ', at);
+    if (end == std::string_view::npos) end = same_as.size();
+    if (same_as.substr(at, end - at) == etag) return true;
+    at = end + 1;
+  }
+  return false;
+}
+
 bool SameVersion(const BlobProperties& p, std::string_view etag) {
-  return !etag.empty() && MetaOf(p, kSameAsMetadata) == etag;
+  return NamesVersion(MetaOf(p, kSameAsMetadata), etag);
+}
+
+std::string ContinuedHandles(std::string_view etag, std::string_view same_as) {
+  std::string out(etag);
+  int n = 1;
+  for (size_t at = 0; at < same_as.size() && n < kMaxHandles;) {
+    size_t end = same_as.find(' ', at);
+    if (end == std::string_view::npos) end = same_as.size();
+    std::string_view h = same_as.substr(at, end - at);
+    if (!h.empty() && h != etag) {
+      out += ' ';
+      out += h;
+      ++n;
+    }
+    at = end + 1;
+  }
+  return out;
 }
 
 Result<Outcome> OutcomeOf(BlobStore& blobs, std::string_view txn_id) {
@@ -75,14 +103,22 @@ Result<IntentView> PreviousVersion(std::string_view blob, const GetResult& seen)
 Result<std::optional<IntentView>> ViewIntent(BlobStore& blobs, std::string_view blob,
                                              const GetResult& seen) {
   BT_ASSIGN_OR_RETURN(EntityIntent intent, DecodeIntent(seen.data, blob));
+  // An entity only read is the version before, however its transaction
+  // ends: no record to ask.
+  if (intent.reads_only)
+    return std::optional<IntentView>(
+        IntentView{intent.prev_exists, intent.prev_body, intent.prev_etag, false});
   BT_ASSIGN_OR_RETURN(Outcome outcome, OutcomeOf(blobs, intent.txn_id));
   if (outcome == Outcome::kCommitted)
     return std::optional<IntentView>(
         IntentView{intent.next_exists, intent.next_body, seen.properties.etag, true});
-  if (outcome == Outcome::kUndecided) {
-    // No record now. A committed record is deleted only once every intent
-    // is rewritten, so if the blob is still this intent, the transaction
-    // had not committed when the record was looked for.
+  if (outcome != Outcome::kCommitted) {
+    // No record, or an aborted one: either tells only together with the
+    // intent still in place after the record was read (invariant R1 of
+    // docs/protocol.md). A committed record is deleted only once every
+    // intent is rewritten, and an aborted record can also be a decider's
+    // create that arrived late, after the transaction committed, finished
+    // and deleted its record: both are seen only once the intent is gone.
     auto again = blobs.Head(blob, {});
     if (!again.ok() && !again.status().IsNotFound()) return again.status();
     if (!again.ok() || again->properties.etag != seen.properties.etag)
@@ -97,7 +133,14 @@ Status FinishIntent(const ResolveContext& ctx, std::string_view blob, const Enti
                     bool may_use_txn_lease) {
   const bool exists = committed ? intent.next_exists : intent.prev_exists;
   const std::string& body = committed ? intent.next_body : intent.prev_body;
-  const std::string same_as = committed ? seen.etag : intent.prev_etag;
+  // A new version is named by the intent's ETag (what the commit handed
+  // out); the version before, kept (undone, or only read), by every handle
+  // it had.
+  const bool new_version = committed && !intent.reads_only;
+  const std::string same_as = new_version ? seen.etag
+                              : intent.prev_etag.empty()
+                                  ? std::string()
+                                  : ContinuedHandles(intent.prev_etag, intent.prev_same);
   // Under the transaction's lease while it holds the blob; the lease id is
   // its id, so whoever finishes it can present it.
   std::string lease = seen.lease_status == LeaseStatus::kLocked ? intent.txn_id : "";

@@ -71,8 +71,15 @@ Status FinishIntent(const ResolveContext& ctx, std::string_view blob, const Enti
 // True if `p` carries kSameAsMetadata naming `etag`: it is the version a
 // condition on `etag` meant.
 bool SameVersion(const BlobProperties& p, std::string_view etag);
-// The ETag `p` continues (its kSameAsMetadata); "" if none.
+// The handles `p` continues (its kSameAsMetadata, a list); "" if none.
 std::string SameAsOf(const BlobProperties& p);
+// True if handle list `same_as` (kSameAsMetadata's form) names `etag`.
+bool NamesVersion(std::string_view same_as, std::string_view etag);
+// The handle list of a rewrite that continues the version at `etag`, which
+// carried the list `same_as`: `etag` first, the newest of the rest after
+// it (at most kMaxHandles in all).
+std::string ContinuedHandles(std::string_view etag, std::string_view same_as);
+inline constexpr int kMaxHandles = 4;
 
 }  // namespace blobtable
 

@@ -34,11 +34,10 @@ struct Target {
   // turns out to have moved on).
   bool exists = false;
   std::string etag;  // the version held (If-Match)
-  std::string same_as;  // the version it continues (kSameAsMetadata), if any
+  std::string same_as;  // the handles of the version it continues (kSameAsMetadata)
   std::string body;  // its stored body
-  // What the commit does to it: an intent (both versions) for a write, and
-  // for an entity that must stay absent; a finite lease for one only read.
-  bool gets_intent = false;
+  // What the commit does to it: an intent (both versions; the same one
+  // twice for an entity only read).
   bool next_exists = false;
   std::string next_body;
   // Progress.
@@ -161,7 +160,10 @@ class PrewriteCommit {
 
   Status PlanWrite(Target& t) {
     const Intent& i = *t.intent;
-    t.gets_intent = i.writes() || !t.exists;
+    // Every entity gets an intent, also one only read or checked: its
+    // intent keeps its version and fences it the way a write's does, so a
+    // writer must settle this transaction (through its record) before it
+    // can change what the transaction read (invariant F1).
     if (i.kind == Kind::kPut || i.kind == Kind::kMerge) {
       t.next_exists = true;
       BT_ASSIGN_OR_RETURN(t.next_body, NewBody(i, t.exists ? &t.body : nullptr, clock_.Now()));
@@ -204,13 +206,6 @@ class PrewriteCommit {
   // is changed), never a lease without the intent that says whose it is.
   Status Take(Target& t) {
     if (t.intent == nullptr) return TakeLock(t);
-    if (!t.gets_intent) {
-      AccessConditions at;
-      at.if_match = t.etag;
-      BT_RETURN_IF_ERROR(blobs_.AcquireLease(t.blob, opts_.lease_seconds, txn_id_, at).status());
-      t.held = t.leased = true;
-      return Status::OK();
-    }
     PutOptions o;
     if (t.exists) o.conditions.if_match = t.etag;
     else o.conditions.if_none_match = std::string(kAnyETag);
@@ -282,6 +277,7 @@ class PrewriteCommit {
     if (exists == t.exists && etag == t.etag) return false;  // leased by another client
     if (exists && t.exists && SameVersion(cur->properties, t.etag)) {
       t.etag = etag;  // the same version, rewritten by whoever finished it
+      t.same_as = SameAsOf(cur->properties);
       t.body = cur->data;
       return true;
     }
@@ -301,7 +297,7 @@ class PrewriteCommit {
     std::vector<Status> done(targets_.size() + 1);
     Each(targets_.size() + 1, [&](size_t i) {
       if (i == targets_.size()) done[i] = RenewIfDue();  // beside the prewrites
-      else if (targets_[i].intent != nullptr && targets_[i].gets_intent) done[i] = Place(targets_[i]);
+      else if (targets_[i].intent != nullptr) done[i] = Place(targets_[i]);
     });
     for (const Status& s : done) BT_RETURN_IF_ERROR(s);
     BT_SYNC_POINT("txn.prewritten");
@@ -327,14 +323,16 @@ class PrewriteCommit {
     i.prev_exists = t.exists;
     i.prev_etag = t.exists ? t.etag : "";
     i.prev_body = t.exists ? t.body : "";
+    i.prev_same = t.exists ? t.same_as : "";
     i.next_exists = t.next_exists;
     i.next_body = t.next_body;
+    i.reads_only = !t.intent->writes();
     return i;
   }
 
-  // Renews every finite lease (the locks', and those on entities only read)
-  // when less than the margin remains. Before the commit point, a lease that
-  // may have run out means this coordinator may have been taken over.
+  // Renews every finite lease (the partition locks') when less than the
+  // margin remains. Before the commit point, a lease that may have run out
+  // means this coordinator may have been taken over.
   Status RenewIfDue() {
     std::lock_guard<std::mutex> guard(renew_mu_);
     const auto remaining =
@@ -343,7 +341,7 @@ class PrewriteCommit {
     const SteadyTime before = clock_.Steady();
     std::vector<Target*> finite;
     for (Target& t : targets_)
-      if (t.leased && (t.intent == nullptr || !t.gets_intent)) finite.push_back(&t);
+      if (t.leased && t.intent == nullptr) finite.push_back(&t);
     std::vector<Status> renewed(finite.size());
     Each(finite.size(), [&](size_t i) {
       renewed[i] = blobs_.RenewLease(finite[i]->blob, txn_id_, {}).status();
@@ -382,9 +380,16 @@ class PrewriteCommit {
   // happened; with none, deciding "abort" ourselves makes it certain.
   Status Settle(const Status& failure) {
     auto outcome = OutcomeOf(blobs_, txn_id_);
-    if (outcome.ok() && *outcome == Outcome::kUndecided)
-      outcome = IntentsStillPlaced() ? DecideAbort(blobs_, txn_id_)
-                                     : Result<Outcome>(OutcomeFromRewrites());
+    if (outcome.ok() && *outcome == Outcome::kAborted && IntentsInPlace().first == 0) {
+      // An aborted record tells only beside an intent still in place (R1):
+      // a decider's create that arrived after this transaction committed
+      // and was finished by others stands beside rewritten intents only.
+      outcome = OutcomeFromRewrites();
+    } else if (outcome.ok() && *outcome == Outcome::kUndecided) {
+      auto [in_place, placed] = IntentsInPlace();
+      outcome = in_place == placed ? DecideAbort(blobs_, txn_id_)
+                                   : Result<Outcome>(OutcomeFromRewrites());
+    }
     if (outcome.ok() && *outcome == Outcome::kCommitted) {
       BT_SYNC_POINT("txn.committed");
       return Status::OK();
@@ -403,15 +408,20 @@ class PrewriteCommit {
         "Read the entities it writes (a read settles it) or run `blobtable recover`, then decide");
   }
 
-  // Whether every intent is still in place (nobody finished one: a record
-  // missing then was never written, not written and removed).
-  bool IntentsStillPlaced() {
+  // How many of the intents placed are still in place, read now, and how
+  // many there are. All of them with no record: nobody finished one, so the
+  // record was never written (not written and removed). Any of them beside
+  // an aborted record read before: no late one (A1: a late one exists only
+  // once every intent was rewritten).
+  std::pair<size_t, size_t> IntentsInPlace() {
+    size_t in_place = 0, placed = 0;
     for (const Target& t : targets_) {
       if (!t.intent_placed) continue;
+      ++placed;
       auto head = blobs_.Head(t.blob, {});
-      if (!head.ok() || head->properties.etag != t.intent_etag) return false;
+      if (head.ok() && head->properties.etag == t.intent_etag) ++in_place;
     }
-    return true;
+    return {in_place, placed};
   }
 
   // With no record and an intent gone, the record was written and removed
@@ -421,7 +431,9 @@ class PrewriteCommit {
   // Undecided if nothing says (every blob was written again since).
   Outcome OutcomeFromRewrites() {
     for (const Target& t : targets_) {
-      if (!t.intent_placed) continue;
+      // An intent that only reads is rewritten as the same version either
+      // way: it does not tell.
+      if (!t.intent_placed || t.placed.reads_only) continue;
       auto head = blobs_.Head(t.blob, {});
       if (!head.ok()) continue;
       auto stamp = head->properties.metadata.find(kTxnMetadata);

@@ -1,10 +1,10 @@
 // The commit protocol on a store without atomic batches (README "The
 // protocol"): three rounds of independent requests before Commit() returns,
-//   1. every partition lock leased (finite, renewed); every entity to write
-//      given its intent (both versions) at the version the transaction
-//      expects (If-Match, or If-None-Match "*" for an absent one: this
-//      validates its reads and conditions); every entity only read leased
-//      (finite) at the version read;
+//   1. every partition lock leased (finite, renewed); every entity given
+//      its intent (both versions; for one only read or checked, the same
+//      version twice) at the version the transaction expects (If-Match, or
+//      If-None-Match "*" for an absent one: this validates its reads and
+//      conditions);
 //   2. every intent leased infinitely at its own version (a plain write
 //      then meets the lease, and settles the transaction first);
 //   3. the commit point: the record created committed (If-None-Match "*";

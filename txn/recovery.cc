@@ -151,20 +151,29 @@ Status Resolve(const ResolveContext& ctx, const std::string& name, const std::st
   return s.IsNotFound() ? Status::OK() : s;
 }
 
-// Removes what a transaction whose record is gone left on `blob`: its mark
-// (under its own id, the lease id of the new protocol), or the lease on an
-// entity it stamped. Busy if the record exists after all.
-Status ClearOrphan(const ResolveContext& ctx, std::string_view blob) {
+// Removes what transaction `txn`, judged resolved (its record is gone),
+// left on `blob`: its protocol-1 mark (under its own id), or the lease on
+// an entity it stamped. Only `txn`'s, and only at a version still showing
+// it (invariant C1 of docs/protocol.md): the blob is read again here, and
+// what it shows now may be another transaction's (a protocol-2 intent
+// placed since, whose lease this must never let go). Busy if the record
+// exists after all.
+Status ClearOrphan(const ResolveContext& ctx, std::string_view blob, const std::string& txn) {
   auto head = ctx.blobs.Head(blob, {});
   if (!head.ok()) return head.status().IsNotFound() ? Status::OK() : head.status();
   const BlobProperties& p = head->properties;
-  std::string txn = MarkingTransaction(p);
-  if (txn.empty()) {
-    std::string stamp = MetaOf(p, kTxnMetadata);
-    if (!stamp.empty() && p.lease_status == LeaseStatus::kLocked)
-      (void)ctx.blobs.ReleaseLease(blob, stamp, {});  // succeeds only if still its lease
+  if (!PrewritingTransaction(p).empty()) return Status::OK();  // moved on: the caller reads again
+  const std::string mark = MetaOf(p, kIntentMetadata).empty() ? MetaOf(p, kReservationMetadata)
+                                                              : MetaOf(p, kIntentMetadata);
+  if (mark.empty()) {
+    if (MetaOf(p, kTxnMetadata) == txn && p.lease_status == LeaseStatus::kLocked) {
+      AccessConditions at;
+      at.if_match = p.etag;
+      (void)ctx.blobs.ReleaseLease(blob, txn, at);  // succeeds only if still its lease
+    }
     return Status::OK();
   }
+  if (mark != txn) return Status::OK();  // another transaction's now
   auto record = ctx.blobs.Head(RecordBlobName(txn), {});
   if (record.ok()) return Status::Busy("transaction " + txn + " still has a record");
   if (!record.status().IsNotFound()) return record.status();
@@ -186,7 +195,7 @@ Status ClearMark(BlobStore& blobs, std::string_view blob, const BlobProperties& 
   bool reservation = MetaOf(seen, kReservationMetadata) == txn_id;
   bool intent = MetaOf(seen, kIntentMetadata) == txn_id;
   if (!reservation && !intent) {
-    (void)blobs.ReleaseLease(blob, lease_id, {});  // succeeds only if still its lease
+    (void)blobs.ReleaseLease(blob, lease_id, at);  // only if still its lease, at that version
     return Status::OK();
   }
   // (Re)take it with the transaction's id at the version seen: a finite
@@ -295,7 +304,7 @@ Status ResolveBlob(const ResolveContext& ctx, std::string_view blob, const BlobP
     if (txn.empty() || seen.lease_status != LeaseStatus::kLocked) return Status::OK();
   }
   BT_RETURN_IF_ERROR(ResolveTransaction(ctx, txn));
-  return ClearOrphan(ctx, blob);
+  return ClearOrphan(ctx, blob, txn);
 }
 
 namespace {

@@ -2,6 +2,7 @@
 #include "txn/txn_buffer.h"
 
 #include "model/entity_codec.h"
+#include "txn/intent_resolver.h"
 #include "util/macros.h"
 
 namespace blobtable::internal {
@@ -34,7 +35,7 @@ milliseconds RenewalMargin(const TransactionOptions& o) {
 Status Expectation(const Intent& i, bool exists, const std::string& etag,
                    std::string_view same_as) {
   auto is = [&](const std::string& wanted) {
-    return etag == wanted || (!same_as.empty() && same_as == wanted);
+    return etag == wanted || NamesVersion(same_as, wanted);
   };
   if (i.reads_disagree)
     return Status::Conflict(i.Describe() + ": read twice in the transaction, two versions seen");

@@ -48,8 +48,8 @@ std::chrono::milliseconds RenewalMargin(const TransactionOptions& o);
 // Whether an entity as storage holds it (exists, etag; no other
 // transaction's mark on it) satisfies the intent: what the transaction read
 // and the write's condition. Conflict or NotFound, saying why, if not.
-// `same_as`: the ETag of the version this one continues (the blob's
-// kSameAsMetadata: an intent rewritten plain), which matches as well.
+// `same_as`: the handles of the version this one continues (the blob's
+// kSameAsMetadata list: an intent rewritten plain), which match as well.
 Status Expectation(const Intent& i, bool exists, const std::string& etag,
                    std::string_view same_as = "");
 

@@ -34,9 +34,11 @@ inline constexpr char kReservationMetadata[] = "btres";
 // an entity: both versions, until that transaction is decided and the blob
 // is rewritten plain (value: txn id). Written by the protocol since format 2.
 inline constexpr char kPrewriteMetadata[] = "btpw";
-// On a blob that finished or undid an intent: the ETag of the version it
-// continues (the intent's, after a commit; the one the intent replaced,
-// after an abort), so a condition on that ETag still means this version.
+// On a blob that finished or undid an intent: the handles (ETags) of the
+// version it continues, space-separated, newest first, at most four: the
+// intent's, after a commit; after an abort, or after a commit of an entity
+// the transaction only read, the ETag the intent replaced and the handles
+// that version carried. A condition on any of them still means this version.
 inline constexpr char kSameAsMetadata[] = "btsame";
 // A copy of a small blob's whole body, base64 (remote/inline_body.h), so a
 // listing answers for it without a GET. Trusted only while the MD5 of the

@@ -25,6 +25,7 @@
 #include "tools/stress/sim/history_checker.h"
 #include "tools/stress/sim/sim_scheduler.h"
 #include "txn/intent.h"
+#include "txn/intent_resolver.h"
 #include "txn/recovery.h"
 #include "txn/sync_point.h"
 #include "txn/txn_record.h"
@@ -109,8 +110,11 @@ class ProtocolMonitor final : public BlobStoreWrapper {
       }
       auto stamp = o.metadata.find(kTxnMetadata);
       auto same = o.metadata.find(kSameAsMetadata);
+      // A new version is named by the intent's ETag; an entity only read
+      // keeps its version, named by the ETag the intent replaced.
       return i.next_exists && d == i.next_body && stamp != o.metadata.end() &&
-             stamp->second == i.txn_id && same != o.metadata.end() && same->second == cur.etag;
+             stamp->second == i.txn_id && same != o.metadata.end() &&
+             NamesVersion(same->second, i.reads_only ? i.prev_etag : cur.etag);
     };
     return Watch(n, o.lease_id, "put", finishes, [&] { return BlobStoreWrapper::Put(n, d, o); });
   }

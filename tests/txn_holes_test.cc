@@ -1,0 +1,477 @@
+// Four interleavings that broke README "Guarantees" (issue 29), each played
+// deterministically on the embedded store through the protocol
+// (atomic_commits off, finishing inline, one request at a time): sync points
+// stop a coordinator at a step, a request-hooking wrapper holds one request
+// of one thread at a gate, and the fake clock steps between them. Each test
+// failed on the protocol before the fix; docs/protocol.md names the
+// invariant each one checks.
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "blobtable/store.h"
+#include "model/blob_naming.h"
+#include "tests/test_util.h"
+#include "txn/sync_point.h"
+#include "util/stored_format.h"
+
+namespace blobtable::testing {
+namespace {
+
+using std::chrono::seconds;
+
+// One thread stops at Arrive() until the test opens the gate; the test
+// waits until it got there. The wait is bounded only so that a schedule
+// that never reaches the gate fails instead of hanging.
+class Gate {
+ public:
+  void Arrive() {
+    std::unique_lock<std::mutex> lock(mu_);
+    arrived_ = true;
+    cv_.notify_all();
+    cv_.wait(lock, [&] { return open_; });
+  }
+  ::testing::AssertionResult WaitArrived() {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (cv_.wait_for(lock, seconds(60), [&] { return arrived_; }))
+      return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << "the schedule never reached the gate";
+  }
+  void Open() {
+    std::lock_guard<std::mutex> lock(mu_);
+    open_ = true;
+    cv_.notify_all();
+  }
+  bool arrived() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return arrived_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool arrived_ = false, open_ = false;
+};
+
+// Calls the hook before every Get, Head and Put (the requests these
+// schedules hold back).
+class HookedBlobStore final : public BlobStoreWrapper {
+ public:
+  struct Request {
+    const char* op;
+    std::string_view name;
+    const PutOptions* put = nullptr;
+  };
+  using Hook = std::function<void(const Request&)>;
+  HookedBlobStore(std::shared_ptr<BlobStore> inner, Hook* hook, std::mutex* mu)
+      : BlobStoreWrapper(std::move(inner)), hook_(hook), mu_(mu) {}
+
+  Result<GetResult> Get(std::string_view n, const ReadOptions& o) override {
+    Call({"get", n});
+    return BlobStoreWrapper::Get(n, o);
+  }
+  Result<GetResult> Head(std::string_view n, const AccessConditions& c) override {
+    Call({"head", n});
+    return BlobStoreWrapper::Head(n, c);
+  }
+  Result<WriteResult> Put(std::string_view n, std::string_view d, const PutOptions& o) override {
+    Call({"put", n, &o});
+    return BlobStoreWrapper::Put(n, d, o);
+  }
+
+ private:
+  void Call(const Request& r) {
+    Hook hook;
+    {
+      std::lock_guard<std::mutex> lock(*mu_);
+      hook = *hook_;
+    }
+    if (hook) hook(r);
+  }
+  Hook* hook_;
+  std::mutex* mu_;
+};
+
+// Which actor the calling thread plays (set first thing in each thread).
+thread_local std::string role;
+bool Is(const char* r) { return role == r; }
+
+bool IsRecord(std::string_view name) { return name.rfind(kRecordPrefix, 0) == 0; }
+bool IsCreate(const HookedBlobStore::Request& r) {
+  return r.put != nullptr && r.put->conditions.if_none_match.has_value();
+}
+
+class TxnHolesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    SyncPoints::ClearAll();
+    store_ = Open(/*atomic=*/false);
+    ASSERT_NE(store_, nullptr);
+    table_ = *store_->OpenTable("holes");
+  }
+  void TearDown() override {
+    SetHook(nullptr);
+    SyncPoints::ClearAll();
+  }
+
+  std::unique_ptr<Store> Open(bool atomic, std::chrono::milliseconds busy_timeout = seconds(1)) {
+    StoreOptions o;
+    o.clock = &clock_;
+    o.atomic_commits = atomic;
+    o.finish_in_background = false;  // Commit() finishes before it returns
+    o.busy_timeout = busy_timeout;
+    o.cache = false;
+    o.wrap_blob_store = [this](std::shared_ptr<BlobStore> b) {
+      return std::make_shared<HookedBlobStore>(std::move(b), &hook_, &hook_mu_);
+    };
+    auto s = Store::Open(dir_.path(), o);
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    return s.ok() ? std::move(*s) : nullptr;
+  }
+  void SetHook(HookedBlobStore::Hook hook) {
+    std::lock_guard<std::mutex> lock(hook_mu_);
+    hook_ = std::move(hook);
+  }
+  static TransactionOptions Leases() {
+    TransactionOptions o;
+    o.lease_seconds = 15;
+    o.renewal_margin = seconds(5);
+    o.lock_timeout = seconds(1);
+    return o;
+  }
+  std::string Put(const std::string& pk, const std::string& rk, int v) {
+    auto e = table_.Upsert(Entity(pk, rk).Set("v", v));
+    EXPECT_TRUE(e.ok()) << e.status().ToString();
+    return e.ok() ? e->etag() : "";
+  }
+  int Value(const std::string& pk, const std::string& rk) {
+    auto e = table_.Get(pk, rk);
+    EXPECT_TRUE(e.ok()) << e.status().ToString();
+    return e.ok() ? *e->FindAs<int32_t>("v") : -1;
+  }
+  std::string Blob(const std::string& pk, const std::string& rk) {
+    return *table_.EntityBlobName(pk, rk);
+  }
+
+  TempDir dir_;
+  FakeClock clock_;
+  std::mutex hook_mu_;
+  HookedBlobStore::Hook hook_;
+  std::unique_ptr<Store> store_;
+  Table table_;
+};
+
+// Hole 1. A writer decides a slow coordinator's transaction aborted, but its
+// create of the aborted record is slow: the coordinator's commit point lands
+// first, it finishes every intent and deletes its record, then the create
+// lands. A reader that read an intent before the finishing and the record
+// after the late create must not take that record for the truth: a
+// read-only transaction that read b before T1 and a after T1 must not commit.
+TEST_F(TxnHolesTest, ALateAbortRecordNeverMakesAReaderGoBack) {
+  const std::string pb = Put("p", "b", 0);
+  Put("p", "a", 0);
+  auto t3 = store_->Begin(Leases());
+  ASSERT_TRUE(t3.ok());
+  ASSERT_EQ(*t3->Get(table_, "p", "b")->FindAs<int32_t>("v"), 0);  // before T1
+
+  Gate prewritten, finished_one, abort_create, reader_record;
+  SyncPoints::Set("txn.prewritten", [&] { prewritten.Arrive(); });
+  std::atomic<int> finished{0};
+  SyncPoints::Set("txn.finished_one", [&] {
+    if (finished++ == 0) finished_one.Arrive();  // a finished, b still an intent
+  });
+  Status t1_status;
+  std::thread t1([&] {
+    auto txn = store_->Begin(Leases());
+    auto a = txn->Get(table_, "p", "a");
+    auto b = txn->Get(table_, "p", "b");
+    Status s = txn->Replace(table_, Entity("p", "a").Set("v", 1), a->etag());
+    if (s.ok()) s = txn->Replace(table_, Entity("p", "b").Set("v", 1), b->etag());
+    t1_status = s.ok() ? txn->Commit().status() : s;
+  });
+  ASSERT_TRUE(prewritten.WaitArrived());
+  clock_.Advance(seconds(16));  // T1's partition lock lease runs out: T1 is slow, not dead
+
+  // W meets T1's intent on b, finds the lock free and decides abort; its
+  // create of the record is held back.
+  SetHook([&](const HookedBlobStore::Request& r) {
+    if (Is("W") && IsRecord(r.name) && IsCreate(r) && !abort_create.arrived())
+      abort_create.Arrive();
+    else if (Is("T3") && r.op == std::string("get") && IsRecord(r.name) &&
+             !reader_record.arrived())
+      reader_record.Arrive();
+  });
+  Status w_status;
+  std::thread w([&] {
+    role = "W";
+    w_status = table_.Replace(Entity("p", "b").Set("v", 7), pb).status();
+  });
+  ASSERT_TRUE(abort_create.WaitArrived());
+
+  // T1 goes on: its commit point lands first; it finishes a, then stops.
+  prewritten.Open();
+  ASSERT_TRUE(finished_one.WaitArrived());
+
+  // T3 reads a after T1 (new), then validates b: it reads b's intent, and
+  // its look at the record is held back.
+  Result<std::vector<CommittedWrite>> t3_result = Status::Internal("not run");
+  std::thread reader([&] {
+    role = "T3";
+    auto a = t3->Get(table_, "p", "a");
+    if (!a.ok() || *a->FindAs<int32_t>("v") != 1) {
+      t3_result = Status::Internal("a not read after T1");
+      reader_record.Arrive();
+      return;
+    }
+    t3_result = t3->Commit();
+  });
+  ASSERT_TRUE(reader_record.WaitArrived());
+
+  finished_one.Open();  // T1 finishes b and deletes its record
+  t1.join();
+  ASSERT_TRUE(t1_status.ok()) << t1_status.ToString();
+  abort_create.Open();  // the late create lands
+  w.join();
+  EXPECT_FALSE(w_status.ok()) << "W wrote at a version T1 replaced";
+  reader_record.Open();
+  reader.join();
+  EXPECT_FALSE(t3_result.ok())
+      << "a read-only transaction committed b before T1 and a after T1";
+  EXPECT_EQ(Value("p", "a"), 1);
+  EXPECT_EQ(Value("p", "b"), 1);
+  // A plain read now, after every answer above, is T1's too.
+  auto b = table_.Get("p", "b");
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(*b->FindAs<int32_t>("v"), 1);
+}
+
+// Hole 2. T2 reads x and writes y := x + 10; it stalls past its leases after
+// its last renewal, with its commit point on the way. W writes x, a
+// read-only T3 reads the new x and the old y. T2 must not then commit on
+// the x it read: W < T3 < T2 < W would be a cycle.
+TEST_F(TxnHolesTest, AnEntityOnlyReadIsFencedLikeOneWritten) {
+  const std::string px = Put("p", "x", 0);
+  Put("q", "y", 0);
+  Gate commit_point;
+  SetHook([&](const HookedBlobStore::Request& r) {
+    if (Is("T2") && IsRecord(r.name) && IsCreate(r) && !commit_point.arrived()) commit_point.Arrive();
+  });
+  Status t2_status;
+  std::thread t2([&] {
+    role = "T2";
+    auto txn = store_->Begin(Leases());
+    auto x = txn->Get(table_, "p", "x");
+    auto y = txn->Get(table_, "q", "y");
+    Status s = txn->Replace(table_, Entity("q", "y").Set("v", *x->FindAs<int32_t>("v") + 10),
+                            y->etag());
+    t2_status = s.ok() ? txn->Commit().status() : s;
+  });
+  ASSERT_TRUE(commit_point.WaitArrived());
+  clock_.Advance(seconds(31));  // stalled past every lease it holds
+
+  auto w = table_.Replace(Entity("p", "x").Set("v", 1), px);
+  Status t3_status;
+  int t3_x = -1, t3_y = -1;
+  {
+    auto t3 = store_->Begin(Leases());
+    auto x = t3->Get(table_, "p", "x");
+    auto y = t3->Get(table_, "q", "y");
+    if (x.ok()) t3_x = *x->FindAs<int32_t>("v");
+    if (y.ok()) t3_y = *y->FindAs<int32_t>("v");
+    t3_status = t3->Commit().status();
+  }
+  commit_point.Open();
+  t2.join();
+  const bool cycle = w.ok() && t3_status.ok() && t3_x == 1 && t3_y == 0 && t2_status.ok();
+  EXPECT_FALSE(cycle) << "T2 read x before W, W came before T3, T3 read y before T2: "
+                         "W: " << w.status().ToString() << ", T2: " << t2_status.ToString();
+  if (t2_status.ok()) {
+    EXPECT_FALSE(w.ok()) << "T2 committed on the x that W replaced";
+    EXPECT_EQ(Value("q", "y"), 10);
+  }
+}
+
+// Hole 3 (the embedded store). A wall-clock step lets no lease lapse: the
+// store judges leases by a system-wide monotonic clock.
+TEST_F(TxnHolesTest, AWallClockStepLetsNoLocalLeaseLapse) {
+  BlobStore& blobs = store_->blob_store();
+  ASSERT_TRUE(blobs.Put("c/held", "x", {}).ok());
+  ASSERT_TRUE(blobs.AcquireLease("c/held", 15, "holder", {}).ok());
+  clock_.Jump(seconds(3600));  // the wall clock is set an hour ahead
+  Status taken = blobs.AcquireLease("c/held", 15, "other", {}).status();
+  EXPECT_TRUE(taken.IsConflict() || taken.IsBusy())
+      << "a lease lapsed by a clock step alone: " << taken.ToString();
+  EXPECT_FALSE(blobs.Put("c/held", "y", {}).ok()) << "a write got around a live lease";
+  auto head = blobs.Head("c/held", {});
+  ASSERT_TRUE(head.ok());
+  EXPECT_EQ(head->properties.lease_status, LeaseStatus::kLocked);
+  EXPECT_TRUE(blobs.RenewLease("c/held", "holder", {}).ok());
+  // A step back makes it last no longer either: 16 s of real time end it.
+  clock_.Jump(-seconds(7200));
+  clock_.Advance(seconds(16));
+  EXPECT_TRUE(blobs.AcquireLease("c/held", 15, "other", {}).ok());
+}
+
+// Hole 3, through the protocol: the wall clock steps 31 s while T2 is
+// between rounds; a plain writer of the x it read must not get around it.
+TEST_F(TxnHolesTest, AWallClockStepLetsNoWriterAroundALiveCoordinator) {
+  const std::string px = Put("p", "x", 0);
+  Put("q", "y", 0);
+  Gate prewritten;
+  SyncPoints::Set("txn.prewritten", [&] { prewritten.Arrive(); });
+  Status t2_status;
+  std::thread t2([&] {
+    auto txn = store_->Begin(Leases());
+    auto x = txn->Get(table_, "p", "x");
+    auto y = txn->Get(table_, "q", "y");
+    Status s = txn->Replace(table_, Entity("q", "y").Set("v", *x->FindAs<int32_t>("v") + 10),
+                            y->etag());
+    t2_status = s.ok() ? txn->Commit().status() : s;
+  });
+  ASSERT_TRUE(prewritten.WaitArrived());
+  clock_.Jump(seconds(31));
+  auto w = table_.Replace(Entity("p", "x").Set("v", 1), px);
+  prewritten.Open();
+  t2.join();
+  EXPECT_FALSE(w.ok() && t2_status.ok())
+      << "W replaced the x T2 read, and T2 committed on it: " << w.status().ToString();
+  EXPECT_TRUE(t2_status.ok()) << "a live coordinator is not taken over by a clock step: "
+                              << t2_status.ToString();
+}
+
+// Hole 4. An entity last written by an atomic batch carries a btxn stamp and
+// no btsame; another client leases it. A plain writer resolves the stamp and
+// is slow; meanwhile the lease goes and transaction T9 places (and leases)
+// its intent there. The writer's clean-up must act only on what it judged,
+// never on T9's lease.
+TEST_F(TxnHolesTest, ACleanUpActsOnlyOnTheMarkItJudged) {
+  auto atomic = Open(/*atomic=*/true);
+  ASSERT_NE(atomic, nullptr);
+  Table at = *atomic->OpenTable("holes");
+  {
+    auto txn = atomic->Begin();
+    ASSERT_TRUE(txn->Upsert(at, Entity("p", "x").Set("v", 0)).ok());
+    ASSERT_TRUE(txn->Upsert(at, Entity("q", "y").Set("v", 0)).ok());
+    ASSERT_TRUE(txn->Commit().ok());
+  }
+  const std::string x = Blob("p", "x");
+  auto stamped = store_->blob_store().Head(x, {});
+  ASSERT_TRUE(stamped.ok());
+  ASSERT_EQ(stamped->properties.metadata.count(kTxnMetadata), 1u);
+  const std::string px = stamped->properties.etag;
+  BlobStore& raw = store_->blob_store();
+  ASSERT_TRUE(raw.AcquireLease(x, 15, "another-client", {}).ok());
+
+  Gate second_look, prewritten;
+  std::atomic<int> heads{0};
+  SetHook([&](const HookedBlobStore::Request& r) {
+    if (Is("W") && r.op == std::string("head") && r.name == x && ++heads == 2) second_look.Arrive();
+  });
+  Status w_status;
+  std::thread w([&] {
+    role = "W";
+    w_status = table_.Replace(Entity("p", "x").Set("v", 7), px).status();
+  });
+  ASSERT_TRUE(second_look.WaitArrived());
+
+  ASSERT_TRUE(raw.ReleaseLease(x, "another-client", {}).ok());
+  SyncPoints::Set("txn.prewritten", [&] { prewritten.Arrive(); });
+  Status t9_status;
+  std::thread t9([&] {
+    auto txn = store_->Begin(Leases());
+    auto ex = txn->Get(table_, "p", "x");
+    auto ey = txn->Get(table_, "q", "y");
+    Status s = txn->Replace(table_, Entity("p", "x").Set("v", 9), ex->etag());
+    if (s.ok()) s = txn->Replace(table_, Entity("q", "y").Set("v", 9), ey->etag());
+    t9_status = s.ok() ? txn->Commit().status() : s;
+  });
+  ASSERT_TRUE(prewritten.WaitArrived());
+  second_look.Open();
+  w.join();
+  prewritten.Open();
+  t9.join();
+  EXPECT_FALSE(w_status.ok() && t9_status.ok())
+      << "W and T9 both replaced x at the same version " << px;
+  if (t9_status.ok()) {
+    EXPECT_EQ(Value("p", "x"), 9) << "T9's write of x was lost";
+    EXPECT_EQ(Value("q", "y"), 9);
+  }
+}
+
+// Lesser (issue 29): Merge("*"), UpsertMerge and Delete("*") that meet an
+// intent placed but not yet leased settle it (undo it: its transaction can
+// no longer commit) and write, instead of taking it 16 times for a race and
+// reporting a false Conflict. Replace("*") always did.
+TEST_F(TxnHolesTest, AnyVersionWritesSettleAnIntentNotYetLeased) {
+  for (const char* op : {"merge", "upsert-merge", "delete"}) {
+    SCOPED_TRACE(op);
+    SyncPoints::ClearAll();
+    Put("p", "x", 0);
+    Gate placed;
+    SyncPoints::Set("txn.locks_acquired", [&] { placed.Arrive(); });  // round 1 done
+    Status t_status;
+    std::thread t([&] {
+      auto txn = store_->Begin(Leases());
+      Status s = txn->Replace(table_, Entity("p", "x").Set("v", 5), "*");
+      t_status = s.ok() ? txn->Commit().status() : s;
+    });
+    ASSERT_TRUE(placed.WaitArrived());
+    Status w;
+    Entity patch("p", "x");
+    patch.Set("m", 1);
+    if (op == std::string("merge")) w = table_.Merge(patch, "*").status();
+    else if (op == std::string("upsert-merge")) w = table_.UpsertMerge(patch).status();
+    else w = table_.Delete("p", "x", "*");
+    placed.Open();
+    t.join();
+    EXPECT_TRUE(w.ok()) << w.ToString();
+    EXPECT_FALSE(t_status.ok()) << "its intent was undone before it was leased";
+    auto now = table_.Get("p", "x");
+    if (op == std::string("delete")) {
+      EXPECT_TRUE(now.status().IsNotFound()) << now.status().ToString();
+    } else {
+      ASSERT_TRUE(now.ok()) << now.status().ToString();
+      EXPECT_EQ(*now->FindAs<int32_t>("v"), 0);
+      EXPECT_EQ(*now->FindAs<int32_t>("m"), 1);
+    }
+  }
+}
+
+// Lesser (issue 29), invariant H1: the handle a commit returned keeps
+// matching its version after another transaction's intent on that version
+// is undone (the undo names the version by every handle it had, not only
+// by the ETag of its plain rewrite).
+TEST_F(TxnHolesTest, ACommittedHandleSurvivesAnUndoneIntentOnItsVersion) {
+  Put("p", "x", 0);
+  std::string handle;
+  {
+    auto t1 = store_->Begin(Leases());
+    ASSERT_TRUE(t1->Replace(table_, Entity("p", "x").Set("v", 1), "*").ok());
+    auto done = t1->Commit();
+    ASSERT_TRUE(done.ok()) << done.status().ToString();
+    handle = done->front().etag;
+  }
+  Gate placed;
+  SyncPoints::Set("txn.locks_acquired", [&] { placed.Arrive(); });
+  Status t2_status;
+  std::thread t2([&] {
+    auto txn = store_->Begin(Leases());
+    Status s = txn->Replace(table_, Entity("p", "x").Set("v", 2), "*");
+    t2_status = s.ok() ? txn->Commit().status() : s;
+  });
+  ASSERT_TRUE(placed.WaitArrived());
+  auto recovered = store_->Recover();  // undoes the intent: not leased yet
+  ASSERT_TRUE(recovered.ok()) << recovered.status().ToString();
+  placed.Open();
+  t2.join();
+  EXPECT_FALSE(t2_status.ok());
+  auto w = table_.Replace(Entity("p", "x").Set("v", 3), handle);
+  EXPECT_TRUE(w.ok()) << "the handle " << handle << " of the version T1 wrote stopped matching: "
+                      << w.status().ToString();
+  EXPECT_EQ(Value("p", "x"), 3);
+}
+
+}  // namespace
+}  // namespace blobtable::testing
