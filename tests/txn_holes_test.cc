@@ -154,6 +154,28 @@ class TxnHolesTest : public ::testing::Test {
   std::string Blob(const std::string& pk, const std::string& rk) {
     return *table_.EntityBlobName(pk, rk);
   }
+  // A transaction that reads two entities, then replaces both with `v` at
+  // the versions it read: what its Commit() said.
+  Status ReplaceBoth(std::pair<const char*, const char*> a, std::pair<const char*, const char*> b,
+                     int v) {
+    auto txn = store_->Begin(Leases());
+    auto ea = txn->Get(table_, a.first, a.second);
+    auto eb = txn->Get(table_, b.first, b.second);
+    if (!ea.ok() || !eb.ok()) return ea.ok() ? eb.status() : ea.status();
+    Status s = txn->Replace(table_, Entity(a.first, a.second).Set("v", v), ea->etag());
+    if (s.ok()) s = txn->Replace(table_, Entity(b.first, b.second).Set("v", v), eb->etag());
+    return s.ok() ? txn->Commit().status() : s;
+  }
+  // T2 of holes 2 and 3: reads x (p/x) and y (q/y), writes y := x + 10.
+  Status AddXToY() {
+    auto txn = store_->Begin(Leases());
+    auto x = txn->Get(table_, "p", "x");
+    auto y = txn->Get(table_, "q", "y");
+    if (!x.ok() || !y.ok()) return x.ok() ? y.status() : x.status();
+    Status s = txn->Replace(table_, Entity("q", "y").Set("v", *x->FindAs<int32_t>("v") + 10),
+                            y->etag());
+    return s.ok() ? txn->Commit().status() : s;
+  }
 
   TempDir dir_;
   FakeClock clock_;
@@ -183,14 +205,7 @@ TEST_F(TxnHolesTest, ALateAbortRecordNeverMakesAReaderGoBack) {
     if (finished++ == 0) finished_one.Arrive();  // a finished, b still an intent
   });
   Status t1_status;
-  std::thread t1([&] {
-    auto txn = store_->Begin(Leases());
-    auto a = txn->Get(table_, "p", "a");
-    auto b = txn->Get(table_, "p", "b");
-    Status s = txn->Replace(table_, Entity("p", "a").Set("v", 1), a->etag());
-    if (s.ok()) s = txn->Replace(table_, Entity("p", "b").Set("v", 1), b->etag());
-    t1_status = s.ok() ? txn->Commit().status() : s;
-  });
+  std::thread t1([&] { t1_status = ReplaceBoth({"p", "a"}, {"p", "b"}, 1); });
   ASSERT_TRUE(prewritten.WaitArrived());
   clock_.Advance(seconds(16));  // T1's partition lock lease runs out: T1 is slow, not dead
 
@@ -261,12 +276,7 @@ TEST_F(TxnHolesTest, AnEntityOnlyReadIsFencedLikeOneWritten) {
   Status t2_status;
   std::thread t2([&] {
     role = "T2";
-    auto txn = store_->Begin(Leases());
-    auto x = txn->Get(table_, "p", "x");
-    auto y = txn->Get(table_, "q", "y");
-    Status s = txn->Replace(table_, Entity("q", "y").Set("v", *x->FindAs<int32_t>("v") + 10),
-                            y->etag());
-    t2_status = s.ok() ? txn->Commit().status() : s;
+    t2_status = AddXToY();
   });
   ASSERT_TRUE(commit_point.WaitArrived());
   clock_.Advance(seconds(31));  // stalled past every lease it holds
@@ -322,14 +332,7 @@ TEST_F(TxnHolesTest, AWallClockStepLetsNoWriterAroundALiveCoordinator) {
   Gate prewritten;
   SyncPoints::Set("txn.prewritten", [&] { prewritten.Arrive(); });
   Status t2_status;
-  std::thread t2([&] {
-    auto txn = store_->Begin(Leases());
-    auto x = txn->Get(table_, "p", "x");
-    auto y = txn->Get(table_, "q", "y");
-    Status s = txn->Replace(table_, Entity("q", "y").Set("v", *x->FindAs<int32_t>("v") + 10),
-                            y->etag());
-    t2_status = s.ok() ? txn->Commit().status() : s;
-  });
+  std::thread t2([&] { t2_status = AddXToY(); });
   ASSERT_TRUE(prewritten.WaitArrived());
   clock_.Jump(seconds(31));
   auto w = table_.Replace(Entity("p", "x").Set("v", 1), px);
@@ -379,14 +382,7 @@ TEST_F(TxnHolesTest, ACleanUpActsOnlyOnTheMarkItJudged) {
   ASSERT_TRUE(raw.ReleaseLease(x, "another-client", {}).ok());
   SyncPoints::Set("txn.prewritten", [&] { prewritten.Arrive(); });
   Status t9_status;
-  std::thread t9([&] {
-    auto txn = store_->Begin(Leases());
-    auto ex = txn->Get(table_, "p", "x");
-    auto ey = txn->Get(table_, "q", "y");
-    Status s = txn->Replace(table_, Entity("p", "x").Set("v", 9), ex->etag());
-    if (s.ok()) s = txn->Replace(table_, Entity("q", "y").Set("v", 9), ey->etag());
-    t9_status = s.ok() ? txn->Commit().status() : s;
-  });
+  std::thread t9([&] { t9_status = ReplaceBoth({"p", "x"}, {"q", "y"}, 9); });
   ASSERT_TRUE(prewritten.WaitArrived());
   second_look.Open();
   w.join();
