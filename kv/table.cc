@@ -415,6 +415,12 @@ Status Table::Delete(std::string_view pk, std::string_view rk, std::string_view 
     }
     if (s.ok()) return s;
     if (s.IsNotFound()) return Status::NotFound(ctx + ": not found");
+    // Any version, and an attempt whose answer was lost left it gone: gone,
+    // as asked (the unconditional delete's rule). With an ETag, whether that
+    // version was the one deleted is not known: OutcomeUnknown stands.
+    if (any_version && s.code() == Code::kOutcomeUnknown &&
+        core_->blobs->Head(*name, {}).status().IsNotFound())
+      return Status::OK();
     if (!s.IsConflict()) return s.WithContext(ctx);
     if (HoldsIntent(*core_->blobs, *name)) {  // an intent not yet leased: settle it
       BT_RETURN_IF_ERROR(busy.Next(Status::Busy("held by a transaction"), ctx));

@@ -142,8 +142,12 @@ class AzureBlobStore final : public BlobStore {
     if (r.status == 202) return Status::OK();
     // A retried delete that finds nothing after an attempt whose answer was
     // lost: that attempt may have deleted it. Unconditional: it is gone, as
-    // asked. Conditional: whether the condition held is not known.
-    if (r.status == 404 && out.unseen) {
+    // asked. Conditional: whether the condition held is not known. Azure
+    // answers the re-sent If-Match of a deleted blob 404; Azurite 412
+    // (ConditionNotMet), which is a real conflict only if the blob is there.
+    const bool gone = out.unseen && (r.status == 404 || (r.status == 412 && HasConditions(o.conditions) &&
+                                                         Head(name, {}).status().IsNotFound()));
+    if (gone) {
       if (!HasConditions(o.conditions)) return Status::OK();
       return Status::OutcomeUnknown("blob '" + std::string(name) +
                                     "': an earlier attempt's answer was lost and the blob is gone "

@@ -428,6 +428,35 @@ TEST_P(InteropTest, WritesWhoseAnswerWasLostAreNeverMisreported) {
   EXPECT_EQ(proxy.injected(proxy::ProxyFault::kLoseAnswer), 5);
 }
 
+// Issue 29: a plain delete of any version (a HEAD, then a DELETE If-Match
+// the ETag seen) whose answer is lost: the transport re-sends it, and
+// Azurite answers the re-sent If-Match of a blob the first attempt deleted
+// with 412. Gone, as asked: OK, not NotFound. With an ETag: OutcomeUnknown.
+TEST_P(InteropTest, ADeleteWhoseAnswerWasLostIsOkForAnyVersionAndUnknownForAnETag) {
+  Azurite* a = Azurite::Get();
+  ASSERT_NE(a, nullptr);
+  auto started = proxy::FaultProxy::Start(a->port());
+  ASSERT_TRUE(started.ok()) << started.status().ToString();
+  proxy::FaultProxy& proxy = **started;
+  auto store = OpenViaProxy(proxy.port(), GetParam(), container_);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  auto table = (*store)->OpenTable("lost");
+  ASSERT_TRUE(table.ok());
+  ASSERT_TRUE(table->Insert(Entity("p", "any").Set("v", 1)).ok());
+  auto with_etag = table->Insert(Entity("p", "etag").Set("v", 1));
+  ASSERT_TRUE(with_etag.ok());
+  const auto deletes = proxy::FaultProxy::Containing("DELETE /devstoreaccount1/" + container_ + "/t/");
+  proxy.Inject(proxy::ProxyFault::kLoseAnswer, deletes, 1);
+  Status any = table->Delete("p", "any", "*");
+  EXPECT_TRUE(any.ok()) << any.ToString();
+  proxy.Inject(proxy::ProxyFault::kLoseAnswer, deletes, 1);
+  Status etag = table->Delete("p", "etag", with_etag->etag());
+  EXPECT_EQ(etag.code(), Code::kOutcomeUnknown) << etag.ToString();
+  EXPECT_EQ(proxy.injected(proxy::ProxyFault::kLoseAnswer), 2);
+  EXPECT_TRUE(table->Get("p", "any").status().IsNotFound());
+  EXPECT_TRUE(table->Get("p", "etag").status().IsNotFound());
+}
+
 // The commit point of a transaction (the PUT that creates its record) is
 // applied and its answer lost. The transaction is
 // committed, and says so; if the check that would tell cannot be made, it
