@@ -169,8 +169,8 @@ Result<Entity> Table::Get(std::string_view pk, std::string_view rk,
   return Read(pk, rk, ReadOptions(policy, ""));
 }
 
-Result<Entity> Table::Read(std::string_view pk, std::string_view rk,
-                           const ReadOptions& read) const {
+Result<Entity> Table::Read(std::string_view pk, std::string_view rk, const ReadOptions& read,
+                           std::string* handles) const {
   // Named in errors only: built when one needs it (reads are hot).
   auto ctx = [&] { return Context(name_, pk, rk); };
   auto name = EntityBlobName(pk, rk);
@@ -205,6 +205,7 @@ Result<Entity> Table::Read(std::string_view pk, std::string_view rk,
     }
     if ((*view)->decided) SettleLater(*core_, *name, blob->properties);
     if (!(*view)->exists) return Status::NotFound(ctx() + ": not found");
+    if (handles != nullptr) *handles = (*view)->handles;
     BT_ASSIGN_OR_RETURN(Entity e, DecodeEntity((*view)->body, *name));
     e.set_etag((*view)->etag);
     e.set_stale(blob->stale);
@@ -234,6 +235,7 @@ Result<Entity> Table::Read(std::string_view pk, std::string_view rk,
     return Status::Corruption("entity blob '" + *name + "' holds the keys of another entity");
   e.set_etag(blob->properties.etag);
   e.set_stale(blob->stale);
+  if (handles != nullptr) *handles = SameAsOf(blob->properties);
   return e;
 }
 

@@ -438,35 +438,50 @@ TEST_F(TxnHolesTest, AnyVersionWritesSettleAnIntentNotYetLeased) {
 // Lesser (issue 29), invariant H1: the handle a commit returned keeps
 // matching its version after another transaction's intent on that version
 // is undone (the undo names the version by every handle it had, not only
-// by the ETag of its plain rewrite).
-TEST_F(TxnHolesTest, ACommittedHandleSurvivesAnUndoneIntentOnItsVersion) {
-  Put("p", "x", 0);
-  std::string handle;
-  {
-    auto t1 = store_->Begin(Leases());
-    ASSERT_TRUE(t1->Replace(table_, Entity("p", "x").Set("v", 1), "*").ok());
-    auto done = t1->Commit();
-    ASSERT_TRUE(done.ok()) << done.status().ToString();
-    handle = done->front().etag;
+// by the ETag of its plain rewrite), and after a transaction that only read
+// it commits; whether that transaction read the entity first or not.
+TEST_F(TxnHolesTest, ACommittedHandleSurvivesOtherTransactionsOnItsVersion) {
+  for (bool reads_first : {false, true}) {
+    SCOPED_TRACE(reads_first ? "read first" : "blind write");
+    SyncPoints::ClearAll();
+    Put("p", "x", 0);
+    Put("q", "y", 0);
+    std::string handle;
+    {
+      auto t1 = store_->Begin(Leases());
+      ASSERT_TRUE(t1->Replace(table_, Entity("p", "x").Set("v", 1), "*").ok());
+      auto done = t1->Commit();
+      ASSERT_TRUE(done.ok()) << done.status().ToString();
+      handle = done->front().etag;
+    }
+    Gate placed;
+    SyncPoints::Set("txn.locks_acquired", [&] { placed.Arrive(); });
+    Status t2_status;
+    std::thread t2([&] {
+      auto txn = store_->Begin(Leases());
+      std::string etag = "*";
+      if (reads_first) etag = txn->Get(table_, "p", "x")->etag();
+      Status s = txn->Replace(table_, Entity("p", "x").Set("v", 2), etag);
+      t2_status = s.ok() ? txn->Commit().status() : s;
+    });
+    ASSERT_TRUE(placed.WaitArrived());
+    auto recovered = store_->Recover();  // undoes the intent: not leased yet
+    ASSERT_TRUE(recovered.ok()) << recovered.status().ToString();
+    placed.Open();
+    t2.join();
+    EXPECT_FALSE(t2_status.ok());
+    SyncPoints::ClearAll();
+    {
+      auto t3 = store_->Begin(Leases());  // only reads x
+      ASSERT_TRUE(t3->Get(table_, "p", "x").ok());
+      ASSERT_TRUE(t3->Upsert(table_, Entity("q", "y").Set("v", 3)).ok());
+      ASSERT_TRUE(t3->Commit().ok());
+    }
+    auto w = table_.Replace(Entity("p", "x").Set("v", 3), handle);
+    EXPECT_TRUE(w.ok()) << "the handle " << handle << " of the version T1 wrote stopped matching: "
+                        << w.status().ToString();
+    EXPECT_EQ(Value("p", "x"), 3);
   }
-  Gate placed;
-  SyncPoints::Set("txn.locks_acquired", [&] { placed.Arrive(); });
-  Status t2_status;
-  std::thread t2([&] {
-    auto txn = store_->Begin(Leases());
-    Status s = txn->Replace(table_, Entity("p", "x").Set("v", 2), "*");
-    t2_status = s.ok() ? txn->Commit().status() : s;
-  });
-  ASSERT_TRUE(placed.WaitArrived());
-  auto recovered = store_->Recover();  // undoes the intent: not leased yet
-  ASSERT_TRUE(recovered.ok()) << recovered.status().ToString();
-  placed.Open();
-  t2.join();
-  EXPECT_FALSE(t2_status.ok());
-  auto w = table_.Replace(Entity("p", "x").Set("v", 3), handle);
-  EXPECT_TRUE(w.ok()) << "the handle " << handle << " of the version T1 wrote stopped matching: "
-                      << w.status().ToString();
-  EXPECT_EQ(Value("p", "x"), 3);
 }
 
 }  // namespace

@@ -97,7 +97,7 @@ Result<Outcome> DecideAbort(BlobStore& blobs, std::string_view txn_id) {
 
 Result<IntentView> PreviousVersion(std::string_view blob, const GetResult& seen) {
   BT_ASSIGN_OR_RETURN(EntityIntent intent, DecodeIntent(seen.data, blob));
-  return IntentView{intent.prev_exists, intent.prev_body, intent.prev_etag};
+  return IntentView{intent.prev_exists, intent.prev_body, intent.prev_etag, intent.prev_same};
 }
 
 Result<std::optional<IntentView>> ViewIntent(BlobStore& blobs, std::string_view blob,
@@ -106,12 +106,12 @@ Result<std::optional<IntentView>> ViewIntent(BlobStore& blobs, std::string_view 
   // An entity only read is the version before, however its transaction
   // ends: no record to ask.
   if (intent.reads_only)
-    return std::optional<IntentView>(
-        IntentView{intent.prev_exists, intent.prev_body, intent.prev_etag, false});
+    return std::optional<IntentView>(IntentView{intent.prev_exists, intent.prev_body,
+                                                intent.prev_etag, intent.prev_same, false});
   BT_ASSIGN_OR_RETURN(Outcome outcome, OutcomeOf(blobs, intent.txn_id));
   if (outcome == Outcome::kCommitted)
     return std::optional<IntentView>(
-        IntentView{intent.next_exists, intent.next_body, seen.properties.etag, true});
+        IntentView{intent.next_exists, intent.next_body, seen.properties.etag, "", true});
   if (outcome != Outcome::kCommitted) {
     // No record, or an aborted one: either tells only together with the
     // intent still in place after the record was read (invariant R1 of
@@ -125,7 +125,8 @@ Result<std::optional<IntentView>> ViewIntent(BlobStore& blobs, std::string_view 
       return std::optional<IntentView>();
   }
   return std::optional<IntentView>(IntentView{intent.prev_exists, intent.prev_body,
-                                              intent.prev_etag, outcome == Outcome::kAborted});
+                                              intent.prev_etag, intent.prev_same,
+                                              outcome == Outcome::kAborted});
 }
 
 Status FinishIntent(const ResolveContext& ctx, std::string_view blob, const EntityIntent& intent,
@@ -205,6 +206,13 @@ Result<bool> SettleIntentOnce(const ResolveContext& ctx, std::string_view blob) 
     if (alive)
       return Status::Busy("transaction " + intent.txn_id + " is in progress on " +
                           std::string(blob));
+    // "No record" tells only beside the intent still in place (R1): the
+    // transaction may have committed, finished and let go of its lock since
+    // the GET. Deciding then would create an aborted record for a committed
+    // transaction (harmless under R1, but a record nobody needs).
+    auto again = ctx.blobs.Head(blob, {});
+    if (!again.ok() && !again.status().IsNotFound()) return again.status();
+    if (!again.ok() || again->properties.etag != got->properties.etag) return false;
     BT_ASSIGN_OR_RETURN(outcome, DecideAbort(ctx.blobs, intent.txn_id));
     BT_SYNC_POINT("recovery.decided");
     if (outcome == Outcome::kUndecided) return false;  // finished by others meanwhile

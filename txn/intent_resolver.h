@@ -43,6 +43,9 @@ struct IntentView {
   // replaced version's ETag for the previous one (kSameAsMetadata keeps
   // both valid once the intent is rewritten plain).
   std::string etag;
+  // The other handles of that version: the previous version's (the intent
+  // carries them); none for a new version.
+  std::string handles;
   // The record decided it (whoever has time may rewrite the blob plain).
   bool decided = false;
 };

@@ -104,6 +104,7 @@ class PrewriteCommit {
       if (t.intent->read) {
         t.exists = t.intent->read_found;
         t.etag = t.intent->read_etag;
+        t.same_as = t.intent->read_handles;
         if (t.exists) {
           auto body = EncodeEntity(*t.intent->read_entity);
           if (!body.ok()) read[i] = body.status();
@@ -152,6 +153,7 @@ class PrewriteCommit {
       if (!view) continue;
       t.exists = view->exists;
       t.etag = view->exists ? view->etag : "";
+      t.same_as = view->exists ? view->handles : "";
       t.body = view->body;
       return Status::OK();
     }

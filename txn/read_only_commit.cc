@@ -22,7 +22,7 @@ Status Validate(const StoreCore& core, const Intent& i) {
     if (!PrewritingTransaction(p).empty()) {
       BT_ASSIGN_OR_RETURN(std::optional<IntentView> view, ViewIntent(blobs, i.blob, *cur));
       if (!view) continue;  // moved on while looked at
-      return Expectation(i, view->exists, view->exists ? view->etag : "");
+      return Expectation(i, view->exists, view->exists ? view->etag : "", view->handles);
     }
     if (MarkingTransaction(p).empty()) return Expectation(i, true, p.etag, SameAsOf(p));
     // A mark of the first protocol (a store it wrote): settled as before.

@@ -84,7 +84,9 @@ Expect ExpectFor(std::string_view if_match) {
 Result<Entity> Transaction::Get(const Table& table, std::string_view pk, std::string_view rk) {
   if (!buffer_) return MovedFrom();
   BT_ASSIGN_OR_RETURN(Intent * i, IntentFor(*buffer_, table, pk, rk));
-  auto e = table.Get(pk, rk, ReadPolicy::Validate());  // never stale inside the protocol
+  std::string handles;  // kept by an intent on it (docs/protocol.md, H1)
+  auto e = table.Read(pk, rk, ReadOptions(ReadPolicy::Validate(), ""),  // never stale here
+                      &handles);
   if (!e.ok() && !e.status().IsNotFound()) return e.status();
   // Every read must still hold at commit: a second read that sees another
   // version than the first dooms the transaction (its first decision was
@@ -95,6 +97,7 @@ Result<Entity> Transaction::Get(const Table& table, std::string_view pk, std::st
     i->read = true;
     i->read_found = e.ok();
     i->read_etag = etag;
+    i->read_handles = e.ok() ? handles : "";
     if (e.ok()) i->read_entity = *e;
   }
   return e;

@@ -23,6 +23,7 @@ struct Intent {
   bool read = false;
   bool read_found = false;
   std::string read_etag;
+  std::string read_handles;  // the other handles of that version (H1)
   std::optional<Entity> read_entity;  // what that read returned, if found
   bool reads_disagree = false;  // read twice and saw two versions
   // The write (or check).

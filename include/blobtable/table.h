@@ -185,6 +185,7 @@ class BLOBTABLE_EXPORT Table {
   friend class Store;
   friend class TableScan;
   friend class EntityWatch;
+  friend class Transaction;
   Table(std::shared_ptr<const internal::StoreCore> core, std::string name)
       : core_(std::move(core)), name_(std::move(name)) {}
   // InvalidArgument on an empty handle.
@@ -192,7 +193,11 @@ class BLOBTABLE_EXPORT Table {
 
   Result<Entity> Write(const Entity& entity, std::string_view if_match, bool merge,
                        bool create_if_missing) const;
-  Result<Entity> Read(std::string_view pk, std::string_view rk, const ReadOptions& read) const;
+  // `handles`, if not null, gets the other ETags that name the version read
+  // (its kSameAsMetadata list; docs/protocol.md, H1), for a transaction's
+  // intent to keep.
+  Result<Entity> Read(std::string_view pk, std::string_view rk, const ReadOptions& read,
+                      std::string* handles = nullptr) const;
 
   std::shared_ptr<const internal::StoreCore> core_;
   std::string name_;
