@@ -7,8 +7,38 @@
 
 #include <CLI/CLI.hpp>
 
+#include "tools/stress/sim/exhaustive.h"
 #include "tools/stress/sim/interleavings.h"
 #include "tools/stress/stress.h"
+
+namespace {
+
+// --mode sim --exhaustive: 0 if no scenario found a violation, 1 if one did.
+int RunExhaustive(std::string names, const std::string& schedule,
+                  const blobtable::sim::ExhaustiveOptions& o) {
+  if (names == "all") {
+    names.clear();
+    for (const auto& [name, about] : blobtable::sim::Scenarios())
+      names += (names.empty() ? "" : ",") + name;
+  }
+  bool violated = false;
+  size_t at = 0;
+  while (at <= names.size()) {
+    const size_t comma = std::min(names.find(',', at), names.size());
+    const std::string name = names.substr(at, comma - at);
+    at = comma + 1;
+    if (!schedule.empty()) {
+      violated |= !blobtable::sim::ReplaySchedule(name, schedule, o, std::cout).empty();
+      continue;
+    }
+    auto r = blobtable::sim::RunExhaustive(name, o, std::cout);
+    if (r.violations) std::cout << r.first_violation;
+    violated |= r.violations > 0;
+  }
+  return violated ? 1 : 0;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using blobtable::stress::Config;
@@ -27,6 +57,19 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"processes", "sim"}));
   app.add_option("--first", c.sim_first, "sim: the first seed (default 1)");
   app.add_option("--seeds", c.sim_seeds, "sim: how many seeds (default 1000)");
+  std::string exhaustive, schedule;
+  blobtable::sim::ExhaustiveOptions explore;
+  bool classic = false;
+  app.add_flag("--classic", classic, "sim: the random simulation without its extensions");
+  app.add_option("--exhaustive", exhaustive,
+                 "sim: search every schedule of these scenarios (comma-separated, or all: "
+                 "late-abort, read-fence, clock-step, atomic-stamp) instead of seeds");
+  app.add_option("--preemptions", explore.preemptions, "sim --exhaustive: preemption bound");
+  app.add_option("--fault-bound", explore.faults, "sim --exhaustive: fault bound");
+  app.add_option("--max-schedules", explore.max_schedules, "sim --exhaustive: stop after N");
+  app.add_flag("--stop-at-first", explore.stop_at_first, "sim --exhaustive: stop at a violation");
+  app.add_option("--schedule", schedule,
+                 "sim --exhaustive: replay this schedule (i=c,... as printed) of one scenario");
   app.add_option("--store", c.store, "a directory, or an Azure Storage connection string");
   app.add_option("--container", c.container, "default: stress");
   app.add_option("--workload", c.workload, "list-append (default) or bank")
@@ -89,12 +132,13 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
+  if (c.mode == "sim" && !exhaustive.empty()) return RunExhaustive(exhaustive, schedule, explore);
   if (c.mode == "sim") {
     std::vector<uint64_t> failing;
     const bool one = c.seed != 0;
     blobtable::sim::RunSeeds(one ? c.seed : c.sim_first, one ? 1 : c.sim_seeds,
                              one ? std::optional<uint64_t>(c.seed) : std::nullopt, std::cout,
-                             &failing);
+                             &failing, blobtable::sim::SimConfig{classic});
     return failing.empty() ? 0 : 1;
   }
   if (c.store.empty()) {
