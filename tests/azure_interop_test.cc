@@ -378,20 +378,31 @@ Result<std::unique_ptr<Store>> OpenViaProxy(int proxy_port, const std::string& t
                      o);
 }
 
+// Azurite behind a fault proxy of its own, and a store through it.
+struct Proxied {
+  std::unique_ptr<proxy::FaultProxy> proxy;
+  std::unique_ptr<Store> store;
+};
+Result<Proxied> StartProxied(const std::string& transport, const std::string& container) {
+  Azurite* a = Azurite::Get();
+  if (a == nullptr) return Status::Unavailable("Azurite did not start");
+  auto started = proxy::FaultProxy::Start(a->port());
+  if (!started.ok()) return started.status();
+  auto store = OpenViaProxy((*started)->port(), transport, container);
+  if (!store.ok()) return store.status();
+  return Proxied{std::move(*started), std::move(*store)};
+}
+
 // Writes applied whose answer is lost (the connection reset after the
 // server answered): curl re-sends them by itself on a fresh connection,
 // cpprest (which never reuses a connection) fails and blobtable retries.
 // Either way the retry meets the write's own effect, and blobtable says
 // what happened: never a false Conflict or NotFound.
 TEST_P(InteropTest, WritesWhoseAnswerWasLostAreNeverMisreported) {
-  Azurite* a = Azurite::Get();
-  ASSERT_NE(a, nullptr);
-  auto started = proxy::FaultProxy::Start(a->port());
-  ASSERT_TRUE(started.ok()) << started.status().ToString();
-  proxy::FaultProxy& proxy = **started;
-  auto store = OpenViaProxy(proxy.port(), GetParam(), container_);
-  ASSERT_TRUE(store.ok()) << store.status().ToString();
-  BlobStore& blobs = (*store)->blob_store();
+  auto proxied = StartProxied(GetParam(), container_);
+  ASSERT_TRUE(proxied.ok()) << proxied.status().ToString();
+  proxy::FaultProxy& proxy = *proxied->proxy;
+  BlobStore& blobs = proxied->store->blob_store();
   ASSERT_TRUE(blobs.Put("warm", "x", {}).ok());  // a connection now in use, for curl to reuse
   const std::string blob = "PUT /devstoreaccount1/" + container_ + "/b ";
 
@@ -433,14 +444,10 @@ TEST_P(InteropTest, WritesWhoseAnswerWasLostAreNeverMisreported) {
 // Azurite answers the re-sent If-Match of a blob the first attempt deleted
 // with 412. Gone, as asked: OK, not NotFound. With an ETag: OutcomeUnknown.
 TEST_P(InteropTest, ADeleteWhoseAnswerWasLostIsOkForAnyVersionAndUnknownForAnETag) {
-  Azurite* a = Azurite::Get();
-  ASSERT_NE(a, nullptr);
-  auto started = proxy::FaultProxy::Start(a->port());
-  ASSERT_TRUE(started.ok()) << started.status().ToString();
-  proxy::FaultProxy& proxy = **started;
-  auto store = OpenViaProxy(proxy.port(), GetParam(), container_);
-  ASSERT_TRUE(store.ok()) << store.status().ToString();
-  auto table = (*store)->OpenTable("lost");
+  auto proxied = StartProxied(GetParam(), container_);
+  ASSERT_TRUE(proxied.ok()) << proxied.status().ToString();
+  proxy::FaultProxy& proxy = *proxied->proxy;
+  auto table = proxied->store->OpenTable("lost");
   ASSERT_TRUE(table.ok());
   ASSERT_TRUE(table->Insert(Entity("p", "any").Set("v", 1)).ok());
   auto with_etag = table->Insert(Entity("p", "etag").Set("v", 1));
