@@ -182,6 +182,22 @@ class PrewriteCommit {
     leases_since_ = clock_.Steady();
     std::vector<Status> got(targets_.size());
     Each(targets_.size(), [&](size_t i) { got[i] = Take(targets_[i]); });
+    // An entity that only moved to the same version (its intent finished
+    // since it was read, often by this store's own background finishing),
+    // or to one its plan still fits, is taken again at once, in the same
+    // round: no sorted suffix let go for it. One look and one try each,
+    // never a wait, so holding the rest meanwhile cannot deadlock.
+    std::vector<Status> final(targets_.size());  // what the transaction can only fail on
+    Each(targets_.size(), [&](size_t i) {
+      Target& t = targets_[i];
+      if (got[i].ok() || t.intent == nullptr ||
+          !(got[i].IsBusy() || got[i].IsConflict() || got[i].IsNotFound()))
+        return;
+      auto moved = Replan(t);
+      if (!moved.ok()) final[i] = moved.status();
+      else if (*moved) got[i] = Take(t);
+    });
+    for (const Status& f : final) BT_RETURN_IF_ERROR(f);
     size_t first_failed = targets_.size();
     for (size_t i = 0; i < targets_.size(); ++i) {
       if (got[i].ok()) continue;
