@@ -32,6 +32,10 @@ struct EntityWatch::State {
   std::mutex mu;
   std::condition_variable cv;
   bool stopping = false;
+  // The first background poll is due one interval after Start returned
+  // (set there, not when the thread gets going: a loaded machine may start
+  // it late, and a test's fake clock may have moved on by then).
+  SteadyTime first_due;
   std::unique_ptr<std::thread> thread;
 
   bool PollOnce();
@@ -74,7 +78,7 @@ bool EntityWatch::State::PollOnce() {
 
 void EntityWatch::State::Run() {
   std::unique_lock<std::mutex> lk(mu);
-  SteadyTime next = clock->Steady() + options.interval;
+  SteadyTime next = first_due;
   while (!stopping) {
     if (clock->Steady() < next) {
       coord::WaitOnClock(*clock, cv, lk, next);
@@ -106,6 +110,7 @@ Result<std::unique_ptr<EntityWatch>> EntityWatch::Start(const Table& table, std:
   st->blobs = table.core_->blobs.get();
   st->clock = table.core_->clock;
   st->PollOnce();  // the current state, before Start returns
+  st->first_due = st->clock->Steady() + options.interval;
   if (options.background) {
     State* raw = st.get();
     st->thread = std::make_unique<std::thread>([raw] { raw->Run(); });
