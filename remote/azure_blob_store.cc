@@ -145,8 +145,9 @@ class AzureBlobStore final : public BlobStore {
     // asked. Conditional: whether the condition held is not known. Azure
     // answers the re-sent If-Match of a deleted blob 404; Azurite 412
     // (ConditionNotMet), which is a real conflict only if the blob is there.
-    const bool gone = out.unseen && (r.status == 404 || (r.status == 412 && HasConditions(o.conditions) &&
-                                                         Head(name, {}).status().IsNotFound()));
+    const bool gone =
+        out.unseen && (r.status == 404 || (r.status == 412 && HasConditions(o.conditions) &&
+                                           Head(name, {}).status().IsNotFound()));
     if (gone) {
       if (!HasConditions(o.conditions)) return Status::OK();
       return Status::OutcomeUnknown("blob '" + std::string(name) +

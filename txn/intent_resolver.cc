@@ -33,15 +33,35 @@ Result<bool> MayBeAlive(const ResolveContext& ctx, const EntityIntent& intent) {
 
 std::string SameAsOf(const BlobProperties& p) { return MetaOf(p, kSameAsMetadata); }
 
-bool NamesVersion(std::string_view same_as, std::string_view etag) {
-  if (etag.empty()) return false;
-  for (size_t at = 0; at <= same_as.size();) {
+namespace {
+
+// Calls fn for each handle of list `same_as` (kSameAsMetadata's form), in
+// order, until fn returns false.
+template <typename Fn>
+void EachHandle(std::string_view same_as, Fn fn) {
+  for (size_t at = 0; at < same_as.size();) {
     size_t end = same_as.find(' ', at);
     if (end == std::string_view::npos) end = same_as.size();
-    if (same_as.substr(at, end - at) == etag) return true;
+    std::string_view h = same_as.substr(at, end - at);
+    if (!h.empty() && !fn(h)) return;
     at = end + 1;
   }
-  return false;
+}
+
+// Whether the blob is still at `etag` (read now): what a record read before
+// says holds only then (R1). False if it moved on or is gone.
+Result<bool> StillAt(BlobStore& blobs, std::string_view blob, const std::string& etag) {
+  auto again = blobs.Head(blob, {});
+  if (!again.ok() && !again.status().IsNotFound()) return again.status();
+  return again.ok() && again->properties.etag == etag;
+}
+
+}  // namespace
+
+bool NamesVersion(std::string_view same_as, std::string_view etag) {
+  bool named = false;
+  EachHandle(same_as, [&](std::string_view h) { return !(named = !etag.empty() && h == etag); });
+  return named;
 }
 
 bool SameVersion(const BlobProperties& p, std::string_view etag) {
@@ -51,17 +71,14 @@ bool SameVersion(const BlobProperties& p, std::string_view etag) {
 std::string ContinuedHandles(std::string_view etag, std::string_view same_as) {
   std::string out(etag);
   int n = 1;
-  for (size_t at = 0; at < same_as.size() && n < kMaxHandles;) {
-    size_t end = same_as.find(' ', at);
-    if (end == std::string_view::npos) end = same_as.size();
-    std::string_view h = same_as.substr(at, end - at);
-    if (!h.empty() && h != etag) {
+  EachHandle(same_as, [&](std::string_view h) {
+    if (h != etag) {
       out += ' ';
       out += h;
       ++n;
     }
-    at = end + 1;
-  }
+    return n < kMaxHandles;
+  });
   return out;
 }
 
@@ -119,10 +136,8 @@ Result<std::optional<IntentView>> ViewIntent(BlobStore& blobs, std::string_view 
     // intent is rewritten, and an aborted record can also be a decider's
     // create that arrived late, after the transaction committed, finished
     // and deleted its record: both are seen only once the intent is gone.
-    auto again = blobs.Head(blob, {});
-    if (!again.ok() && !again.status().IsNotFound()) return again.status();
-    if (!again.ok() || again->properties.etag != seen.properties.etag)
-      return std::optional<IntentView>();
+    BT_ASSIGN_OR_RETURN(bool still, StillAt(blobs, blob, seen.properties.etag));
+    if (!still) return std::optional<IntentView>();
   }
   return std::optional<IntentView>(IntentView{intent.prev_exists, intent.prev_body,
                                               intent.prev_etag, intent.prev_same,
@@ -210,9 +225,8 @@ Result<bool> SettleIntentOnce(const ResolveContext& ctx, std::string_view blob) 
     // transaction may have committed, finished and let go of its lock since
     // the GET. Deciding then would create an aborted record for a committed
     // transaction (harmless under R1, but a record nobody needs).
-    auto again = ctx.blobs.Head(blob, {});
-    if (!again.ok() && !again.status().IsNotFound()) return again.status();
-    if (!again.ok() || again->properties.etag != got->properties.etag) return false;
+    BT_ASSIGN_OR_RETURN(bool still, StillAt(ctx.blobs, blob, got->properties.etag));
+    if (!still) return false;
     BT_ASSIGN_OR_RETURN(outcome, DecideAbort(ctx.blobs, intent.txn_id));
     BT_SYNC_POINT("recovery.decided");
     if (outcome == Outcome::kUndecided) return false;  // finished by others meanwhile
