@@ -107,15 +107,17 @@ Status ValidateIfMatch(std::string_view if_match) {
 }
 
 // A reader that met a decided intent leaves rewriting it plain to the
-// store's background thread: the read never waits for it.
-void SettleLater(const internal::StoreCore& core, const std::string& blob,
-                 const BlobProperties& seen) {
+// store's background thread: the read never waits for it. Only that intent,
+// at the version seen: by the time the job runs, the next transaction's
+// intent may be on the entity, and it is not the reader's to settle.
+void SettleLater(const internal::StoreCore& core, const std::string& blob, const GetResult& seen,
+                 bool committed) {
   if (!core.finisher) return;
   std::shared_ptr<BlobStore> blobs = core.blobs;
   ResolveContext resolver = core.Resolver();
-  core.finisher->Submit([blobs, blob, seen, clock = &resolver.clock,
+  core.finisher->Submit([blobs, blob, seen, committed, clock = &resolver.clock,
                            lease = resolver.lease_seconds, inline_max = resolver.inline_body_max] {
-    (void)SettleIntent({*blobs, *clock, lease, inline_max}, blob, seen);
+    (void)FinishDecided({*blobs, *clock, lease, inline_max}, blob, seen, committed);
   });
 }
 
@@ -203,7 +205,7 @@ Result<Entity> Table::Read(std::string_view pk, std::string_view rk, const ReadO
       blob = core_->blobs->Get(*name, again);
       continue;
     }
-    if ((*view)->decided) SettleLater(*core_, *name, blob->properties);
+    if ((*view)->decided) SettleLater(*core_, *name, *blob, (*view)->committed);
     if (!(*view)->exists) return Status::NotFound(ctx() + ": not found");
     if (handles != nullptr) *handles = (*view)->handles;
     BT_ASSIGN_OR_RETURN(Entity e, DecodeEntity((*view)->body, *name));
@@ -417,12 +419,15 @@ Status Table::Delete(std::string_view pk, std::string_view rk, std::string_view 
     }
     if (s.ok()) return s;
     if (s.IsNotFound()) return Status::NotFound(ctx + ": not found");
-    // Any version, and an attempt whose answer was lost left it gone: gone,
-    // as asked (the unconditional delete's rule). With an ETag, whether that
-    // version was the one deleted is not known: OutcomeUnknown stands.
-    if (any_version && s.code() == Code::kOutcomeUnknown &&
-        core_->blobs->Head(*name, {}).status().IsNotFound())
-      return Status::OK();
+    // Any version, and an attempt whose answer was lost: gone now is gone,
+    // as asked (the unconditional delete's rule); another version there is
+    // deleted in turn, as after a race. With an ETag, whether that version
+    // was the one deleted is not known: OutcomeUnknown stands.
+    if (any_version && s.code() == Code::kOutcomeUnknown) {
+      auto now = core_->blobs->Head(*name, {});
+      if (now.status().IsNotFound()) return Status::OK();
+      if (now.ok()) continue;
+    }
     if (!s.IsConflict()) return s.WithContext(ctx);
     if (HoldsIntent(*core_->blobs, *name)) {  // an intent not yet leased: settle it
       BT_RETURN_IF_ERROR(busy.Next(Status::Busy("held by a transaction"), ctx));

@@ -140,19 +140,22 @@ class AzureBlobStore final : public BlobStore {
     if (!out.response.ok()) return out.response.status();
     const HttpResponse& r = *out.response;
     if (r.status == 202) return Status::OK();
-    // A retried delete that finds nothing after an attempt whose answer was
-    // lost: that attempt may have deleted it. Unconditional: it is gone, as
-    // asked. Conditional: whether the condition held is not known. Azure
-    // answers the re-sent If-Match of a deleted blob 404; Azurite 412
-    // (ConditionNotMet), which is a real conflict only if the blob is there.
-    const bool gone =
-        out.unseen && (r.status == 404 || (r.status == 412 && HasConditions(o.conditions) &&
-                                           Head(name, {}).status().IsNotFound()));
-    if (gone) {
-      if (!HasConditions(o.conditions)) return Status::OK();
-      return Status::OutcomeUnknown("blob '" + std::string(name) +
-                                    "': an earlier attempt's answer was lost and the blob is gone "
-                                    "now: deleted by that attempt, or by someone else");
+    // A retried delete refused after an attempt whose answer was lost: that
+    // attempt may have deleted the blob. Unconditional and gone (404): gone,
+    // as asked. Conditional: whether that attempt applied is not known.
+    // Azure answers the re-sent If-Match of a deleted blob 404, Azurite 412
+    // (ConditionNotMet); a 412 with the blob there again can be a blob
+    // created after that attempt deleted the one it named. A write id
+    // cannot tell (a delete leaves nothing behind).
+    if (out.unseen && r.status == 404 && !HasConditions(o.conditions)) return Status::OK();
+    if (out.unseen && (r.status == 404 || r.status == 412) && HasConditions(o.conditions)) {
+      const bool gone = r.status == 404 || Head(name, {}).status().IsNotFound();
+      return Status::OutcomeUnknown(
+          "blob '" + std::string(name) + "': an earlier attempt's answer was lost and the retry "
+          "was refused (HTTP " + std::to_string(r.status) + "); " +
+          (gone ? "the blob is gone now: deleted by that attempt, or by someone else"
+                : "another version is there now: written before that attempt, or after it "
+                  "deleted the one named"));
     }
     return BlobErrorOf(r, name);
   }

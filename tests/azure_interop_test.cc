@@ -439,6 +439,59 @@ TEST_P(InteropTest, WritesWhoseAnswerWasLostAreNeverMisreported) {
   EXPECT_EQ(proxy.injected(proxy::ProxyFault::kLoseAnswer), 5);
 }
 
+// Issue 29: every lease action (and a write under a lease) applied with its
+// answer lost: the transport re-sends it, and what the re-sent request
+// meets is the action's own effect. Each must say what happened: the
+// acquire, change, renew and break succeed (they are idempotent for the id
+// or the state they leave); a conditional write under the lease is
+// recognised by its write id. README "Write ids" has the table.
+TEST_P(InteropTest, LeaseActionsWhoseAnswerWasLostAreNeverMisreported) {
+  auto proxied = StartProxied(GetParam(), container_);
+  ASSERT_TRUE(proxied.ok()) << proxied.status().ToString();
+  proxy::FaultProxy& proxy = *proxied->proxy;
+  BlobStore& blobs = proxied->store->blob_store();
+  auto put = blobs.Put("m", "x", {});
+  ASSERT_TRUE(put.ok());
+  const auto leases = proxy::FaultProxy::Containing("comp=lease");
+  const std::string first = "11111111-1111-4111-8111-111111111111";
+  const std::string second = "22222222-2222-4222-8222-222222222222";
+
+  AccessConditions at;  // an acquire If-Match: a lease leaves the ETag alone
+  at.if_match = put->etag;
+  proxy.Inject(proxy::ProxyFault::kLoseAnswer, leases, 1);
+  auto acquired = blobs.AcquireLease("m", kInfiniteLease, first, at);
+  ASSERT_TRUE(acquired.ok()) << acquired.status().ToString();
+  EXPECT_EQ(acquired->lease_id, first);
+
+  proxy.Inject(proxy::ProxyFault::kLoseAnswer, leases, 1);
+  auto changed = blobs.ChangeLease("m", first, second, {});
+  ASSERT_TRUE(changed.ok()) << changed.status().ToString();
+  EXPECT_EQ(changed->lease_id, second);
+
+  PutOptions under;  // a conditional write under the lease
+  under.lease_id = second;
+  under.conditions.if_match = put->etag;
+  proxy.Inject(proxy::ProxyFault::kLoseAnswer, proxy::FaultProxy::Containing("PUT /devstoreaccount1/" + container_ + "/m "), 1);
+  auto rewritten = blobs.Put("m", "y", under);
+  ASSERT_TRUE(rewritten.ok()) << rewritten.status().ToString();
+
+  proxy.Inject(proxy::ProxyFault::kLoseAnswer, leases, 1);
+  auto broken = blobs.BreakLease("m", 0, {});
+  ASSERT_TRUE(broken.ok()) << broken.status().ToString();
+  auto head = blobs.Head("m", {});
+  ASSERT_TRUE(head.ok());
+  EXPECT_NE(head->properties.lease_status, LeaseStatus::kLocked);
+
+  ASSERT_TRUE(blobs.Put("f", "x", {}).ok());  // a finite lease, renewed
+  auto finite = blobs.AcquireLease("f", 15, first, {});
+  ASSERT_TRUE(finite.ok());
+  proxy.Inject(proxy::ProxyFault::kLoseAnswer, leases, 1);
+  auto renewed = blobs.RenewLease("f", first, {});
+  EXPECT_TRUE(renewed.ok()) << renewed.status().ToString();
+  EXPECT_EQ(proxy.injected(proxy::ProxyFault::kLoseAnswer), 5);
+  EXPECT_EQ(blobs.Get("m", {})->data, "y");
+}
+
 // Issue 29: a plain delete of any version (a HEAD, then a DELETE If-Match
 // the ETag seen) whose answer is lost: the transport re-sends it, and
 // Azurite answers the re-sent If-Match of a blob the first attempt deleted

@@ -128,7 +128,7 @@ Result<std::optional<IntentView>> ViewIntent(BlobStore& blobs, std::string_view 
   BT_ASSIGN_OR_RETURN(Outcome outcome, OutcomeOf(blobs, intent.txn_id));
   if (outcome == Outcome::kCommitted)
     return std::optional<IntentView>(
-        IntentView{intent.next_exists, intent.next_body, seen.properties.etag, "", true});
+        IntentView{intent.next_exists, intent.next_body, seen.properties.etag, "", true, true});
   if (outcome != Outcome::kCommitted) {
     // No record, or an aborted one: either tells only together with the
     // intent still in place after the record was read (invariant R1 of
@@ -202,14 +202,15 @@ namespace {
 
 // One try of SettleIntent: true when settled, false when the transaction
 // was finished by someone else meanwhile (the blob is to be read again).
-Result<bool> SettleIntentOnce(const ResolveContext& ctx, std::string_view blob) {
+Result<bool> SettleIntentOnce(const ResolveContext& ctx, std::string_view blob, SettleAs as) {
   auto got = ctx.blobs.Get(blob, {});
   if (got.status().IsNotFound()) return true;
   if (!got.ok()) return got.status();
   if (PrewritingTransaction(got->properties).empty()) return true;
   BT_ASSIGN_OR_RETURN(EntityIntent intent, DecodeIntent(got->data, blob));
   BT_ASSIGN_OR_RETURN(Outcome outcome, OutcomeOf(ctx.blobs, intent.txn_id));
-  if (outcome == Outcome::kUndecided && got->properties.lease_status != LeaseStatus::kLocked) {
+  if (outcome == Outcome::kUndecided && got->properties.lease_status != LeaseStatus::kLocked &&
+      as == SettleAs::kWriter) {
     // Not leased yet: its transaction cannot commit once this changes (its
     // lease is taken at the intent's version), so the writer goes first.
     BT_RETURN_IF_ERROR(FinishIntent(ctx, blob, intent, got->properties, /*committed=*/false,
@@ -238,16 +239,23 @@ Result<bool> SettleIntentOnce(const ResolveContext& ctx, std::string_view blob) 
 
 }  // namespace
 
-Status SettleIntent(const ResolveContext& ctx, std::string_view blob, const BlobProperties& seen) {
+Status SettleIntent(const ResolveContext& ctx, std::string_view blob, const BlobProperties& seen,
+                    SettleAs as) {
   if (PrewritingTransaction(seen).empty()) return Status::OK();
   for (int tries = 0; tries < 3; ++tries) {
-    auto settled = SettleIntentOnce(ctx, blob);
+    auto settled = SettleIntentOnce(ctx, blob, as);
     if (!settled.ok()) return settled.status();
     if (*settled) return Status::OK();
   }
   return Status::Unavailable("entity " + std::string(blob) +
                              ": its transaction was decided and finished by others three times "
                              "while this client settled it");
+}
+
+Status FinishDecided(const ResolveContext& ctx, std::string_view blob, const GetResult& seen,
+                     bool committed) {
+  BT_ASSIGN_OR_RETURN(EntityIntent intent, DecodeIntent(seen.data, blob));
+  return FinishIntent(ctx, blob, intent, seen.properties, committed);
 }
 
 }  // namespace blobtable

@@ -46,8 +46,10 @@ struct IntentView {
   // The other handles of that version: the previous version's (the intent
   // carries them); none for a new version.
   std::string handles;
-  // The record decided it (whoever has time may rewrite the blob plain).
+  // The record decided it (whoever has time may rewrite the blob plain:
+  // FinishDecided), and how.
   bool decided = false;
+  bool committed = false;
 };
 // nullopt: the blob moved on while it was looked at (read it again).
 // Never waits. Corruption if the intent or its record is damaged.
@@ -56,10 +58,24 @@ Result<std::optional<IntentView>> ViewIntent(BlobStore& blobs, std::string_view 
 // The previous version, without asking the record (for a stale cached copy).
 Result<IntentView> PreviousVersion(std::string_view blob, const GetResult& seen);
 
-// For writers: makes `blob` plain (finishing or undoing the intent it holds
-// as `seen` shows) so that the caller can try again. OK when done or when
-// there is nothing to do; Busy while its transaction is undecided and alive.
-Status SettleIntent(const ResolveContext& ctx, std::string_view blob, const BlobProperties& seen);
+// Who settles: a writer about to write the entity undoes an intent not yet
+// leased at once (its transaction can no longer commit, so the writer goes
+// first); recovery leaves it alone while its coordinator may be at work.
+enum class SettleAs { kWriter, kRecovery };
+
+// Makes `blob` plain (finishing or undoing the intent it holds, read again
+// now) so that the caller can try again. OK when done or when there is
+// nothing to do; Busy while its transaction is undecided and alive.
+Status SettleIntent(const ResolveContext& ctx, std::string_view blob, const BlobProperties& seen,
+                    SettleAs as = SettleAs::kWriter);
+
+// Rewrites the intent a reader saw (`seen`, whose transaction ViewIntent
+// found decided: `committed` or aborted) as that outcome gives. Acts on
+// that intent at that version only (invariant C1): OK if the blob moved on
+// since, whatever it holds now (another transaction's intent, placed after
+// this one was finished, is not this caller's to judge).
+Status FinishDecided(const ResolveContext& ctx, std::string_view blob, const GetResult& seen,
+                     bool committed);
 
 // Rewrites the intent `intent` (held by `blob` at `etag`) as the version the
 // outcome gives, then lets go of the transaction's lease on it. OK also when

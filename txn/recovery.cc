@@ -338,7 +338,7 @@ Status SettleAllIntents(const ResolveContext& ctx, std::set<std::string>& settle
           BT_RETURN_IF_ERROR(ResolveBlob(ctx, item.name, item.properties));
         continue;
       }
-      Status s = SettleIntent(ctx, item.name, item.properties);
+      Status s = SettleIntent(ctx, item.name, item.properties, SettleAs::kRecovery);
       if (s.IsBusy()) {
         in_flight[txn].push_back(item.name);
         continue;
