@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> only_ops, systems, proxies, table_proxies;
   std::vector<std::string> workloads = {"W1", "W2", "W3", "W4", "W5"};
   int64_t remote_ops = 120;
-  app.add_flag("--quick", quick, "a sanity run: 2 rounds, few operations, 1 and 2 threads");
+  app.add_flag("--quick", quick, "a sanity run: 1 round, few operations, 1 and 2 threads (every path runs; no figure means anything)");
   app.add_option("--rounds", rounds, "rounds, systems rotated each round")
       ->check(CLI::Range(1, 100))->capture_default_str();
   app.add_option("--ops", ops, "operations per thread and round")
@@ -83,8 +83,8 @@ int main(int argc, char** argv) {
   };
 
   bench::W1Options w1;
-  w1.rounds = quick ? 2 : rounds;
-  w1.ops_per_thread = quick ? 300 : ops;
+  w1.rounds = quick ? 1 : rounds;
+  w1.ops_per_thread = quick ? 100 : ops;
   w1.threads = quick ? std::vector<int>{1, 2} : threads;
   if (!only_ops.empty()) w1.ops = only_ops;
   w1.systems = systems;
@@ -97,7 +97,7 @@ int main(int argc, char** argv) {
   if (!ParseEndpoints(proxies, w2.endpoints) || !ParseEndpoints(table_proxies, table_endpoints))
     return 2;
   if (wanted("W2") && !w2.endpoints.empty()) {
-    w2.ops_per_round = quick ? 32 : remote_ops;
+    w2.ops_per_round = quick ? 16 : remote_ops;
     if (!Append(bench::RunW2(w2), rows)) return 1;
   }
   if (wanted("W3") && !w2.endpoints.empty()) {
@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
     w3.rounds = w1.rounds;
     w3.systems = systems;
     w3.endpoints = w2.endpoints;
-    if (quick) w3.remote_ops = 20, w3.local_ops = 2000;
+    if (quick) w3.remote_ops = 10, w3.local_ops = 500;
     if (!Append(bench::RunW3(w3), rows)) return 1;
   }
   if (wanted("W4") && !w2.endpoints.empty()) {
