@@ -107,12 +107,17 @@ Status ValidateIfMatch(std::string_view if_match) {
 }
 
 // A reader that met a decided intent leaves rewriting it plain to the
-// store's background thread: the read never waits for it. Only that intent,
-// at the version seen: by the time the job runs, the next transaction's
-// intent may be on the entity, and it is not the reader's to settle.
+// store's background thread: the read never waits for it (without one,
+// StoreOptions::finish_in_background off, it rewrites it before it
+// returns). Only that intent, at the version seen: by the time the job
+// runs, the next transaction's intent may be on the entity, and it is not
+// the reader's to settle.
 void SettleLater(const internal::StoreCore& core, const std::string& blob, const GetResult& seen,
                  bool committed) {
-  if (!core.finisher) return;
+  if (!core.finisher) {
+    (void)FinishDecided(core.Resolver(), blob, seen, committed);
+    return;
+  }
   std::shared_ptr<BlobStore> blobs = core.blobs;
   ResolveContext resolver = core.Resolver();
   core.finisher->Submit([blobs, blob, seen, committed, clock = &resolver.clock,
@@ -187,46 +192,56 @@ Result<Entity> Table::Read(std::string_view pk, std::string_view rk, const ReadO
   const ReadOptions again(ReadPolicy::Validate(), "");
   SteadyTime deadline{};
   int round = 0;
-  // A protocol-2 intent: the version committed now, without waiting.
-  for (int moved = 0; blob.ok() && !PrewritingTransaction(blob->properties).empty(); ++moved) {
-    if (moved >= 100)
+  // Until the blob holds neither: a protocol-1 transaction settled may have
+  // been followed by a protocol-2 intent, which a reader only views (it never
+  // settles one undecided, as the writer the loop below stands for would).
+  for (int pass = 0;; ++pass) {
+    // A protocol-2 intent: the version committed now, without waiting.
+    for (int moved = 0; blob.ok() && !PrewritingTransaction(blob->properties).empty(); ++moved) {
+      if (moved >= 100)
+        return Status::Busy(ctx() + ": kept changing under a transaction while it was read");
+      Result<std::optional<IntentView>> view = std::optional<IntentView>();
+      if (blob->stale) {
+        // Storage is out of reach: the version before the transaction.
+        auto prev = PreviousVersion(*name, *blob);
+        if (prev.ok()) view = std::optional<IntentView>(std::move(*prev));
+        else view = prev.status();
+      } else {
+        view = ViewIntent(*core_->blobs, *name, *blob);
+      }
+      if (!view.ok()) return view.status().WithContext(ctx());
+      if (!*view) {
+        blob = core_->blobs->Get(*name, again);
+        continue;
+      }
+      if ((*view)->decided) SettleLater(*core_, *name, *blob, (*view)->committed);
+      if (!(*view)->exists) return Status::NotFound(ctx() + ": not found");
+      if (handles != nullptr) *handles = (*view)->handles;
+      BT_ASSIGN_OR_RETURN(Entity e, DecodeEntity((*view)->body, *name));
+      e.set_etag((*view)->etag);
+      e.set_stale(blob->stale);
+      return e;
+    }
+    // Protocol 1's marks: settled as a writer would, waiting while in progress.
+    while (blob.ok() && !blob->stale && Marked(blob->properties) &&
+           PrewritingTransaction(blob->properties).empty()) {
+      const std::string seen = blob->properties.etag;
+      Status r = ResolveBlob(core_->Resolver(), *name, blob->properties);
+      if (!r.ok() && !r.IsBusy()) return r.WithContext(ctx());
+      if (r.ok()) {
+        blob = core_->blobs->Get(*name, again);
+        if (!blob.ok() || blob->properties.etag != seen) continue;  // moved on: look at it
+      }
+      if (deadline == SteadyTime{}) deadline = core_->clock->Steady() + core_->options.busy_timeout;
+      if (core_->clock->Steady() >= deadline)
+        return Status::Busy(ctx() + ": a transaction holding it stayed in progress for longer than "
+                                  "the busy timeout");
+      core_->Backoff(&round);
+      blob = core_->blobs->Get(*name, again);
+    }
+    if (!blob.ok() || PrewritingTransaction(blob->properties).empty()) break;
+    if (pass >= 100)
       return Status::Busy(ctx() + ": kept changing under a transaction while it was read");
-    Result<std::optional<IntentView>> view = std::optional<IntentView>();
-    if (blob->stale) {
-      // Storage is out of reach: the version before the transaction.
-      auto prev = PreviousVersion(*name, *blob);
-      if (prev.ok()) view = std::optional<IntentView>(std::move(*prev));
-      else view = prev.status();
-    } else {
-      view = ViewIntent(*core_->blobs, *name, *blob);
-    }
-    if (!view.ok()) return view.status().WithContext(ctx());
-    if (!*view) {
-      blob = core_->blobs->Get(*name, again);
-      continue;
-    }
-    if ((*view)->decided) SettleLater(*core_, *name, *blob, (*view)->committed);
-    if (!(*view)->exists) return Status::NotFound(ctx() + ": not found");
-    if (handles != nullptr) *handles = (*view)->handles;
-    BT_ASSIGN_OR_RETURN(Entity e, DecodeEntity((*view)->body, *name));
-    e.set_etag((*view)->etag);
-    e.set_stale(blob->stale);
-    return e;
-  }
-  while (blob.ok() && !blob->stale && Marked(blob->properties)) {
-    const std::string seen = blob->properties.etag;
-    Status r = ResolveBlob(core_->Resolver(), *name, blob->properties);
-    if (!r.ok() && !r.IsBusy()) return r.WithContext(ctx());
-    if (r.ok()) {
-      blob = core_->blobs->Get(*name, again);
-      if (!blob.ok() || blob->properties.etag != seen) continue;  // moved on: look at it
-    }
-    if (deadline == SteadyTime{}) deadline = core_->clock->Steady() + core_->options.busy_timeout;
-    if (core_->clock->Steady() >= deadline)
-      return Status::Busy(ctx() + ": a transaction holding it stayed in progress for longer than "
-                                "the busy timeout");
-    core_->Backoff(&round);
-    blob = core_->blobs->Get(*name, again);
   }
   if (!blob.ok()) {
     if (blob.status().IsNotFound()) return Status::NotFound(ctx() + ": not found");

@@ -139,10 +139,11 @@ struct StoreOptions {
   bool atomic_commits = true;
   // Through the protocol, Commit() returns at the commit point and
   // the rest (intents rewritten plain, leases let go, the record deleted)
-  // runs on the store's one background thread; destroying the Store waits
-  // for it. Off: Commit() finishes before it returns (more round trips on
-  // the caller's time; the interleaving simulation, which runs one thread
-  // at a time, needs it).
+  // runs on the store's one background thread, and so does a reader's
+  // rewrite of a decided intent it met; destroying the Store waits for it.
+  // Off: Commit() finishes before it returns, and such a read rewrites the
+  // intent before it returns (more round trips on the caller's time; the
+  // interleaving simulation, which runs one thread at a time, needs it).
   bool finish_in_background = true;
 
   // Entities whose stored form is at most this many bytes carry a copy of

@@ -63,7 +63,7 @@ int main(int argc, char** argv) {
   app.add_flag("--classic", classic, "sim: the random simulation without its extensions");
   app.add_option("--exhaustive", exhaustive,
                  "sim: search every schedule of these scenarios (comma-separated, or all: "
-                 "late-abort, read-fence, clock-step, atomic-stamp) instead of seeds");
+                 "late-abort, read-fence, clock-step, atomic-stamp, reader-settle) instead of seeds");
   app.add_option("--preemptions", explore.preemptions, "sim --exhaustive: preemption bound");
   app.add_option("--fault-bound", explore.faults, "sim --exhaustive: fault bound");
   app.add_option("--max-schedules", explore.max_schedules, "sim --exhaustive: stop after N");

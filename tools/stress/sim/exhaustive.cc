@@ -114,6 +114,24 @@ std::vector<Scenario> AllScenarios() {
     };
     all.push_back(std::move(s));
   }
+  {
+    Scenario s;
+    s.name = "reader-settle";
+    s.about = "issue 29's false Conflict: T writes a, then writes it again; R reads a (and "
+              "rewrites the decided intent it meets)";
+    s.initial = {{kA, false}};
+    s.bounds.preemptions = 3;
+    s.bounds.faults = 0;
+    s.actors = {
+        {"T",
+         [](Actor& a) {
+           a.Txn(0, {{kA, Plan::kReadWrite}}, false);
+           a.Txn(1, {{kA, Plan::kReadWrite}}, false);
+         }},
+        {"R", [](Actor& a) { a.Get(0, kA); }},
+    };
+    all.push_back(std::move(s));
+  }
   return all;
 }
 

@@ -93,7 +93,35 @@ std::string History::Describe() const {
   return out.str();
 }
 
+std::string History::UnexplainedConflicts() const {
+  // Another client at work on the key: a write, or a transaction that reads
+  // it (its intent fences the key like a write's, so the two contend). A
+  // plain read is not: it writes nothing of its own.
+  auto writes = [](const HistEntry& e, const std::string& key) {
+    for (const HistOp& op : e.ops)
+      if ((e.txn || op.kind != HistOp::Kind::kGet) && op.key == key) return true;
+    return false;
+  };
+  std::string out;
+  for (const HistEntry& t : entries_) {
+    // "already exists": an insert that found the entity, a fact about the
+    // state rather than about another writer at work.
+    if (!t.txn || t.detail.rfind("Conflict", 0) != 0 ||
+        t.detail.find("already exists") != std::string::npos)
+      continue;
+    bool explained = false;
+    for (const HistEntry& o : entries_) {
+      if (&o == &t || o.start >= t.end || o.end <= t.start) continue;
+      for (const HistOp& op : t.ops) explained = explained || writes(o, op.key);
+    }
+    if (!explained) out += t.who + " failed with a Conflict no other write explains: " + t.detail + "\n";
+  }
+  return out;
+}
+
 std::string History::Check() const {
+  if (std::string unexplained = UnexplainedConflicts(); !unexplained.empty())
+    return unexplained + Describe();
   std::vector<const HistEntry*> es;
   for (const HistEntry& e : entries_)
     if (e.outcome != Outcome::kNoEffect) es.push_back(&e);

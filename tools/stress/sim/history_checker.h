@@ -59,6 +59,10 @@ struct HistEntry {
 class History {
  public:
   void SetInitial(const std::string& key, Version v) { initial_[key] = std::move(v); }
+  Version initial(const std::string& key) const {
+    auto it = initial_.find(key);
+    return it == initial_.end() ? std::nullopt : it->second;
+  }
   size_t Add(HistEntry e) {
     entries_.push_back(std::move(e));
     return entries_.size() - 1;
@@ -66,8 +70,16 @@ class History {
   HistEntry& at(size_t i) { return entries_[i]; }
   const std::vector<HistEntry>& entries() const { return entries_; }
 
-  // Empty if a serial order exists; otherwise why not, with the history.
+  // Empty if a serial order exists and every transaction's Conflict is
+  // explained; otherwise why not, with the history.
   std::string Check() const;
+  // A transaction's Conflict says another client wrote one of its entities
+  // while it ran: some other operation that writes one of its keys, or
+  // another transaction that reads one, must overlap it in time (one never
+  // answered overlaps everything after its start). One with none is the
+  // protocol's own rewrite taken for a write (issue 29). Empty if every
+  // Conflict is explained ("already exists" states a fact: not checked).
+  std::string UnexplainedConflicts() const;
   std::string Describe() const;
 
  private:
