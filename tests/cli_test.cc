@@ -61,9 +61,33 @@ TEST_F(CliTest, PutPrintsStoredEntityAndGetReadsItBack) {
   EXPECT_EQ(stored["items"], 3);
   EXPECT_EQ(stored["total"], 99.5);
   EXPECT_TRUE(stored["whole"].is_number_float());  // a Double, though integral
+  EXPECT_EQ(stored["whole@odata.type"], "Edm.Double");
+  EXPECT_EQ(stored["total@odata.type"], "Edm.Double");
+  EXPECT_FALSE(stored.contains("items@odata.type"));  // Int32: the JSON integer says it
   CliRun get = Cli("get orders 'c 42' o.1");
   ASSERT_EQ(get.code, 0) << get.err;
   EXPECT_EQ(json::parse(get.out), stored);
+}
+
+// Issue 30: `get` printed an integral Double as 121.0 with no type; jq 1.6
+// prints it back as 121, and `put` stored an Int32: the type changed
+// silently and a filter on 100.0 stopped matching. Every Double is
+// annotated now, so the value keeps its type through such a tool.
+TEST_F(CliTest, ADoubleKeepsItsTypeThroughAToolThatDropsItsFraction) {
+  ASSERT_EQ(Cli("put orders", R"({"PartitionKey":"p","RowKey":"r","total":121.0})").code, 0);
+  CliRun got = Cli("get orders p r");
+  ASSERT_EQ(got.code, 0) << got.err;
+  json edited = json::parse(got.out);
+  edited["total"] = 121;  // what jq 1.6 prints for 121.0
+  edited.erase("odata.etag");
+  ASSERT_EQ(Cli("put orders --mode replace", edited.dump()).code, 0);
+  CliRun after = Cli("get orders p r");
+  ASSERT_EQ(after.code, 0) << after.err;
+  json stored = json::parse(after.out);
+  EXPECT_EQ(stored["total@odata.type"], "Edm.Double") << after.out;
+  CliRun matched = Cli("query orders --filter 'total ge 100.0'");
+  ASSERT_EQ(matched.code, 0) << matched.err;
+  EXPECT_NE(matched.out.find("\"RowKey\":\"r\""), std::string::npos) << matched.out;
 }
 
 TEST_F(CliTest, ExitCodesAreTheDocumentedOnes) {

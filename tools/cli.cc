@@ -303,9 +303,9 @@ constexpr char kDescription[] =
 
 Entities are JSON in the Azure Tables form: "PartitionKey", "RowKey",
 "Timestamp", "odata.etag", and properties, with "Name@odata.type" annotations
-for Edm.Int64, Edm.Binary (base64), Edm.Guid and Edm.DateTime (Int32, Double,
-Boolean and String follow from the JSON value). Options go before or after the
-command.)";
+for Edm.Double (always printed), Edm.Int64 (a string), Edm.Binary (base64),
+Edm.Guid and Edm.DateTime (on input, Int32, Double, Boolean and String may follow
+from the JSON value). Options go before or after the command.)";
 
 constexpr char kFooter[] =
     R"(Exit codes: 0 ok, 2 invalid input (usage, key, JSON, size), 3 not found,

@@ -160,12 +160,12 @@ nlohmann::ordered_json EntityToJson(const Entity& e) {
                         std::is_same_v<T, int32_t>) {
             j[name] = v;
           } else if constexpr (std::is_same_v<T, double>) {
-            if (std::isfinite(v)) {
-              j[name] = v;
-            } else {
-              j[annotation] = "Edm.Double";
-              j[name] = std::isnan(v) ? "NaN" : (v > 0 ? "Infinity" : "-Infinity");
-            }
+            // Always annotated, as the Table service's full metadata does: an
+            // integral Double printed as 121.0 comes back from many JSON tools
+            // (jq 1.6) as 121, which alone would read as an Int32.
+            j[annotation] = "Edm.Double";
+            if (std::isfinite(v)) j[name] = v;
+            else j[name] = std::isnan(v) ? "NaN" : (v > 0 ? "Infinity" : "-Infinity");
           } else if constexpr (std::is_same_v<T, int64_t>) {
             j[annotation] = "Edm.Int64";
             j[name] = std::to_string(v);
