@@ -114,16 +114,14 @@ Status ValidateIfMatch(std::string_view if_match) {
 // the reader's to settle.
 void SettleLater(const internal::StoreCore& core, const std::string& blob, const GetResult& seen,
                  bool committed) {
-  if (!core.finisher) {
-    (void)FinishDecided(core.Resolver(), blob, seen, committed);
-    return;
-  }
   std::shared_ptr<BlobStore> blobs = core.blobs;
   ResolveContext resolver = core.Resolver();
-  core.finisher->Submit([blobs, blob, seen, committed, clock = &resolver.clock,
-                           lease = resolver.lease_seconds, inline_max = resolver.inline_body_max] {
+  auto job = [blobs, blob, seen, committed, clock = &resolver.clock,
+              lease = resolver.lease_seconds, inline_max = resolver.inline_body_max] {
     (void)FinishDecided({*blobs, *clock, lease, inline_max}, blob, seen, committed);
-  });
+  };
+  if (core.finisher) core.finisher->Submit(std::move(job));
+  else job();
 }
 
 }  // namespace

@@ -97,7 +97,7 @@ std::string History::UnexplainedConflicts() const {
   // Another client at work on the key: a write, or a transaction that reads
   // it (its intent fences the key like a write's, so the two contend). A
   // plain read is not: it writes nothing of its own.
-  auto writes = [](const HistEntry& e, const std::string& key) {
+  auto contends = [](const HistEntry& e, const std::string& key) {
     for (const HistOp& op : e.ops)
       if ((e.txn || op.kind != HistOp::Kind::kGet) && op.key == key) return true;
     return false;
@@ -112,7 +112,7 @@ std::string History::UnexplainedConflicts() const {
     bool explained = false;
     for (const HistEntry& o : entries_) {
       if (&o == &t || o.start >= t.end || o.end <= t.start) continue;
-      for (const HistOp& op : t.ops) explained = explained || writes(o, op.key);
+      for (const HistOp& op : t.ops) explained = explained || contends(o, op.key);
     }
     if (!explained) out += t.who + " failed with a Conflict no other write explains: " + t.detail + "\n";
   }
