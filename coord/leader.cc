@@ -27,6 +27,7 @@ struct LeaderElection::State {
   std::unique_ptr<Lock> lock;  // while leader
   int64_t term = 0;
   Status last_loss;
+  SteadyTime last_expiry{};  // of the last term's lease, once it ended
   std::unique_ptr<std::thread> thread;
 
   bool Leading() const { return lock != nullptr && lock->held(); }
@@ -69,8 +70,13 @@ void LeaderElection::State::StepDown(std::unique_lock<std::mutex>& lk) {
   last_loss = old->status().ok()
                   ? Status::LeaseLost(label + ": the lease may have lapsed (not renewed in time)")
                   : old->status();
+  last_expiry = old->expiry();
   lk.unlock();
-  (void)old->Release();  // it may still be ours on storage: let the next leader in
+  // Not released: lost by the clock (renewals unanswered), the lease may
+  // still be ours on storage, and what this leader started (a command it
+  // supervises) must be stopped before the next leader comes in. The lease
+  // runs out by itself at last_expiry.
+  old->StopRenewing();
   if (options.on_change) options.on_change(false, t);
   lk.lock();
 }
@@ -133,6 +139,11 @@ bool LeaderElection::WaitForLeadership(std::chrono::milliseconds timeout) const 
   return state_->cv.wait_for(lk, timeout,
                              [&] { return state_->stopping || state_->Leading(); }) &&
          state_->Leading();
+}
+
+SteadyTime LeaderElection::lease_expiry() const {
+  std::lock_guard<std::mutex> lk(state_->mu);
+  return state_->lock != nullptr ? state_->lock->expiry() : state_->last_expiry;
 }
 
 Status LeaderElection::last_loss() const {

@@ -8,11 +8,13 @@
 #include <charconv>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "blobtable/store.h"
 #include "coord/clock_wait.h"
 #include "coord/coord_names.h"
+#include "coord/lease_time.h"
 #include "kv/retry_loop.h"
 #include "util/macros.h"
 #include "util/random.h"
@@ -54,14 +56,6 @@ Result<int64_t> TokenOf(const BlobProperties& p, const std::string& blob) {
   return token;
 }
 
-// How long a lease may be counted on after the request that started or
-// renewed it was sent: the lease less a tenth (at least a second), so that
-// the holder gives it up before storage does.
-milliseconds Usable(int lease_seconds) {
-  const milliseconds lease = std::chrono::seconds(lease_seconds);
-  return lease - std::max<milliseconds>(std::chrono::seconds(1), lease / 10);
-}
-
 }  // namespace
 
 struct Lock::State {
@@ -79,10 +73,13 @@ struct Lock::State {
   bool released = false;
   Status lost;             // OK unless lost
   SteadyTime renewed_at;   // when the last answered acquire or renewal was sent
+  // When storage said the lease is gone (broken, or taken after it ran
+  // out): from then on another client may hold it.
+  std::optional<SteadyTime> gone_at;
   std::unique_ptr<std::thread> renewer;
 
   bool Held() const {
-    return !released && lost.ok() && clock->Steady() < renewed_at + Usable(lease_seconds);
+    return !released && lost.ok() && clock->Steady() < renewed_at + coord::UsableFor(lease_seconds);
   }
   void Renew();
 };
@@ -112,7 +109,8 @@ void Lock::State::Renew() {
     }
     const Status& s = r.status();
     const bool gone = s.code() == Code::kLeaseLost || s.IsNotFound() || s.IsBusy();
-    if (gone || clock->Steady() >= renewed_at + Usable(lease_seconds)) {
+    if (gone) gone_at = sent;
+    if (gone || clock->Steady() >= renewed_at + coord::UsableFor(lease_seconds)) {
       lost = Status::LeaseLost(label + ": " +
                                (gone ? "the lease is gone (another client took it after it "
                                        "expired): "
@@ -194,6 +192,7 @@ Result<std::unique_ptr<Lock>> Lock::AcquireAt(const Store& store, std::string na
     WriteOptions w;
     w.lease_id = st->lease_id;
     w.conditions.if_match = head->properties.etag;
+    w.deadline = st->renewed_at + coord::UsableFor(st->lease_seconds);
     return st->blobs->SetMetadata(st->blob, {{kTokenKey, std::to_string(st->token)},
                                              {kOwnerKey, st->owner}}, w)
         .status();
@@ -231,6 +230,28 @@ int64_t Lock::token() const { return state_->token; }
 bool Lock::held() const {
   std::lock_guard<std::mutex> lk(state_->mu);
   return state_->Held();
+}
+
+SteadyTime Lock::expiry() const {
+  std::lock_guard<std::mutex> lk(state_->mu);
+  const SteadyTime end = state_->renewed_at + std::chrono::seconds(state_->lease_seconds);
+  return state_->gone_at ? std::min(*state_->gone_at, end) : end;
+}
+
+void Lock::StopRenewing() {
+  State& st = *state_;
+  {
+    std::lock_guard<std::mutex> lk(st.mu);
+    if (st.released) return;
+    st.released = true;
+    st.stopping = true;
+  }
+  st.cv.notify_all();
+  if (getpid() != st.pid) {
+    (void)st.renewer.release();
+    return;
+  }
+  if (st.renewer && st.renewer->joinable()) st.renewer->join();
 }
 
 Status Lock::status() const {

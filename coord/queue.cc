@@ -7,6 +7,7 @@
 
 #include "blobtable/store.h"
 #include "coord/coord_names.h"
+#include "coord/lease_time.h"
 #include "util/macros.h"
 #include "util/random.h"
 
@@ -36,6 +37,18 @@ std::string NewId(const Clock& clock) {
 
 bool Taken(const BlobProperties& p) { return p.lease_state == LeaseState::kLeased; }
 
+const Clock& ClockOf(const Store& store) {
+  return store.options().clock ? *store.options().clock : *Clock::Real();
+}
+
+// LeaseLost, without a request, once a delivery's lease may have run out by
+// this worker's clock.
+Status UsableNow(const Clock& clock, const QueueItem& item, const std::string& ctx) {
+  if (!item.lease_usable_until || clock.Steady() < *item.lease_usable_until) return Status::OK();
+  return Status::LeaseLost(ctx + ": this delivery's lease may have run out by this worker's "
+                                 "clock (Extend it sooner); the item will be delivered again");
+}
+
 }  // namespace
 
 Result<WorkQueue> WorkQueue::Open(const Store& store, std::string_view name,
@@ -53,8 +66,7 @@ Result<WorkQueue> WorkQueue::Open(const Store& store, std::string_view name,
 Result<std::string> WorkQueue::Enqueue(std::string_view body) const {
   if (body.size() > kMaxBody)
     return Status::InvalidArgument("queue " + name_ + ": an item's body is at most 4 MiB");
-  const Clock* clock = store_->options().clock ? store_->options().clock : Clock::Real();
-  const std::string id = NewId(*clock);
+  const std::string id = NewId(ClockOf(*store_));
   PutOptions put;
   put.conditions.if_none_match = std::string(kAnyETag);  // created once, never overwritten
   put.metadata[kCountKey] = "0";
@@ -67,6 +79,8 @@ Result<std::optional<QueueItem>> WorkQueue::Take(const std::string& id) const {
   BlobStore& blobs = store_->blob_store();
   const std::string blob = coord::QueueItemName(name_, id);
   const std::string lease_id = NewGuid();
+  const SteadyTime usable_until =
+      ClockOf(*store_).Steady() + coord::UsableFor(options_.visibility_seconds);
   auto lease = blobs.AcquireLease(blob, options_.visibility_seconds, lease_id, {});
   if (lease.status().IsBusy() || lease.status().IsNotFound()) return std::optional<QueueItem>();
   if (!lease.ok()) return lease.status();
@@ -75,6 +89,7 @@ Result<std::optional<QueueItem>> WorkQueue::Take(const std::string& id) const {
   if (!got.ok()) return got.status();
   WriteOptions under_lease;
   under_lease.lease_id = lease_id;
+  under_lease.deadline = usable_until;
   const int before = CountOf(got->properties);
   if (before >= options_.max_dequeues) {
     // A poison item: to the dead letters (a copy made once), then gone.
@@ -92,7 +107,8 @@ Result<std::optional<QueueItem>> WorkQueue::Take(const std::string& id) const {
       blobs.SetMetadata(blob, {{kCountKey, std::to_string(before + 1)}}, under_lease).status();
   if (counted.code() == Code::kLeaseLost || counted.IsConflict()) return std::optional<QueueItem>();
   if (!counted.ok()) return counted;
-  return std::optional<QueueItem>(QueueItem{id, std::move(got->data), before + 1, lease_id});
+  return std::optional<QueueItem>(
+      QueueItem{id, std::move(got->data), before + 1, lease_id, usable_until});
 }
 
 Result<std::optional<QueueItem>> WorkQueue::Dequeue() const {
@@ -124,17 +140,23 @@ Result<std::optional<QueueItem>> WorkQueue::Dequeue() const {
 }
 
 Status WorkQueue::Complete(const QueueItem& item) const {
+  const std::string ctx = "queue " + name_ + ", item " + item.id;
+  BT_RETURN_IF_ERROR(UsableNow(ClockOf(*store_), item, ctx));
   WriteOptions under_lease;
   under_lease.lease_id = item.lease_id;
+  under_lease.deadline = item.lease_usable_until;
   Status s = store_->blob_store().Delete(coord::QueueItemName(name_, item.id), under_lease);
   if (s.ok()) return s;
-  const std::string ctx = "queue " + name_ + ", item " + item.id;
   if (s.IsNotFound())
     return Status::NotFound(ctx + ": gone: completed already (by an earlier call, or by another "
                                   "worker after this delivery's lease ran out)");
   if (s.code() == Code::kLeaseLost || s.IsBusy() || s.IsConflict())
     return Status::LeaseLost(ctx + ": this delivery's lease ran out; the item will be (or was) "
                                    "delivered again: " + s.ToString());
+  if (s.code() == Code::kOutcomeUnknown)
+    return Status::OutcomeUnknown(ctx + ": whether this call completed the item is not known "
+                                        "(if it did not, the item will be delivered again): " +
+                                  s.message());
   return s.WithContext(ctx);
 }
 
@@ -147,12 +169,20 @@ Status WorkQueue::Abandon(const QueueItem& item) const {
   return r.status().WithContext("queue " + name_ + ", item " + item.id + ": abandon");
 }
 
-Status WorkQueue::Extend(const QueueItem& item) const {
-  auto r =
-      store_->blob_store().RenewLease(coord::QueueItemName(name_, item.id), item.lease_id, {});
-  if (r.ok()) return Status::OK();
-  const std::string ctx = "queue " + name_ + ", item " + item.id + ": extend";
-  if (r.status().IsNotFound() || r.status().IsBusy() || r.status().IsConflict())
+Status WorkQueue::Extend(QueueItem* item) const {
+  const std::string ctx = "queue " + name_ + ", item " + item->id + ": extend";
+  const Clock& clock = ClockOf(*store_);
+  BT_RETURN_IF_ERROR(UsableNow(clock, *item, ctx));
+  const SteadyTime sent = clock.Steady();
+  auto r = store_->blob_store().RenewLease(coord::QueueItemName(name_, item->id), item->lease_id,
+                                           {});
+  if (r.ok()) {
+    if (item->lease_usable_until)
+      item->lease_usable_until = sent + coord::UsableFor(options_.visibility_seconds);
+    return Status::OK();
+  }
+  if (r.status().IsNotFound() || r.status().IsBusy() || r.status().IsConflict() ||
+      r.status().code() == Code::kLeaseLost)
     return Status::LeaseLost(ctx + ": " + r.status().ToString());
   return r.status().WithContext(ctx);
 }

@@ -347,7 +347,8 @@ Result<Entity> Table::Write(const Entity& entity, std::string_view if_match, boo
         std::chrono::time_point_cast<Ticks>(core_->clock->Now()));
     auto body = EncodeEntity(stored);
     if (!body.ok()) return body.status();
-    PutOptions put_options{{cond, ""}, {}};
+    PutOptions put_options;
+    put_options.conditions = cond;
     AddInlineBody(put_options.metadata, *body, core_->inline_body_max);
     auto put = core_->blobs->Put(*name, *body, put_options);
     if (put.ok()) {

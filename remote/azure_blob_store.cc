@@ -114,6 +114,7 @@ class AzureBlobStore final : public BlobStore {
     // Content-MD5 (what listings' inline copies are checked against).
     const std::string md5 = Md5Base64(data);
     Budget budget = NewBudget();
+    budget.deadline = o.deadline;
     Outcome out = ExecuteCreating({"PUT", name, [&] {
                              HttpRequest r = Request("PUT", BlobUrl(name));
                              r.headers.emplace_back("x-ms-blob-type", "BlockBlob");
@@ -130,13 +131,19 @@ class AzureBlobStore final : public BlobStore {
 
   Status Delete(std::string_view name, const WriteOptions& o) override {
     BT_RETURN_IF_ERROR(ValidateBlobName(name));
+    Budget budget = NewBudget();
+    budget.deadline = o.deadline;
     Outcome out = Execute({"DELETE", name, [&] {
                              HttpRequest r = Request("DELETE", BlobUrl(name));
                              AddWriteOptions(r, o);
                              return r;
-                           }});
-    if (auto unknown = UnknownIfMaybeApplied(name, out, HasConditions(o.conditions)))
-      return *unknown;
+                           }},
+                          budget);
+    // A lease id makes a delete as conditional as an ETag does: a retry
+    // that finds the blob gone may find it deleted by the next holder of
+    // the lease (a work item completed by another worker).
+    const bool conditional = HasConditions(o.conditions) || !o.lease_id.empty();
+    if (auto unknown = UnknownIfMaybeApplied(name, out, conditional)) return *unknown;
     if (!out.response.ok()) return out.response.status();
     const HttpResponse& r = *out.response;
     if (r.status == 202) return Status::OK();
@@ -147,8 +154,8 @@ class AzureBlobStore final : public BlobStore {
     // (ConditionNotMet); a 412 with the blob there again can be a blob
     // created after that attempt deleted the one it named. A write id
     // cannot tell (a delete leaves nothing behind).
-    if (out.unseen && r.status == 404 && !HasConditions(o.conditions)) return Status::OK();
-    if (out.unseen && (r.status == 404 || r.status == 412) && HasConditions(o.conditions)) {
+    if (out.unseen && r.status == 404 && !conditional) return Status::OK();
+    if (out.unseen && (r.status == 404 || r.status == 412) && conditional) {
       const bool gone = r.status == 404 || Head(name, {}).status().IsNotFound();
       return Status::OutcomeUnknown(
           "blob '" + std::string(name) + "': an earlier attempt's answer was lost and the retry "
@@ -166,6 +173,7 @@ class AzureBlobStore final : public BlobStore {
     BT_RETURN_IF_ERROR(CheckUserMetadata(metadata));
     std::string write_id = HasConditions(o.conditions) ? NewGuid() : "";
     Budget budget = NewBudget();
+    budget.deadline = o.deadline;
     Outcome out = Execute({"SET-METADATA", name, [&] {
                              HttpRequest r = Request("PUT", BlobUrl(name, "comp=metadata"));
                              AddMetadata(r, metadata, write_id);

@@ -224,7 +224,10 @@ TEST_F(CliTest, LockRunsTheCommandHoldingTheLock) {
   EXPECT_EQ(first.code, 3) << first.err;  // the command's
   EXPECT_EQ(first.out, "1\n");
   EXPECT_EQ(Cli("lock nightly -- sh -c 'echo $BLOBTABLE_LOCK_TOKEN'").out, "2\n");
-  EXPECT_EQ(Cli("lock nightly -- /nonexistent/command").code, 127);
+  CliRun missing = Cli("lock nightly -- /nonexistent/command");  // as a shell says it
+  EXPECT_EQ(missing.code, 127);
+  EXPECT_NE(missing.err.find("cannot run '/nonexistent/command': No such file"),
+            std::string::npos) << missing.err;
   EXPECT_EQ(Cli("lock nightly").code, 2);  // no command
   // Held by another client: one try fails with exit 5, and the command never runs.
   auto store = Store::Open(dir_.path() + "/db");
@@ -236,6 +239,8 @@ TEST_F(CliTest, LockRunsTheCommandHoldingTheLock) {
     EXPECT_EQ(busy.code, 5);
     EXPECT_EQ(busy.out, "");
     EXPECT_NE(busy.err.find("LockTimeout"), std::string::npos) << busy.err;
+    // Told apart from a command's own exit 5, as flock -E does.
+    EXPECT_EQ(Cli("lock nightly --timeout 0 --conflict-exit-code 75 -- echo ran").code, 75);
   }
   EXPECT_EQ(Lock::Inspect(**store, "nightly")->token, 4);
 }

@@ -13,7 +13,13 @@ INSTANTIATE_TEST_SUITE_P(Azurite, CoordTest, ::testing::Values(AzuriteBackend("c
 }  // namespace
 }  // namespace blobtable::testing
 
+#include <atomic>
+#include <functional>
+#include <thread>
+
+#include "tests/azurite.h"
 #include "tests/counting_blob_store.h"
+#include "tools/proxy/fault_proxy.h"
 
 namespace blobtable::testing {
 namespace {
@@ -49,6 +55,76 @@ TEST(CoordAzurite, AWatchTransfersNoBodyWhileNothingChanges) {
   EXPECT_TRUE((*watch)->Poll());
   EXPECT_EQ(calls, 2);
   EXPECT_EQ(counter->Counts()["get"], 2);  // the conditional GET, then the read
+}
+
+// The real clock, but the first wait between retries (of the store it is
+// given to) runs `hook` first: another client acts while a request waits.
+class HookedRealClock final : public Clock {
+ public:
+  explicit HookedRealClock(std::function<void()> hook) : hook_(std::move(hook)) {}
+  TimePoint Now() const override { return Clock::Real()->Now(); }
+  SteadyTime Steady() const override { return Clock::Real()->Steady(); }
+  std::chrono::milliseconds SinceBoot() const override { return Clock::Real()->SinceBoot(); }
+  std::string BootId() const override { return Clock::Real()->BootId(); }
+  void SleepFor(std::chrono::milliseconds d) const override {
+    if (!hooked_.exchange(true)) hook_();
+    Clock::Real()->SleepFor(d);
+  }
+
+ private:
+  std::function<void()> hook_;
+  mutable std::atomic<bool> hooked_{false};
+};
+
+// Issue 30, hole 1: worker A's Complete goes out, storage never gets it
+// whole (the connection is reset); while A waits to retry, A's lease runs
+// out and worker B takes the item and completes it. A's retry used to find
+// the item gone and say OK ("gone after an unseen attempt"), so both
+// completions said OK. Now no request of A's outlives its lease (the retry
+// is not sent) and a delete under a lease whose answer was lost is
+// OutcomeUnknown.
+TEST(CoordAzurite, ACompletionWhoseAnswerWasLostNeverAlsoSaysOk) {
+  Azurite* azurite = Azurite::Get();
+  ASSERT_NE(azurite, nullptr);
+  auto proxy = proxy::FaultProxy::Start(azurite->port());
+  ASSERT_TRUE(proxy.ok()) << proxy.status().ToString();
+  StoreOptions direct_options;
+  direct_options.container = FreshContainer("queue");
+  auto direct = OpenBackendStore(AzuriteBackend("curl"), direct_options);
+  ASSERT_TRUE(direct.ok()) << direct.status().ToString();
+  QueueOptions q15;
+  q15.visibility_seconds = 15;
+  auto b_queue = WorkQueue::Open(**direct, "jobs", q15);
+  ASSERT_TRUE(b_queue.ok());
+  ASSERT_TRUE(b_queue->Enqueue("work").ok());
+
+  Status b_completed = Status::Internal("worker B never ran");
+  HookedRealClock clock([&] {  // worker B, while A waits to retry
+    for (int i = 0; i < 400; ++i) {  // the 15 s visibility, and a margin
+      auto item = b_queue->Dequeue();
+      if (item.ok() && *item) {
+        b_completed = b_queue->Complete(**item);
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  });
+  StoreOptions a_options = direct_options;
+  a_options.clock = &clock;
+  a_options.retry_initial_delay = std::chrono::milliseconds(1);
+  auto a_store = Store::Open("UseDevelopmentStorage=true;BlobEndpoint=http://127.0.0.1:" +
+                                 std::to_string((*proxy)->port()) + "/devstoreaccount1",
+                             a_options);
+  ASSERT_TRUE(a_store.ok()) << a_store.status().ToString();
+  auto a_queue = WorkQueue::Open(**a_store, "jobs", q15);
+  auto a_item = a_queue->Dequeue();
+  ASSERT_TRUE(a_item.ok() && *a_item) << a_item.status().ToString();
+  (*proxy)->Inject(proxy::ProxyFault::kResetRequest, proxy::FaultProxy::Containing("DELETE "), 2);
+  const Status a_completed = a_queue->Complete(**a_item);
+  EXPECT_TRUE(b_completed.ok()) << b_completed.ToString();
+  EXPECT_FALSE(a_completed.ok()) << "both workers were told they completed the item";
+  EXPECT_EQ(a_completed.code(), Code::kOutcomeUnknown) << a_completed.ToString();
+  EXPECT_GE((*proxy)->injected(proxy::ProxyFault::kResetRequest), 1);
 }
 
 }  // namespace

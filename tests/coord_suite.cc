@@ -201,12 +201,33 @@ TEST_P(CoordTest, ALeaseTakenAwayIsReportedOnceThroughOnLost) {
   // Someone breaks the lease (an operator, or a client that decided the
   // holder was dead): the next renewal learns it.
   ASSERT_TRUE(store_->blob_store().BreakLease(coord::LockBlobName("watched"), 0, {}).ok());
+  // What a break means (lock.h, README "Lock"): another client may take the
+  // lock at once, and held() cannot see that before the next renewal; the
+  // fencing token is what refuses the old holder's writes meanwhile.
+  auto table = *store_->OpenTable("jobs");
+  auto next = Lock::Acquire(*store_, "watched", Once());
+  ASSERT_TRUE(next.ok()) << next.status().ToString();
+  EXPECT_GT((*next)->token(), (*lock)->token());
+  if (GetParam().fake_clock()) {
+    EXPECT_TRUE((*lock)->held());  // no renewal yet
+  }
+  ASSERT_TRUE(FencedUpdate(table, "p", "r", (*next)->token(), [](Entity&, bool) {
+                return Status::OK();
+              }).ok());
+  EXPECT_EQ(FencedUpdate(table, "p", "r", (*lock)->token(), [](Entity&, bool) {
+              return Status::OK();
+            }).status().code(),
+            Code::kLeaseLost);
   if (GetParam().fake_clock()) clock_.Advance(std::chrono::seconds(5));  // a renewal is due
   auto future = lost.get_future();
   ASSERT_EQ(future.wait_for(std::chrono::seconds(20)), std::future_status::ready);
   EXPECT_EQ(future.get().code(), Code::kLeaseLost);
   EXPECT_FALSE((*lock)->held());
   EXPECT_EQ((*lock)->status().code(), Code::kLeaseLost);
+  // Its expiry is when storage said the lease was gone: a supervisor
+  // (`blobtable lock`) kills its command at once, without a grace.
+  EXPECT_LE((*lock)->expiry(), store_->options().clock ? store_->options().clock->Steady()
+                                                       : Clock::Real()->Steady());
   EXPECT_TRUE((*lock)->Release().ok());  // idempotent after a loss
 }
 
@@ -524,7 +545,7 @@ TEST_P(CoordTest, QueueDeliversOldestFirstAndCompletesOnce) {
   ASSERT_TRUE(again.ok() && *again);
   EXPECT_EQ((*again)->id, ids[1]);
   EXPECT_EQ((*again)->dequeue_count, 2);
-  EXPECT_TRUE(q->Extend(**again).ok());
+  EXPECT_TRUE(q->Extend(&**again).ok());
   EXPECT_TRUE(q->Complete(**again).ok());
 }
 
@@ -540,7 +561,7 @@ TEST_P(CoordTest, QueueRedeliversAnItemWhoseVisibilityRanOut) {
   EXPECT_EQ(retry->id, (*slow)->id);
   EXPECT_EQ(retry->dequeue_count, 2);
   EXPECT_EQ(q->Complete(**slow).code(), Code::kLeaseLost);  // the slow worker must not count it
-  EXPECT_EQ(q->Extend(**slow).code(), Code::kLeaseLost);
+  EXPECT_EQ(q->Extend(&**slow).code(), Code::kLeaseLost);
   EXPECT_TRUE(q->Complete(*retry).ok());
 }
 

@@ -6,7 +6,20 @@
 #include <future>
 #include <mutex>
 #include <thread>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
 #include "tests/counting_blob_store.h"
+#include "tools/held_command.h"
 
 namespace blobtable::testing {
 namespace {
@@ -106,6 +119,135 @@ TEST_F(LockRenewalTest, RenewalsFailingForTheWholeLeaseLoseTheLock) {
   EXPECT_NE(lock->status().message().find("could not renew"), std::string::npos)
       << lock->status().ToString();
   EXPECT_TRUE(lock->Release().ok());
+}
+
+// Whether process `pid` (not necessarily a child) ends within `within`:
+// waits on a pidfd, which becomes readable when it does.
+bool EndsWithin(pid_t pid, std::chrono::milliseconds within) {
+  const int fd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  if (fd < 0) return errno == ESRCH;  // gone already
+  pollfd p{fd, POLLIN, 0};
+  const bool ended = poll(&p, 1, static_cast<int>(within.count())) == 1;
+  close(fd);
+  return ended;
+}
+
+// The pid a held command writes to `fifo` once it runs.
+pid_t CommandPid(const std::string& fifo) {
+  std::ifstream in(fifo);  // opens once the command opens it to write
+  pid_t pid = 0;
+  in >> pid;
+  return pid;
+}
+
+// A command that writes its pid to `fifo` and then sleeps a minute; with
+// `ignore_term`, SIGTERM cannot stop it.
+std::vector<std::string> PidThenSleep(const std::string& fifo, bool ignore_term) {
+  return {"sh", "-c", std::string(ignore_term ? "trap '' TERM; " : "") + "echo $$ > " + fifo +
+                          "; exec sleep 60"};
+}
+
+// Issue 30, hole 2: `blobtable lock` SIGKILLed left its command running,
+// reparented to init, while the lock's lease ran out and the next holder
+// came in. The command now dies with its supervisor.
+TEST(HeldCommand, DiesWithItsSupervisor) {
+  TempDir dir;
+  const std::string fifo = dir.path() + "/pid";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const std::vector<std::string> command = PidThenSleep(fifo, false);
+  const pid_t cli = fork();
+  if (cli == 0) {
+    execl(BLOBTABLE_CLI_PATH, BLOBTABLE_CLI_PATH, "--store", (dir.path() + "/db").c_str(), "lock",
+          "job", "--", command[0].c_str(), command[1].c_str(), command[2].c_str(), nullptr);
+    _exit(127);
+  }
+  ASSERT_GT(cli, 0);
+  const pid_t held = CommandPid(fifo);
+  ASSERT_GT(held, 0);
+  ASSERT_EQ(kill(cli, SIGKILL), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(cli, &status, 0), cli);
+  const bool ended = EndsWithin(held, std::chrono::seconds(5));
+  if (!ended) kill(held, SIGKILL);
+  EXPECT_TRUE(ended) << "the command outlived its supervisor";
+}
+
+// Issue 30, hole 2: a lock lost to renewals storage never answered. The
+// command (which ignores SIGTERM) used to get SIGKILL only 10 s after the
+// SIGTERM, long after the lease ran out on storage; it is now dead before
+// the lease can end (by the supervisor's clock: fake here, and never moved
+// to the lease's end).
+TEST_F(LockRenewalTest, ALostLockStopsItsCommandBeforeTheLeaseCanEnd) {
+  StoreOptions o;
+  o.clock = &clock_;
+  o.wrap_blob_store = [&](std::shared_ptr<BlobStore> b) {
+    flaky_ = std::make_shared<FlakyRenewals>(std::move(b), /*failures=*/1000);
+    return flaky_;
+  };
+  auto store = Store::Open(dir_.path() + "/db", o);
+  ASSERT_TRUE(store.ok());
+  const std::string fifo = dir_.path() + "/pid";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  LockOptions lo;
+  lo.lease_seconds = 15;
+  std::ostringstream err;
+  int code = -1;
+  std::thread cli([&] {
+    code = cli::CmdLock(**store, "job", lo, PidThenSleep(fifo, true), 5, err);
+  });
+  const pid_t held = CommandPid(fifo);
+  Step(std::chrono::seconds(5), 1);  // renewals fail from here on
+  for (int n = 2; n <= 9; ++n) Step(std::chrono::seconds(1), n);
+  clock_.Advance(std::chrono::seconds(1));  // 14 s: held() is false; SIGTERM, ignored
+  clock_.Advance(std::chrono::milliseconds(600));  // 14.6 s: the lease ends at 15 s
+  const bool ended = held > 0 && EndsWithin(held, std::chrono::seconds(5));
+  if (!ended && held > 0) kill(held, SIGKILL);
+  cli.join();
+  EXPECT_TRUE(ended) << "still running when the lease could run out";
+  EXPECT_EQ(code, 128 + SIGKILL) << err.str();
+  EXPECT_NE(err.str().find("lock job lost"), std::string::npos) << err.str();
+}
+
+// Issue 30, hole 2 (leader): a leader whose renewals go unanswered steps
+// down by its clock; it used to release the lease then, letting the next
+// leader in while whatever it led (a supervised command) was still being
+// stopped. Its lease now runs out by itself, at lease_expiry().
+TEST_F(LockRenewalTest, ALeaderSteppingDownLeavesItsLeaseToRunOut) {
+  StoreOptions o;
+  o.clock = &clock_;
+  o.wrap_blob_store = [&](std::shared_ptr<BlobStore> b) {
+    flaky_ = std::make_shared<FlakyRenewals>(std::move(b), /*failures=*/1000);
+    return flaky_;
+  };
+  auto store = Store::Open(dir_.path() + "/db", o);
+  ASSERT_TRUE(store.ok());
+  LeaderOptions lo;
+  lo.lease_seconds = 15;
+  std::promise<void> stepped_down;
+  lo.on_change = [&](bool leading, int64_t) {
+    if (!leading) stepped_down.set_value();
+  };
+  auto first = LeaderElection::Start(**store, "sched", lo);
+  ASSERT_TRUE(first.ok());
+  ASSERT_TRUE((*first)->WaitForLeadership(std::chrono::seconds(10)));
+  const SteadyTime expiry = (*first)->lease_expiry();
+  Step(std::chrono::seconds(5), 1);
+  for (int n = 2; n <= 9; ++n) Step(std::chrono::seconds(1), n);
+  clock_.Advance(std::chrono::seconds(1));  // 14 s: steps down by its clock
+  ASSERT_EQ(stepped_down.get_future().wait_for(std::chrono::seconds(10)),
+            std::future_status::ready);
+  EXPECT_FALSE((*first)->is_leader());
+  EXPECT_EQ((*first)->lease_expiry(), expiry);
+  ASSERT_TRUE((*first)->Resign().ok());  // no lease of its own left to release: sends nothing
+  LeaderOptions next;
+  next.lease_seconds = 15;
+  auto second = LeaderElection::Start(**store, "sched", next);
+  ASSERT_TRUE(second.ok());
+  EXPECT_FALSE((*second)->WaitForLeadership(std::chrono::seconds(2)))
+      << "the next leader came in before the lease ran out";
+  clock_.Advance(std::chrono::milliseconds(1100));  // past the lease
+  EXPECT_TRUE((*second)->WaitForLeadership(std::chrono::seconds(10)));
+  EXPECT_GE(clock_.Steady(), expiry);
 }
 
 // What each call costs in requests (README "Coordination").

@@ -333,6 +333,7 @@ struct Command {
   std::vector<std::string> command;
   LeaderOptions leader;
   std::chrono::milliseconds leader_timeout{-1};
+  int conflict_exit_code = kExitLockTimeout;  // lock and leader: could not be had in time
   QueueCommand queue;
   std::string counter_action;  // "add" or "get"
   int64_t delta = 1;
@@ -501,16 +502,21 @@ void DefineCommands(CLI::App& app, Command& c) {
            timeout_help)
         ->check(CLI::NonNegativeNumber);
     sub->add_option("--lease", *lease, "SECONDS, 15..60 (default 30)")->check(CLI::Range(15, 60));
+    sub->add_option("--conflict-exit-code", c.conflict_exit_code,
+                    "N: the exit code when it could not be had in time (default 5), as flock -E, "
+                    "to tell it from the command's own")
+        ->check(CLI::Range(0, 255));
   };
   held_command(
       app.add_subcommand(
           "lock",
           "lock NAME [--timeout SECONDS] [--lease SECONDS] -- COMMAND [ARGS...]: runs the "
           "command while holding the lock NAME (shared by every client of the store), like "
-          "flock(1). Waits up to --timeout (default 30) for it, else exit 5. The lease (default "
-          "30 s, 15..60) is renewed while the command runs; if the lock is lost the command gets "
-          "SIGTERM, then SIGKILL 10 s later. The command sees the fencing token in "
-          "$BLOBTABLE_LOCK_TOKEN. Exit code: the command's."),
+          "flock(1). Waits up to --timeout (default 30) for it, else exit 5 (or "
+          "--conflict-exit-code). The lease (default 30 s, 15..60) is renewed while the command "
+          "runs; the command dies with this process, and if the lock is lost it gets SIGTERM, "
+          "then SIGKILL before the lease can run out on storage. The command sees the fencing "
+          "token in $BLOBTABLE_LOCK_TOKEN. Exit code: the command's."),
       &c.lock.timeout, &c.lock.lease_seconds,
       "SECONDS to wait while another client holds it (0: one try)");
   held_command(
@@ -518,9 +524,9 @@ void DefineCommands(CLI::App& app, Command& c) {
           "leader",
           "leader NAME [--timeout SECONDS] [--lease SECONDS] -- COMMAND [ARGS...]: campaigns to "
           "lead NAME and runs the command only while leader (its term in "
-          "$BLOBTABLE_LEADER_TERM); stops it (SIGTERM, then SIGKILL 10 s later) if leadership "
-          "is lost; resigns when it ends. Waits for ever unless --timeout (then exit 5). Exit "
-          "code: the command's."),
+          "$BLOBTABLE_LEADER_TERM); stops it (SIGTERM, then SIGKILL before the lease can run out "
+          "on storage) if leadership is lost; resigns when it ends. Waits for ever unless "
+          "--timeout (then exit 5, or --conflict-exit-code). Exit code: the command's."),
       &c.leader_timeout, &c.leader.lease_seconds,
       "SECONDS to wait to become leader (default: for ever)");
   auto* queue = app.add_subcommand(
@@ -638,9 +644,11 @@ int Execute(const std::string& name, Command& c, std::istream& in, std::ostream&
   }
   std::unique_ptr<Store> store = std::move(*opened);
   if (name == "txn") return CmdTxn(*store, in, out, err, c.txn_options);
-  if (name == "lock") return CmdLock(*store, c.lock_name, c.lock, c.command, err);
+  if (name == "lock")
+    return CmdLock(*store, c.lock_name, c.lock, c.command, c.conflict_exit_code, err);
   if (name == "leader")
-    return CmdLeader(*store, c.lock_name, c.leader, c.leader_timeout, c.command, err);
+    return CmdLeader(*store, c.lock_name, c.leader, c.leader_timeout, c.command,
+                     c.conflict_exit_code, err);
   if (name == "queue") return CmdQueue(*store, c.queue, in, out, err);
   if (name == "counter")
     return CmdCounter(*store, c.counter_action, c.lock_name, c.delta, c.shards, out, err);

@@ -1,14 +1,18 @@
 #include "tools/held_command.h"
 
-#include <functional>
-
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
+#include <functional>
 #include <ostream>
 #include <thread>
 
@@ -17,28 +21,87 @@
 namespace blobtable::cli {
 namespace {
 
-std::atomic<pid_t> g_child{0};
+using std::chrono::milliseconds;
 
-// Passes a signal meant for us on to the command (async-signal-safe).
+// The command's process group (its pid); 0 while none runs.
+std::atomic<pid_t> g_group{0};
+
+// Passes a signal meant for us on to the command's process group
+// (async-signal-safe). The command has a group of its own, so a terminal's
+// Ctrl-C reaches it only through us.
 void Forward(int sig) {
-  const pid_t child = g_child.load();
-  if (child > 0) kill(child, sig);
+  const pid_t group = g_group.load();
+  if (group > 0) kill(-group, sig);
 }
 
-// Starts `command` with env_name=value in its environment; -1 if fork failed.
+constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP};
+
+// In the child between fork() and exec: only async-signal-safe calls.
+[[noreturn]] void RunChild(pid_t parent, const sigset_t& old_mask, char* const* argv,
+                           const char* env_name, const char* value) {
+  for (int sig : kForwarded) signal(sig, SIG_DFL);
+  setpgid(0, 0);
+  // Killed with the supervisor, whatever ends it (SIGKILL included). Asked
+  // for after the fork: if the supervisor died before, getppid() says so.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) _exit(kExitOther);
+  sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+  setenv(env_name, value, 1);
+  execvp(argv[0], argv);
+  const int e = errno;
+  // "command not found" as a shell says it; 127 or 126 as a shell exits.
+  const char* parts[] = {"blobtable: error: cannot run '", argv[0], "': ", std::strerror(e), "\n"};
+  for (const char* p : parts) (void)!write(STDERR_FILENO, p, std::strlen(p));
+  _exit(e == ENOENT ? 127 : 126);
+}
+
+// Starts `command` in a process group of its own with env_name=value in
+// its environment; -1 if fork failed. Signals we pass on are blocked from
+// before the fork until the group is recorded, so none is dropped.
 pid_t Start(const std::vector<std::string>& command, const char* env_name, int64_t value) {
   std::vector<char*> argv;
   for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   const std::string value_text = std::to_string(value);
-  pid_t pid = fork();
-  if (pid == 0) {
-    setenv(env_name, value_text.c_str(), 1);
-    execvp(argv[0], argv.data());
-    _exit(127);
+  sigset_t block, old_mask;
+  sigemptyset(&block);
+  for (int sig : kForwarded) sigaddset(&block, sig);
+  sigprocmask(SIG_BLOCK, &block, &old_mask);
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid == 0) RunChild(parent, old_mask, argv.data(), env_name, value_text.c_str());
+  if (pid > 0) {
+    setpgid(pid, pid);  // as the child does: whichever runs first
+    g_group = pid;
   }
+  sigprocmask(SIG_SETMASK, &old_mask, nullptr);
   return pid;
 }
+
+// While the command runs, the terminal (if we have it in the foreground)
+// belongs to the command's group, so that it can read it; given back after.
+class Terminal {
+ public:
+  explicit Terminal(pid_t group) {
+    if (!isatty(STDIN_FILENO) || tcgetpgrp(STDIN_FILENO) != getpgrp()) return;
+    Handover(group);
+    given_ = true;
+  }
+  ~Terminal() {
+    if (given_) Handover(getpgrp());
+  }
+
+ private:
+  static void Handover(pid_t group) {
+    // A background group setting the foreground one gets SIGTTOU.
+    struct sigaction ignore = {}, old = {};
+    ignore.sa_handler = SIG_IGN;
+    sigaction(SIGTTOU, &ignore, &old);
+    (void)tcsetpgrp(STDIN_FILENO, group);
+    sigaction(SIGTTOU, &old, nullptr);
+  }
+  bool given_ = false;
+};
 
 int ExitCodeOf(int status) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);
@@ -46,63 +109,90 @@ int ExitCodeOf(int status) {
   return kExitOther;
 }
 
-// Runs `command` while `held()`, looking every 100 ms; once it is not,
-// SIGTERM, and SIGKILL 10 s later. Signals to us go on to the command.
-// The command's exit code.
-int Supervise(const std::string& what, const std::function<bool()>& held,
-              const std::function<Status()>& why, const std::vector<std::string>& command,
-              const char* env_name, int64_t value, std::ostream& err) {
-  struct sigaction forward = {}, old_int = {}, old_term = {}, old_hup = {};
+// SIGKILL goes to the command's group this long before the lease's
+// expiry, so that the kill has landed before storage can let anyone in.
+constexpr milliseconds kKillMargin{500};
+
+// Runs `command` while `held()`. Once it is not: SIGTERM to the command's
+// group, then SIGKILL to it kKillMargin before `expiry()` (by `clock`), or
+// 10 s after the SIGTERM if that is sooner. Looks every 100 ms, and wakes
+// for the kill on time. Signals to us go on to the command. When the
+// command ends, what it left in its group is killed: nothing of it runs
+// after the lease is given up. The command's exit code.
+int Supervise(const Clock& clock, const std::string& what, const std::function<bool()>& held,
+              const std::function<SteadyTime()>& expiry, const std::function<Status()>& why,
+              const std::vector<std::string>& command, const char* env_name, int64_t value,
+              std::ostream& err) {
+  struct sigaction forward = {}, old[3] = {};
   forward.sa_handler = Forward;
   sigemptyset(&forward.sa_mask);
-  sigaction(SIGINT, &forward, &old_int);
-  sigaction(SIGTERM, &forward, &old_term);
-  sigaction(SIGHUP, &forward, &old_hup);
+  for (int i = 0; i < 3; ++i) sigaction(kForwarded[i], &forward, &old[i]);
   const pid_t child = Start(command, env_name, value);
   int status = 1 << 8;
   if (child < 0) {
-    err << "blobtable: error: cannot start the command (fork)\n";
+    err << "blobtable: error: cannot start the command (fork): " << std::strerror(errno) << "\n";
   } else {
-    g_child = child;
-    bool stopped = false;
-    auto term_sent = std::chrono::steady_clock::time_point{};
+    Terminal terminal(child);
+    bool stopping = false, killed = false;
+    SteadyTime kill_at{};
     for (;;) {
       const pid_t done = waitpid(child, &status, WNOHANG);
       if (done == child) break;
       if (done < 0 && errno != EINTR) break;
-      if (!stopped && !held()) {
+      const SteadyTime now = clock.Steady();
+      if (!stopping && !held()) {
         const Status s = why();
         err << "blobtable: error: " << what << " lost ("
             << (s.ok() ? "the lease may have lapsed" : s.ToString())
             << "): stopping the command\n";
-        kill(child, SIGTERM);
-        stopped = true;
-        term_sent = std::chrono::steady_clock::now();
-      } else if (stopped &&
-                 std::chrono::steady_clock::now() - term_sent > std::chrono::seconds(10)) {
-        kill(child, SIGKILL);
+        kill(-child, SIGTERM);
+        stopping = true;
+        kill_at = std::min(expiry() - kKillMargin, now + std::chrono::seconds(10));
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (stopping && !killed && now >= kill_at) {
+        kill(-child, SIGKILL);
+        killed = true;
+      }
+      milliseconds nap(100);
+      if (stopping && !killed)
+        nap = std::clamp(std::chrono::duration_cast<milliseconds>(kill_at - now), milliseconds(0),
+                         nap);
+      else if (!stopping)
+        nap = std::clamp(std::chrono::duration_cast<milliseconds>(expiry() - kKillMargin - now),
+                         milliseconds(1), nap);
+      std::this_thread::sleep_for(nap);
     }
-    g_child = 0;
+    kill(-child, SIGKILL);  // what the command left running in its group
+    g_group = 0;
   }
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGTERM, &old_term, nullptr);
-  sigaction(SIGHUP, &old_hup, nullptr);
+  for (int i = 0; i < 3; ++i) sigaction(kForwarded[i], &old[i], nullptr);
   return ExitCodeOf(status);
+}
+
+const Clock& ClockOf(const Store& store) {
+  return store.options().clock != nullptr ? *store.options().clock : *Clock::Real();
+}
+
+// A lock or leadership that could not be had: the exit code the user chose
+// for it (`--conflict-exit-code`), so that it is told apart from the
+// command's own.
+int NotHad(std::ostream& err, const Status& s, int conflict_exit_code) {
+  const int code = Fail(err, s);
+  return code == kExitLockTimeout ? conflict_exit_code : code;
 }
 
 }  // namespace
 
 int CmdLock(const Store& store, const std::string& name, const LockOptions& options,
-            const std::vector<std::string>& command, std::ostream& err) {
+            const std::vector<std::string>& command, int conflict_exit_code, std::ostream& err) {
   if (command.empty())
     return Fail(err, Status::InvalidArgument("lock: give the command after --"));
   auto lock = Lock::Acquire(store, name, options);
-  if (!lock.ok()) return Fail(err, lock.status());
+  if (!lock.ok()) return NotHad(err, lock.status(), conflict_exit_code);
   Lock& l = **lock;
-  const int code = Supervise("lock " + name, [&] { return l.held(); }, [&] { return l.status(); },
-                             command, "BLOBTABLE_LOCK_TOKEN", l.token(), err);
+  const int code = Supervise(
+      ClockOf(store), "lock " + name, [&] { return l.held(); }, [&] { return l.expiry(); },
+      [&] { return l.status(); }, command, "BLOBTABLE_LOCK_TOKEN", l.token(), err);
   Status released = l.Release();
   if (!released.ok()) err << "blobtable: warning: " << released.ToString() << "\n";
   return code;
@@ -110,7 +200,7 @@ int CmdLock(const Store& store, const std::string& name, const LockOptions& opti
 
 int CmdLeader(const Store& store, const std::string& name, const LeaderOptions& options,
               std::chrono::milliseconds timeout, const std::vector<std::string>& command,
-              std::ostream& err) {
+              int conflict_exit_code, std::ostream& err) {
   if (command.empty())
     return Fail(err, Status::InvalidArgument("leader: give the command after --"));
   auto election = LeaderElection::Start(store, name, options);
@@ -118,11 +208,14 @@ int CmdLeader(const Store& store, const std::string& name, const LeaderOptions& 
   LeaderElection& e = **election;
   const auto forever = std::chrono::hours(24 * 365);
   if (!e.WaitForLeadership(timeout.count() < 0 ? forever : timeout))
-    return Fail(err, Status::LockTimeout("leader election " + name + ": not leader within " +
-                                         std::to_string(timeout.count()) + " ms"));
-  const int code = Supervise("leadership of " + name, [&] { return e.is_leader(); },
-                             [&] { return e.last_loss(); }, command, "BLOBTABLE_LEADER_TERM",
-                             e.term(), err);
+    return NotHad(err,
+                  Status::LockTimeout("leader election " + name + ": not leader within " +
+                                      std::to_string(timeout.count()) + " ms"),
+                  conflict_exit_code);
+  const int code = Supervise(
+      ClockOf(store), "leadership of " + name, [&] { return e.is_leader(); },
+      [&] { return e.lease_expiry(); }, [&] { return e.last_loss(); }, command,
+      "BLOBTABLE_LEADER_TERM", e.term(), err);
   Status resigned = e.Resign();
   if (!resigned.ok()) err << "blobtable: warning: " << resigned.ToString() << "\n";
   return code;

@@ -15,23 +15,30 @@
 
 namespace blobtable::cli {
 
-// Acquires `name` (exit 5 if it stays held past options.timeout), runs
-// `command` with BLOBTABLE_LOCK_TOKEN set to the fencing token, renewing
-// the lease meanwhile, then releases it. If the lock is lost while the
-// command runs, the command gets SIGTERM, and SIGKILL 10 s later. SIGINT,
-// SIGTERM and SIGHUP to this process are passed on to the command. The
-// exit code is the command's (128 + N if a signal N ended it; 127 if it
-// could not be started).
+// Acquires `name` (if it stays held past options.timeout: exit
+// `conflict_exit_code`, 5 by default), runs `command` with
+// BLOBTABLE_LOCK_TOKEN set to the fencing token, renewing the lease
+// meanwhile, then releases it. The command runs in a process group of its
+// own and dies with this process (PR_SET_PDEATHSIG: SIGKILL, even if this
+// process is SIGKILLed). If the lock is lost while it runs, its group gets
+// SIGTERM when held() turns false and SIGKILL half a second before the
+// lease could run out on storage (by this process's monotonic clock).
+// When the command ends, what it left in its group is killed before the
+// lease is released. SIGINT, SIGTERM and SIGHUP to this process are passed
+// on to the command's group. The exit code is the command's (128 + N if a
+// signal N ended it; 127 if it was not found, 126 if it could not be run,
+// with a message).
 int CmdLock(const Store& store, const std::string& name, const LockOptions& options,
-            const std::vector<std::string>& command, std::ostream& err);
+            const std::vector<std::string>& command, int conflict_exit_code, std::ostream& err);
 
-// Campaigns for `name` (waiting up to `timeout`, negative: for ever; exit 5
-// if it does not become leader), then runs `command` as CmdLock does, with
-// BLOBTABLE_LEADER_TERM set to its term, stopping it if leadership is
-// lost; resigns when it ends.
+// Campaigns for `name` (waiting up to `timeout`, negative: for ever; exit
+// `conflict_exit_code` if it does not become leader), then runs `command`
+// as CmdLock does, with BLOBTABLE_LEADER_TERM set to its term, stopping it
+// if leadership is lost (before the next leader can come in: a leader that
+// steps down does not release its lease); resigns when it ends.
 int CmdLeader(const Store& store, const std::string& name, const LeaderOptions& options,
               std::chrono::milliseconds timeout, const std::vector<std::string>& command,
-              std::ostream& err);
+              int conflict_exit_code, std::ostream& err);
 
 }  // namespace blobtable::cli
 

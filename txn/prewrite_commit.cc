@@ -386,6 +386,11 @@ class PrewriteCommit {
       if (t.intent_placed) rec.writes.push_back({t.blob, TxnWrite::kPut, "", t.intent_etag});
     PutOptions create;
     create.conditions.if_none_match = std::string(kAnyETag);
+    // Not after the partition locks' leases may have run out: a recoverer
+    // could be deciding this transaction by then. The record's If-None-Match
+    // keeps the two apart anyway; the deadline keeps the commit point from
+    // arriving long after this coordinator stopped counting on its leases.
+    create.deadline = leases_since_ + std::chrono::seconds(opts_.lease_seconds);
     auto put = blobs_.Put(RecordBlobName(txn_id_), EncodeRecord(rec), create);
     if (put.ok()) {
       BT_SYNC_POINT("txn.committed");

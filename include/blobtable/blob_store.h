@@ -133,8 +133,16 @@ struct GetResult {
 
 struct WriteOptions {
   AccessConditions conditions;
-  // The lease id to present; required while the blob is leased.
+  // The lease id to present; required while the blob is leased. A write
+  // presenting one is conditional on the lease: after an attempt whose
+  // answer was lost, a retry's refusal cannot tell whether that attempt was
+  // applied (OutcomeUnknown, never a guessed OK).
   std::string lease_id;
+  // Answer by then, as ReadOptions::deadline: no attempt starts after it
+  // and an attempt's timeout is cut to fit (the Azure backend). A write
+  // that relies on a lease sets it to the lease's end by the holder's own
+  // monotonic clock, so that no request of it outlives the lease.
+  std::optional<SteadyTime> deadline;
 };
 
 struct PutOptions : WriteOptions {

@@ -84,6 +84,11 @@ class BLOBTABLE_EXPORT LeaderElection {
   bool WaitForLeadership(std::chrono::milliseconds timeout) const;
   // Why leadership was last lost (OK if never lost).
   Status last_loss() const;
+  // The Lock::expiry() of the current term's lease, or of the last term's
+  // once it ended: a leader that steps down (is_leader() false) does not
+  // release its lease, so no other campaigner leads before this. Until the
+  // first term: SteadyTime{}.
+  SteadyTime lease_expiry() const;
 
   // Steps down if leading (releases the lease: another campaigner may lead
   // at once) and stops campaigning. Idempotent.

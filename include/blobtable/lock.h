@@ -16,6 +16,14 @@
 // says the lease is gone (another client took it after it expired), the lock
 // is lost: held() turns false and LockOptions::on_lost is called.
 //
+// A lease broken by another client (BreakLease, `az storage blob lease
+// break`, the portal: an operator's act; blobtable never breaks a lock's
+// lease) ends at once on storage, and another client may take the lock at
+// once. held() cannot see that before this holder's next renewal (within a
+// third of the lease): until then it stays true. Under a break, only the
+// fencing token protects writes
+// (CoordTest.ALeaseTakenAwayIsReportedOnceThroughOnLost).
+//
 // What a lock cannot do: blob storage cannot stop a holder that paused
 // (SIGSTOP, a long GC pause, a VM migration) past its lease from writing
 // afterwards, before it notices. That is what the fencing token is for:
@@ -43,6 +51,7 @@
 #include <string_view>
 
 #include "blobtable/export.h"
+#include "blobtable/options.h"
 #include "blobtable/status.h"
 #include "blobtable/table.h"
 
@@ -100,6 +109,13 @@ class BLOBTABLE_EXPORT Lock {
   // margin of a tenth, at least a second) since the last renewal it sent
   // was answered. Turns false before storage lets anyone else take it.
   bool held() const;
+  // The earliest time, by the store clock's Steady(), storage can let
+  // another client take the lock (a break aside): the send time of the last
+  // acquire or renewal storage answered, plus the lease. held() turns false
+  // a tenth of the lease (at least a second) before it. Once storage said
+  // the lease is gone (a break): when it said so. Kept after the lock is
+  // lost or released.
+  SteadyTime expiry() const;
   // OK while held or after Release; the reason once lost.
   Status status() const;
 
@@ -119,6 +135,9 @@ class BLOBTABLE_EXPORT Lock {
                                                  const LockOptions& options);
   static Result<LockInfo> InspectAt(const Store& store, const std::string& name,
                                     const std::string& blob);
+  // Stops renewing without releasing: the lease runs out by itself at
+  // expiry() (a leader stepping down whose lease may still be on storage).
+  void StopRenewing();
   std::unique_ptr<State> state_;
 };
 

@@ -20,7 +20,10 @@
 // moved to c/queues/-<name>/d/<id> (the dead letters) instead of delivered.
 // Complete deletes the item under its lease: exactly one worker completes
 // an item; a worker whose lease ran out (and the item went to another)
-// gets LeaseLost and must not count it as done.
+// gets LeaseLost and must not count it as done. No request of a delivery
+// outlives its lease by the worker's own monotonic clock, and a Complete
+// whose answer was lost is OutcomeUnknown, never a guessed OK: two calls
+// that say OK never complete the same item.
 //
 // Thread-safety: a WorkQueue is a cheap handle; use it from any thread. The
 // store must outlive it. Nothing runs in the background: extending a long
@@ -28,6 +31,7 @@
 #ifndef BLOBTABLE_QUEUE_H_
 #define BLOBTABLE_QUEUE_H_
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -35,6 +39,7 @@
 #include <vector>
 
 #include "blobtable/export.h"
+#include "blobtable/options.h"
 #include "blobtable/status.h"
 
 namespace blobtable {
@@ -59,6 +64,14 @@ struct QueueItem {
   std::string body;
   int dequeue_count = 0;  // this delivery included
   std::string lease_id;   // the handle of this delivery
+  // Until when, by the store clock's Steady(), this worker may count on the
+  // delivery's lease: from the send time of the request that took (or last
+  // extended) it, the visibility timeout less a tenth (at least a second).
+  // Complete and Extend send nothing after it (LeaseLost), and cut their
+  // request short to end by it. Unset (an item rebuilt from its id and
+  // lease, as `blobtable queue done` does): no such bound, and the lease id
+  // alone keeps a late Complete from counting.
+  std::optional<SteadyTime> lease_usable_until;
 };
 
 // What List shows of one item.
@@ -80,16 +93,20 @@ class BLOBTABLE_EXPORT WorkQueue {
   // requests (a listing of one page, the lease, the body, the count).
   Result<std::optional<QueueItem>> Dequeue() const;
   // Completes `item`: deletes it under its lease. LeaseLost if this
-  // delivery's lease ran out (the item is, or will be, delivered again: do
-  // not count this work as done); NotFound if the item is gone already
-  // (completed by an earlier call, or by another worker after this lease
-  // ran out).
+  // delivery's lease ran out, by storage's word or by this worker's clock
+  // (item.lease_usable_until: then nothing is sent); the item is, or will
+  // be, delivered again: do not count this work as done. NotFound if the
+  // item is gone already (completed by an earlier call, or by another
+  // worker after this lease ran out). OutcomeUnknown if an attempt's answer
+  // was lost and a retry could not tell whether it was applied (the item
+  // is completed by this call, or will be delivered again).
   Status Complete(const QueueItem& item) const;
   // Gives `item` back at once (visible to the next Dequeue). Idempotent.
   Status Abandon(const QueueItem& item) const;
-  // Restarts the item's visibility timeout. LeaseLost if it ran out and
-  // another worker took it.
-  Status Extend(const QueueItem& item) const;
+  // Restarts the item's visibility timeout (and item->lease_usable_until).
+  // LeaseLost if it ran out and another worker took it, or ran out by this
+  // worker's clock (nothing is sent then).
+  Status Extend(QueueItem* item) const;
 
   // The items (up to `max`, oldest first), and the dead letters.
   Result<std::vector<QueueEntry>> List(int max = 1000) const;
