@@ -373,18 +373,39 @@ std::optional<CacheEntry> BlobCache::Lookup(std::string_view scope, std::string_
   return std::move(stored->entry);
 }
 
-void BlobCache::Put(std::string_view scope, const CacheEntry& entry) {
-  Update(scope, std::span<const CacheEntry>(&entry, 1), {});
+void BlobCache::Put(std::string_view scope, const CacheEntry& entry, Source source) {
+  Apply(scope, std::span<const CacheEntry>(&entry, 1), {},
+        source == Source::kRead ? std::optional<TimePoint>(entry.validated) : std::nullopt);
 }
 
 void BlobCache::Update(std::string_view scope, std::span<const CacheEntry> keep,
-                       std::span<const std::string> drop) {
+                       std::span<const std::string> drop, TimePoint sent) {
+  Apply(scope, keep, drop, sent);
+}
+
+namespace {
+
+// Whether a read's answer sent at `sent` may change the entry under `key`:
+// not if a request sent after it confirmed what is cached.
+bool MayChange(MDB_txn* txn, const Dbs& d, std::string_view key, std::optional<TimePoint> sent) {
+  if (!sent) return true;
+  auto cur = ReadStored(txn, d, key);
+  return !cur || cur->entry.validated <= *sent;
+}
+
+}  // namespace
+
+void BlobCache::Apply(std::string_view scope, std::span<const CacheEntry> keep,
+                      std::span<const std::string> drop, std::optional<TimePoint> sent) {
   if (keep.empty() && drop.empty()) return;
   const TimePoint now = clock_->Now();
   uint64_t bytes = 0;
   Write([&](MDB_txn* txn) {
-    for (const std::string& name : drop)
-      if (int rc = RemoveEntry(txn, dbs_, EntryKey(scope, name)); rc != 0) return rc;
+    for (const std::string& name : drop) {
+      const std::string key = EntryKey(scope, name);
+      if (!MayChange(txn, dbs_, key, sent)) continue;
+      if (int rc = RemoveEntry(txn, dbs_, key); rc != 0) return rc;
+    }
     for (const CacheEntry& e : keep) {
       const std::string key = EntryKey(scope, e.name);
       // Too big to keep: drop any older copy.
@@ -399,19 +420,22 @@ void BlobCache::Update(std::string_view scope, std::span<const CacheEntry> keep,
 }
 
 void BlobCache::Validated(std::string_view scope, std::string_view name, std::string_view etag,
-                          TimePoint when) {
+                          TimePoint sent) {
   const std::string key = EntryKey(scope, name);
   Write([&](MDB_txn* txn) {
     auto cur = ReadStored(txn, dbs_, key);
     if (!cur || cur->entry.properties.etag != etag || cur->entry.name != name) return 0;
-    cur->entry.validated = std::max(cur->entry.validated, when);
+    if (cur->entry.validated >= sent) return 0;
+    cur->entry.validated = sent;
     return PutEntry(txn, dbs_, scope, key, cur->entry, clock_->Now());
   });
 }
 
-void BlobCache::Evict(std::string_view scope, std::string_view name) {
+void BlobCache::Evict(std::string_view scope, std::string_view name, Source source,
+                      TimePoint sent) {
   const std::string key(name);
-  Update(scope, {}, std::span<const std::string>(&key, 1));
+  Apply(scope, {}, std::span<const std::string>(&key, 1),
+        source == Source::kRead ? std::optional<TimePoint>(sent) : std::nullopt);
 }
 
 std::vector<CacheEntry> BlobCache::Range(std::string_view scope, std::string_view prefix,

@@ -50,7 +50,10 @@ struct CacheEntry {
   // etag, last_modified, content_length and metadata; lease fields unset.
   BlobProperties properties;
   std::string data;
-  TimePoint validated;  // when storage last confirmed this version
+  // The send time of the latest request whose answer confirmed this
+  // version (by the wall clock): the version was current then or later, so
+  // its age is counted from it, never from when the answer arrived.
+  TimePoint validated;
 };
 
 class BlobCache {
@@ -75,17 +78,27 @@ class BlobCache {
 
   // The entry for `name` in `scope`, if cached and intact.
   std::optional<CacheEntry> Lookup(std::string_view scope, std::string_view name);
+  // What a change to the cache comes from. A read's answer (kRead, sent at
+  // entry.validated or `sent`) never replaces or evicts an entry confirmed
+  // by a request sent after it: an answer that was slow to arrive may be
+  // older than the entry, and the cache never moves back. A write of this
+  // process's (kOwnWrite), just acknowledged, replaces whatever is there.
+  enum class Source { kRead, kOwnWrite };
   // Stores (or replaces) an entry. Entries over an eighth of max_bytes are
   // not kept.
-  void Put(std::string_view scope, const CacheEntry& entry);
+  void Put(std::string_view scope, const CacheEntry& entry, Source source);
   // Evicts the entries named in `drop`, then stores those in `keep` (as
-  // Put), in one write.
+  // Put), in one write; all from one read sent at `sent`.
   void Update(std::string_view scope, std::span<const CacheEntry> keep,
-              std::span<const std::string> drop);
-  // Storage confirmed `etag` for `name` at `when` (a 304, or a listing).
+              std::span<const std::string> drop, TimePoint sent);
+  // Storage confirmed `etag` for `name` in answer to a request sent at
+  // `sent` (a 304).
   void Validated(std::string_view scope, std::string_view name, std::string_view etag,
-                 TimePoint when);
-  void Evict(std::string_view scope, std::string_view name);
+                 TimePoint sent);
+  // Drops `name`: a write of this process's whose outcome leaves the cached
+  // copy in doubt (kOwnWrite), or a read sent at `sent` that found it gone.
+  void Evict(std::string_view scope, std::string_view name, Source source,
+             TimePoint sent = {});
   // Every entry of `scope` whose name starts with `prefix`, in name order,
   // from `start_from` on (inclusive); bodies left empty unless `with_data`.
   std::vector<CacheEntry> Range(std::string_view scope, std::string_view prefix,
@@ -107,6 +120,9 @@ class BlobCache {
   bool Write(Fn&& fn);
   void WarnOnce(const std::string& what);
   void EvictOverBound();
+  // Update, for a read sent at `sent`, or (unset) this process's write.
+  void Apply(std::string_view scope, std::span<const CacheEntry> keep,
+             std::span<const std::string> drop, std::optional<TimePoint> sent);
   void FlushCounters();
 
   std::shared_ptr<LmdbEnv> env_;

@@ -44,8 +44,27 @@ std::optional<SteadyTime> CachingBlobStore::DeadlineFor(
   return d;
 }
 
-void CachingBlobStore::Keep(std::string_view name, const GetResult& got) {
-  cache_->Put(scope_, CacheEntry{std::string(name), got.properties, got.data, o_.clock->Now()});
+void CachingBlobStore::Keep(std::string_view name, const GetResult& got, const Sent& sent) {
+  if (Fenced(name, sent)) return;
+  cache_->Put(scope_, CacheEntry{std::string(name), got.properties, got.data, sent.at},
+              BlobCache::Source::kRead);
+}
+
+void CachingBlobStore::Fence(std::string_view name) {
+  // No request lives this long (the retry budget is a minute by default):
+  // older fences can no longer stop anything.
+  constexpr auto kLongestRequest = std::chrono::minutes(10);
+  const Sent now = SendingNow();
+  std::lock_guard<std::mutex> lock(fence_mu_);
+  if (fences_.size() >= 4096)
+    std::erase_if(fences_, [&](const auto& f) { return now.at - f.second.at > kLongestRequest; });
+  fences_[std::string(name)] = now;
+}
+
+bool CachingBlobStore::Fenced(std::string_view name, const Sent& sent) const {
+  std::lock_guard<std::mutex> lock(fence_mu_);
+  auto it = fences_.find(std::string(name));
+  return it != fences_.end() && it->second.seq > sent.seq;
 }
 
 GetResult CachingBlobStore::Answer(CacheEntry entry, bool stale) {
@@ -94,22 +113,22 @@ Result<GetResult> CachingBlobStore::Revalidate(std::string_view name, const Read
   ask.conditions.if_none_match = entry.properties.etag;
   ask.deadline = DeadlineFor(o.policy, o.deadline);
   ask.has_fallback = o.policy.stale_if_error;
+  const Sent sent = SendingNow();
   auto got = BlobStoreWrapper::Get(name, ask);
   if (got.ok()) Reachable();
   if (got.ok() && got->not_modified) {
     ++cache_->counters().not_modified;
     cache_->counters().bytes_saved += entry.data.size();
-    const TimePoint now = o_.clock->Now();
-    cache_->Validated(scope_, name, entry.properties.etag, now);
+    if (!Fenced(name, sent)) cache_->Validated(scope_, name, entry.properties.etag, sent.at);
     return Answer(std::move(entry), /*stale=*/false);
   }
   if (got.ok()) {
     ++cache_->counters().changed;
-    Keep(name, *got);
+    Keep(name, *got, sent);
     return got;
   }
   if (got.status().IsNotFound()) {
-    cache_->Evict(scope_, name);
+    if (!Fenced(name, sent)) cache_->Evict(scope_, name, BlobCache::Source::kRead, sent.at);
     return got;
   }
   if (got.status().code() == Code::kUnavailable) {
@@ -126,11 +145,12 @@ Result<GetResult> CachingBlobStore::Fetch(std::string_view name, const ReadOptio
                                "': storage was unreachable moments ago, and it is not cached");
   ReadOptions ask;
   ask.deadline = o.deadline;
+  const Sent sent = SendingNow();
   auto got = BlobStoreWrapper::Get(name, ask);
   if (got.ok()) {
     Reachable();
     ++cache_->counters().misses;
-    Keep(name, *got);
+    Keep(name, *got, sent);
   } else if (got.status().code() == Code::kUnavailable) {
     Unreachable();
   }
@@ -139,10 +159,12 @@ Result<GetResult> CachingBlobStore::Fetch(std::string_view name, const ReadOptio
 
 Result<WriteResult> CachingBlobStore::Put(std::string_view name, std::string_view data,
                                           const PutOptions& o) {
+  const TimePoint sent = o_.clock->Now();
   auto put = BlobStoreWrapper::Put(name, data, o);
   if (!Cacheable(name)) return put;
+  Fence(name);
   if (!put.ok()) {
-    cache_->Evict(scope_, name);
+    cache_->Evict(scope_, name, BlobCache::Source::kOwnWrite);
     return put;
   }
   CacheEntry e;
@@ -152,40 +174,48 @@ Result<WriteResult> CachingBlobStore::Put(std::string_view name, std::string_vie
   e.properties.content_length = data.size();
   e.properties.metadata = o.metadata;
   e.data = std::string(data);
-  e.validated = o_.clock->Now();
-  cache_->Put(scope_, e);
+  e.validated = sent;
+  cache_->Put(scope_, e, BlobCache::Source::kOwnWrite);
   return put;
 }
 
 Status CachingBlobStore::Delete(std::string_view name, const WriteOptions& o) {
   Status s = BlobStoreWrapper::Delete(name, o);
-  if (Cacheable(name)) cache_->Evict(scope_, name);
+  if (Cacheable(name)) {
+    Fence(name);
+    cache_->Evict(scope_, name, BlobCache::Source::kOwnWrite);
+  }
   return s;
 }
 
 BatchResult CachingBlobStore::CommitBatch(const std::vector<BatchOp>& ops) {
   BatchResult done = BlobStoreWrapper::CommitBatch(ops);
   for (const BatchOp& op : ops)
-    if (op.kind != BatchOp::Kind::kCheck && Cacheable(op.blob)) cache_->Evict(scope_, op.blob);
+    if (op.kind != BatchOp::Kind::kCheck && Cacheable(op.blob)) {
+      Fence(op.blob);
+      cache_->Evict(scope_, op.blob, BlobCache::Source::kOwnWrite);
+    }
   return done;
 }
 
 Result<WriteResult> CachingBlobStore::SetMetadata(std::string_view name, const Metadata& m,
                                                   const WriteOptions& o) {
+  const TimePoint sent = o_.clock->Now();
   auto set = BlobStoreWrapper::SetMetadata(name, m, o);
   if (!Cacheable(name)) return set;
+  Fence(name);
   std::optional<CacheEntry> entry = set.ok() ? cache_->Lookup(scope_, name) : std::nullopt;
   // Only a copy the write was conditioned on is known to be the version it
   // changed; any other is dropped.
   if (!entry || !o.conditions.if_match || *o.conditions.if_match != entry->properties.etag) {
-    cache_->Evict(scope_, name);
+    cache_->Evict(scope_, name, BlobCache::Source::kOwnWrite);
     return set;
   }
   entry->properties.etag = set->etag;
   entry->properties.last_modified = set->last_modified;
   entry->properties.metadata = m;
-  entry->validated = o_.clock->Now();
-  cache_->Put(scope_, *entry);
+  entry->validated = sent;
+  cache_->Put(scope_, *entry, BlobCache::Source::kOwnWrite);
   return set;
 }
 
@@ -197,10 +227,11 @@ Result<ListPage> CachingBlobStore::List(const ListOptions& o) {
   ask.deadline = DeadlineFor(o.policy, o.deadline);
   ask.has_fallback = fallback;
   ask.include_data = false;  // see traits()
+  const Sent sent = SendingNow();
   auto page = BlobStoreWrapper::List(ask);
   if (page.ok()) {
     Reachable();
-    SyncListedRange(o, *page);
+    SyncListedRange(o, *page, sent);
     return page;
   }
   if (page.status().code() == Code::kUnavailable) {
@@ -228,7 +259,8 @@ Result<ListPage> CachingBlobStore::CachedRange(const ListOptions& o) {
 // range covered: from the listing's start (or, after an opaque marker, its
 // first name) to its last name, or to the end of the prefix on the last
 // page.
-void CachingBlobStore::SyncListedRange(const ListOptions& o, const ListPage& page) {
+void CachingBlobStore::SyncListedRange(const ListOptions& o, const ListPage& page,
+                                       const Sent& sent) {
   if (!o.marker.empty() && page.items.empty()) return;
   const std::string from =
       o.marker.empty() ? std::max(o.prefix, o.start_from) : page.items.front().name;
@@ -240,8 +272,11 @@ void CachingBlobStore::SyncListedRange(const ListOptions& o, const ListPage& pag
   }
   std::vector<CacheEntry> keep;
   std::vector<std::string> drop;
-  const TimePoint now = o_.clock->Now();
   for (const BlobItem& item : page.items) {
+    if (Fenced(item.name, sent)) {
+      cached.erase(item.name);
+      continue;
+    }
     auto it = cached.find(item.name);
     const bool was_cached = it != cached.end();
     const bool current = was_cached && it->second == item.properties.etag;
@@ -253,7 +288,7 @@ void CachingBlobStore::SyncListedRange(const ListOptions& o, const ListPage& pag
       if (was_cached) drop.push_back(item.name);  // changed
       continue;
     }
-    CacheEntry e{item.name, {}, std::move(*body), now};  // replaces an older copy
+    CacheEntry e{item.name, {}, std::move(*body), sent.at};  // replaces an older copy
     e.properties.etag = item.properties.etag;
     e.properties.last_modified = item.properties.last_modified;
     e.properties.content_length = item.properties.content_length;
@@ -261,8 +296,9 @@ void CachingBlobStore::SyncListedRange(const ListOptions& o, const ListPage& pag
     e.properties.metadata = item.properties.metadata;
     keep.push_back(std::move(e));
   }
-  for (auto& [name, etag] : cached) drop.push_back(name);
-  cache_->Update(scope_, keep, drop);
+  for (auto& [name, etag] : cached)
+    if (!Fenced(name, sent)) drop.push_back(name);
+  cache_->Update(scope_, keep, drop, sent.at);
 }
 
 }  // namespace blobtable

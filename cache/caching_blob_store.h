@@ -19,6 +19,13 @@
 //                   for unreachable_interval after, no request is tried
 //   Put, SetMetadata (success): the cache takes the new version
 //   Delete, any failed write: the entry is evicted
+//
+// An entry never moves back to an older version, and its age counts from
+// the send time of the request that confirmed it: an answer stored is
+// stamped with its request's send time and never replaces an entry
+// confirmed by a later-sent request (BlobCache::Source), and no answer to a
+// request sent before this process's write or delete of the blob was
+// acknowledged changes its entry (a slow read landing after the write).
 //   List            passes through; entries whose ETag changed, and those
 //                   gone from the listed range, are evicted; listed blobs
 //                   that carry their body inline (remote/inline_body.h) are
@@ -32,7 +39,9 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 
 #include "blobtable/blob_store.h"
 #include "cache/blob_cache.h"
@@ -76,8 +85,21 @@ class CachingBlobStore final : public BlobStoreWrapper {
   Result<GetResult> Revalidate(std::string_view name, const ReadOptions& o, CacheEntry entry);
   Result<GetResult> Fetch(std::string_view name, const ReadOptions& o);
   GetResult Answer(CacheEntry entry, bool stale);
-  // Stores what storage just answered for `name`.
-  void Keep(std::string_view name, const GetResult& got);
+  // When a request was sent: by the wall clock (an entry's age), and in
+  // this process's order of sends and acknowledgements (fences).
+  struct Sent {
+    TimePoint at;
+    uint64_t seq = 0;
+  };
+  Sent SendingNow() { return Sent{o_.clock->Now(), ++seq_}; }
+  // Stores what storage answered for `name` to a read sent at `sent`.
+  void Keep(std::string_view name, const GetResult& got, const Sent& sent);
+  // This process's write or delete of `name` was just answered (whatever
+  // the answer): reads sent before now must not change its entry.
+  void Fence(std::string_view name);
+  // Whether a write of this process's to `name` was answered after a read
+  // was sent at `sent`.
+  bool Fenced(std::string_view name, const Sent& sent) const;
   // When a request must answer by: the caller's deadline, and with
   // stale-if-error, stale_if_error_deadline from now (the cached copy then
   // answers instead).
@@ -86,7 +108,7 @@ class CachingBlobStore final : public BlobStoreWrapper {
   Result<ListPage> CachedRange(const ListOptions& o);
   // Brings the cached entries of the range a listing covered in line with
   // it (see List).
-  void SyncListedRange(const ListOptions& o, const ListPage& page);
+  void SyncListedRange(const ListOptions& o, const ListPage& page, const Sent& sent);
   // Storage unreachable: remember for unreachable_interval.
   void Unreachable();
   void Reachable() { unreachable_until_ms_.store(0); }
@@ -97,6 +119,11 @@ class CachingBlobStore final : public BlobStoreWrapper {
   CachingOptions o_;
   std::string scope_;
   std::atomic<int64_t> unreachable_until_ms_{0};  // Clock::Steady, ms
+  // Blob -> when this process's last write to it was answered; entries
+  // older than any request can take are dropped as it grows.
+  std::atomic<uint64_t> seq_{0};
+  mutable std::mutex fence_mu_;
+  std::unordered_map<std::string, Sent> fences_;
 };
 
 }  // namespace blobtable

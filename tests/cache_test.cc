@@ -7,7 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <fstream>
+#include <mutex>
+#include <thread>
 
 #include "blobtable/store.h"
 #include "cache/caching_blob_store.h"
@@ -20,6 +23,8 @@ namespace {
 
 // Storage that can be cut off: every request then fails Unavailable (as a
 // refused connection does after the retries).
+// Its answers can also be held: once storage answered, the next read
+// armed with Hold() waits until Deliver() (a slow answer on the way back).
 class Unplugged final : public BlobStoreWrapper {
  public:
   using BlobStoreWrapper::BlobStoreWrapper;
@@ -29,13 +34,49 @@ class Unplugged final : public BlobStoreWrapper {
   Result<GetResult> Get(std::string_view n, const ReadOptions& o) override {
     ++attempts;
     if (down) return Status::Unavailable("connection refused");
-    return BlobStoreWrapper::Get(n, o);
+    auto got = BlobStoreWrapper::Get(n, o);
+    MaybeHold();
+    return got;
   }
   Result<ListPage> List(const ListOptions& o) override {
     ++attempts;
     if (down) return Status::Unavailable("connection refused");
-    return BlobStoreWrapper::List(o);
+    auto page = BlobStoreWrapper::List(o);
+    MaybeHold();
+    return page;
   }
+  // Says it is remote (not in-process): a store opened over it then keeps
+  // an inline copy of each small row's body in its metadata, as on Azure.
+  std::atomic<bool> remote_like{false};
+  BlobStoreTraits traits() const override {
+    BlobStoreTraits t = BlobStoreWrapper::traits();
+    if (remote_like) t.in_process = false;
+    return t;
+  }
+  void Hold() { armed_ = true; }
+  // Waits until a held read has its answer from storage.
+  void WaitHeld() {
+    std::unique_lock<std::mutex> lk(mu_);
+    cv_.wait(lk, [&] { return holding_; });
+  }
+  void Deliver() {
+    std::lock_guard<std::mutex> lk(mu_);
+    delivered_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  void MaybeHold() {
+    if (!armed_.exchange(false)) return;
+    std::unique_lock<std::mutex> lk(mu_);
+    holding_ = true;
+    cv_.notify_all();
+    cv_.wait(lk, [&] { return delivered_; });
+  }
+  std::atomic<bool> armed_{false};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool holding_ = false, delivered_ = false;
 };
 
 class CacheTest : public ::testing::Test {
@@ -206,6 +247,73 @@ TEST_F(CacheTest, AFailedConditionalWriteEvictsAndADeleteEvicts) {
   ASSERT_TRUE(table().Upsert(Row("b", 1)).ok());
   ASSERT_TRUE(table().Delete("p", "b", "*").ok());
   EXPECT_EQ(table().Get("p", "b", ReadPolicy::Offline()).status().code(), Code::kNotFound);
+}
+
+// Issue 30, hole 4: a read sent before this process's write, whose answer
+// (the old version) arrives after the write was acknowledged, used to
+// replace the cached new version: a later MaxStale or Offline read went
+// back to v1.
+TEST_F(CacheTest, ASlowReadNeverTakesTheCacheBackBehindThisProcesssWrite) {
+  WriteBehindTheBack(Row("a", 1));  // not cached: the read below fetches it
+  unplugged_->Hold();
+  Result<Entity> slow = Status::Internal("not read");
+  std::thread reader([&] { slow = table().Get("p", "a"); });
+  unplugged_->WaitHeld();  // storage answered v1; the answer is on its way
+  EXPECT_TRUE(table().Upsert(Row("a", 2)).ok());  // acknowledged: v2 (no ASSERT: join first)
+  unplugged_->Deliver();
+  reader.join();
+  ASSERT_TRUE(slow.ok()) << slow.status().ToString();
+  EXPECT_EQ(*slow->FindAs<int32_t>("n"), 1);  // the answer of its time
+  auto max_stale = table().Get("p", "a", ReadPolicy::MaxStale(std::chrono::seconds(60)));
+  ASSERT_TRUE(max_stale.ok());
+  EXPECT_EQ(*max_stale->FindAs<int32_t>("n"), 2);
+  auto offline = table().Get("p", "a", ReadPolicy::Offline());
+  ASSERT_TRUE(offline.ok());
+  EXPECT_EQ(*offline->FindAs<int32_t>("n"), 2);
+}
+
+// The same with a delete and a slow query: the deleted row came back.
+TEST_F(CacheTest, ASlowQueryNeverBringsBackARowThisProcessDeleted) {
+  unplugged_->remote_like = true;  // listings carry the rows' bodies, as on Azure
+  StoreOptions so;
+  so.clock = &clock_;
+  auto store = Store::FromBlobStore(caching_, so);
+  const Table orders = *store->OpenTable("orders");
+  ASSERT_TRUE(orders.Insert(Row("a", 1)).ok());
+  ASSERT_TRUE(orders.Insert(Row("b", 1)).ok());
+  unplugged_->Hold();
+  std::thread reader([&] {
+    QueryOptions q;
+    q.partition_key = "p";
+    auto page = orders.Query(q);
+    EXPECT_TRUE(page.ok()) << page.status().ToString();
+  });
+  unplugged_->WaitHeld();  // the listing shows a and b, with their bodies
+  EXPECT_TRUE(orders.Delete("p", "b", "*").ok());
+  unplugged_->Deliver();
+  reader.join();
+  EXPECT_EQ(orders.Get("p", "b", ReadPolicy::MaxStale(std::chrono::seconds(60))).status().code(),
+            Code::kNotFound);
+  EXPECT_EQ(orders.Get("p", "b", ReadPolicy::Offline()).status().code(), Code::kNotFound);
+}
+
+// A copy's age counts from when its request was sent: an answer 3 s slow
+// is 3 s old when it arrives (it was counted from its arrival, so
+// MaxStale(1 s) served a version superseded 3 s before).
+TEST_F(CacheTest, AnAnswersAgeCountsFromWhenItsRequestWasSent) {
+  WriteBehindTheBack(Row("a", 1));
+  unplugged_->Hold();
+  std::thread reader([&] { EXPECT_TRUE(table().Get("p", "a").ok()); });
+  unplugged_->WaitHeld();
+  clock_.Advance(std::chrono::milliseconds(300));
+  WriteBehindTheBack(Row("a", 2));  // another client's write
+  clock_.Advance(std::chrono::milliseconds(2700));
+  unplugged_->Deliver();
+  reader.join();
+  clock_.Advance(std::chrono::milliseconds(300));
+  auto e = table().Get("p", "a", ReadPolicy::MaxStale(std::chrono::seconds(1)));
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(*e->FindAs<int32_t>("n"), 2);  // v1 is 3.3 s old: asked again
 }
 
 // 1,000 rows of 1 KiB: a query costs one listing page and no GET once the
