@@ -7,6 +7,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "coord/clock_wait.h"
@@ -25,7 +26,14 @@ struct EntityWatch::State {
   pid_t pid = getpid();
 
   std::mutex poll_mu;      // one poll at a time; guards what follows
-  std::string blob_etag;   // the version last passed on ("" : none)
+  // The blob's version the watch asks about (If-None-Match); "" while a
+  // reader's view of it may change without the blob changing (an intent:
+  // its record decides), or before the first read.
+  std::string blob_etag;
+  // The entity last passed on: a new ETag on the same properties and
+  // Timestamp (an intent finished: rewritten as a plain version) is no
+  // change to call back.
+  std::optional<Entity> last;
   enum class Seen { kNothing, kEntity, kMissing, kError } seen = Seen::kNothing;
   std::atomic<int> polls{0}, changes{0};
 
@@ -68,7 +76,15 @@ bool EntityWatch::State::PollOnce() {
     if (seen == Seen::kError) return false;
     seen = Seen::kError;
   } else {
-    blob_etag = got->properties.etag;
+    // A reader sees the blob's own ETag on a plain version or a committed
+    // intent; another one (the version before) on an intent its record has
+    // not decided committed yet, and that may change with no change to the
+    // blob: ask again with a full read until it is settled.
+    blob_etag = now->etag() == got->properties.etag ? got->properties.etag : "";
+    const bool same = seen == Seen::kEntity && last && last->timestamp() == now->timestamp() &&
+                      last->properties() == now->properties();
+    last = *now;
+    if (same) return false;
     seen = Seen::kEntity;
   }
   ++changes;

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "blobtable/store.h"
+#include "blobtable/watch.h"
 #include "model/blob_naming.h"
 #include "tests/test_util.h"
 #include "txn/sync_point.h"
@@ -554,6 +555,49 @@ TEST_F(TxnHolesTest, AReadersBackgroundSettleLeavesTheNextTransactionsIntentAlon
   EXPECT_TRUE(t2_status.ok()) << t2_status.ToString();
   EXPECT_EQ(Value("p", "x"), 2);
   EXPECT_EQ(Value("p", "y"), 2);
+}
+
+// Issue 30, hole 7: a watch polls while a transaction's intent is on its
+// entity (a reader sees the version before), then the coordinator stops
+// right after its commit point (a reader now sees the new version, with the
+// blob unchanged). The watch remembered the intent's ETag, called back the
+// old value again, and then nothing (304s) until someone settled the
+// intent. It now calls back what a reader sees, once per change.
+TEST_F(TxnHolesTest, AWatchSeesACommitWhoseCoordinatorStoppedAtItsCommitPoint) {
+  Put("p", "x", 0);
+  Put("p", "y", 0);
+  std::vector<int> seen;
+  WatchOptions manual;
+  manual.background = false;
+  auto watch = EntityWatch::Start(
+      table_, "p", "x",
+      [&](const Result<Entity>& e) { seen.push_back(e.ok() ? *e->FindAs<int32_t>("v") : -1); },
+      manual);
+  ASSERT_TRUE(watch.ok()) << watch.status().ToString();
+  ASSERT_EQ(seen, std::vector<int>{0});
+  Gate prewritten, committed;
+  SyncPoints::Set("txn.prewritten", [&] {
+    if (Is("T1")) prewritten.Arrive();
+  });
+  SyncPoints::Set("txn.committed", [&] {
+    if (Is("T1")) committed.Arrive();
+  });
+  Status t1_status;
+  std::thread t1([&] {
+    role = "T1";
+    t1_status = ReplaceBoth({"p", "x"}, {"p", "y"}, 1);
+  });
+  EXPECT_TRUE(prewritten.WaitArrived());
+  EXPECT_FALSE((*watch)->Poll());  // an intent, undecided: a reader still sees 0
+  prewritten.Open();
+  EXPECT_TRUE(committed.WaitArrived());  // committed; its coordinator stops here
+  EXPECT_TRUE((*watch)->Poll());
+  EXPECT_EQ(seen, (std::vector<int>{0, 1}));
+  committed.Open();
+  t1.join();
+  EXPECT_TRUE(t1_status.ok()) << t1_status.ToString();
+  EXPECT_FALSE((*watch)->Poll());  // finished: the same entity, no call back
+  EXPECT_EQ(seen, (std::vector<int>{0, 1}));
 }
 
 // Lesser (issue 29): Recover meets an intent placed in round 1 and not yet
