@@ -65,6 +65,16 @@ std::string EntryKey(std::string_view scope, std::string_view name) {
   return ScopeId(scope) + BucketKey(name);
 }
 
+// The meta key saying a listing of `prefix` in `scope` succeeded (a digest:
+// a prefix may be longer than an LMDB key).
+constexpr std::string_view kRangeTag = "range:";
+std::string RangeKey(std::string_view scope, std::string_view prefix) {
+  const std::string both = std::string(scope) + '\n' + std::string(prefix);
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(both.data()), both.size(), digest);
+  return std::string(kRangeTag) + std::string(reinterpret_cast<const char*>(digest), 16);
+}
+
 struct Stored {
   std::string scope;
   CacheEntry entry;
@@ -438,6 +448,27 @@ void BlobCache::Evict(std::string_view scope, std::string_view name, Source sour
         source == Source::kRead ? std::optional<TimePoint>(sent) : std::nullopt);
 }
 
+void BlobCache::SawRange(std::string_view scope, std::string_view prefix) {
+  const std::string key = RangeKey(scope, prefix);
+  {
+    auto txn = LmdbTxn::Begin(*env_, /*read_only=*/true);
+    MDB_val k = ToVal(key), v;
+    if (txn.ok() && mdb_get(txn->get(), dbs_.meta, &k, &v) == 0) return;
+  }
+  Write([&](MDB_txn* txn) { return PutU64(txn, dbs_.meta, key, 1); });
+}
+
+bool BlobCache::KnowsRange(std::string_view scope, std::string_view prefix) {
+  auto txn = LmdbTxn::Begin(*env_, /*read_only=*/true);
+  if (!txn.ok()) return false;
+  for (size_t n = prefix.size() + 1; n-- > 0;) {
+    const std::string key = RangeKey(scope, prefix.substr(0, n));
+    MDB_val k = ToVal(key), v;
+    if (mdb_get(txn->get(), dbs_.meta, &k, &v) == 0) return true;
+  }
+  return false;
+}
+
 std::vector<CacheEntry> BlobCache::Range(std::string_view scope, std::string_view prefix,
                                          std::string_view start_from, bool with_data) {
   std::vector<CacheEntry> out;
@@ -534,6 +565,25 @@ CacheStats BlobCache::Stats() {
   return out;
 }
 
+namespace {
+
+// Forgets every listing seen (Clear: the entries they vouched for are gone).
+int DropRanges(MDB_txn* txn, const Dbs& d) {
+  MDB_cursor* cursor = nullptr;
+  int rc = mdb_cursor_open(txn, d.meta, &cursor);
+  if (rc != 0) return rc;
+  for (;;) {
+    MDB_val k = ToVal(kRangeTag), v;
+    if ((rc = mdb_cursor_get(cursor, &k, &v, MDB_SET_RANGE)) != 0) break;
+    if (FromVal(k).substr(0, kRangeTag.size()) != kRangeTag) break;
+    if ((rc = mdb_cursor_del(cursor, 0)) != 0) break;
+  }
+  mdb_cursor_close(cursor);
+  return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+}  // namespace
+
 Status BlobCache::Clear() {
   CacheCounters discard;
   ForEachCounter(counters_, [](const char*, std::atomic<uint64_t>& n) { n = 0; });
@@ -541,6 +591,7 @@ Status BlobCache::Clear() {
     int rc = mdb_drop(txn, dbs_.entries, 0);
     if (rc == 0) rc = mdb_drop(txn, dbs_.lru, 0);
     if (rc == 0) rc = PutU64(txn, dbs_.meta, "bytes", 0);
+    if (rc == 0) rc = DropRanges(txn, dbs_);
     ForEachCounter(discard, [&](const char* name, std::atomic<uint64_t>&) {
       if (rc == 0) rc = PutU64(txn, dbs_.meta, name, 0);
     });

@@ -104,6 +104,13 @@ class BlobCache {
   std::vector<CacheEntry> Range(std::string_view scope, std::string_view prefix,
                                 std::string_view start_from, bool with_data = true);
 
+  // A listing of `prefix` in `scope` succeeded: the cache has seen that
+  // range (as of then).
+  void SawRange(std::string_view scope, std::string_view prefix);
+  // Whether a listing of `prefix`, or of a prefix of it, ever succeeded
+  // here: only then may the cached entries stand for the range.
+  bool KnowsRange(std::string_view scope, std::string_view prefix);
+
   // Counters of this process (added to the directory's totals on close).
   CacheCounters& counters() { return counters_; }
   // Totals of every process that closed a cache here, plus this one's, and

@@ -221,8 +221,9 @@ Result<WriteResult> CachingBlobStore::SetMetadata(std::string_view name, const M
 
 Result<ListPage> CachingBlobStore::List(const ListOptions& o) {
   const bool fallback = o.policy.stale_if_error;
-  if (o.policy.mode == ReadPolicy::Mode::kOffline || (fallback && KnownUnreachable()))
-    return CachedRange(o);
+  if (o.policy.mode == ReadPolicy::Mode::kOffline) return CachedRange(o);
+  if (fallback && KnownUnreachable())
+    return CachedRangeIfSeen(o, Status::Unavailable("storage was unreachable moments ago"));
   ListOptions ask = o;
   ask.deadline = DeadlineFor(o.policy, o.deadline);
   ask.has_fallback = fallback;
@@ -232,13 +233,23 @@ Result<ListPage> CachingBlobStore::List(const ListOptions& o) {
   if (page.ok()) {
     Reachable();
     SyncListedRange(o, *page, sent);
+    cache_->SawRange(scope_, o.prefix);
     return page;
   }
   if (page.status().code() == Code::kUnavailable) {
     Unreachable();
-    if (fallback) return CachedRange(o);
+    if (fallback) return CachedRangeIfSeen(o, page.status());
   }
   return page;
+}
+
+// stale-if-error answers only from what the cache knows: a range it never
+// listed (another account's, a table never queried here) would answer
+// "empty" for rows it never saw.
+Result<ListPage> CachingBlobStore::CachedRangeIfSeen(const ListOptions& o, const Status& why) {
+  if (cache_->KnowsRange(scope_, o.prefix)) return CachedRange(o);
+  return Status::Unavailable("listing '" + o.prefix + "': storage is unreachable (" +
+                             why.message() + "), and this range was never listed into the cache");
 }
 
 // The cached entries of a listing's range, as one page marked stale.

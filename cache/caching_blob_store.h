@@ -106,6 +106,9 @@ class CachingBlobStore final : public BlobStoreWrapper {
   std::optional<SteadyTime> DeadlineFor(const ReadPolicy& policy,
                                         std::optional<SteadyTime> caller) const;
   Result<ListPage> CachedRange(const ListOptions& o);
+  // CachedRange if a listing of the range ever succeeded here, else
+  // Unavailable (`why`: storage's failure).
+  Result<ListPage> CachedRangeIfSeen(const ListOptions& o, const Status& why);
   // Brings the cached entries of the range a listing covered in line with
   // it (see List).
   void SyncListedRange(const ListOptions& o, const ListPage& page, const Sent& sent);

@@ -455,6 +455,7 @@ TEST_F(CacheCliTest, AnswersWhileAzuriteIsDownAreFlaggedStale) {
   ASSERT_NE(own, nullptr);
   const std::string conn = own->ConnectionString();
   ASSERT_EQ(Cli("put orders", conn, R"({"PartitionKey":"p","RowKey":"r","n":1})").code, 0);
+  ASSERT_EQ(Cli("query orders --pk p", conn).code, 0);  // the partition listed once
   own->Kill();
   ShellRun get = Cli("get orders p r", conn);
   EXPECT_EQ(get.code, 0) << get.err;
@@ -464,6 +465,11 @@ TEST_F(CacheCliTest, AnswersWhileAzuriteIsDownAreFlaggedStale) {
   EXPECT_EQ(query.code, 0) << query.err;
   EXPECT_NE(query.err.find("warning: stale"), std::string::npos) << query.err;
   EXPECT_EQ(Cli("get orders p missing", conn).code, 6);  // not cached: unreachable
+  // Never listed: unreachable, never "no rows" (issue 30, hole 5).
+  ShellRun never = Cli("query orders --pk q", conn);
+  EXPECT_EQ(never.code, 6) << never.err;
+  EXPECT_EQ(never.out, "");
+  EXPECT_EQ(Cli("export orders", conn).code, 6);  // the whole table was never listed
 }
 
 }  // namespace
