@@ -6,6 +6,7 @@
 // little-endian), then msgpack [scope, name, etag, last_modified_ms,
 // length, {metadata}, validated_ms, access_ms, body].
 #include "cache/blob_cache.h"
+#include "cache/cache_check.h"
 
 #include <fcntl.h>
 #include <lmdb.h>
@@ -149,6 +150,15 @@ Result<Dbs> OpenDbs(LmdbEnv& env) {
   return d;
 }
 
+// A problem as the cache's warnings say it: its files are only copies, so
+// never the local store's advice to restore them from a backup.
+std::string AsCacheProblem(std::string what) {
+  const std::string_view advice = kDamagedStoreAdvice;
+  if (auto at = what.find(advice); at != std::string::npos)
+    what.replace(at, advice.size(), " (the cache's files are damaged)");
+  return what;
+}
+
 // Moves the environment's files in `dir` into a new subdirectory, so that a
 // fresh cache can be made beside them; its path, or empty on failure.
 std::string MoveAside(const std::string& dir) {
@@ -258,12 +268,19 @@ Result<std::shared_ptr<BlobCache>> BlobCache::Open(const std::string& directory,
   };
   std::string problem;
   bool denied = false;
-  if (auto cache = attempt(&problem, &denied)) return cache;
+  // LMDB trusts its file: a damaged one could crash this process at any
+  // read or write. Looked at in a child process first.
+  if (fs::exists(directory + "/data.mdb", ec))
+    problem = CheckLmdbInChild(directory, MapSizeFor(max_bytes));
+  if (problem.empty()) {
+    if (auto cache = attempt(&problem, &denied)) return cache;
+  }
   std::string aside = denied ? "" : MoveAside(directory);
   if (!aside.empty()) {
     if (warn)
-      warn("blobtable: the cache in " + directory + " could not be used (" + problem +
-           "); moved aside to " + aside + " and rebuilt");
+      warn("blobtable: the cache in " + directory + " could not be used (" +
+           AsCacheProblem(problem) + "); moved aside to " + aside +
+           " and rebuilt (a cache holds only copies of what storage has: nothing is lost)");
     if (auto cache = attempt(&problem, &denied)) return cache;
   }
   close(fd);
@@ -289,7 +306,7 @@ BlobCache::~BlobCache() {
 
 void BlobCache::WarnOnce(const std::string& what) {
   if (!warned_.exchange(true) && warn_)
-    warn_("blobtable: the cache in " + directory_ + " failed (" + what +
+    warn_("blobtable: the cache in " + directory_ + " failed (" + AsCacheProblem(what) +
           "); reads go to storage");
 }
 

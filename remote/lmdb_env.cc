@@ -21,8 +21,7 @@ Status LmdbError(int rc, std::string_view what, std::string_view hint) {
   std::string msg = std::string(what) + ": " + mdb_strerror(rc) + std::string(hint);
   if (rc == MDB_INVALID || rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND ||
       rc == MDB_VERSION_MISMATCH)
-    return Status::Corruption(msg + " (the local store's files are damaged or not LMDB's: "
-                                    "restore them from a backup)");
+    return Status::Corruption(msg + kDamagedStoreAdvice);
   if (rc == MDB_MAP_FULL) {
     msg += " (the local store reached its map size; open it with a larger "
            "StoreOptions::local_map_size)";

@@ -27,6 +27,11 @@
 
 namespace blobtable {
 
+// What LmdbError adds to a Corruption: advice for the local store, whose
+// files are the data. (The cache replaces it: its files are only copies.)
+inline constexpr char kDamagedStoreAdvice[] =
+    " (the local store's files are damaged or not LMDB's: restore them from a backup)";
+
 // IOError naming `what` and LMDB's message. MDB_MAP_FULL explains the fix
 // and carries storage_code() kLmdbMapFull.
 // `hint`, if any, is appended after LMDB's message.
