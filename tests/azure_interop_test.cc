@@ -517,6 +517,43 @@ TEST_P(InteropTest, ADeleteWhoseAnswerWasLostIsOkForAnyVersionAndUnknownForAnETa
   EXPECT_TRUE(table->Get("p", "etag").status().IsNotFound());
 }
 
+// Issue 30, hole 8: what Unavailable means for an unconditional write
+// (README "Errors"). An Upsert whose every attempt was applied and whose
+// answers were held past the request timeout says Unavailable, and the
+// write is there: an unconditional write that says Unavailable may have
+// been applied, and calling it again is harmless (it writes the same).
+TEST_P(InteropTest, AnUnconditionalWriteThatSaysUnavailableMayHaveBeenApplied) {
+  Azurite* a = Azurite::Get();
+  ASSERT_NE(a, nullptr);
+  auto proxy = proxy::FaultProxy::Start(a->port());
+  ASSERT_TRUE(proxy.ok()) << proxy.status().ToString();
+  StoreOptions o;
+  o.container = container_;
+  o.request_timeout = std::chrono::milliseconds(300);
+  o.max_attempts = 2;
+  o.retry_initial_delay = std::chrono::milliseconds(1);
+  auto store = Store::Open("UseDevelopmentStorage=true;BlobEndpoint=http://127.0.0.1:" +
+                               std::to_string((*proxy)->port()) +
+                               "/devstoreaccount1;HttpTransport=" + GetParam(),
+                           o);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  auto table = (*store)->OpenTable("unavailable");
+  ASSERT_TRUE(table.ok());
+  ASSERT_TRUE(table->Upsert(Entity("p", "r").Set("v", 1)).ok());
+  (*proxy)->SetStall(std::chrono::milliseconds(1000));
+  (*proxy)->Inject(proxy::ProxyFault::kStall,
+                   proxy::FaultProxy::Containing("PUT /devstoreaccount1/" + container_ + "/t/"), 4);
+  Status upsert = table->Upsert(Entity("p", "r").Set("v", 2)).status();
+  EXPECT_EQ(upsert.code(), Code::kUnavailable) << upsert.ToString();
+  EXPECT_TRUE(upsert.IsRetryable());
+  (*proxy)->Inject(proxy::ProxyFault::kStall, nullptr, 0);
+  auto now = table->Get("p", "r");
+  ASSERT_TRUE(now.ok()) << now.status().ToString();
+  EXPECT_EQ(*now->FindAs<int32_t>("v"), 2);  // applied, though it said Unavailable
+  ASSERT_TRUE(table->Upsert(Entity("p", "r").Set("v", 2)).ok());  // again: harmless
+  EXPECT_EQ(*table->Get("p", "r")->FindAs<int32_t>("v"), 2);
+}
+
 // The commit point of a transaction (the PUT that creates its record) is
 // applied and its answer lost. The transaction is
 // committed, and says so; if the check that would tell cannot be made, it

@@ -32,7 +32,12 @@ enum class Code : int {
   // The caller's own lease expired, was broken or was taken over: whatever it
   // was doing under that lease must be abandoned.
   kLeaseLost,
-  // The storage service could not be reached or failed transiently; retryable.
+  // The storage service could not be reached or failed transiently;
+  // retryable. A read, a lease action, a conditional write or a
+  // transaction that says so did not take effect; an unconditional write
+  // (Table::Upsert, Table::Delete with "*", a blob Put or Delete with no
+  // condition and no lease) may have been applied, and calling it again is
+  // harmless (README "Errors").
   kUnavailable,
   // The request itself is invalid (bad key, too large, bad argument).
   kInvalidArgument,
@@ -89,10 +94,11 @@ class [[nodiscard]] BLOBTABLE_EXPORT Status {
   bool IsConflict() const { return code_ == Code::kConflict; }
   bool IsBusy() const { return code_ == Code::kBusy; }
   bool IsOutcomeUnknown() const { return code_ == Code::kOutcomeUnknown; }
-  // True if the call did not take effect and the same call may succeed
-  // when tried again: Busy, LockTimeout, Unavailable (later), Conflict and
-  // LeaseLost (after reading again: the ETag or lease it relied on is
-  // gone). False for OK and every other code; in particular
+  // True if the same call may succeed when tried again: Busy, LockTimeout,
+  // Unavailable (later; see kUnavailable for an unconditional write, which
+  // may have been applied), Conflict and LeaseLost (after reading again:
+  // the ETag or lease it relied on is gone); all but that write did not
+  // take effect. False for OK and every other code; in particular
   // OutcomeUnknown, whose write may have taken effect, is never retryable
   // blindly. Table::Update and Store::RunTransaction retry by this (minus
   // Unavailable, which the backend already retried; see RetryPolicy).
