@@ -237,8 +237,16 @@ Result<std::shared_ptr<BlobCache>> BlobCache::Open(const std::string& directory,
   if (directory.empty())
     return Status::InvalidArgument("no cache directory (set XDG_CACHE_HOME or HOME, or name one)");
   std::error_code ec;
-  if (fs::create_directories(directory, ec) && !ec)
-    fs::permissions(directory, fs::perms::owner_all, ec);  // it holds user data
+  fs::create_directories(directory, ec);
+  // It holds user data: owner only, also when it existed before (a
+  // directory made by hand, or by mkdir -p with the umask's mode).
+  const auto mode = fs::status(directory, ec).permissions();
+  if (!ec && (mode & (fs::perms::group_all | fs::perms::others_all)) != fs::perms::none) {
+    fs::permissions(directory, fs::perms::owner_all, ec);
+    if (ec && warn)
+      warn("blobtable: the cache directory " + directory + " is open to other users and its "
+           "mode could not be set to 0700: " + ec.message());
+  }
   const std::string lock_path = directory + "/" + kLockFile;
   int fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) return Status::IOError("cannot open " + lock_path + ": " + std::strerror(errno));

@@ -29,6 +29,11 @@ void CachingBlobStore::Unreachable() {
   unreachable_until_ms_.store(SteadyMs(*o_.clock) + o_.unreachable_interval.count());
 }
 
+void CachingBlobStore::NoteWrite(const Status& s) {
+  if (s.ok()) Reachable();
+  else if (s.code() == Code::kUnavailable) Unreachable();
+}
+
 bool CachingBlobStore::KnownUnreachable() const {
   const int64_t until = unreachable_until_ms_.load();
   return until != 0 && SteadyMs(*o_.clock) < until;
@@ -143,8 +148,11 @@ Result<GetResult> CachingBlobStore::Fetch(std::string_view name, const ReadOptio
   if (o.policy.stale_if_error && KnownUnreachable())
     return Status::Unavailable("blob '" + std::string(name) +
                                "': storage was unreachable moments ago, and it is not cached");
+  // With stale-if-error, a read storage does not answer by its deadline
+  // is Unavailable then, cached or not: an outage costs seconds, not the
+  // request timeout.
   ReadOptions ask;
-  ask.deadline = o.deadline;
+  ask.deadline = DeadlineFor(o.policy, o.deadline);
   const Sent sent = SendingNow();
   auto got = BlobStoreWrapper::Get(name, ask);
   if (got.ok()) {
@@ -161,6 +169,7 @@ Result<WriteResult> CachingBlobStore::Put(std::string_view name, std::string_vie
                                           const PutOptions& o) {
   const TimePoint sent = o_.clock->Now();
   auto put = BlobStoreWrapper::Put(name, data, o);
+  NoteWrite(put.status());
   if (!Cacheable(name)) return put;
   Fence(name);
   if (!put.ok()) {
@@ -181,6 +190,7 @@ Result<WriteResult> CachingBlobStore::Put(std::string_view name, std::string_vie
 
 Status CachingBlobStore::Delete(std::string_view name, const WriteOptions& o) {
   Status s = BlobStoreWrapper::Delete(name, o);
+  NoteWrite(s);
   if (Cacheable(name)) {
     Fence(name);
     cache_->Evict(scope_, name, BlobCache::Source::kOwnWrite);
@@ -202,6 +212,7 @@ Result<WriteResult> CachingBlobStore::SetMetadata(std::string_view name, const M
                                                   const WriteOptions& o) {
   const TimePoint sent = o_.clock->Now();
   auto set = BlobStoreWrapper::SetMetadata(name, m, o);
+  NoteWrite(set.status());
   if (!Cacheable(name)) return set;
   Fence(name);
   std::optional<CacheEntry> entry = set.ok() ? cache_->Lookup(scope_, name) : std::nullopt;

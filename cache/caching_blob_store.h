@@ -115,6 +115,8 @@ class CachingBlobStore final : public BlobStoreWrapper {
   // Storage unreachable: remember for unreachable_interval.
   void Unreachable();
   void Reachable() { unreachable_until_ms_.store(0); }
+  // A write's answer says as much about storage as a read's does.
+  void NoteWrite(const Status& s);
   bool KnownUnreachable() const;
   bool Cacheable(std::string_view name) const { return !o_.cacheable || o_.cacheable(name); }
 

@@ -36,12 +36,20 @@ class Unplugged final : public BlobStoreWrapper {
   std::atomic<bool> down{false};
   std::atomic<int> attempts{0};
 
+  std::optional<SteadyTime> last_get_deadline;
   Result<GetResult> Get(std::string_view n, const ReadOptions& o) override {
     ++attempts;
+    last_get_deadline = o.deadline;
     if (down) return Status::Unavailable("connection refused");
     auto got = BlobStoreWrapper::Get(n, o);
     MaybeHold();
     return got;
+  }
+  Result<WriteResult> Put(std::string_view n, std::string_view data,
+                          const PutOptions& o) override {
+    ++attempts;
+    if (down) return Status::FromStorage(Code::kUnavailable, 0, "NotSent", "connection refused");
+    return BlobStoreWrapper::Put(n, data, o);
   }
   Result<ListPage> List(const ListOptions& o) override {
     ++attempts;
@@ -440,6 +448,32 @@ TEST_F(CacheTest, IsOwnerOnly) {
   EXPECT_EQ(st.st_mode & 0777, 0700u);
   ASSERT_EQ(stat((cache_dir() + "/data.mdb").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0077, 0u);
+  // A directory that existed with a wider mode is made owner-only too
+  // (issue 30, item 10: it kept 0755).
+  const std::string made = cache_parent_.path() + "/made-by-hand";
+  ASSERT_EQ(mkdir(made.c_str(), 0755), 0);
+  ASSERT_EQ(chmod(made.c_str(), 0755), 0);
+  ASSERT_TRUE(BlobCache::Open(made, 1 << 20, &clock_, nullptr).ok());
+  ASSERT_EQ(stat(made.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+}
+
+// Issue 30, item 10: during an outage a read of an entity not cached
+// waited the whole request timeout, even right after a write that never
+// reached storage. A write that finds storage unreachable opens the
+// circuit (the read then fails at once, without a request), and an
+// uncached read carries the stale-if-error deadline (2 s), as a cached one.
+TEST_F(CacheTest, AnUncachedReadDuringAnOutageFailsFast) {
+  unplugged_->down = true;
+  EXPECT_EQ(table().Upsert(Row("a", 1)).status().code(), Code::kUnavailable);
+  const int before = unplugged_->attempts.load();
+  EXPECT_EQ(table().Get("p", "never").status().code(), Code::kUnavailable);
+  EXPECT_EQ(unplugged_->attempts.load(), before);  // known unreachable: no request
+  unplugged_->down = false;
+  clock_.Advance(std::chrono::seconds(10));  // past unreachable_interval
+  EXPECT_EQ(table().Get("p", "never").status().code(), Code::kNotFound);
+  ASSERT_TRUE(unplugged_->last_get_deadline.has_value());
+  EXPECT_EQ(*unplugged_->last_get_deadline, clock_.Steady() + std::chrono::seconds(2));
 }
 
 TEST_F(CacheTest, ACacheFileThatIsNotLmdbIsMovedAsideAndRebuiltWithOneWarning) {
