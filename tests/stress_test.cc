@@ -33,6 +33,25 @@ TEST(StressTest, BankOnTheLocalStoreWithFaultsAndKills) {
                                   "--kill-every 1.5 --clock-speed 10 --seed 2"));
 }
 
+// The coordination primitives under faults and kills: exactly one Complete
+// of a queue item says OK and none is lost; lock tokens only go up and no
+// fenced increment is lost.
+TEST(StressTest, QueueOnTheLocalStoreWithFaultsAndKills) {
+  TempDir dir;
+  ShellRun run = Stress(dir.path(), "--workload queue --seconds 6 --round-seconds 6 --faults 50 "
+                                    "--kill-every 1.5 --clock-speed 10 --seed 6");
+  ExpectClean(run);
+  EXPECT_EQ(run.out.find("completes 0 ok"), std::string::npos) << run.out;
+}
+
+TEST(StressTest, LockOnTheLocalStoreWithFaultsAndKills) {
+  TempDir dir;
+  ShellRun run = Stress(dir.path(), "--workload lock --seconds 6 --round-seconds 6 --faults 50 "
+                                    "--kill-every 1.5 --clock-speed 10 --seed 7");
+  ExpectClean(run);
+  EXPECT_EQ(run.out.find("increments 0 ok"), std::string::npos) << run.out;
+}
+
 // Soak: no kills; every worker's resident memory and open descriptors after
 // warm-up and at the end are reported, and must not grow.
 TEST(StressTest, SoakKeepsMemoryAndDescriptorsFlat) {

@@ -258,6 +258,8 @@ std::unique_ptr<Workload> MakeBankWorkload() { return std::make_unique<Bank>(); 
 std::unique_ptr<Workload> MakeWorkload(const std::string& name) {
   if (name == "bank") return MakeBankWorkload();
   if (name == "list-append") return MakeListAppendWorkload();
+  if (name == "queue") return MakeQueueWorkload();
+  if (name == "lock") return MakeLockWorkload();
   return nullptr;
 }
 

@@ -16,7 +16,7 @@
 // the element), "t" a transfer's [from, to, amount] (amount "all": a close),
 // "b" a balance read, and the bank's plain writes that move no money, value
 // null: "n" a note merged, "o" an empty account opened, "z" an empty one
-// deleted.
+// deleted. The queue and lock workloads' kinds are in coord_check.h.
 #ifndef BLOBTABLE_TOOLS_STRESS_HISTORY_H_
 #define BLOBTABLE_TOOLS_STRESS_HISTORY_H_
 

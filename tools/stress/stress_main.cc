@@ -72,8 +72,11 @@ int main(int argc, char** argv) {
                  "sim --exhaustive: replay this schedule (i=c,... as printed) of one scenario");
   app.add_option("--store", c.store, "a directory, or an Azure Storage connection string");
   app.add_option("--container", c.container, "default: stress");
-  app.add_option("--workload", c.workload, "list-append (default) or bank")
-      ->check(CLI::IsMember({"list-append", "bank"}));
+  app.add_option("--workload", c.workload,
+                 "list-append (default), bank, queue (a WorkQueue: exactly one Complete says "
+                 "OK, nothing lost) or lock (a Lock and fenced increments: tokens only go up, "
+                 "no increment lost)")
+      ->check(CLI::IsMember({"list-append", "bank", "queue", "lock"}));
   app.add_option("--processes", c.processes, "worker processes (default 3)")
       ->check(CLI::Range(1, 64));
   app.add_option("--seconds", c.seconds, "the whole run (default 30)")

@@ -67,6 +67,8 @@ class Supervisor {
       Counts n = Count();
       Report(round == rounds || !violation.empty() ? "run" : "round " + std::to_string(round), n,
              violation.empty() ? 0 : 1);
+      if (std::string figures = workload->Summary(history_); !figures.empty())
+        out_ << "stress: " << c_.workload << ": " << figures << std::endl;
       if (!violation.empty()) {
         out_ << "stress: VIOLATION: " << violation << "\nstress: the history is kept in "
              << c_.work_dir << "\n";
@@ -336,7 +338,7 @@ int RunSupervisor(const Config& config, const std::vector<std::string>& argv, st
   Config c = config;
   if (c.seed == 0) c.seed = Mix64(std::random_device()()) >> 16;  // short enough to type back
   if (MakeWorkload(c.workload) == nullptr) {
-    out << "stress: unknown workload '" << c.workload << "' (bank, list-append)\n";
+    out << "stress: unknown workload '" << c.workload << "' (bank, list-append, queue, lock)\n";
     return 2;
   }
   if (c.clock_speed != 1 && c.azure()) {

@@ -36,12 +36,17 @@ class Workload {
   // transaction was recovered): empty if it breaks no guarantee, else the
   // first violation found, with the operations that show it.
   virtual std::string Check(const std::vector<Op>& history, Store& store) = 0;
+  // A line of the workload's own figures for the run's summary (after a
+  // Check; empty: none).
+  virtual std::string Summary(const std::vector<Op>& /*history*/) const { return ""; }
 };
 
-// "bank" or "list-append"; null for another name.
+// "bank", "list-append", "queue" or "lock"; null for another name.
 std::unique_ptr<Workload> MakeWorkload(const std::string& name);
 std::unique_ptr<Workload> MakeBankWorkload();
 std::unique_ptr<Workload> MakeListAppendWorkload();
+std::unique_ptr<Workload> MakeQueueWorkload();
+std::unique_ptr<Workload> MakeLockWorkload();
 
 }  // namespace blobtable::stress
 
