@@ -250,7 +250,12 @@ Result<std::shared_ptr<BlobCache>> BlobCache::Open(const std::string& directory,
   const std::string lock_path = directory + "/" + kLockFile;
   int fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) return Status::IOError("cannot open " + lock_path + ": " + std::strerror(errno));
-  if (max_bytes != 0) CompactIfSoleUser(directory, max_bytes, fd);
+  // LMDB trusts its file: a damaged one could crash this process at any
+  // read or write, compaction included. Looked at in a child process first.
+  std::string problem;
+  if (fs::exists(directory + "/data.mdb", ec))
+    problem = CheckLmdbInChild(directory, MapSizeFor(max_bytes));
+  if (max_bytes != 0 && problem.empty()) CompactIfSoleUser(directory, max_bytes, fd);
   flock(fd, LOCK_SH);  // waits while another process compacts
 
   // The cache in `directory`, or null and why not (the environment closed
@@ -274,12 +279,7 @@ Result<std::shared_ptr<BlobCache>> BlobCache::Open(const std::string& directory,
     ReleaseDbs(**env);
     return nullptr;
   };
-  std::string problem;
   bool denied = false;
-  // LMDB trusts its file: a damaged one could crash this process at any
-  // read or write. Looked at in a child process first.
-  if (fs::exists(directory + "/data.mdb", ec))
-    problem = CheckLmdbInChild(directory, MapSizeFor(max_bytes));
   if (problem.empty()) {
     if (auto cache = attempt(&problem, &denied)) return cache;
   }

@@ -1,9 +1,12 @@
 #include "cache/cache_check.h"
 
 #include <lmdb.h>
+#include <poll.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
 #include <cstring>
 
@@ -12,7 +15,9 @@ namespace {
 
 // Exit codes of the checking child.
 constexpr int kClean = 0;
-constexpr int kLmdbFailed = 10;  // + nothing: the reason is not passed up
+constexpr int kLmdbFailed = 10;  // LMDB said the file is damaged
+constexpr int kUndecided = 11;   // another LMDB error: no verdict
+constexpr int kCheckTimeoutMs = 10'000;
 
 // The first and last byte of `v`: a value's pages are contiguous, so its
 // whole extent is then known to lie in the file (a page number flipped
@@ -75,19 +80,56 @@ int Check(const std::string& directory, uint64_t map_size) {
   return rc;
 }
 
+// What says damage: LMDB's own verdicts on the file, and the signals a bad
+// page raises. Anything else (a full reader table, a signal meant for the
+// whole process group, the OOM killer) says nothing about the file.
+bool IsDamage(int rc) {
+  return rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND || rc == MDB_INVALID ||
+         rc == MDB_VERSION_MISMATCH || rc == MDB_BAD_TXN || rc == MDB_BAD_DBI;
+}
+constexpr int kFaults[] = {SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE};
+
+[[noreturn]] void RunCheck(const std::string& directory, uint64_t map_size) {
+  // The process's crash handlers are not the child's: a fault must end it.
+  for (int sig : kFaults) signal(sig, SIG_DFL);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) signal(sig, SIG_IGN);
+  const int rc = Check(directory, map_size);
+  _exit(rc == 0 ? kClean : IsDamage(rc) ? kLmdbFailed : kUndecided);
+}
+
 }  // namespace
 
 std::string CheckLmdbInChild(const std::string& directory, uint64_t map_size) {
   const pid_t child = fork();
   if (child < 0) return "";  // no check possible: go on as before
-  if (child == 0) _exit(Check(directory, map_size) == 0 ? kClean : kLmdbFailed);
+  if (child == 0) RunCheck(directory, map_size);
+  // Bounded: a check that waits (another process's long write holds
+  // LMDB's writer lock) is given up, without a verdict.
+  const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, child, 0));
+  if (pidfd >= 0) {
+    pollfd p{pidfd, POLLIN, 0};
+    int ready;
+    while ((ready = poll(&p, 1, kCheckTimeoutMs)) < 0 && errno == EINTR) {
+    }
+    close(pidfd);
+    if (ready == 0) kill(child, SIGKILL);  // given up: no verdict
+    if (ready <= 0) {
+      (void)waitpid(child, nullptr, 0);
+      return "";
+    }
+  }
   int status = 0;
   while (waitpid(child, &status, 0) < 0) {
     if (errno != EINTR) return "";
   }
-  if (WIFSIGNALED(status))
-    return std::string("a check of it crashed (") + strsignal(WTERMSIG(status)) + ")";
-  if (WIFEXITED(status) && WEXITSTATUS(status) != kClean) return "a check of it found it damaged";
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    for (int fault : kFaults)
+      if (sig == fault) return std::string("a check of it crashed (") + strsignal(sig) + ")";
+    return "";
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == kLmdbFailed)
+    return "a check of it found it damaged";
   return "";
 }
 

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "remote/conditions.h"
+#include "remote/http_transport.h"
 #include "remote/inline_body.h"
 
 namespace blobtable {
@@ -30,8 +31,10 @@ void CachingBlobStore::Unreachable() {
 }
 
 void CachingBlobStore::NoteWrite(const Status& s) {
+  // Only a write that never reached storage (a refused connection) says it
+  // is out of reach: a write cut short by its own deadline says nothing.
   if (s.ok()) Reachable();
-  else if (s.code() == Code::kUnavailable) Unreachable();
+  else if (s.code() == Code::kUnavailable && s.storage_code() == kNotSent) Unreachable();
 }
 
 bool CachingBlobStore::KnownUnreachable() const {

@@ -99,6 +99,10 @@ Result<std::optional<QueueItem>> WorkQueue::Take(const std::string& id) const {
     Status copied = blobs.Put(coord::QueueDeadName(name_, id), got->data, dead).status();
     if (!copied.ok() && !copied.IsConflict()) return copied;
     Status removed = blobs.Delete(blob, under_lease);
+    // Gone is what was wanted, whoever removed it (a delete under a lease
+    // whose answer was lost is OutcomeUnknown).
+    if (removed.code() == Code::kOutcomeUnknown && blobs.Head(blob, {}).status().IsNotFound())
+      removed = Status::OK();
     if (!removed.ok() && !removed.IsNotFound()) return removed;
     return std::optional<QueueItem>();
   }

@@ -29,6 +29,10 @@ struct Call {
   const char* op;         // for the log: "GET", "PUT", "LEASE-ACQUIRE", ...
   std::string_view blob;  // for the log
   std::function<HttpRequest()> build;
+  // Not sent again after an attempt that may have been applied: a create
+  // (If-None-Match *) re-sent after its blob was made and deleted since
+  // would make it again (a completed queue item delivered anew).
+  bool once_maybe_applied = false;
 };
 
 struct Outcome {
@@ -115,17 +119,20 @@ class AzureBlobStore final : public BlobStore {
     const std::string md5 = Md5Base64(data);
     Budget budget = NewBudget();
     budget.deadline = o.deadline;
-    Outcome out = ExecuteCreating({"PUT", name, [&] {
-                             HttpRequest r = Request("PUT", BlobUrl(name));
-                             r.headers.emplace_back("x-ms-blob-type", "BlockBlob");
-                             r.headers.emplace_back("Content-Type", "application/octet-stream");
-                             r.headers.emplace_back("Content-MD5", md5);
-                             AddMetadata(r, o.metadata, write_id);
-                             AddWriteOptions(r, o);
-                             r.body = data;
-                             return r;
-                           }},
-                          budget);
+    Outcome out = ExecuteCreating({"PUT", name,
+                                   [&] {
+                                     HttpRequest r = Request("PUT", BlobUrl(name));
+                                     r.headers.emplace_back("x-ms-blob-type", "BlockBlob");
+                                     r.headers.emplace_back("Content-Type",
+                                                            "application/octet-stream");
+                                     r.headers.emplace_back("Content-MD5", md5);
+                                     AddMetadata(r, o.metadata, write_id);
+                                     AddWriteOptions(r, o);
+                                     r.body = data;
+                                     return r;
+                                   },
+                                   o.conditions.if_none_match == kAnyETag},
+                                  budget);
     return FinishWrite(name, out, budget, write_id, 201);
   }
 
@@ -331,6 +338,7 @@ class AzureBlobStore final : public BlobStore {
                                  !(budget.give_up_if_refused &&
                                    out.response.status().storage_code() == kNotSent);
       if (!retryable || attempt >= o_.retry.max_attempts) break;
+      if (call.once_maybe_applied && (out.unseen || MayHaveBeenApplied(out.response))) break;
       auto delay = o_.retry.DelayBefore(attempt + 1, RandomU64());
       if (!Affords(budget, delay)) break;
       out.unseen = out.unseen || MayHaveBeenApplied(out.response);
@@ -500,9 +508,27 @@ class AzureBlobStore final : public BlobStore {
                                        : out.response.status().message()) + ")");
   }
 
+  // The blob's properties if it carries `write_id` now (a HEAD, if the
+  // budget affords one); nullopt otherwise.
+  std::optional<WriteResult> OursOnBlob(std::string_view name, Budget& budget,
+                                        const std::string& write_id) {
+    Outcome head = HeadFollowUp(name, budget);
+    if (!head.response.ok() || head.response->status != 200) return std::nullopt;
+    const std::string* id = head.response->Header(std::string("x-ms-meta-") + kWriteIdMetadata);
+    if (id == nullptr || *id != write_id) return std::nullopt;
+    auto p = PropertiesOf(*head.response);
+    if (!p.ok()) return std::nullopt;
+    return WriteResult{p->etag, p->last_modified};
+  }
+
   Result<WriteResult> FinishWrite(std::string_view name, Outcome& out, Budget& budget,
                                   const std::string& write_id, int success_status) {
-    if (auto unknown = UnknownIfMaybeApplied(name, out, !write_id.empty())) return *unknown;
+    if (auto unknown = UnknownIfMaybeApplied(name, out, !write_id.empty())) {
+      // No answer, after an attempt that may have been applied: our write
+      // id on the blob says it was.
+      if (auto ours = OursOnBlob(name, budget, write_id)) return *ours;
+      return *unknown;
+    }
     if (!out.response.ok()) return out.response.status();
     const HttpResponse& r = *out.response;
     if (r.status == success_status) {

@@ -517,6 +517,49 @@ TEST_P(InteropTest, ADeleteWhoseAnswerWasLostIsOkForAnyVersionAndUnknownForAnETa
   EXPECT_TRUE(table->Get("p", "etag").status().IsNotFound());
 }
 
+// Found by the queue stress workload (issue 30): a create (If-None-Match *)
+// applied, its answer held past the request timeout, was sent again; had
+// the blob been deleted meanwhile (a queue item completed by another
+// worker), the retry made it anew and said OK. A create is now never sent
+// again after an attempt that may have been applied: its write id on the
+// blob settles it.
+TEST_P(InteropTest, ACreateIsNeverSentAgainAfterAnAttemptThatMayHaveBeenApplied) {
+  Azurite* a = Azurite::Get();
+  ASSERT_NE(a, nullptr);
+  auto proxy = proxy::FaultProxy::Start(a->port());
+  ASSERT_TRUE(proxy.ok()) << proxy.status().ToString();
+  StoreOptions direct_options;
+  direct_options.container = container_;
+  auto direct = Store::Open(conn_, direct_options);
+  ASSERT_TRUE(direct.ok()) << direct.status().ToString();
+  ASSERT_TRUE((*direct)->blob_store().Put("warm", "x", {}).ok());  // the container exists
+  bool deleted_meanwhile = false;
+  HookedRealClock clock([&] {  // another client, while the create waits to be re-sent
+    deleted_meanwhile = (*direct)->blob_store().Delete("item", {}).ok();
+  });
+  int puts = 0;
+  StoreOptions o = direct_options;
+  o.clock = &clock;
+  o.request_timeout = std::chrono::milliseconds(300);
+  o.retry_initial_delay = std::chrono::milliseconds(1);
+  o.request_log = [&](const std::string& line) {
+    if (line.find("PUT") != std::string::npos && line.find("item") != std::string::npos) ++puts;
+  };
+  auto store = Store::Open("UseDevelopmentStorage=true;BlobEndpoint=http://127.0.0.1:" +
+                               std::to_string((*proxy)->port()) +
+                               "/devstoreaccount1;HttpTransport=" + GetParam(),
+                           o);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  (*proxy)->SetStall(std::chrono::milliseconds(1000));
+  (*proxy)->Inject(proxy::ProxyFault::kStall, proxy::FaultProxy::Containing("/item "), 1);
+  PutOptions create;
+  create.conditions.if_none_match = std::string(kAnyETag);
+  auto made = (*store)->blob_store().Put("item", "body", create);
+  EXPECT_TRUE(made.ok()) << made.status().ToString();  // its write id is on the blob
+  EXPECT_EQ(puts, 1);
+  EXPECT_FALSE(deleted_meanwhile) << "re-sent after its blob was deleted: made anew";
+}
+
 // Issue 30, hole 8: what Unavailable means for an unconditional write
 // (README "Errors"). An Upsert whose every attempt was applied and whose
 // answers were held past the request timeout says Unavailable, and the

@@ -57,25 +57,6 @@ TEST(CoordAzurite, AWatchTransfersNoBodyWhileNothingChanges) {
   EXPECT_EQ(counter->Counts()["get"], 2);  // the conditional GET, then the read
 }
 
-// The real clock, but the first wait between retries (of the store it is
-// given to) runs `hook` first: another client acts while a request waits.
-class HookedRealClock final : public Clock {
- public:
-  explicit HookedRealClock(std::function<void()> hook) : hook_(std::move(hook)) {}
-  TimePoint Now() const override { return Clock::Real()->Now(); }
-  SteadyTime Steady() const override { return Clock::Real()->Steady(); }
-  std::chrono::milliseconds SinceBoot() const override { return Clock::Real()->SinceBoot(); }
-  std::string BootId() const override { return Clock::Real()->BootId(); }
-  void SleepFor(std::chrono::milliseconds d) const override {
-    if (!hooked_.exchange(true)) hook_();
-    Clock::Real()->SleepFor(d);
-  }
-
- private:
-  std::function<void()> hook_;
-  mutable std::atomic<bool> hooked_{false};
-};
-
 // Issue 30, hole 1: worker A's Complete goes out, storage never gets it
 // whole (the connection is reset); while A waits to retry, A's lease runs
 // out and worker B takes the item and completes it. A's retry used to find

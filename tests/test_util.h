@@ -82,6 +82,25 @@ inline int WaitChild(pid_t pid) {
   return -1;
 }
 
+// The real clock, but the first wait between retries (of the store it is
+// given to) runs `hook` first: another client acts while a request waits.
+class HookedRealClock final : public Clock {
+ public:
+  explicit HookedRealClock(std::function<void()> hook) : hook_(std::move(hook)) {}
+  TimePoint Now() const override { return Clock::Real()->Now(); }
+  SteadyTime Steady() const override { return Clock::Real()->Steady(); }
+  std::chrono::milliseconds SinceBoot() const override { return Clock::Real()->SinceBoot(); }
+  std::string BootId() const override { return Clock::Real()->BootId(); }
+  void SleepFor(std::chrono::milliseconds d) const override {
+    if (!hooked_.exchange(true)) hook_();
+    Clock::Real()->SleepFor(d);
+  }
+
+ private:
+  std::function<void()> hook_;
+  mutable std::atomic<bool> hooked_{false};
+};
+
 }  // namespace blobtable::testing
 
 #endif  // BLOBTABLE_TESTS_TEST_UTIL_H_

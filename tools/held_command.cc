@@ -25,6 +25,10 @@ using std::chrono::milliseconds;
 
 // The command's process group (its pid); 0 while none runs.
 std::atomic<pid_t> g_group{0};
+// A signal that came before the group was recorded: blocking signals
+// around fork() holds them back from this thread only, and another thread
+// (the lease's renewal) may take one meanwhile.
+std::atomic<int> g_pending{0};
 
 // Passes a signal meant for us on to the command's process group
 // (async-signal-safe). The command has a group of its own, so a terminal's
@@ -32,47 +36,66 @@ std::atomic<pid_t> g_group{0};
 void Forward(int sig) {
   const pid_t group = g_group.load();
   if (group > 0) kill(-group, sig);
+  else g_pending.store(sig);
 }
 
 constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP};
 
-// In the child between fork() and exec: only async-signal-safe calls.
+// In the child between fork() and exec: only async-signal-safe calls
+// (everything it needs is built before the fork).
 [[noreturn]] void RunChild(pid_t parent, const sigset_t& old_mask, char* const* argv,
-                           const char* env_name, const char* value) {
+                           char* const* envp, bool terminal) {
   for (int sig : kForwarded) signal(sig, SIG_DFL);
   setpgid(0, 0);
+  if (terminal) {  // as the parent does: before the command can read it
+    signal(SIGTTOU, SIG_IGN);
+    (void)tcsetpgrp(STDIN_FILENO, getpid());
+    signal(SIGTTOU, SIG_DFL);
+  }
   // Killed with the supervisor, whatever ends it (SIGKILL included). Asked
   // for after the fork: if the supervisor died before, getppid() says so.
+  // (Not across the exec of a set-user-ID program: Linux clears it then.)
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) _exit(kExitOther);
   sigprocmask(SIG_SETMASK, &old_mask, nullptr);
-  setenv(env_name, value, 1);
-  execvp(argv[0], argv);
+  execvpe(argv[0], argv, envp);
   const int e = errno;
   // "command not found" as a shell says it; 127 or 126 as a shell exits.
-  const char* parts[] = {"blobtable: error: cannot run '", argv[0], "': ", std::strerror(e), "\n"};
+  const char* why = e == ENOENT ? "No such file or directory" : e == EACCES ? "Permission denied"
+                                                                            : "cannot execute";
+  const char* parts[] = {"blobtable: error: cannot run '", argv[0], "': ", why, "\n"};
   for (const char* p : parts) (void)!write(STDERR_FILENO, p, std::strlen(p));
   _exit(e == ENOENT ? 127 : 126);
 }
 
 // Starts `command` in a process group of its own with env_name=value in
 // its environment; -1 if fork failed. Signals we pass on are blocked from
-// before the fork until the group is recorded, so none is dropped.
-pid_t Start(const std::vector<std::string>& command, const char* env_name, int64_t value) {
+// before the fork until the group is recorded, and one another thread
+// took meanwhile is passed on then, so none is dropped.
+pid_t Start(const std::vector<std::string>& command, const char* env_name, int64_t value,
+            bool terminal) {
   std::vector<char*> argv;
   for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
-  const std::string value_text = std::to_string(value);
+  const std::string assignment = std::string(env_name) + "=" + std::to_string(value);
+  std::vector<std::string> env_text;
+  for (char** e = environ; *e != nullptr; ++e)
+    if (std::strncmp(*e, assignment.c_str(), std::strlen(env_name) + 1) != 0) env_text.push_back(*e);
+  env_text.push_back(assignment);
+  std::vector<char*> envp;
+  for (std::string& e : env_text) envp.push_back(e.data());
+  envp.push_back(nullptr);
   sigset_t block, old_mask;
   sigemptyset(&block);
   for (int sig : kForwarded) sigaddset(&block, sig);
   sigprocmask(SIG_BLOCK, &block, &old_mask);
   const pid_t parent = getpid();
   const pid_t pid = fork();
-  if (pid == 0) RunChild(parent, old_mask, argv.data(), env_name, value_text.c_str());
+  if (pid == 0) RunChild(parent, old_mask, argv.data(), envp.data(), terminal);
   if (pid > 0) {
     setpgid(pid, pid);  // as the child does: whichever runs first
     g_group = pid;
+    if (const int sig = g_pending.exchange(0); sig != 0) kill(-pid, sig);
   }
   sigprocmask(SIG_SETMASK, &old_mask, nullptr);
   return pid;
@@ -82,13 +105,24 @@ pid_t Start(const std::vector<std::string>& command, const char* env_name, int64
 // belongs to the command's group, so that it can read it; given back after.
 class Terminal {
  public:
-  explicit Terminal(pid_t group) {
-    if (!isatty(STDIN_FILENO) || tcgetpgrp(STDIN_FILENO) != getpgrp()) return;
-    Handover(group);
-    given_ = true;
+  // Whether this process has the terminal now (its group is the
+  // foreground one).
+  static bool Ours() { return isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp(); }
+  Terminal(pid_t group, bool ours) : group_(group), given_(ours) {
+    if (given_) Handover(group_);
   }
   ~Terminal() {
     if (given_) Handover(getpgrp());
+  }
+  // The command stopped (Ctrl-Z, or a read of the terminal from the
+  // background): stop with it, so that the shell sees the job stopped,
+  // and take it on again when continued.
+  void StopWithCommand() {
+    if (given_) Handover(getpgrp());
+    raise(SIGTSTP);  // the whole process stops here, until SIGCONT
+    given_ = Ours();
+    if (given_) Handover(group_);
+    kill(-group_, SIGCONT);
   }
 
  private:
@@ -100,6 +134,7 @@ class Terminal {
     (void)tcsetpgrp(STDIN_FILENO, group);
     sigaction(SIGTTOU, &old, nullptr);
   }
+  pid_t group_;
   bool given_ = false;
 };
 
@@ -127,16 +162,21 @@ int Supervise(const Clock& clock, const std::string& what, const std::function<b
   forward.sa_handler = Forward;
   sigemptyset(&forward.sa_mask);
   for (int i = 0; i < 3; ++i) sigaction(kForwarded[i], &forward, &old[i]);
-  const pid_t child = Start(command, env_name, value);
+  const bool foreground = Terminal::Ours();
+  const pid_t child = Start(command, env_name, value, foreground);
   int status = 1 << 8;
   if (child < 0) {
     err << "blobtable: error: cannot start the command (fork): " << std::strerror(errno) << "\n";
   } else {
-    Terminal terminal(child);
+    Terminal terminal(child, foreground);
     bool stopping = false, killed = false;
     SteadyTime kill_at{};
     for (;;) {
-      const pid_t done = waitpid(child, &status, WNOHANG);
+      const pid_t done = waitpid(child, &status, WNOHANG | WUNTRACED);
+      if (done == child && WIFSTOPPED(status)) {
+        terminal.StopWithCommand();
+        continue;
+      }
       if (done == child) break;
       if (done < 0 && errno != EINTR) break;
       const SteadyTime now = clock.Steady();
