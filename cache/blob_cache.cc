@@ -4,7 +4,7 @@
 //   meta     "format", "bytes" (held now), and the counters' totals.
 // An entry value is the tag byte 0xC1, the CRC-32 of the rest (4 bytes,
 // little-endian), then msgpack [scope, name, etag, last_modified_ms,
-// length, {metadata}, validated_ms, access_ms, body].
+// length, {metadata}, validated_ms, access_ms, body, ordered_ms].
 #include "cache/blob_cache.h"
 #include "cache/cache_check.h"
 
@@ -30,7 +30,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr char kFormat[] = "blobtable-cache 1";
+constexpr char kFormat[] = "blobtable-cache 2";  // 2: ordered_ms
 constexpr char kEntriesDb[] = "entries";
 constexpr char kLruDb[] = "lru";
 constexpr char kMetaDb[] = "meta";
@@ -85,7 +85,7 @@ struct Stored {
 std::string Encode(std::string_view scope, const CacheEntry& e, TimePoint access) {
   msgpack::sbuffer buf;
   msgpack::packer<msgpack::sbuffer> pk(buf);
-  pk.pack_array(9);
+  pk.pack_array(10);
   pk.pack(std::string(scope));
   pk.pack(e.name);
   pk.pack(e.properties.etag);
@@ -96,6 +96,7 @@ std::string Encode(std::string_view scope, const CacheEntry& e, TimePoint access
   pk.pack(Ms(access));
   pk.pack_bin(static_cast<uint32_t>(e.data.size()));
   pk.pack_bin_body(e.data.data(), static_cast<uint32_t>(e.data.size()));
+  pk.pack(Ms(std::max(e.ordered, e.validated)));
   std::string out(kHeader, '\0');
   out[0] = static_cast<char>(kEntryTag);
   out.append(buf.data(), buf.size());
@@ -114,7 +115,7 @@ Result<Stored> Decode(std::string_view value, bool with_data = true) {
   if (!handle.ok()) return handle.status();
   Stored s;
   Status ok = mp::Guard("cache entry", [&] {
-    const msgpack::object* f = mp::Array(handle->get(), 9, "entry");
+    const msgpack::object* f = mp::Array(handle->get(), 10, "entry");
     s.scope = mp::Str(f[0], "scope");
     s.entry.name = mp::Str(f[1], "name");
     s.entry.properties.etag = mp::Str(f[2], "etag");
@@ -124,6 +125,7 @@ Result<Stored> Decode(std::string_view value, bool with_data = true) {
     s.entry.validated = FromMs(mp::Int(f[6], "validated"));
     s.access = FromMs(mp::Int(f[7], "access"));
     if (with_data) s.entry.data = mp::Bin(f[8], "body");
+    s.entry.ordered = FromMs(mp::Int(f[9], "ordered"));
   });
   if (!ok.ok()) return ok;
   return s;
@@ -337,17 +339,31 @@ bool BlobCache::Write(Fn&& fn) {
 
 namespace {
 
-// Removes the entry under `key` (and its lru record), keeping "bytes" true.
-int RemoveEntry(MDB_txn* txn, const Dbs& d, std::string_view key, bool* removed = nullptr) {
+// An entry leaves the cache: the listings of every range holding it no
+// longer stand for their range (stale-if-error would answer without it).
+void ForgetRangesHolding(MDB_txn* txn, const Dbs& d, std::string_view scope,
+                         std::string_view name) {
+  for (size_t n = 0; n <= name.size(); ++n) {
+    const std::string key = RangeKey(scope, name.substr(0, n));
+    MDB_val k = ToVal(key);
+    mdb_del(txn, d.meta, &k, nullptr);
+  }
+}
+
+// Removes the entry under `key` (and its lru record), keeping "bytes" true;
+// unless `replacing` it, the ranges that held it are forgotten.
+int RemoveEntry(MDB_txn* txn, const Dbs& d, std::string_view key, bool* removed = nullptr,
+                bool replacing = false) {
   MDB_val k = ToVal(key), v;
   int rc = mdb_get(txn, d.entries, &k, &v);
   if (rc == MDB_NOTFOUND) return 0;
   if (rc != 0) return rc;
   const uint64_t size = key.size() + v.mv_size;
-  if (auto old = Decode(FromVal(v)); old.ok()) {
+  if (auto old = Decode(FromVal(v), /*with_data=*/false); old.ok()) {
     std::string lru = Be64(static_cast<uint64_t>(Ms(old->access))) + std::string(key);
     MDB_val lk = ToVal(lru);
     mdb_del(txn, d.lru, &lk, nullptr);
+    if (!replacing) ForgetRangesHolding(txn, d, old->scope, old->entry.name);
   }  // else its lru record is an orphan, dropped when eviction reaches it
   if ((rc = mdb_del(txn, d.entries, &k, nullptr)) != 0) return rc;
   const uint64_t bytes = GetU64(txn, d.meta, "bytes");
@@ -357,7 +373,7 @@ int RemoveEntry(MDB_txn* txn, const Dbs& d, std::string_view key, bool* removed 
 
 int PutEntry(MDB_txn* txn, const Dbs& d, std::string_view scope, std::string_view key,
              const CacheEntry& e, TimePoint access) {
-  int rc = RemoveEntry(txn, d, key);
+  int rc = RemoveEntry(txn, d, key, nullptr, /*replacing=*/true);
   if (rc != 0) return rc;
   std::string value = Encode(scope, e, access);
   std::string lru = Be64(static_cast<uint64_t>(Ms(access))) + std::string(key);
@@ -408,14 +424,16 @@ std::optional<CacheEntry> BlobCache::Lookup(std::string_view scope, std::string_
   return std::move(stored->entry);
 }
 
-void BlobCache::Put(std::string_view scope, const CacheEntry& entry, Source source) {
+void BlobCache::Put(std::string_view scope, const CacheEntry& entry, Source source,
+                    const Fenced& fenced) {
   Apply(scope, std::span<const CacheEntry>(&entry, 1), {},
-        source == Source::kRead ? std::optional<TimePoint>(entry.validated) : std::nullopt);
+        source == Source::kRead ? std::optional<TimePoint>(entry.validated) : std::nullopt,
+        fenced);
 }
 
 void BlobCache::Update(std::string_view scope, std::span<const CacheEntry> keep,
-                       std::span<const std::string> drop, TimePoint sent) {
-  Apply(scope, keep, drop, sent);
+                       std::span<const std::string> drop, TimePoint sent, const Fenced& fenced) {
+  Apply(scope, keep, drop, sent, fenced);
 }
 
 namespace {
@@ -425,24 +443,29 @@ namespace {
 bool MayChange(MDB_txn* txn, const Dbs& d, std::string_view key, std::optional<TimePoint> sent) {
   if (!sent) return true;
   auto cur = ReadStored(txn, d, key);
-  return !cur || cur->entry.validated <= *sent;
+  return !cur || cur->entry.ordered <= *sent;
 }
 
 }  // namespace
 
 void BlobCache::Apply(std::string_view scope, std::span<const CacheEntry> keep,
-                      std::span<const std::string> drop, std::optional<TimePoint> sent) {
+                      std::span<const std::string> drop, std::optional<TimePoint> sent,
+                      const Fenced& fenced) {
   if (keep.empty() && drop.empty()) return;
   const TimePoint now = clock_->Now();
   uint64_t bytes = 0;
+  // Asked inside the write: a write of this process's acknowledged while
+  // this answer waited for LMDB's writer lock is seen.
+  auto blocked = [&](std::string_view name) { return sent && fenced && fenced(name); };
   Write([&](MDB_txn* txn) {
     for (const std::string& name : drop) {
       const std::string key = EntryKey(scope, name);
-      if (!MayChange(txn, dbs_, key, sent)) continue;
+      if (blocked(name) || !MayChange(txn, dbs_, key, sent)) continue;
       if (int rc = RemoveEntry(txn, dbs_, key); rc != 0) return rc;
     }
     for (const CacheEntry& e : keep) {
       const std::string key = EntryKey(scope, e.name);
+      if (blocked(e.name) || !MayChange(txn, dbs_, key, sent)) continue;
       // Too big to keep: drop any older copy.
       int rc = e.data.size() > max_bytes_ / 8 ? RemoveEntry(txn, dbs_, key)
                                               : PutEntry(txn, dbs_, scope, key, e, now);
@@ -462,15 +485,16 @@ void BlobCache::Validated(std::string_view scope, std::string_view name, std::st
     if (!cur || cur->entry.properties.etag != etag || cur->entry.name != name) return 0;
     if (cur->entry.validated >= sent) return 0;
     cur->entry.validated = sent;
+    cur->entry.ordered = std::max(cur->entry.ordered, sent);
     return PutEntry(txn, dbs_, scope, key, cur->entry, clock_->Now());
   });
 }
 
 void BlobCache::Evict(std::string_view scope, std::string_view name, Source source,
-                      TimePoint sent) {
+                      TimePoint sent, const Fenced& fenced) {
   const std::string key(name);
   Apply(scope, {}, std::span<const std::string>(&key, 1),
-        source == Source::kRead ? std::optional<TimePoint>(sent) : std::nullopt);
+        source == Source::kRead ? std::optional<TimePoint>(sent) : std::nullopt, fenced);
 }
 
 void BlobCache::SawRange(std::string_view scope, std::string_view prefix) {

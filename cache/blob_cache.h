@@ -54,6 +54,11 @@ struct CacheEntry {
   // version (by the wall clock): the version was current then or later, so
   // its age is counted from it, never from when the answer arrived.
   TimePoint validated;
+  // From when every request sent sees this version or a later one: the
+  // send time of a read that confirmed it, the acknowledgement of this
+  // process's own write (sent earlier, applied by then). An answer to a
+  // read sent before it never replaces the entry, in any process.
+  TimePoint ordered;
 };
 
 class BlobCache {
@@ -84,13 +89,17 @@ class BlobCache {
   // older than the entry, and the cache never moves back. A write of this
   // process's (kOwnWrite), just acknowledged, replaces whatever is there.
   enum class Source { kRead, kOwnWrite };
+  // For a read's change: whether this process acknowledged a write of the
+  // blob after the read was sent (asked inside the LMDB write).
+  using Fenced = std::function<bool(std::string_view name)>;
   // Stores (or replaces) an entry. Entries over an eighth of max_bytes are
   // not kept.
-  void Put(std::string_view scope, const CacheEntry& entry, Source source);
+  void Put(std::string_view scope, const CacheEntry& entry, Source source,
+           const Fenced& fenced = {});
   // Evicts the entries named in `drop`, then stores those in `keep` (as
   // Put), in one write; all from one read sent at `sent`.
   void Update(std::string_view scope, std::span<const CacheEntry> keep,
-              std::span<const std::string> drop, TimePoint sent);
+              std::span<const std::string> drop, TimePoint sent, const Fenced& fenced = {});
   // Storage confirmed `etag` for `name` in answer to a request sent at
   // `sent` (a 304).
   void Validated(std::string_view scope, std::string_view name, std::string_view etag,
@@ -98,7 +107,7 @@ class BlobCache {
   // Drops `name`: a write of this process's whose outcome leaves the cached
   // copy in doubt (kOwnWrite), or a read sent at `sent` that found it gone.
   void Evict(std::string_view scope, std::string_view name, Source source,
-             TimePoint sent = {});
+             TimePoint sent = {}, const Fenced& fenced = {});
   // Every entry of `scope` whose name starts with `prefix`, in name order,
   // from `start_from` on (inclusive); bodies left empty unless `with_data`.
   std::vector<CacheEntry> Range(std::string_view scope, std::string_view prefix,
@@ -129,7 +138,8 @@ class BlobCache {
   void EvictOverBound();
   // Update, for a read sent at `sent`, or (unset) this process's write.
   void Apply(std::string_view scope, std::span<const CacheEntry> keep,
-             std::span<const std::string> drop, std::optional<TimePoint> sent);
+             std::span<const std::string> drop, std::optional<TimePoint> sent,
+             const Fenced& fenced);
   void FlushCounters();
 
   std::shared_ptr<LmdbEnv> env_;

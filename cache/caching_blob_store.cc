@@ -54,8 +54,9 @@ std::optional<SteadyTime> CachingBlobStore::DeadlineFor(
 
 void CachingBlobStore::Keep(std::string_view name, const GetResult& got, const Sent& sent) {
   if (Fenced(name, sent)) return;
-  cache_->Put(scope_, CacheEntry{std::string(name), got.properties, got.data, sent.at},
-              BlobCache::Source::kRead);
+  cache_->Put(scope_,
+              CacheEntry{std::string(name), got.properties, got.data, sent.at, sent.at},
+              BlobCache::Source::kRead, FencedSince(sent));
 }
 
 void CachingBlobStore::Fence(std::string_view name) {
@@ -67,6 +68,10 @@ void CachingBlobStore::Fence(std::string_view name) {
   if (fences_.size() >= 4096)
     std::erase_if(fences_, [&](const auto& f) { return now.at - f.second.at > kLongestRequest; });
   fences_[std::string(name)] = now;
+}
+
+BlobCache::Fenced CachingBlobStore::FencedSince(const Sent& sent) const {
+  return [this, sent](std::string_view name) { return Fenced(name, sent); };
 }
 
 bool CachingBlobStore::Fenced(std::string_view name, const Sent& sent) const {
@@ -136,7 +141,7 @@ Result<GetResult> CachingBlobStore::Revalidate(std::string_view name, const Read
     return got;
   }
   if (got.status().IsNotFound()) {
-    if (!Fenced(name, sent)) cache_->Evict(scope_, name, BlobCache::Source::kRead, sent.at);
+    cache_->Evict(scope_, name, BlobCache::Source::kRead, sent.at, FencedSince(sent));
     return got;
   }
   if (got.status().code() == Code::kUnavailable) {
@@ -186,7 +191,8 @@ Result<WriteResult> CachingBlobStore::Put(std::string_view name, std::string_vie
   e.properties.content_length = data.size();
   e.properties.metadata = o.metadata;
   e.data = std::string(data);
-  e.validated = sent;
+  e.validated = sent;             // its age: from when it was sent
+  e.ordered = o_.clock->Now();    // applied by its acknowledgement
   cache_->Put(scope_, e, BlobCache::Source::kOwnWrite);
   return put;
 }
@@ -229,6 +235,7 @@ Result<WriteResult> CachingBlobStore::SetMetadata(std::string_view name, const M
   entry->properties.last_modified = set->last_modified;
   entry->properties.metadata = m;
   entry->validated = sent;
+  entry->ordered = o_.clock->Now();
   cache_->Put(scope_, *entry, BlobCache::Source::kOwnWrite);
   return set;
 }
@@ -247,7 +254,10 @@ Result<ListPage> CachingBlobStore::List(const ListOptions& o) {
   if (page.ok()) {
     Reachable();
     SyncListedRange(o, *page, sent);
-    cache_->SawRange(scope_, o.prefix);
+    // Known only when listed whole: from its start to its end in one page
+    // (a range of more rows than a page is never answered stale).
+    if (o.marker.empty() && o.start_from <= o.prefix && page->next_marker.empty())
+      cache_->SawRange(scope_, o.prefix);
     return page;
   }
   if (page.status().code() == Code::kUnavailable) {
@@ -313,7 +323,7 @@ void CachingBlobStore::SyncListedRange(const ListOptions& o, const ListPage& pag
       if (was_cached) drop.push_back(item.name);  // changed
       continue;
     }
-    CacheEntry e{item.name, {}, std::move(*body), sent.at};  // replaces an older copy
+    CacheEntry e{item.name, {}, std::move(*body), sent.at, sent.at};  // replaces an older copy
     e.properties.etag = item.properties.etag;
     e.properties.last_modified = item.properties.last_modified;
     e.properties.content_length = item.properties.content_length;
@@ -323,7 +333,7 @@ void CachingBlobStore::SyncListedRange(const ListOptions& o, const ListPage& pag
   }
   for (auto& [name, etag] : cached)
     if (!Fenced(name, sent)) drop.push_back(name);
-  cache_->Update(scope_, keep, drop, sent.at);
+  cache_->Update(scope_, keep, drop, sent.at, FencedSince(sent));
 }
 
 }  // namespace blobtable

@@ -100,6 +100,8 @@ class CachingBlobStore final : public BlobStoreWrapper {
   // Whether a write of this process's to `name` was answered after a read
   // was sent at `sent`.
   bool Fenced(std::string_view name, const Sent& sent) const;
+  // Fenced(name, sent) for the cache to ask inside its write.
+  BlobCache::Fenced FencedSince(const Sent& sent) const;
   // When a request must answer by: the caller's deadline, and with
   // stale-if-error, stale_if_error_deadline from now (the cached copy then
   // answers instead).

@@ -133,10 +133,11 @@ struct GetResult {
 
 struct WriteOptions {
   AccessConditions conditions;
-  // The lease id to present; required while the blob is leased. A write
+  // The lease id to present; required while the blob is leased. A Delete
   // presenting one is conditional on the lease: after an attempt whose
-  // answer was lost, a retry's refusal cannot tell whether that attempt was
-  // applied (OutcomeUnknown, never a guessed OK).
+  // answer was lost, a retry that finds the blob gone cannot tell who
+  // deleted it (OutcomeUnknown, never a guessed OK). (A Put or SetMetadata
+  // with a lease id alone is not: re-sending it writes the same.)
   std::string lease_id;
   // Answer by then, as ReadOptions::deadline: no attempt starts after it
   // and an attempt's timeout is cut to fit (the Azure backend). A write

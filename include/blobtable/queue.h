@@ -70,7 +70,9 @@ struct QueueItem {
   // Complete and Extend send nothing after it (LeaseLost), and cut their
   // request short to end by it. Unset (an item rebuilt from its id and
   // lease, as `blobtable queue done` does): no such bound, and the lease id
-  // alone keeps a late Complete from counting.
+  // alone keeps a late Complete from counting. Extend updates the item it
+  // is given: extend and complete the same QueueItem (not a copy), and not
+  // from two threads at once.
   std::optional<SteadyTime> lease_usable_until;
 };
 
