@@ -33,6 +33,9 @@ struct Config {
   // proxy (tools/proxy), which gives about one request in this many a
   // network fault (0: no proxy).
   int proxy_fault_rate = 0;
+  // How long the proxy holds a stalled request's answer (it was applied):
+  // past a queue item's visibility (15 s), a held Complete outlives its lease.
+  int proxy_stall_seconds = 3;
   double kill_every = 0;           // mean seconds between SIGKILLs (0: none)
   bool cache = false;              // Azure stores: read through the local cache
   std::string cache_dir;           // default: <work dir>/cache

@@ -94,6 +94,10 @@ int main(int argc, char** argv) {
                  "N meets each network fault (503, answer lost, reset mid-request or "
                  "mid-response; stalls a quarter as often); 0: no proxy (default)")
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--proxy-stall-seconds", c.proxy_stall_seconds,
+                 "S: how long the proxy holds a stalled answer (default 3; over 15 holds a "
+                 "queue item's Complete past its visibility)")
+      ->check(CLI::Range(1, 120));
   app.add_option("--kill-every", c.kill_every,
                  "SECONDS: mean time between SIGKILLs of a random worker, which is restarted "
                  "(0: none, default)")

@@ -108,7 +108,7 @@ class Supervisor {
                                std::pair{proxy::ProxyFault::kResetResponse, n},
                                std::pair{proxy::ProxyFault::kStall, 4 * n}})
       proxy_->InjectRate(fault, rate);
-    proxy_->SetStall(std::chrono::seconds(3));
+    proxy_->SetStall(std::chrono::seconds(c_.proxy_stall_seconds));
     const std::string named = loopback + std::to_string(port);
     const std::string proxied = loopback + std::to_string(proxy_->port());
     const size_t in_store = c_.store.find(named);
