@@ -54,16 +54,21 @@ class FlakyRenewals final : public BlobStoreWrapper {
 
 class LockRenewalTest : public ::testing::Test {
  protected:
-  std::unique_ptr<Lock> Hold(int failures) {
+  // store_, on the fake clock, its first `failures` renewals failing.
+  Store* OpenFlaky(int failures) {
     StoreOptions o;
     o.clock = &clock_;
-    o.wrap_blob_store = [&](std::shared_ptr<BlobStore> b) {
+    o.wrap_blob_store = [this, failures](std::shared_ptr<BlobStore> b) {
       flaky_ = std::make_shared<FlakyRenewals>(std::move(b), failures);
       return flaky_;
     };
-    auto store = Store::Open(dir_.path(), o);
-    EXPECT_TRUE(store.ok());
-    store_ = std::move(*store);
+    auto store = Store::Open(dir_.path() + "/db", o);
+    EXPECT_TRUE(store.ok()) << store.status().ToString();
+    store_ = store.ok() ? std::move(*store) : nullptr;
+    return store_.get();
+  }
+  std::unique_ptr<Lock> Hold(int failures) {
+    if (OpenFlaky(failures) == nullptr) return nullptr;
     LockOptions lo;
     lo.lease_seconds = 15;  // renewed every 5 s; a failed renewal retried every second
     lo.on_lost = [this](const Status&) {
@@ -178,14 +183,8 @@ TEST(HeldCommand, DiesWithItsSupervisor) {
 // the lease can end (by the supervisor's clock: fake here, and never moved
 // to the lease's end).
 TEST_F(LockRenewalTest, ALostLockStopsItsCommandBeforeTheLeaseCanEnd) {
-  StoreOptions o;
-  o.clock = &clock_;
-  o.wrap_blob_store = [&](std::shared_ptr<BlobStore> b) {
-    flaky_ = std::make_shared<FlakyRenewals>(std::move(b), /*failures=*/1000);
-    return flaky_;
-  };
-  auto store = Store::Open(dir_.path() + "/db", o);
-  ASSERT_TRUE(store.ok());
+  ASSERT_NE(OpenFlaky(/*failures=*/1000), nullptr);
+  Store& store = *store_;
   const std::string fifo = dir_.path() + "/pid";
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
   LockOptions lo;
@@ -193,7 +192,7 @@ TEST_F(LockRenewalTest, ALostLockStopsItsCommandBeforeTheLeaseCanEnd) {
   std::ostringstream err;
   int code = -1;
   std::thread cli([&] {
-    code = cli::CmdLock(**store, "job", lo, PidThenSleep(fifo, true), 5, err);
+    code = cli::CmdLock(store, "job", lo, PidThenSleep(fifo, true), 5, err);
   });
   const pid_t held = CommandPid(fifo);
   Step(std::chrono::seconds(5), 1);  // renewals fail from here on
@@ -213,21 +212,15 @@ TEST_F(LockRenewalTest, ALostLockStopsItsCommandBeforeTheLeaseCanEnd) {
 // leader in while whatever it led (a supervised command) was still being
 // stopped. Its lease now runs out by itself, at lease_expiry().
 TEST_F(LockRenewalTest, ALeaderSteppingDownLeavesItsLeaseToRunOut) {
-  StoreOptions o;
-  o.clock = &clock_;
-  o.wrap_blob_store = [&](std::shared_ptr<BlobStore> b) {
-    flaky_ = std::make_shared<FlakyRenewals>(std::move(b), /*failures=*/1000);
-    return flaky_;
-  };
-  auto store = Store::Open(dir_.path() + "/db", o);
-  ASSERT_TRUE(store.ok());
+  ASSERT_NE(OpenFlaky(/*failures=*/1000), nullptr);
+  Store& store = *store_;
   LeaderOptions lo;
   lo.lease_seconds = 15;
   std::promise<void> stepped_down;
   lo.on_change = [&](bool leading, int64_t) {
     if (!leading) stepped_down.set_value();
   };
-  auto first = LeaderElection::Start(**store, "sched", lo);
+  auto first = LeaderElection::Start(store, "sched", lo);
   ASSERT_TRUE(first.ok());
   ASSERT_TRUE((*first)->WaitForLeadership(std::chrono::seconds(10)));
   const SteadyTime expiry = (*first)->lease_expiry();
@@ -241,7 +234,7 @@ TEST_F(LockRenewalTest, ALeaderSteppingDownLeavesItsLeaseToRunOut) {
   ASSERT_TRUE((*first)->Resign().ok());  // no lease of its own left to release: sends nothing
   LeaderOptions next;
   next.lease_seconds = 15;
-  auto second = LeaderElection::Start(**store, "sched", next);
+  auto second = LeaderElection::Start(store, "sched", next);
   ASSERT_TRUE(second.ok());
   EXPECT_FALSE((*second)->WaitForLeadership(std::chrono::seconds(2)))
       << "the next leader came in before the lease ran out";
