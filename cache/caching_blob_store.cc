@@ -53,7 +53,6 @@ std::optional<SteadyTime> CachingBlobStore::DeadlineFor(
 }
 
 void CachingBlobStore::Keep(std::string_view name, const GetResult& got, const Sent& sent) {
-  if (Fenced(name, sent)) return;
   cache_->Put(scope_,
               CacheEntry{std::string(name), got.properties, got.data, sent.at, sent.at},
               BlobCache::Source::kRead, FencedSince(sent));
@@ -308,10 +307,6 @@ void CachingBlobStore::SyncListedRange(const ListOptions& o, const ListPage& pag
   std::vector<CacheEntry> keep;
   std::vector<std::string> drop;
   for (const BlobItem& item : page.items) {
-    if (Fenced(item.name, sent)) {
-      cached.erase(item.name);
-      continue;
-    }
     auto it = cached.find(item.name);
     const bool was_cached = it != cached.end();
     const bool current = was_cached && it->second == item.properties.etag;
@@ -331,8 +326,9 @@ void CachingBlobStore::SyncListedRange(const ListOptions& o, const ListPage& pag
     e.properties.metadata = item.properties.metadata;
     keep.push_back(std::move(e));
   }
-  for (auto& [name, etag] : cached)
-    if (!Fenced(name, sent)) drop.push_back(name);
+  for (auto& [name, etag] : cached) drop.push_back(name);
+  // Names this process wrote since the listing was sent are left alone,
+  // asked inside the cache's write (FencedSince).
   cache_->Update(scope_, keep, drop, sent.at, FencedSince(sent));
 }
 
