@@ -313,7 +313,7 @@ std::string Hex(std::string_view bytes) {
   return out;
 }
 
-std::string Quote(std::string_view s) {
+std::string ODataQuote(std::string_view s) {
   std::string out = "'";
   for (char c : s) out += c == '\'' ? std::string("''") : std::string(1, c);
   return out + "'";
@@ -321,7 +321,7 @@ std::string Quote(std::string_view s) {
 
 std::string LiteralText(const PropertyValue& v) {
   switch (TypeOf(v)) {
-    case EdmType::kString: return Quote(std::get<std::string>(v));
+    case EdmType::kString: return ODataQuote(std::get<std::string>(v));
     case EdmType::kBinary: return "X'" + Hex(std::get<Binary>(v).bytes) + "'";
     case EdmType::kBoolean: return std::get<bool>(v) ? "true" : "false";
     case EdmType::kDateTime: return "datetime'" + FormatDateTime(std::get<DateTime>(v)) + "'";

@@ -8,7 +8,7 @@
 namespace blobtable {
 namespace {
 
-std::string Quote(std::string_view s) {
+std::string QuoteForMessage(std::string_view s) {
   // Shows the start of a long or odd value in messages, escaping controls.
   std::string out = "'";
   for (size_t i = 0; i < s.size() && i < 64; ++i) {
@@ -32,7 +32,7 @@ constexpr int64_t kMaxDateTicks = 2534023007999999999LL;
 Status ValidatePropertyName(std::string_view name) {
   long chars = Utf8Length(name);
   if (chars <= 0 || static_cast<size_t>(chars) > kMaxPropertyNameChars)
-    return Status::InvalidArgument("property name " + Quote(name) +
+    return Status::InvalidArgument("property name " + QuoteForMessage(name) +
                                    " must be 1 to 255 characters of valid UTF-8");
   // C# identifier rules: a letter or '_' first, then letters, digits or '_'.
   // Non-ASCII code points count as letters (no Unicode tables here).
@@ -45,18 +45,18 @@ Status ValidatePropertyName(std::string_view name) {
     bool digit = cp < 0x80 && std::isdigit(static_cast<int>(cp));
     if (!(letter || (!first && digit)))
       return Status::InvalidArgument(
-          "property name " + Quote(name) +
+          "property name " + QuoteForMessage(name) +
           " must start with a letter or '_' and hold only letters, digits and '_'");
     first = false;
   }
   if (name == "PartitionKey" || name == "RowKey" || name == "Timestamp" || name == "ETag")
-    return Status::InvalidArgument("property name " + Quote(name) + " is reserved");
+    return Status::InvalidArgument("property name " + QuoteForMessage(name) + " is reserved");
   return Status::OK();
 }
 
 Status ValidateValue(std::string_view name, const PropertyValue& value) {
   auto bad = [&](const std::string& why) {
-    return Status::InvalidArgument("property " + Quote(name) + " (" +
+    return Status::InvalidArgument("property " + QuoteForMessage(name) + " (" +
                                    std::string(EdmTypeName(TypeOf(value))) + "): " + why);
   };
   if (const auto* s = std::get_if<std::string>(&value)) {
@@ -87,7 +87,7 @@ bool IsValidDateTime(DateTime t) {
 
 Status ValidateKey(std::string_view key, std::string_view which) {
   if (key.size() > kMaxKeyBytes)
-    return Status::InvalidArgument(std::string(which) + " " + Quote(key) + " is " +
+    return Status::InvalidArgument(std::string(which) + " " + QuoteForMessage(key) + " is " +
                                    std::to_string(key.size()) +
                                    " bytes long; the limit is 1024 bytes of UTF-8");
   size_t pos = 0;
@@ -95,13 +95,13 @@ Status ValidateKey(std::string_view key, std::string_view which) {
   while (pos < key.size()) {
     size_t at = pos;
     if (!NextCodePoint(key, &pos, &cp))
-      return Status::InvalidArgument(std::string(which) + " " + Quote(key) +
+      return Status::InvalidArgument(std::string(which) + " " + QuoteForMessage(key) +
                                      " is not valid UTF-8 (at byte " + std::to_string(at) + ")");
     if (cp == '/' || cp == '\\' || cp == '#' || cp == '?' || cp <= 0x1F ||
         (cp >= 0x7F && cp <= 0x9F)) {
       char buf[16];
       snprintf(buf, sizeof(buf), "U+%04X", cp);
-      return Status::InvalidArgument(std::string(which) + " " + Quote(key) +
+      return Status::InvalidArgument(std::string(which) + " " + QuoteForMessage(key) +
                                      " contains a forbidden character (" + buf + " at byte " +
                                      std::to_string(at) +
                                      "); keys may not contain / \\ # ? or control characters");
@@ -135,7 +135,7 @@ Status ValidateEntity(const Entity& entity) {
 
 Status ValidateStoredEntity(const Entity& entity) {
   auto bad = [](std::string_view what, std::string_view name) {
-    return Status::InvalidArgument(std::string(what) + " " + Quote(name));
+    return Status::InvalidArgument(std::string(what) + " " + QuoteForMessage(name));
   };
   if (!IsValidUtf8(entity.partition_key())) return bad("PartitionKey not UTF-8:", entity.partition_key());
   if (!IsValidUtf8(entity.row_key())) return bad("RowKey not UTF-8:", entity.row_key());

@@ -11,9 +11,9 @@
 namespace blobtable {
 
 namespace {
-constexpr int kFormat = 3;
+constexpr int kBucketFormat = 3;
 constexpr char kFormat2Tag = '\xB2';  // never the first byte of format 1 (0x92)
-constexpr size_t kHeader = 5;          // tag and CRC
+constexpr size_t kBucketHeader = 5;          // tag and CRC
 }  // namespace
 
 std::string BucketKey(std::string_view name) {
@@ -45,11 +45,11 @@ Result<std::string_view> ReadData(MDB_txn* txn, MDB_dbi data, const BucketEntry&
 
 std::string EncodeBucket(const Bucket& bucket) {
   msgpack::sbuffer buf;
-  const char header[kHeader] = {kFormat2Tag, 0, 0, 0, 0};  // CRC filled in below
-  buf.write(header, kHeader);
+  const char header[kBucketHeader] = {kFormat2Tag, 0, 0, 0, 0};  // CRC filled in below
+  buf.write(header, kBucketHeader);
   msgpack::packer<msgpack::sbuffer> pk(&buf);
   pk.pack_array(2);
-  pk.pack(kFormat);
+  pk.pack(kBucketFormat);
   pk.pack_array(static_cast<uint32_t>(bucket.size()));
   for (const BucketEntry& e : bucket) {
     const BlobRecord& r = e.record;
@@ -78,7 +78,7 @@ std::string EncodeBucket(const Bucket& bucket) {
     }
   }
   std::string out(buf.data(), buf.size());
-  const uint32_t crc = Crc32(std::string_view(out).substr(kHeader));
+  const uint32_t crc = Crc32(std::string_view(out).substr(kBucketHeader));
   for (int i = 0; i < 4; ++i) out[1 + i] = static_cast<char>(crc >> (8 * i));
   return out;
 }
@@ -87,10 +87,10 @@ Result<Bucket> DecodeBucket(std::string_view value, std::string_view key) {
   const mp::What what("local blob bucket", key);
   bool checksummed = false;  // formats 2 and 3; format 1 has no header
   if (!value.empty() && value[0] == kFormat2Tag) {
-    if (value.size() < kHeader) return Status::Corruption(what.str() + ": cut short");
+    if (value.size() < kBucketHeader) return Status::Corruption(what.str() + ": cut short");
     uint32_t stored = 0;
     for (int i = 0; i < 4; ++i) stored |= uint32_t{static_cast<unsigned char>(value[1 + i])} << (8 * i);
-    value.remove_prefix(kHeader);
+    value.remove_prefix(kBucketHeader);
     if (Crc32(value) != stored)
       return Status::Corruption(what.str() + ": its checksum does not match (the record is damaged)");
     checksummed = true;
@@ -101,7 +101,7 @@ Result<Bucket> DecodeBucket(std::string_view value, std::string_view key) {
   Status s = mp::Guard(what, [&] {
     const msgpack::object* top = mp::Array(oh->get(), 2, "bucket");
     const int64_t format = mp::Int(top[0], "format");
-    if (checksummed ? format != 2 && format != kFormat : format != 1)
+    if (checksummed ? format != 2 && format != kBucketFormat : format != 1)
       throw mp::FormatError{"unknown format version"};
     const msgpack::object& list = top[1];
     const msgpack::object* entries = mp::Array(list, 0, "entries");

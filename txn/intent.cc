@@ -6,8 +6,8 @@
 
 namespace blobtable {
 namespace {
-constexpr char kMagic[] = "bt.intent";
-constexpr int kFormat = 1;
+constexpr char kIntentMagic[] = "bt.intent";
+constexpr int kIntentFormat = 1;
 
 void PackBin(msgpack::packer<msgpack::sbuffer>& pk, const std::string& s) {
   pk.pack_bin(static_cast<uint32_t>(s.size()));
@@ -19,8 +19,8 @@ std::string EncodeIntent(const EntityIntent& i) {
   msgpack::sbuffer buf;
   msgpack::packer<msgpack::sbuffer> pk(&buf);
   pk.pack_array(11);
-  pk.pack(std::string_view(kMagic));
-  pk.pack(kFormat);
+  pk.pack(std::string_view(kIntentMagic));
+  pk.pack(kIntentFormat);
   pk.pack(i.txn_id);
   pk.pack(i.lock);
   pk.pack(i.prev_exists);
@@ -39,8 +39,8 @@ Result<EntityIntent> DecodeIntent(std::string_view body, std::string_view blob) 
   EntityIntent i;
   BT_RETURN_IF_ERROR(mp::Guard(what, [&] {
     const msgpack::object* f = mp::Array(oh.get(), 9, "intent");
-    if (mp::Str(f[0], "magic") != kMagic) throw mp::FormatError{"not an intent"};
-    if (mp::Int(f[1], "format") != kFormat) throw mp::FormatError{"unknown intent format"};
+    if (mp::Str(f[0], "magic") != kIntentMagic) throw mp::FormatError{"not an intent"};
+    if (mp::Int(f[1], "format") != kIntentFormat) throw mp::FormatError{"unknown intent format"};
     i.txn_id = mp::Str(f[2], "txn_id");
     i.lock = mp::Str(f[3], "lock");
     i.prev_exists = mp::Bool(f[4], "prev_exists");

@@ -7,12 +7,12 @@
 #include "util/stored_format.h"
 
 namespace blobtable {
-namespace {
-
-std::string MetaOf(const BlobProperties& p, const char* name) {
+std::string MetadataOf(const BlobProperties& p, const char* name) {
   auto it = p.metadata.find(name);
   return it == p.metadata.end() ? "" : it->second;
 }
+
+namespace {
 
 Outcome FromState(TxnState s) {
   return s == TxnState::kCommitted ? Outcome::kCommitted : Outcome::kAborted;
@@ -31,7 +31,7 @@ Result<bool> MayBeAlive(const ResolveContext& ctx, const EntityIntent& intent) {
 
 }  // namespace
 
-std::string SameAsOf(const BlobProperties& p) { return MetaOf(p, kSameAsMetadata); }
+std::string SameAsOf(const BlobProperties& p) { return MetadataOf(p, kSameAsMetadata); }
 
 namespace {
 
@@ -65,7 +65,7 @@ bool NamesVersion(std::string_view same_as, std::string_view etag) {
 }
 
 bool SameVersion(const BlobProperties& p, std::string_view etag) {
-  return NamesVersion(MetaOf(p, kSameAsMetadata), etag);
+  return NamesVersion(MetadataOf(p, kSameAsMetadata), etag);
 }
 
 std::string ContinuedHandles(std::string_view etag, std::string_view same_as) {

@@ -90,6 +90,8 @@ Status FinishIntent(const ResolveContext& ctx, std::string_view blob, const Enti
 // True if `p` carries kSameAsMetadata naming `etag`: it is the version a
 // condition on `etag` meant.
 bool SameVersion(const BlobProperties& p, std::string_view etag);
+// The value of metadata `name` on a blob, "" when it has none.
+std::string MetadataOf(const BlobProperties& p, const char* name);
 // The handles `p` continues (its kSameAsMetadata, a list); "" if none.
 std::string SameAsOf(const BlobProperties& p);
 // True if handle list `same_as` (kSameAsMetadata's form) names `etag`.

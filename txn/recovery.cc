@@ -15,11 +15,6 @@
 namespace blobtable {
 namespace {
 
-std::string MetaOf(const BlobProperties& p, const char* name) {
-  auto it = p.metadata.find(name);
-  return it == p.metadata.end() ? "" : it->second;
-}
-
 // Keeps a resolver's lease on a record alive: renewed once a third of it
 // has passed, checked between steps.
 class LeaseKeeper {
@@ -53,7 +48,7 @@ Status RollForward(const ResolveContext& ctx, const TxnRecord& rec, const TxnWri
   // lease until applied, so it cannot have vanished unapplied).
   if (head.status().IsNotFound()) return Status::OK();
   if (!head.ok()) return head.status();
-  if (MetaOf(head->properties, kTxnMetadata) == rec.txn_id) {
+  if (MetadataOf(head->properties, kTxnMetadata) == rec.txn_id) {
     // Stamped: applied already. Let go of its lease if it is still held.
     (void)blobs.ReleaseLease(w.blob, rec.lease_id, {});
     return Status::OK();
@@ -98,7 +93,7 @@ Status ClearLockMarks(const ResolveContext& ctx, const TxnRecord& rec, LeaseKeep
   for (const std::string& lock : rec.locks) {
     BT_RETURN_IF_ERROR(keeper.Renew());
     auto head = ctx.blobs.Head(lock, {});
-    if (!head.ok() || MetaOf(head->properties, kTxnMetadata) != rec.txn_id) continue;
+    if (!head.ok() || MetadataOf(head->properties, kTxnMetadata) != rec.txn_id) continue;
     // Take it with the transaction's own id (works while it is its lease or
     // expired), at the version read; if someone else holds it now, they
     // overwrite the mark.
@@ -167,10 +162,10 @@ Status ClearOrphan(const ResolveContext& ctx, std::string_view blob, const std::
   if (!head.ok()) return head.status().IsNotFound() ? Status::OK() : head.status();
   const BlobProperties& p = head->properties;
   if (!PrewritingTransaction(p).empty()) return Status::OK();  // moved on: the caller reads again
-  const std::string mark = MetaOf(p, kIntentMetadata).empty() ? MetaOf(p, kReservationMetadata)
-                                                              : MetaOf(p, kIntentMetadata);
+  const std::string mark = MetadataOf(p, kIntentMetadata).empty() ? MetadataOf(p, kReservationMetadata)
+                                                              : MetadataOf(p, kIntentMetadata);
   if (mark.empty()) {
-    if (MetaOf(p, kTxnMetadata) == txn && p.lease_status == LeaseStatus::kLocked) {
+    if (MetadataOf(p, kTxnMetadata) == txn && p.lease_status == LeaseStatus::kLocked) {
       AccessConditions at;
       at.if_match = p.etag;
       (void)ctx.blobs.ReleaseLease(blob, txn, at);  // succeeds only if still its lease
@@ -187,8 +182,8 @@ Status ClearOrphan(const ResolveContext& ctx, std::string_view blob, const std::
 }  // namespace
 
 std::string MarkingTransaction(const BlobProperties& p) {
-  std::string txn = MetaOf(p, kIntentMetadata);
-  if (txn.empty()) txn = MetaOf(p, kReservationMetadata);
+  std::string txn = MetadataOf(p, kIntentMetadata);
+  if (txn.empty()) txn = MetadataOf(p, kReservationMetadata);
   return txn.empty() ? PrewritingTransaction(p) : txn;
 }
 
@@ -196,8 +191,8 @@ Status ClearMark(BlobStore& blobs, std::string_view blob, const BlobProperties& 
                  const std::string& txn_id, const std::string& lease_id, int lease_seconds) {
   AccessConditions at;
   at.if_match = seen.etag;
-  bool reservation = MetaOf(seen, kReservationMetadata) == txn_id;
-  bool intent = MetaOf(seen, kIntentMetadata) == txn_id;
+  bool reservation = MetadataOf(seen, kReservationMetadata) == txn_id;
+  bool intent = MetadataOf(seen, kIntentMetadata) == txn_id;
   if (!reservation && !intent) {
     (void)blobs.ReleaseLease(blob, lease_id, at);  // only if still its lease, at that version
     return Status::OK();
@@ -286,16 +281,16 @@ Status ResolvePartitionLock(const ResolveContext& ctx, std::string_view lock_blo
   auto head = ctx.blobs.Head(lock_blob, {});
   if (head.status().IsNotFound()) return Status::OK();
   if (!head.ok()) return head.status();
-  std::string txn = MetaOf(head->properties, kTxnMetadata);
+  std::string txn = MetadataOf(head->properties, kTxnMetadata);
   if (txn.empty()) return Status::OK();
   return ResolveTransaction(ctx, txn);
 }
 
 Status ResolveBlob(const ResolveContext& ctx, std::string_view blob, const BlobProperties& seen) {
   if (!PrewritingTransaction(seen).empty()) return SettleIntent(ctx, blob, seen);
-  if (!MetaOf(seen, kSameAsMetadata).empty()) {
+  if (!MetadataOf(seen, kSameAsMetadata).empty()) {
     // A protocol-2 intent rewritten plain whose lease was not let go yet.
-    std::string stamp = MetaOf(seen, kTxnMetadata);
+    std::string stamp = MetadataOf(seen, kTxnMetadata);
     if (!stamp.empty() && seen.lease_status == LeaseStatus::kLocked)
       (void)ctx.blobs.ReleaseLease(blob, stamp, {});
     return Status::OK();
@@ -304,7 +299,7 @@ Status ResolveBlob(const ResolveContext& ctx, std::string_view blob, const BlobP
   if (txn.empty()) {
     // A stamp on a blob still leased: a finished transaction that may not
     // have released it.
-    txn = MetaOf(seen, kTxnMetadata);
+    txn = MetadataOf(seen, kTxnMetadata);
     if (txn.empty() || seen.lease_status != LeaseStatus::kLocked) return Status::OK();
   }
   BT_RETURN_IF_ERROR(ResolveTransaction(ctx, txn));
@@ -337,7 +332,7 @@ Status SettleAllIntents(const ResolveContext& ctx, std::set<std::string>& settle
       const std::string txn = PrewritingTransaction(item.properties);
       if (txn.empty()) {
         // An intent rewritten plain whose lease was not let go yet.
-        if (!MetaOf(item.properties, kSameAsMetadata).empty() &&
+        if (!MetadataOf(item.properties, kSameAsMetadata).empty() &&
             item.properties.lease_status == LeaseStatus::kLocked)
           BT_RETURN_IF_ERROR(ResolveBlob(ctx, item.name, item.properties));
         continue;

@@ -5,9 +5,9 @@
 
 namespace blobtable {
 namespace {
-constexpr char kMagic[] = "bt.txn";
-constexpr int kFormat = 1;
-constexpr int kFormat2 = 2;
+constexpr char kRecordMagic[] = "bt.txn";
+constexpr int kRecordFormat = 1;
+constexpr int kRecordFormat2 = 2;
 
 void PackStrings(msgpack::packer<msgpack::sbuffer>& pk, const std::vector<std::string>& v) {
   pk.pack_array(static_cast<uint32_t>(v.size()));
@@ -27,10 +27,10 @@ std::string RecordBlobName(std::string_view txn_id) { return kRecordPrefix + std
 std::string EncodeRecord(const TxnRecord& r) {
   msgpack::sbuffer buf;
   msgpack::packer<msgpack::sbuffer> pk(&buf);
-  if (r.format == kFormat2) {
+  if (r.format == kRecordFormat2) {
     pk.pack_array(5);
-    pk.pack(std::string_view(kMagic));
-    pk.pack(kFormat2);
+    pk.pack(std::string_view(kRecordMagic));
+    pk.pack(kRecordFormat2);
     pk.pack(r.txn_id);
     pk.pack(static_cast<int>(r.state));
     pk.pack_array(static_cast<uint32_t>(r.writes.size()));
@@ -42,8 +42,8 @@ std::string EncodeRecord(const TxnRecord& r) {
     return std::string(buf.data(), buf.size());
   }
   pk.pack_array(8);
-  pk.pack(std::string_view(kMagic));
-  pk.pack(kFormat);
+  pk.pack(std::string_view(kRecordMagic));
+  pk.pack(kRecordFormat);
   pk.pack(r.txn_id);
   pk.pack(r.lease_id);
   pk.pack(static_cast<int>(r.state));
@@ -104,13 +104,13 @@ Result<TxnRecord> DecodeRecord(std::string_view body, std::string_view blob_name
   TxnRecord r;
   Status s = mp::Guard(what, [&] {
     const msgpack::object* f = mp::Array(oh->get(), 2, "record");
-    if (mp::Str(f[0], "magic") != kMagic) throw mp::FormatError{"not a transaction record"};
+    if (mp::Str(f[0], "magic") != kRecordMagic) throw mp::FormatError{"not a transaction record"};
     r.format = static_cast<int>(mp::Int(f[1], "format"));
-    if (r.format == kFormat2) {
+    if (r.format == kRecordFormat2) {
       DecodeFormat2(oh->get(), r);
       return;
     }
-    if (r.format != kFormat) throw mp::FormatError{"unknown record format"};
+    if (r.format != kRecordFormat) throw mp::FormatError{"unknown record format"};
     f = mp::Array(oh->get(), 8, "record");
     r.txn_id = mp::Str(f[2], "txn_id");
     r.lease_id = mp::Str(f[3], "lease_id");
