@@ -11,10 +11,13 @@
 #include <nlohmann/json.hpp>
 
 #include "blobtable/store.h"
+#include "model/entity_codec.h"
 #include "tests/azurite.h"
 #include "tests/backend.h"
 #include "tests/shell.h"
 #include "tests/test_util.h"
+#include "txn/intent.h"
+#include "util/stored_format.h"
 
 namespace blobtable::testing {
 namespace {
@@ -87,30 +90,32 @@ TEST_F(BadInput, ACorruptEntityBlobIsNamedAndRepairable) {
 }
 
 // A transaction record that is not one (so whether it committed cannot be
-// told), named by an entity's intent mark and by a partition lock: reads,
-// transactions and recover name it and say how to repair it; recover
-// resolves the others, and --discard-damaged removes it.
-TEST_F(BadInput, ACorruptTransactionRecordOrLockIsNamedAndCanBeDiscarded) {
+// told), named by an entity's intent: reads and transactions on that entity
+// name it and say how to repair it; recover resolves the others, and
+// --discard-damaged removes it (the entity is then the version before).
+TEST_F(BadInput, ACorruptTransactionRecordIsNamedAndCanBeDiscarded) {
   ASSERT_EQ(Cli("put orders", R"({"PartitionKey":"p","RowKey":"a","n":1})").code, 0);
   {
     auto store = Open();
     BlobStore& blobs = store->blob_store();
-    auto head = blobs.Head("t/orders/e/-p/-a", {});
-    ASSERT_TRUE(head.ok());
-    Metadata marked = head->properties.metadata;
-    marked["btint"] = kTxnId;
-    ASSERT_TRUE(blobs.SetMetadata("t/orders/e/-p/-a", marked, {}).ok());
+    auto cur = blobs.Get("t/orders/e/-p/-a", {});
+    ASSERT_TRUE(cur.ok());
+    EntityIntent intent;
+    intent.txn_id = kTxnId;
+    intent.lock = "t/orders/l/-p";
+    intent.prev_exists = intent.next_exists = true;
+    intent.prev_etag = cur->properties.etag;
+    intent.prev_body = cur->data;
+    intent.next_body = *EncodeEntity(Entity("p", "a").Set("n", 2));
+    PutOptions placed;
+    placed.conditions.if_match = cur->properties.etag;
+    placed.metadata = {{kPrewriteMetadata, kTxnId}};
+    ASSERT_TRUE(blobs.Put("t/orders/e/-p/-a", EncodeIntent(intent), placed).ok());
     ASSERT_TRUE(blobs.Put("x/" + kTxnId, "garbage", {}).ok());
-    PutOptions lock;
-    lock.metadata = {{"btxn", kTxnId}};
-    ASSERT_TRUE(blobs.Put("t/orders/l/-q", "", lock).ok());
   }
   ExpectError(Cli("get orders p a"), 1, {"Corruption", "x/" + kTxnId, "delete it"});
   ExpectError(Cli("txn", R"([{"op":"upsert","table":"orders","entity":{"PartitionKey":"p","RowKey":"a"}}])"),
               1, {"x/" + kTxnId});
-  // Its partition lock's mark stops only transactions through the lease
-  // coordinator; one committed as one batch (the CLI's, on a local store)
-  // needs only its entities, and a committed transaction marks all of its.
   EXPECT_EQ(Cli("txn", R"([{"op":"upsert","table":"orders","entity":{"PartitionKey":"q","RowKey":"c"}}])").code,
             0);
   ExpectError(Cli("recover"), 1, {"1 record(s) damaged", "x/" + kTxnId});
@@ -120,7 +125,7 @@ TEST_F(BadInput, ACorruptTransactionRecordOrLockIsNamedAndCanBeDiscarded) {
   ShellRun a = Cli("get orders p a");
   ASSERT_EQ(a.code, 0) << a.err;
   EXPECT_EQ(json::parse(a.out)["n"], 1);  // the version before the discarded transaction
-  EXPECT_EQ(Cli("txn", R"([{"op":"upsert","table":"orders","entity":{"PartitionKey":"q","RowKey":"b"}}])").code,
+  EXPECT_EQ(Cli("txn", R"([{"op":"upsert","table":"orders","entity":{"PartitionKey":"p","RowKey":"a","n":3}}])").code,
             0);
 }
 

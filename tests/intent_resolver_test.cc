@@ -43,9 +43,7 @@ TEST_F(IntentResolverTest, ARecordGoneAfterStoppingTheAbortMeansReadAgainNotUnav
 
 TEST_F(IntentResolverTest, TheRecordThatStandsDecides) {
   TxnRecord committed;
-  committed.format = 2;
   committed.txn_id = "t2";
-  committed.lease_id = "t2";
   committed.state = TxnState::kCommitted;
   ASSERT_TRUE(local_->Put(RecordBlobName("t2"), EncodeRecord(committed), {}).ok());
   auto outcome = DecideAbort(*local_, "t2");

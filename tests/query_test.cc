@@ -12,9 +12,11 @@
 #include "blobtable/store.h"
 #include "cache/caching_blob_store.h"
 #include "model/blob_naming.h"
+#include "model/entity_codec.h"
 #include "remote/inline_body.h"
 #include "tests/counting_blob_store.h"
 #include "tests/test_util.h"
+#include "txn/intent.h"
 #include "util/base64.h"
 #include "util/digest.h"
 #include "util/stored_format.h"
@@ -125,7 +127,7 @@ TEST(InlineBody, IsAddedUpToItsBoundAndWithinTheMetadataLimit) {
   Metadata fits;
   ASSERT_TRUE(AddInlineBody(fits, std::string(4096, 'x'), 4096));
   fits["blobtablewriteid"] = std::string(36, 'g');
-  fits[kIntentMetadata] = std::string(36, 't');
+  fits[kPrewriteMetadata] = std::string(36, 't');
   EXPECT_TRUE(ValidateMetadata(fits).ok()) << "the marks added later still fit";
 }
 
@@ -351,12 +353,22 @@ TEST_F(QueryTest, TransactionsWriteCopiesAndMarkedRowsAreRead) {
   EXPECT_EQ(*page->entities[0].FindAs<int32_t>("n"), 50);
   EXPECT_EQ(counter_->Counts(), (std::map<std::string, int>{{"list", 1}}));
 
-  // An intent mark left by a coordinator that died before its commit point.
+  // An intent left by a coordinator that died before its commit point: the
+  // row is read, and the reader takes the version before it.
   const std::string blob = *table().EntityBlobName("p", Rk(1));
-  auto head = storage_->Head(blob, {});
-  Metadata marked = head->properties.metadata;
-  marked[kIntentMetadata] = "0f8fad5b-d9cb-469f-a165-70867728950e";
-  ASSERT_TRUE(storage_->SetMetadata(blob, marked, {}).ok());
+  auto cur = storage_->Get(blob, {});
+  ASSERT_TRUE(cur.ok());
+  EntityIntent intent;
+  intent.txn_id = "0f8fad5b-d9cb-469f-a165-70867728950e";
+  intent.lock = *table().LockBlobName("p");
+  intent.prev_exists = intent.next_exists = true;
+  intent.prev_etag = cur->properties.etag;
+  intent.prev_body = cur->data;
+  intent.next_body = *EncodeEntity(Entity("p", Rk(1)).Set("n", 99));
+  PutOptions placed;
+  placed.conditions.if_match = cur->properties.etag;
+  placed.metadata = {{kPrewriteMetadata, intent.txn_id}};
+  ASSERT_TRUE(storage_->Put(blob, EncodeIntent(intent), placed).ok());
   counter_->Clear();
   page = QueryAll();
   ASSERT_TRUE(page.ok()) << page.status().ToString();

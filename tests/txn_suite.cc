@@ -16,6 +16,8 @@
 #include <random>
 #include <tuple>
 
+#include <msgpack.hpp>
+
 #include "model/entity_codec.h"
 
 namespace blobtable::testing {
@@ -1041,102 +1043,55 @@ TEST_P(TxnTest, OptionsThatCannotWorkAreRefused) {
   EXPECT_GT(StoreOptions{}.busy_timeout, std::chrono::seconds(60));
 }
 
-// What a protocol-1 coordinator (the first commit protocol, before intents
-// carried both versions) left when it died, as that protocol laid it out
-// (txn/txn_record.h, format 1): a record, committed with the new bodies of
-// alice (90) and carol (110) or still pending; both entities marked with
-// its intent and leased under its id with no expiry; both partition locks
-// marked. Its leases on the record and the locks have run out.
-void LeaveProtocol1Transaction(Store& store, TxnState state) {
-  BlobStore& blobs = store.blob_store();
-  TxnRecord rec;
-  rec.format = 1;
-  rec.txn_id = rec.lease_id = "0f8fad5b-d9cb-469f-a165-70867728950e";
-  rec.state = state;
-  for (auto [pk, rk, balance] : {std::tuple{"eu", "alice", 90}, {"us", "carol", 110}}) {
-    const std::string lock = *naming::LockBlobName("accounts", pk);
-    PutOptions marked_lock;
-    marked_lock.metadata = {{kTxnMetadata, rec.txn_id}};
-    ASSERT_TRUE(blobs.Put(lock, "", marked_lock).ok());
-    rec.locks.push_back(lock);
-    const std::string blob = *naming::EntityBlobName("accounts", pk, rk);
-    auto cur = blobs.Head(blob, {});
-    ASSERT_TRUE(cur.ok());
-    Metadata marked = cur->properties.metadata;
-    marked[kIntentMetadata] = rec.txn_id;
-    WriteOptions at;
-    at.conditions.if_match = cur->properties.etag;
-    auto mark = blobs.SetMetadata(blob, marked, at);
-    ASSERT_TRUE(mark.ok()) << mark.status().ToString();
-    AccessConditions at_mark;
-    at_mark.if_match = mark->etag;
-    ASSERT_TRUE(blobs.AcquireLease(blob, kInfiniteLease, rec.lease_id, at_mark).ok());
-    rec.entities.push_back(blob);
-    Entity next(pk, rk);
-    next.Set("balance", balance);
-    rec.writes.push_back({blob, TxnWrite::kPut, *EncodeEntity(next), mark->etag});
-  }
-  if (state != TxnState::kCommitted) rec.writes.clear();
-  ASSERT_TRUE(blobs.Put(RecordBlobName(rec.txn_id), EncodeRecord(rec), {}).ok());
-}
-
-// A store written by protocol 1 keeps working: a reader finishes a
-// committed transaction it left, and undoes a pending one.
-TEST_P(TxnTest, WhatProtocol1LeftIsFinishedOrUndone) {
-  for (TxnState state : {TxnState::kCommitted, TxnState::kPending}) {
-    SCOPED_TRACE(state == TxnState::kCommitted ? "committed" : "pending");
-    container_ = FreshContainer("txn");
-    store_ = Open();
-    accounts_.emplace(*store_->OpenTable("accounts"));
-    ledger_.emplace(*store_->OpenTable("ledger"));
-    Seed();
-    LeaveProtocol1Transaction(*store_, state);
-    const int alice = state == TxnState::kCommitted ? 90 : 100;
-    EXPECT_EQ(Balance(*accounts_, "eu", "alice"), alice);
-    // A transaction over the other entity settles it too.
-    ASSERT_TRUE(Transfer(*store_, 1).ok());
-    EXPECT_EQ(Balance(*accounts_, "eu", "alice"), alice - 1);
-    EXPECT_EQ(Balance(*accounts_, "us", "carol"), 200 - alice + 1);
-    ASSERT_TRUE(store_->Recover().ok());
-    Expire();
-    ExpectNoLeftovers();
-  }
-}
-
-// S4: a resolver of a protocol-1 transaction that works longer than its
-// lease renews it, so its record is never free for a second resolver in
-// the middle of the work. (Protocol 2 takes no lease to resolve: every
-// step is conditional on the version it read.)
-TEST_P(TxnTest, AResolverRenewsItsLeaseOnTheRecord) {
-  if (!fake_clock()) GTEST_SKIP() << "moves time with the fake clock";
+// What the first commit protocol left is refused with a message, and left
+// as it is: a mark on an entity stops reads, writes, transactions and
+// Recover; a record of format 1 stops Recover, which never discards it as
+// damaged.
+TEST_P(TxnTest, WhatTheFirstProtocolLeftIsRefusedWithAMessage) {
   Seed();
-  LeaveProtocol1Transaction(*store_, TxnState::kCommitted);
-  StoreOptions o = Options();
-  o.txn_lease_seconds = 15;
-  Hooked* h = nullptr;
-  auto resolver = OpenHooked(GetParam(), o, &h);
-  std::atomic<int> renewals{0};
-  SyncPoints::Set("recovery.renewed", [&] { ++renewals; });
-  int slow_steps = 0;
-  bool held_throughout = true;
-  h->after_head = [&](std::string_view n) {
-    if (n.rfind(kRecordPrefix, 0) == 0) return;
-    ++slow_steps;
-    clock_.Advance(seconds(6));  // each step on an entity or lock is slow
-    ListOptions records;
-    records.prefix = kRecordPrefix;
-    auto page = store_->blob_store().List(records);
-    ASSERT_TRUE(page.ok());
-    for (const BlobItem& item : page->items)
-      if (item.properties.lease_status != LeaseStatus::kLocked) held_throughout = false;
+  BlobStore& blobs = store_->blob_store();
+  const std::string id = "0f8fad5b-d9cb-469f-a165-70867728950e";
+  const std::string alice = *naming::EntityBlobName("accounts", "eu", "alice");
+  auto cur = blobs.Head(alice, {});
+  ASSERT_TRUE(cur.ok());
+  Metadata marked = cur->properties.metadata;
+  marked[kProtocolOneIntentMetadata] = id;
+  auto mark = blobs.SetMetadata(alice, marked, {});
+  ASSERT_TRUE(mark.ok());
+  // As that protocol left it: leased under the transaction's id, for ever.
+  AccessConditions at_mark;
+  at_mark.if_match = mark->etag;
+  ASSERT_TRUE(blobs.AcquireLease(alice, kInfiniteLease, id, at_mark).ok());
+  auto refused = [](const Status& s) {
+    return s.code() == Code::kCorruption &&
+           s.message().find("first commit protocol") != std::string::npos &&
+           s.message().find("blobtable recover") != std::string::npos;
   };
-  ASSERT_EQ(*resolver->Recover(), 1);
-  EXPECT_GE(slow_steps, 3);  // longer than its 15 s lease in all
-  EXPECT_GE(renewals.load(), 1);
-  EXPECT_TRUE(held_throughout);
-  EXPECT_EQ(Balance(*accounts_, "eu", "alice"), 90);
-  EXPECT_EQ(Balance(*accounts_, "us", "carol"), 110);
-  ExpectNoLeftovers();
+  EXPECT_PRED1(refused, accounts_->Get("eu", "alice").status());
+  EXPECT_PRED1(refused, accounts_->Upsert(Entity("eu", "alice").Set("balance", 1)).status());
+  EXPECT_PRED1(refused, Transfer(*store_, 1));
+  EXPECT_PRED1(refused, store_->Recover().status());
+  EXPECT_EQ(blobs.Head(alice, {})->properties.metadata.count(kProtocolOneIntentMetadata), 1u);
+
+  // A record of format 1: ["bt.txn", 1, id, lease id, state, locks, entities, writes].
+  WriteOptions under;
+  under.lease_id = id;
+  ASSERT_TRUE(blobs.SetMetadata(alice, cur->properties.metadata, under).ok());
+  ASSERT_TRUE(blobs.ReleaseLease(alice, id, {}).ok());
+  msgpack::sbuffer buf;
+  msgpack::packer<msgpack::sbuffer> pk(&buf);
+  pk.pack_array(8);
+  pk.pack(std::string("bt.txn"));
+  pk.pack(1);
+  pk.pack(id);
+  pk.pack(id);
+  pk.pack(0);
+  for (int i = 0; i < 3; ++i) pk.pack_array(0);
+  ASSERT_TRUE(blobs.Put(RecordBlobName(id), std::string(buf.data(), buf.size()), {}).ok());
+  EXPECT_PRED1(refused, store_->Recover(/*discard_damaged=*/true).status());
+  EXPECT_TRUE(blobs.Head(RecordBlobName(id), {}).ok()) << "never discarded as damaged";
+  EXPECT_EQ(Balance(*accounts_, "eu", "alice"), 100);
+  ASSERT_TRUE(blobs.Delete(RecordBlobName(id), {}).ok());
 }
 
 }  // namespace

@@ -167,11 +167,10 @@ class TxnTest : public ::testing::TestWithParam<Backend> {
         ASSERT_TRUE(got.ok()) << item.name;
         auto rec = DecodeRecord(got->data, item.name);
         ASSERT_TRUE(rec.ok()) << rec.status().ToString();
-        EXPECT_TRUE(rec->format == 2 && rec->state == TxnState::kAborted)
+        EXPECT_TRUE(rec->state == TxnState::kAborted)
             << "record left: " << item.name;
         continue;
       }
-      EXPECT_EQ(item.properties.metadata.count(kReservationMetadata), 0u) << item.name;
       EXPECT_EQ(item.properties.metadata.count(kPrewriteMetadata), 0u) << item.name;
       EXPECT_NE(item.properties.lease_state, LeaseState::kLeased) << item.name;
       if (item.name.find("/l/") != std::string::npos) {

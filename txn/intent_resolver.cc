@@ -88,15 +88,12 @@ Result<Outcome> OutcomeOf(BlobStore& blobs, std::string_view txn_id) {
   if (got.status().IsNotFound()) return Outcome::kUndecided;
   if (!got.ok()) return got.status();
   BT_ASSIGN_OR_RETURN(TxnRecord rec, DecodeRecord(got->data, name));
-  if (rec.state == TxnState::kPending) return Outcome::kUndecided;
   return FromState(rec.state);
 }
 
 Result<Outcome> DecideAbort(BlobStore& blobs, std::string_view txn_id) {
   TxnRecord aborted;
-  aborted.format = 2;
   aborted.txn_id = std::string(txn_id);
-  aborted.lease_id = aborted.txn_id;
   aborted.state = TxnState::kAborted;
   PutOptions create;
   create.conditions.if_none_match = std::string(kAnyETag);

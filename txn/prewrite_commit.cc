@@ -378,12 +378,10 @@ class PrewriteCommit {
   Status CommitPoint() {
     BT_RETURN_IF_ERROR(RenewIfDue());
     TxnRecord rec;
-    rec.format = 2;
     rec.txn_id = txn_id_;
-    rec.lease_id = txn_id_;
     rec.state = TxnState::kCommitted;
     for (const Target& t : targets_)
-      if (t.intent_placed) rec.writes.push_back({t.blob, TxnWrite::kPut, "", t.intent_etag});
+      if (t.intent_placed) rec.writes.push_back({t.blob, t.intent_etag});
     PutOptions create;
     create.conditions.if_none_match = std::string(kAnyETag);
     // Not after the partition locks' leases may have run out: a recoverer

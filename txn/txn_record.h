@@ -1,15 +1,13 @@
-// The transaction record blob "x/<txn id>": the coordinator's fence (it holds
-// the record's lease) and the commit point (its state turns to committed,
-// written under that lease, carrying every write to apply).
+// The transaction record blob "x/<txn id>": the commit point. Created once,
+// with If-None-Match "*": committed by the coordinator's commit point, or
+// aborted by whoever decides an undecided transaction (txn/intent_resolver.h);
+// whichever creation gets there first stands.
 //
-// Format 1 (the first protocol; still resolved where found): the record is
-// created pending and leased first, stored as msgpack ["bt.txn", 1, txn_id,
-// lease_id, state, [lock blobs], [entity blobs], [[blob, op, body(bin),
-// seen_etag], ...]].
-// Format 2 (protocol 2): created once, committed by the coordinator's
-// commit point or aborted by a resolver, both with If-None-Match "*":
-// ["bt.txn", 2, txn_id, state, [[blob, intent_etag], ...]] (the intents
-// carry the bodies).
+// Format 2, msgpack: ["bt.txn", 2, txn_id, state, [[blob, intent_etag], ...]]
+// (the intents carry the bodies). Format 1 was the first protocol's record
+// (created pending and leased, the bodies inside): no store in use still
+// holds one, and meeting one is refused (Corruption saying so), as are that
+// protocol's marks on entities (kProtocol1Metadata).
 #ifndef BLOBTABLE_TXN_TXN_RECORD_H_
 #define BLOBTABLE_TXN_TXN_RECORD_H_
 
@@ -17,39 +15,38 @@
 #include <string_view>
 #include <vector>
 
+#include "blobtable/blob_store.h"
 #include "blobtable/status.h"
 #include "util/stored_format.h"
 
 namespace blobtable {
 
-// Metadata with which a transaction marks blobs (values are its txn id):
-// (kReservationMetadata, "btres", marks a reservation: see kv/blob_naming.h.)
-
-
-enum class TxnState { kPending = 0, kCommitted = 1, kAborted = 2 };
+enum class TxnState { kCommitted = 1, kAborted = 2 };
 
 struct TxnWrite {
-  enum Op { kPut = 0, kDelete = 1 };
-  std::string blob;
-  Op op = kPut;
-  std::string body;       // kPut: the encoded entity
-  std::string seen_etag;  // the entity's ETag when the coordinator leased it
-                          // (format 2: the ETag of its intent)
+  std::string blob;         // an entity blob
+  std::string intent_etag;  // the ETag of the intent the transaction placed on it
 };
 
 struct TxnRecord {
-  int format = 1;
   std::string txn_id;
-  std::string lease_id;  // every lease of this transaction uses this id
-  TxnState state = TxnState::kPending;
-  std::vector<std::string> locks;     // lock blobs, in the order taken
-  std::vector<std::string> entities;  // every entity blob it may lease or reserve
-  std::vector<TxnWrite> writes;       // set when committed
+  TxnState state = TxnState::kAborted;
+  std::vector<TxnWrite> writes;  // set when committed
 };
 
 std::string RecordBlobName(std::string_view txn_id);
 std::string EncodeRecord(const TxnRecord& record);
+// Corruption naming `blob_name` if `body` is not a record of format 2 (one of
+// format 1 gets ProtocolOneRefused's message).
 Result<TxnRecord> DecodeRecord(std::string_view body, std::string_view blob_name);
+
+// True if `body` is a record of the first protocol (format 1).
+bool IsProtocolOneRecord(std::string_view body);
+
+// Protocol 1's leftovers, recognised only to refuse them: OK if `p` (of
+// `blob`) carries no mark of the first protocol, else Corruption saying what
+// to do. Checked wherever a transaction's mark would be settled.
+Status RefuseProtocolOneMark(const BlobProperties& p, std::string_view blob);
 
 }  // namespace blobtable
 

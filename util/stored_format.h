@@ -23,13 +23,11 @@ inline constexpr char kWriteIdMetadata[] = "blobtablewriteid";
 // On a lock blob: the transaction holding the partition; on an entity blob:
 // the transaction whose committed write it holds (a stamp). Value: txn id.
 inline constexpr char kTxnMetadata[] = "btxn";
-// An entity a transaction is about to write (value: txn id). A reader that
-// finds it, with that transaction's coordinator gone, finishes the
-// transaction first, so a committed but unapplied write is never read around.
-inline constexpr char kIntentMetadata[] = "btint";
-// A transaction's reservation for an entity it will create (value: txn id).
-// Readers treat the blob as absent.
-inline constexpr char kReservationMetadata[] = "btres";
+// Marks of the first commit protocol (value: txn id): an entity it was
+// about to write, and a reservation for one it would create. Recognised
+// only to refuse a store that still holds them (txn/txn_record.h).
+inline constexpr char kProtocolOneIntentMetadata[] = "btint";
+inline constexpr char kProtocolOneReservationMetadata[] = "btres";
 // An entity blob whose body is a transaction's intent (txn/intent.h), not
 // an entity: both versions, until that transaction is decided and the blob
 // is rewritten plain (value: txn id). Written by the protocol since format 2.

@@ -35,6 +35,7 @@ namespace blobtable {
 
 namespace internal {
 struct StoreCore;
+enum class WriteMode : int;  // txn/entity_access.h
 }
 
 struct QueryOptions {
@@ -191,8 +192,10 @@ class BLOBTABLE_EXPORT Table {
   // InvalidArgument on an empty handle.
   Status Usable() const;
 
-  Result<Entity> Write(const Entity& entity, std::string_view if_match, bool merge,
-                       bool create_if_missing) const;
+  // The one write path: validates, names and encodes; `if_match` for
+  // kReplace and kMerge only.
+  Result<Entity> Write(const Entity& entity, std::string_view if_match,
+                       internal::WriteMode mode) const;
   // `handles`, if not null, gets the other ETags that name the version read
   // (its kSameAsMetadata list; docs/protocol.md, H1), for a transaction's
   // intent to keep.

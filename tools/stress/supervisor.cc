@@ -205,8 +205,8 @@ class Supervisor {
   }
 
   // What transactions left that is not settled: records other than the
-  // aborted ones protocol 2 keeps as fences, and entities still holding an
-  // intent or a mark.
+  // aborted ones kept as fences, and entities still holding an
+  // intent.
   static Result<size_t> Unresolved(BlobStore& blobs) {
     size_t n = 0;
     for (const char* prefix : {kRecordPrefix, kTablePrefix}) {
@@ -224,7 +224,7 @@ class Supervisor {
           if (got.status().IsNotFound()) continue;
           if (!got.ok()) return got.status();
           auto rec = DecodeRecord(got->data, item.name);
-          n += rec.ok() && rec->format == 2 && rec->state == TxnState::kAborted ? 0 : 1;
+          n += rec.ok() && rec->state == TxnState::kAborted ? 0 : 1;
         }
         BT_ASSIGN_OR_RETURN(bool more, NextListPage(list, page, &pages));
         if (!more) break;

@@ -88,17 +88,6 @@ RunStats RunSeed(uint64_t seed, bool verbose, std::ostream& out, const SimConfig
     Store& by = mixed && rng() % 2 ? *world.atomic() : world.protocol();
     if (!world.SetInitial(k, v, by).ok()) stats.violation += "setting up " + KeyName(k) + " failed\n";
   }
-  // One extended run in five starts with what a protocol-1 coordinator left
-  // when it died (committed or pending) on two keys present from the start.
-  if (!config.classic && seed % 5 == 4) {
-    std::vector<int> present;
-    for (int k = 0; k < kNumKeys; ++k)
-      if (world.history().initial(KeyName(k))) present.push_back(k);
-    if (present.size() >= 2) {
-      Status left = world.LeaveProtocol1(present[0], present.back(), rng() % 2);
-      if (!left.ok()) stats.violation += "leaving protocol 1's marks: " + left.ToString() + "\n";
-    }
-  }
   // Half the extended runs work on two keys only (one a partition): the
   // holes need several actors on the same entities at once.
   const bool hot = !config.classic && seed % 4 < 2;

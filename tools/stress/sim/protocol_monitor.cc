@@ -73,7 +73,7 @@ Result<LeaseResult> ProtocolMonitor::AcquireLease(std::string_view n, int d, std
 BatchResult ProtocolMonitor::CommitBatch(const std::vector<BatchOp>& ops) {
   std::vector<std::string> around;
   for (const BatchOp& op : ops)
-    if (op.kind != BatchOp::Kind::kCheck) around.push_back(Around(op.blob, "", Never));
+    if (op.kind != BatchOp::Kind::kCheck) around.push_back(Around(op.blob, Never));
   BatchResult r = BlobStoreWrapper::CommitBatch(ops);
   if (r.status.ok())
     for (const std::string& txn : around)
@@ -95,21 +95,15 @@ std::optional<TxnRecord> ProtocolMonitor::Committed(const std::string& txn) {
 
 // Which committed transaction a successful write on `name` would go around
 // ("" if none).
-std::string ProtocolMonitor::Around(std::string_view name, const std::string& lease_id,
-                                    const Finishes& finishes) {
+std::string ProtocolMonitor::Around(std::string_view name, const Finishes& finishes) {
   if (name.find("/e/") == std::string_view::npos) return "";
   auto cur = target().Get(name, {});
   if (!cur.ok()) return "";
   const std::string pw = PrewritingTransaction(cur->properties);
-  if (!pw.empty()) {
-    auto intent = DecodeIntent(cur->data, name);
-    if (!intent.ok() || !Committed(pw)) return "";
-    return finishes(*intent, cur->properties) ? "" : pw;
-  }
-  const std::string txn = MarkingTransaction(cur->properties);
-  if (txn.empty()) return "";
-  auto rec = Committed(txn);
-  return rec && rec->lease_id != lease_id ? txn : "";
+  if (pw.empty()) return "";
+  auto intent = DecodeIntent(cur->data, name);
+  if (!intent.ok() || !Committed(pw)) return "";
+  return finishes(*intent, cur->properties) ? "" : pw;
 }
 
 }  // namespace blobtable::sim

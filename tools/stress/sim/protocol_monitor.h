@@ -7,9 +7,6 @@
 //   intent that leaves the version as it was, the version before), the
 //   entity deleted if the new version is none, or another transaction's
 //   intent whose previous version is that new version;
-// - protocol 1: a write or lease that succeeds on an entity carrying the
-//   mark of a committed transaction, by anyone but that transaction (its
-//   coordinator, or a resolver presenting its lease id);
 // - an atomic batch that writes over a committed intent.
 #ifndef BLOBTABLE_TOOLS_STRESS_SIM_PROTOCOL_MONITOR_H_
 #define BLOBTABLE_TOOLS_STRESS_SIM_PROTOCOL_MONITOR_H_
@@ -47,14 +44,13 @@ class ProtocolMonitor final : public BlobStoreWrapper {
  private:
   using Finishes = std::function<bool(const EntityIntent&, const BlobProperties&)>;
   std::optional<TxnRecord> Committed(const std::string& txn);
-  std::string Around(std::string_view name, const std::string& lease_id,
-                     const Finishes& finishes);
+  std::string Around(std::string_view name, const Finishes& finishes);
   void Flag(const std::string& what);
 
   template <typename F>
   auto Watch(std::string_view name, const std::string& lease_id, const char* what,
              const Finishes& finishes, F call) -> decltype(call()) {
-    const std::string committed_by = Around(name, lease_id, finishes);
+    const std::string committed_by = Around(name, finishes);
     auto r = call();
     if (!committed_by.empty() && StatusOf(r).ok())
       Flag(std::string(what) + " on " + std::string(name) + " by " +

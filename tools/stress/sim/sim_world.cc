@@ -84,44 +84,6 @@ Status World::SetInitial(int k, Version v, Store& store, bool via_txn) {
   return s;
 }
 
-Status World::LeaveProtocol1(int a, int b, bool committed) {
-  BlobStore& blobs = protocol_->blob_store();
-  TxnRecord rec;
-  rec.format = 1;
-  rec.txn_id = rec.lease_id = "0f8fad5b-d9cb-469f-a165-70867728950e";
-  rec.state = committed ? TxnState::kCommitted : TxnState::kPending;
-  std::set<std::string> locks;
-  for (int k : {a, b}) {
-    const std::string lock = *naming::LockBlobName("sim", kKeys[k][0]);
-    if (locks.insert(lock).second) {
-      PutOptions marked_lock;
-      marked_lock.metadata = {{kTxnMetadata, rec.txn_id}};
-      BT_RETURN_IF_ERROR(blobs.Put(lock, "", marked_lock).status());
-      rec.locks.push_back(lock);
-    }
-    const std::string blob = *naming::EntityBlobName("sim", kKeys[k][0], kKeys[k][1]);
-    BT_ASSIGN_OR_RETURN(GetResult cur, blobs.Get(blob, {}));
-    Metadata marked = cur.properties.metadata;
-    marked[kIntentMetadata] = rec.txn_id;
-    WriteOptions at;
-    at.conditions.if_match = cur.properties.etag;
-    BT_ASSIGN_OR_RETURN(WriteResult mark, blobs.SetMetadata(blob, marked, at));
-    AccessConditions at_mark;
-    at_mark.if_match = mark.etag;
-    BT_RETURN_IF_ERROR(blobs.AcquireLease(blob, kInfiniteLease, rec.lease_id, at_mark).status());
-    rec.entities.push_back(blob);
-    const std::string v = KeyName(k) + ".v1";
-    Entity next(kKeys[k][0], kKeys[k][1]);
-    next.Set("v", v);
-    BT_ASSIGN_OR_RETURN(std::string body, EncodeEntity(next));
-    if (committed) {
-      rec.writes.push_back({blob, TxnWrite::kPut, body, mark.etag});
-      history_.SetInitial(KeyName(k), v);
-    }
-  }
-  return blobs.Put(RecordBlobName(rec.txn_id), EncodeRecord(rec), {}).status();
-}
-
 std::string World::Finish() {
   std::string violation;
   // Every lease runs out; a fresh process recovers, then reads every key.

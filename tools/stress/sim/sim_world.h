@@ -56,14 +56,6 @@ class World {
   // plain insert, or (`via_txn`, and always on the atomic store, which then
   // stamps it) a transaction, which also creates its partition's lock blob.
   Status SetInitial(int k, Version v, Store& store, bool via_txn = false);
-  // What a protocol-1 coordinator (the commit protocol before intents)
-  // left when it died, as that protocol laid it out (format-1 record,
-  // README "Mixed stores" of docs/protocol.md): keys `a` and `b` (present,
-  // in two partitions or one) marked with its intent and leased under its
-  // id for ever, their partition locks marked, and its record, committed
-  // with the new versions `a.v1`/`b.v1` or still pending. A committed one
-  // becomes what those keys start as in the history.
-  Status LeaveProtocol1(int a, int b, bool committed);
   // After the actors: leases run out, a fresh store recovers and reads
   // every key; returns every violation found ("" if none).
   std::string Finish();

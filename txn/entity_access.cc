@@ -1,0 +1,287 @@
+#include "txn/entity_access.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "remote/inline_body.h"
+#include "txn/intent_resolver.h"
+#include "txn/recovery.h"
+#include "txn/txn_record.h"
+#include "util/macros.h"
+
+namespace blobtable::internal {
+namespace {
+
+// Waits out an entity held by a transaction or another client: each Next()
+// settles the transaction on the entity (finishing or undoing it if its
+// coordinator died), then backs off; Busy once busy_timeout has passed.
+class BusyWait {
+ public:
+  BusyWait(const StoreCore& core, const std::string& blob) : core_(core), blob_(blob) {}
+
+  Status Next(const Status& busy) {
+    auto now = core_.clock->Steady();
+    if (!started_) {
+      started_ = true;
+      deadline_ = now + core_.options.busy_timeout;
+    }
+    if (now >= deadline_)
+      return Status::FromStorage(Code::kBusy, busy.http_status(), busy.storage_code(),
+                                 "held by a transaction in progress or another client for "
+                                 "longer than the busy timeout (" + busy.message() + ")");
+    // A write must not land before a decided transaction's writes: settle
+    // whatever transaction holds the entity before trying again.
+    auto head = core_.blobs->Head(blob_, {});
+    if (head.ok()) {
+      Status r = ResolveBlob(core_.Resolver(), blob_, head->properties);
+      if (!r.ok() && !r.IsBusy()) return r;
+    }
+    core_.Backoff(&round_);
+    return Status::OK();
+  }
+
+ private:
+  const StoreCore& core_;
+  const std::string& blob_;
+  bool started_ = false;
+  SteadyTime deadline_;
+  int round_ = 0;  // backoff only
+};
+
+// One try at a write or delete, and what comes next.
+struct Try {
+  enum Kind { kDone, kHeld, kRaced, kFailed } kind;
+  Status status;     // kHeld: what holds the entity; kFailed: the answer
+  std::string etag;  // kDone: of the version written
+};
+Try Done(std::string etag = "") { return {Try::kDone, Status::OK(), std::move(etag)}; }
+Try Held(Status s) { return {Try::kHeld, std::move(s), ""}; }
+Try Raced() { return {Try::kRaced, Status::OK(), ""}; }
+Try Failed(Status s) { return {Try::kFailed, std::move(s), ""}; }
+
+// Runs `attempt` until it is done or fails: while the entity is held it
+// waits (not counted), after a race it tries again (counted, up to
+// max_merge_attempts).
+template <typename Attempt>
+Try Settle(const StoreCore& core, const std::string& blob, Attempt attempt) {
+  BusyWait busy(core, blob);
+  const int attempts = std::max(1, core.options.max_merge_attempts);
+  for (int n = 0; n < attempts; ++n) {
+    Try t = attempt();
+    for (; t.kind == Try::kHeld; t = attempt())
+      if (Status waited = busy.Next(t.status); !waited.ok()) return Failed(waited);
+    if (t.kind != Try::kRaced) return t;
+  }
+  return Failed(Status::Conflict("gave up after " + std::to_string(attempts) +
+                                 " attempts, each raced by another writer"));
+}
+
+// A reader that met a decided intent leaves rewriting it plain to the
+// store's background thread: the read never waits for it (without one,
+// StoreOptions::finish_in_background off, it rewrites it before it
+// returns). Only that intent, at the version seen: by the time the job
+// runs, the next transaction's intent may be on the entity, and it is not
+// the reader's to settle.
+void SettleLater(const StoreCore& core, const std::string& blob, const GetResult& seen,
+                 bool committed) {
+  std::shared_ptr<BlobStore> blobs = core.blobs;
+  ResolveContext resolver = core.Resolver();
+  auto job = [blobs, blob, seen, committed, clock = &resolver.clock,
+              lease = resolver.lease_seconds, inline_max = resolver.inline_body_max] {
+    (void)FinishDecided({*blobs, *clock, lease, inline_max}, blob, seen, committed);
+  };
+  if (core.finisher) core.finisher->Submit(std::move(job));
+  else job();
+}
+
+// The version an intent on `seen` stands for now; nullopt if the blob moved
+// on while it was looked at.
+Result<std::optional<IntentView>> View(const StoreCore& core, const std::string& blob,
+                                       const GetResult& seen) {
+  if (!seen.stale) return ViewIntent(*core.blobs, blob, seen);
+  // Storage is out of reach: the version before the transaction.
+  BT_ASSIGN_OR_RETURN(IntentView prev, PreviousVersion(blob, seen));
+  return std::optional<IntentView>(std::move(prev));
+}
+
+// True if `blob` is now at `etag_now` and that version is the one `etag`
+// named (an intent rewritten plain keeps its handle: kSameAsMetadata).
+bool SameAs(BlobStore& blobs, const std::string& blob, const std::string& etag_now,
+            std::string_view etag) {
+  auto head = blobs.Head(blob, {});
+  return head.ok() && (etag_now.empty() || head->properties.etag == etag_now) &&
+         SameVersion(head->properties, etag);
+}
+
+// True if `blob` holds a transaction's intent now: a condition that failed
+// on it is decided by that transaction (wait, or settle it).
+bool HoldsIntent(BlobStore& blobs, const std::string& blob) {
+  auto head = blobs.Head(blob, {});
+  return head.ok() && !PrewritingTransaction(head->properties).empty();
+}
+
+// The ETag a write of "any existing version" sends (If-Match "*" would also
+// match an intent placed for a new entity): Held while a transaction's
+// intent is on the entity.
+Try CurrentETag(const Result<GetResult>& head, const std::string& blob, std::string* etag) {
+  if (head.status().IsNotFound()) return Failed(Status::NotFound("not found"));
+  if (!head.ok()) return Failed(head.status());
+  if (Status old = RefuseProtocolOneMark(head->properties, blob); !old.ok()) return Failed(old);
+  const std::string txn = PrewritingTransaction(head->properties);
+  if (!txn.empty()) return Held(Status::Busy("held by transaction " + txn));
+  *etag = head->properties.etag;
+  return Done();
+}
+
+// What a failed condition means once the entity is read again: a race the
+// caller retries at `*match` (moved on to the rewrite of the version it
+// named), or Conflict naming the ETag now.
+Try AfterFailedMatch(const StoreCore& core, const std::string& blob, std::string_view if_match,
+                     std::string* match) {
+  auto now = ReadVisible(core, blob, ReadOptions(ReadPolicy::Validate(), ""));
+  if (now.status().IsNotFound()) return Failed(Status::NotFound("not found"));
+  if (!now.ok()) return Failed(now.status());
+  if (SameAs(*core.blobs, blob, now->etag, *match)) {
+    *match = now->etag;  // the version it named, rewritten: write at it
+    return Raced();
+  }
+  return Failed(Status::Conflict("ETag " + std::string(if_match) + " no longer matches (now " +
+                                 now->etag + ")"));
+}
+
+Try TryWrite(const StoreCore& core, const std::string& blob, WriteMode mode,
+             std::string_view if_match, std::string* match, const MakeBody& make) {
+  const bool merge = mode == WriteMode::kMerge || mode == WriteMode::kUpsertMerge;
+  const bool insert_only = mode == WriteMode::kInsert;
+  const bool create_if_missing = insert_only || mode == WriteMode::kUpsert ||
+                                 mode == WriteMode::kUpsertMerge;
+  const bool any_version = if_match == kAnyETag;
+  AccessConditions cond;
+  std::optional<VisibleVersion> current;
+  if (merge) {
+    // Merge into the current version, written back only if it is still that one.
+    auto cur = ReadVisible(core, blob, ReadOptions(ReadPolicy::Validate(), ""));
+    if (cur.ok()) {
+      if (!any_version && cur->etag != *match && !SameAs(*core.blobs, blob, cur->etag, *match))
+        return Failed(Status::Conflict("ETag " + std::string(if_match) +
+                                       " no longer matches (now " + cur->etag + ")"));
+      cond.if_match = cur->etag;
+      current = std::move(*cur);
+    } else if (cur.status().IsNotFound() && create_if_missing) {
+      cond.if_none_match = std::string(kAnyETag);
+    } else {
+      return Failed(cur.status());
+    }
+  } else if (insert_only) {
+    cond.if_none_match = std::string(kAnyETag);
+  } else if (any_version && !create_if_missing) {
+    std::string etag;
+    if (Try t = CurrentETag(core.blobs->Head(blob, {}), blob, &etag); t.kind != Try::kDone)
+      return t;
+    cond.if_match = etag;
+  } else if (!any_version) {
+    cond.if_match = *match;
+  }
+  auto body = make(current ? &*current : nullptr);
+  if (!body.ok()) return Failed(body.status());
+  PutOptions put_options;
+  put_options.conditions = cond;
+  AddInlineBody(put_options.metadata, *body, core.inline_body_max);
+  auto put = core.blobs->Put(blob, *body, put_options);
+  if (put.ok()) return Done(put->etag);
+  const Status& s = put.status();
+  // Leased: a transaction at work (wait for it, or finish it if its
+  // coordinator died), or another client.
+  if (s.IsBusy()) return Held(s);
+  if (!s.IsConflict()) return Failed(s);
+  // A condition failed. An intent placed and not yet leased fails it
+  // without being a race: settle it (undone: its transaction can no
+  // longer commit).
+  if (HoldsIntent(*core.blobs, blob)) return Held(Status::Busy("held by a transaction"));
+  if (any_version) return Raced();  // between reading and writing
+  if (insert_only) {
+    auto now = ReadVisible(core, blob, ReadOptions(ReadPolicy::Validate(), ""));
+    if (now.ok()) return Failed(Status::Conflict("already exists"));
+    if (!now.status().IsNotFound()) return Failed(now.status());
+    return Held(s);  // deleted since: insert again
+  }
+  return AfterFailedMatch(core, blob, if_match, match);
+}
+
+Try TryDelete(const StoreCore& core, const std::string& blob, std::string_view if_match,
+              std::string* match) {
+  const bool any_version = if_match == kAnyETag;
+  WriteOptions o;
+  if (any_version) {
+    auto head = core.blobs->Head(blob, {});
+    if (head.status().code() == Code::kCorruption) {
+      // Its stored record is damaged: there is no version to compare, and
+      // removing it is the repair (README "what damages a store").
+      Status removed = core.blobs->Delete(blob, {});
+      return removed.ok() ? Done() : Failed(removed);
+    }
+    std::string etag;
+    if (Try t = CurrentETag(head, blob, &etag); t.kind != Try::kDone) return t;
+    o.conditions.if_match = etag;
+  } else {
+    o.conditions.if_match = *match;
+  }
+  Status s = core.blobs->Delete(blob, o);
+  if (s.ok()) return Done();
+  if (s.IsBusy()) return Held(s);
+  if (s.IsNotFound()) return Failed(Status::NotFound("not found"));
+  // Any version, and an attempt whose answer was lost: gone now is gone,
+  // as asked (the unconditional delete's rule); another version there is
+  // deleted in turn, as after a race. With an ETag, whether that version
+  // was the one deleted is not known: OutcomeUnknown stands.
+  if (any_version && s.code() == Code::kOutcomeUnknown) {
+    auto now = core.blobs->Head(blob, {});
+    if (now.status().IsNotFound()) return Done();
+    if (now.ok()) return Raced();
+  }
+  if (!s.IsConflict()) return Failed(s);
+  if (HoldsIntent(*core.blobs, blob)) return Held(Status::Busy("held by a transaction"));
+  if (any_version) return Raced();  // between reading and deleting
+  return AfterFailedMatch(core, blob, if_match, match);
+}
+
+}  // namespace
+
+Result<VisibleVersion> ReadVisible(const StoreCore& core, const std::string& blob,
+                                   const ReadOptions& read) {
+  auto got = core.blobs->Get(blob, read);
+  const ReadOptions again(ReadPolicy::Validate(), "");
+  for (int moved = 0; got.ok(); ++moved) {
+    BT_RETURN_IF_ERROR(RefuseProtocolOneMark(got->properties, blob));
+    if (PrewritingTransaction(got->properties).empty()) break;
+    // A transaction's intent: the version committed now, without waiting.
+    if (moved >= 100) return Status::Busy("kept changing under a transaction while it was read");
+    BT_ASSIGN_OR_RETURN(std::optional<IntentView> view, View(core, blob, *got));
+    if (!view) {
+      got = core.blobs->Get(blob, again);
+      continue;
+    }
+    if (view->decided) SettleLater(core, blob, *got, view->committed);
+    if (!view->exists) return Status::NotFound("not found");
+    return VisibleVersion{std::move(view->body), std::move(view->etag), std::move(view->handles),
+                          got->stale};
+  }
+  if (!got.ok()) return got.status().IsNotFound() ? Status::NotFound("not found") : got.status();
+  return VisibleVersion{std::move(got->data), got->properties.etag, SameAsOf(got->properties),
+                        got->stale};
+}
+
+Result<std::string> WriteEntity(const StoreCore& core, const std::string& blob, WriteMode mode,
+                                std::string_view if_match, const MakeBody& make) {
+  std::string match(if_match);  // the handle, moved on to a rewrite of the same version
+  Try t = Settle(core, blob, [&] { return TryWrite(core, blob, mode, if_match, &match, make); });
+  if (t.kind != Try::kDone) return t.status;
+  return t.etag;
+}
+
+Status DeleteEntity(const StoreCore& core, const std::string& blob, std::string_view if_match) {
+  std::string match(if_match);
+  return Settle(core, blob, [&] { return TryDelete(core, blob, if_match, &match); }).status;
+}
+
+}  // namespace blobtable::internal

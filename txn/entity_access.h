@@ -1,0 +1,71 @@
+// Reading and writing one entity blob outside a transaction, as the commit
+// protocol requires (docs/protocol.md): a reader meets a transaction's
+// intent and takes the version committed now, without waiting; a writer
+// waits out (or settles) whatever transaction holds the entity, tells a
+// failed condition from a race, and follows a version rewritten under a new
+// ETag (its handles). The table façade (kv/table.cc) validates, names,
+// encodes and adds context; everything between it and storage is here.
+//
+// Errors carry no entity context (the caller adds it): NotFound "not
+// found"; Conflict "already exists", "ETag X no longer matches (now Y)" or
+// "gave up after N attempts"; Busy after StoreOptions::busy_timeout; the
+// storage's own errors as they are; Corruption for a damaged blob or
+// record, or for a mark of the first commit protocol (txn/txn_record.h).
+#ifndef BLOBTABLE_TXN_ENTITY_ACCESS_H_
+#define BLOBTABLE_TXN_ENTITY_ACCESS_H_
+
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "blobtable/blob_store.h"
+#include "txn/store_core.h"
+
+namespace blobtable::internal {
+
+// The version of an entity a reader gets.
+struct VisibleVersion {
+  std::string body;  // the encoded entity
+  // A handle for conditions, and the other handles of the same version (its
+  // kSameAsMetadata list; docs/protocol.md, H1), for a transaction's intent
+  // to keep.
+  std::string etag;
+  std::string handles;
+  bool stale = false;  // answered by the cache with storage out of reach
+};
+
+// Reads entity blob `blob`. An intent on it is viewed as the version
+// committed now (a decided one is left to the store's finisher to rewrite
+// plain); never waits. NotFound if the entity does not exist.
+Result<VisibleVersion> ReadVisible(const StoreCore& core, const std::string& blob,
+                                   const ReadOptions& read);
+
+// How a write treats the version it replaces.
+enum class WriteMode : int {
+  kInsert,       // none may exist
+  kReplace,      // the version `if_match` names ("*": any existing one)
+  kMerge,        // the same, its properties merged into that version's
+  kUpsert,       // whatever exists, or none
+  kUpsertMerge,  // the same, merged into what exists
+};
+
+// Makes the body to write: from `current` (the version merged into, for
+// the merge modes when one exists) or alone (null).
+using MakeBody = std::function<Result<std::string>(const VisibleVersion* current)>;
+
+// Writes entity blob `blob` in `mode` (`if_match`: an ETag or "*", for
+// kReplace and kMerge only). Waits while a transaction or another client
+// holds the entity (settling a transaction whose coordinator is gone), up
+// to busy_timeout; retries a race (up to max_merge_attempts). Returns the
+// ETag of the version written.
+Result<std::string> WriteEntity(const StoreCore& core, const std::string& blob, WriteMode mode,
+                                std::string_view if_match, const MakeBody& make);
+
+// Deletes entity blob `blob` at the version `if_match` names ("*": any).
+// Waits and retries as WriteEntity does. A blob whose stored record is
+// damaged is deleted when asked for any version (that is its repair).
+Status DeleteEntity(const StoreCore& core, const std::string& blob, std::string_view if_match);
+
+}  // namespace blobtable::internal
+
+#endif  // BLOBTABLE_TXN_ENTITY_ACCESS_H_

@@ -1,0 +1,59 @@
+// What the transaction layer needs from the store that opened it (internal):
+// the storage, the time service, and the few settings its waits, retries
+// and rewrites follow. The store's own core (kv/store_core.h) is one of
+// these plus what only the façade uses (the cache, every option).
+#ifndef BLOBTABLE_TXN_TXN_CONTEXT_H_
+#define BLOBTABLE_TXN_TXN_CONTEXT_H_
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "blobtable/blob_store.h"
+#include "blobtable/options.h"  // Clock
+#include "txn/finisher.h"
+#include "txn/recovery.h"
+
+namespace blobtable::internal {
+
+struct TxnContext {
+  std::shared_ptr<BlobStore> blobs;
+  Clock* clock = nullptr;  // never null once opened
+  // StoreOptions::txn_lease_seconds, busy_timeout, max_merge_attempts,
+  // atomic_commits.
+  int txn_lease_seconds = 60;
+  std::chrono::milliseconds busy_timeout{0};
+  int max_merge_attempts = 1;
+  bool atomic_commits = true;
+  // Bytes up to which an entity's blob carries an inline copy of its body
+  // (0: none), and how many reads a query sends at once; both from the
+  // options, adapted to the backend (BlobStoreTraits).
+  size_t inline_body_max = 0;
+  int parallel_reads = 1;
+  // Runs what follows a commit point; null: commits finish inline.
+  std::shared_ptr<Finisher> finisher;
+
+  // How many requests of one commit round go out at once: a round is meant
+  // to cost one round trip, so up to 32 (more if queries may send more);
+  // one at a time on an in-process backend (no round trip to save).
+  size_t CommitWidth() const {
+    if (blobs->traits().in_process) return 1;
+    return static_cast<size_t>(std::max(32, parallel_reads));
+  }
+  // Backoff between tries at something busy.
+  void Wait(std::chrono::milliseconds d) const { clock->SleepFor(d); }
+  // The `*round`-th wait of a retry loop (2, 4, 8, ... ms, at most 200 ms);
+  // advances *round.
+  void Backoff(int* round) const {
+    Wait(std::chrono::milliseconds(std::min(200, 2 << std::min((*round)++, 7))));
+  }
+  // What settling another transaction's leftovers takes.
+  ResolveContext Resolver() const {
+    return {*blobs, *clock, txn_lease_seconds, inline_body_max};
+  }
+};
+
+}  // namespace blobtable::internal
+
+#endif  // BLOBTABLE_TXN_TXN_CONTEXT_H_
