@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "coord/clock_wait.h"
-#include "txn/store_core.h"
+#include "kv/store_core.h"
 #include "util/macros.h"
 
 namespace blobtable {

@@ -9,7 +9,7 @@
 #include "remote/open_blob_store.h"
 #include "txn/recovery.h"
 #include "kv/retry_loop.h"
-#include "txn/store_core.h"
+#include "kv/store_core.h"
 #include "txn/txn_buffer.h"
 #include "util/macros.h"
 
@@ -66,6 +66,10 @@ std::unique_ptr<Store> Store::FromBlobStore(std::shared_ptr<BlobStore> blobs,
   core->blobs = std::move(blobs);
   core->options = options;
   core->clock = options.clock != nullptr ? options.clock : Clock::Real();
+  core->txn_lease_seconds = options.txn_lease_seconds;
+  core->busy_timeout = options.busy_timeout;
+  core->max_merge_attempts = options.max_merge_attempts;
+  core->atomic_commits = options.atomic_commits;
   const bool in_process = core->blobs->traits().in_process;
   core->inline_body_max = in_process ? 0 : options.inline_body_max_bytes;
   core->parallel_reads = in_process ? 1 : std::max(1, options.max_parallel_reads);

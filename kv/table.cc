@@ -13,7 +13,7 @@
 #include "util/macros.h"
 #include "util/parallel.h"
 #include "txn/entity_access.h"
-#include "txn/store_core.h"
+#include "kv/store_core.h"
 
 namespace blobtable {
 namespace {

@@ -11,7 +11,7 @@
 #include "model/filter.h"
 #include "remote/inline_body.h"
 #include "txn/recovery.h"
-#include "txn/store_core.h"
+#include "kv/store_core.h"
 #include "util/macros.h"
 #include "util/parallel.h"
 

@@ -1,7 +1,7 @@
 // TableScan: a query walked entity by entity, its pages fetched as the walk
 // reaches them.
 #include "blobtable/table.h"
-#include "txn/store_core.h"
+#include "kv/store_core.h"
 
 namespace blobtable {
 

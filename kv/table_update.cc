@@ -2,7 +2,7 @@
 // a RetryPolicy when the write loses a race.
 #include "blobtable/table.h"
 #include "kv/retry_loop.h"
-#include "txn/store_core.h"
+#include "kv/store_core.h"
 #include "util/macros.h"
 
 namespace blobtable {

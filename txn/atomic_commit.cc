@@ -22,7 +22,7 @@
 #include "remote/inline_body.h"
 #include "txn/intent_resolver.h"
 #include "txn/recovery.h"
-#include "txn/store_core.h"
+#include "txn/txn_context.h"
 #include "txn/sync_point.h"
 #include "util/macros.h"
 #include "util/random.h"
@@ -64,7 +64,7 @@ class AtomicCommit {
       if (!s.IsConflict() && !s.IsNotFound()) return s.WithContext(failed.Describe());
       // Changed since it was read: plan again (which reports a change that
       // breaks what the transaction read or asked for).
-      if (++races >= std::max(1, core_.options.max_merge_attempts))
+      if (++races >= std::max(1, core_.max_merge_attempts))
         return Status::Conflict("transaction " + id_ + ": gave up after " +
                                 std::to_string(races) +
                                 " attempts, each raced by another writer (last: " +
@@ -195,7 +195,7 @@ class AtomicCommit {
   }
 
   TxnBuffer& b_;
-  const StoreCore& core_;
+  const TxnContext& core_;
   BlobStore& blobs_;
   const std::string id_;  // stamps the entities it writes
   const SteadyTime deadline_;
@@ -208,7 +208,7 @@ class AtomicCommit {
 }  // namespace
 
 bool CommitsAtomically(const TxnBuffer& buffer) {
-  return buffer.core->options.atomic_commits && buffer.core->blobs->traits().atomic_batch;
+  return buffer.core->atomic_commits && buffer.core->blobs->traits().atomic_batch;
 }
 
 Result<std::vector<CommittedWrite>> CommitAtomically(TxnBuffer& buffer) {

@@ -17,13 +17,13 @@ namespace {
 // coordinator died), then backs off; Busy once busy_timeout has passed.
 class BusyWait {
  public:
-  BusyWait(const StoreCore& core, const std::string& blob) : core_(core), blob_(blob) {}
+  BusyWait(const TxnContext& core, const std::string& blob) : core_(core), blob_(blob) {}
 
   Status Next(const Status& busy) {
     auto now = core_.clock->Steady();
     if (!started_) {
       started_ = true;
-      deadline_ = now + core_.options.busy_timeout;
+      deadline_ = now + core_.busy_timeout;
     }
     if (now >= deadline_)
       return Status::FromStorage(Code::kBusy, busy.http_status(), busy.storage_code(),
@@ -41,7 +41,7 @@ class BusyWait {
   }
 
  private:
-  const StoreCore& core_;
+  const TxnContext& core_;
   const std::string& blob_;
   bool started_ = false;
   SteadyTime deadline_;
@@ -63,9 +63,9 @@ Try Failed(Status s) { return {Try::kFailed, std::move(s), ""}; }
 // waits (not counted), after a race it tries again (counted, up to
 // max_merge_attempts).
 template <typename Attempt>
-Try Settle(const StoreCore& core, const std::string& blob, Attempt attempt) {
+Try Settle(const TxnContext& core, const std::string& blob, Attempt attempt) {
   BusyWait busy(core, blob);
-  const int attempts = std::max(1, core.options.max_merge_attempts);
+  const int attempts = std::max(1, core.max_merge_attempts);
   for (int n = 0; n < attempts; ++n) {
     Try t = attempt();
     for (; t.kind == Try::kHeld; t = attempt())
@@ -82,7 +82,7 @@ Try Settle(const StoreCore& core, const std::string& blob, Attempt attempt) {
 // returns). Only that intent, at the version seen: by the time the job
 // runs, the next transaction's intent may be on the entity, and it is not
 // the reader's to settle.
-void SettleLater(const StoreCore& core, const std::string& blob, const GetResult& seen,
+void SettleLater(const TxnContext& core, const std::string& blob, const GetResult& seen,
                  bool committed) {
   std::shared_ptr<BlobStore> blobs = core.blobs;
   ResolveContext resolver = core.Resolver();
@@ -96,7 +96,7 @@ void SettleLater(const StoreCore& core, const std::string& blob, const GetResult
 
 // The version an intent on `seen` stands for now; nullopt if the blob moved
 // on while it was looked at.
-Result<std::optional<IntentView>> View(const StoreCore& core, const std::string& blob,
+Result<std::optional<IntentView>> View(const TxnContext& core, const std::string& blob,
                                        const GetResult& seen) {
   if (!seen.stale) return ViewIntent(*core.blobs, blob, seen);
   // Storage is out of reach: the version before the transaction.
@@ -136,7 +136,7 @@ Try CurrentETag(const Result<GetResult>& head, const std::string& blob, std::str
 // What a failed condition means once the entity is read again: a race the
 // caller retries at `*match` (moved on to the rewrite of the version it
 // named), or Conflict naming the ETag now.
-Try AfterFailedMatch(const StoreCore& core, const std::string& blob, std::string_view if_match,
+Try AfterFailedMatch(const TxnContext& core, const std::string& blob, std::string_view if_match,
                      std::string* match) {
   auto now = ReadVisible(core, blob, ReadOptions(ReadPolicy::Validate(), ""));
   if (now.status().IsNotFound()) return Failed(Status::NotFound("not found"));
@@ -149,7 +149,7 @@ Try AfterFailedMatch(const StoreCore& core, const std::string& blob, std::string
                                  now->etag + ")"));
 }
 
-Try TryWrite(const StoreCore& core, const std::string& blob, WriteMode mode,
+Try TryWrite(const TxnContext& core, const std::string& blob, WriteMode mode,
              std::string_view if_match, std::string* match, const MakeBody& make) {
   const bool merge = mode == WriteMode::kMerge || mode == WriteMode::kUpsertMerge;
   const bool insert_only = mode == WriteMode::kInsert;
@@ -208,7 +208,7 @@ Try TryWrite(const StoreCore& core, const std::string& blob, WriteMode mode,
   return AfterFailedMatch(core, blob, if_match, match);
 }
 
-Try TryDelete(const StoreCore& core, const std::string& blob, std::string_view if_match,
+Try TryDelete(const TxnContext& core, const std::string& blob, std::string_view if_match,
               std::string* match) {
   const bool any_version = if_match == kAnyETag;
   WriteOptions o;
@@ -247,7 +247,7 @@ Try TryDelete(const StoreCore& core, const std::string& blob, std::string_view i
 
 }  // namespace
 
-Result<VisibleVersion> ReadVisible(const StoreCore& core, const std::string& blob,
+Result<VisibleVersion> ReadVisible(const TxnContext& core, const std::string& blob,
                                    const ReadOptions& read) {
   auto got = core.blobs->Get(blob, read);
   const ReadOptions again(ReadPolicy::Validate(), "");
@@ -271,7 +271,7 @@ Result<VisibleVersion> ReadVisible(const StoreCore& core, const std::string& blo
                         got->stale};
 }
 
-Result<std::string> WriteEntity(const StoreCore& core, const std::string& blob, WriteMode mode,
+Result<std::string> WriteEntity(const TxnContext& core, const std::string& blob, WriteMode mode,
                                 std::string_view if_match, const MakeBody& make) {
   std::string match(if_match);  // the handle, moved on to a rewrite of the same version
   Try t = Settle(core, blob, [&] { return TryWrite(core, blob, mode, if_match, &match, make); });
@@ -279,7 +279,7 @@ Result<std::string> WriteEntity(const StoreCore& core, const std::string& blob, 
   return t.etag;
 }
 
-Status DeleteEntity(const StoreCore& core, const std::string& blob, std::string_view if_match) {
+Status DeleteEntity(const TxnContext& core, const std::string& blob, std::string_view if_match) {
   std::string match(if_match);
   return Settle(core, blob, [&] { return TryDelete(core, blob, if_match, &match); }).status;
 }

@@ -19,7 +19,7 @@
 #include <string_view>
 
 #include "blobtable/blob_store.h"
-#include "txn/store_core.h"
+#include "txn/txn_context.h"
 
 namespace blobtable::internal {
 
@@ -37,7 +37,7 @@ struct VisibleVersion {
 // Reads entity blob `blob`. An intent on it is viewed as the version
 // committed now (a decided one is left to the store's finisher to rewrite
 // plain); never waits. NotFound if the entity does not exist.
-Result<VisibleVersion> ReadVisible(const StoreCore& core, const std::string& blob,
+Result<VisibleVersion> ReadVisible(const TxnContext& core, const std::string& blob,
                                    const ReadOptions& read);
 
 // How a write treats the version it replaces.
@@ -58,13 +58,13 @@ using MakeBody = std::function<Result<std::string>(const VisibleVersion* current
 // holds the entity (settling a transaction whose coordinator is gone), up
 // to busy_timeout; retries a race (up to max_merge_attempts). Returns the
 // ETag of the version written.
-Result<std::string> WriteEntity(const StoreCore& core, const std::string& blob, WriteMode mode,
+Result<std::string> WriteEntity(const TxnContext& core, const std::string& blob, WriteMode mode,
                                 std::string_view if_match, const MakeBody& make);
 
 // Deletes entity blob `blob` at the version `if_match` names ("*": any).
 // Waits and retries as WriteEntity does. A blob whose stored record is
 // damaged is deleted when asked for any version (that is its repair).
-Status DeleteEntity(const StoreCore& core, const std::string& blob, std::string_view if_match);
+Status DeleteEntity(const TxnContext& core, const std::string& blob, std::string_view if_match);
 
 }  // namespace blobtable::internal
 

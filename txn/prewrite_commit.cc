@@ -12,7 +12,7 @@
 #include "txn/finisher.h"
 #include "txn/intent.h"
 #include "txn/intent_resolver.h"
-#include "txn/store_core.h"
+#include "txn/txn_context.h"
 #include "txn/sync_point.h"
 #include "txn/txn_record.h"
 #include "util/macros.h"
@@ -574,7 +574,7 @@ class PrewriteCommit {
   }
 
   TxnBuffer& b_;
-  const StoreCore& core_;
+  const TxnContext& core_;
   BlobStore& blobs_;
   Clock& clock_;
   const TransactionOptions opts_;

@@ -3,7 +3,7 @@
 #include "txn/intent.h"
 #include "txn/intent_resolver.h"
 #include "txn/recovery.h"
-#include "txn/store_core.h"
+#include "txn/txn_context.h"
 #include "util/macros.h"
 #include "util/parallel.h"
 
@@ -11,7 +11,7 @@ namespace blobtable::internal {
 namespace {
 
 // Whether intent `i` still holds for the entity as committed now.
-Status Validate(const StoreCore& core, const Intent& i) {
+Status Validate(const TxnContext& core, const Intent& i) {
   BlobStore& blobs = *core.blobs;
   int round = 0;
   for (int moved = 0; moved < 100; ++moved) {
@@ -43,7 +43,7 @@ bool WritesNothing(const TxnBuffer& buffer) {
 
 Result<std::vector<CommittedWrite>> CommitReadOnly(TxnBuffer& buffer) {
   BT_RETURN_IF_ERROR(ValidateOptions(buffer.options));
-  const StoreCore& core = *buffer.core;
+  const TxnContext& core = *buffer.core;
   std::vector<const Intent*> intents;
   for (const auto& [blob, intent] : buffer.intents) intents.push_back(&intent);
   std::vector<Status> valid(intents.size());

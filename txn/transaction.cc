@@ -23,7 +23,7 @@ using Expect = Intent::Expect;
 
 }  // namespace
 
-Transaction::Transaction(std::shared_ptr<const internal::StoreCore> core, TransactionOptions options)
+Transaction::Transaction(std::shared_ptr<const internal::TxnContext> core, TransactionOptions options)
     : buffer_(std::make_unique<internal::TxnBuffer>()) {
   buffer_->core = std::move(core);
   buffer_->options = options;

@@ -13,7 +13,7 @@
 
 namespace blobtable::internal {
 
-struct StoreCore;
+struct TxnContext;
 
 // Everything a transaction does to one entity.
 struct Intent {
@@ -60,7 +60,7 @@ Status Expectation(const Intent& i, bool exists, const std::string& etag,
 Result<std::string> NewBody(const Intent& i, const std::string* current, TimePoint now);
 
 struct TxnBuffer {
-  std::shared_ptr<const StoreCore> core;
+  std::shared_ptr<const TxnContext> core;
   TransactionOptions options;
   std::map<std::string, Intent> intents;  // by entity blob name: sorted
   size_t next_order = 0;

@@ -22,9 +22,9 @@ struct TxnContext {
   Clock* clock = nullptr;  // never null once opened
   // StoreOptions::txn_lease_seconds, busy_timeout, max_merge_attempts,
   // atomic_commits.
-  int txn_lease_seconds = 60;
-  std::chrono::milliseconds busy_timeout{0};
-  int max_merge_attempts = 1;
+  int txn_lease_seconds = 30;
+  std::chrono::milliseconds busy_timeout{70'000};
+  int max_merge_attempts = 16;
   bool atomic_commits = true;
   // Bytes up to which an entity's blob carries an inline copy of its body
   // (0: none), and how many reads a query sends at once; both from the

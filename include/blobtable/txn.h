@@ -55,7 +55,7 @@
 namespace blobtable {
 
 namespace internal {
-struct StoreCore;
+struct TxnContext;
 struct TxnBuffer;
 }  // namespace internal
 
@@ -139,7 +139,7 @@ class BLOBTABLE_EXPORT Transaction {
 
  private:
   friend class Store;
-  Transaction(std::shared_ptr<const internal::StoreCore> core, TransactionOptions options);
+  Transaction(std::shared_ptr<const internal::TxnContext> context, TransactionOptions options);
   std::unique_ptr<internal::TxnBuffer> buffer_;
 };
 
