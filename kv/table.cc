@@ -18,32 +18,12 @@
 namespace blobtable {
 namespace {
 
-std::string Short(std::string_view key) {
-  return key.size() <= 64 ? std::string(key) : std::string(key.substr(0, 64)) + "...";
-}
-
-std::string Context(std::string_view table, std::string_view pk, std::string_view rk) {
-  return "table " + std::string(table) + ", entity (PartitionKey '" + Short(pk) +
-         "', RowKey '" + Short(rk) + "')";
-}
+using internal::EntityContext;
 
 Status ValidateIfMatch(std::string_view if_match) {
   if (if_match.empty())
     return Status::InvalidArgument("an ETag to match (or \"*\" for any version) is required");
   return Status::OK();
-}
-
-// The entity a visible version holds, with its ETag (and its other handles
-// into `handles`, if not null).
-Result<Entity> ToEntity(internal::VisibleVersion v, const std::string& blob, std::string_view pk,
-                        std::string_view rk, std::string* handles) {
-  BT_ASSIGN_OR_RETURN(Entity e, DecodeEntity(v.body, blob));
-  if (e.partition_key() != pk || e.row_key() != rk)
-    return Status::Corruption("entity blob '" + blob + "' holds the keys of another entity");
-  e.set_etag(std::move(v.etag));
-  e.set_stale(v.stale);
-  if (handles != nullptr) *handles = std::move(v.handles);
-  return e;
 }
 
 }  // namespace
@@ -96,15 +76,15 @@ Result<Entity> Table::Get(std::string_view pk, std::string_view rk,
   return Read(pk, rk, ReadOptions(policy, ""));
 }
 
-Result<Entity> Table::Read(std::string_view pk, std::string_view rk, const ReadOptions& read,
-                           std::string* handles) const {
+Result<Entity> Table::Read(std::string_view pk, std::string_view rk,
+                           const ReadOptions& read) const {
   // Named in errors only: built when one needs it (reads are hot).
-  auto ctx = [&] { return Context(name_, pk, rk); };
+  auto ctx = [&] { return EntityContext(name_, pk, rk); };
   auto name = EntityBlobName(pk, rk);
   if (!name.ok()) return name.status().WithContext(ctx());
   auto visible = internal::ReadVisible(*core_, *name, read);
   if (!visible.ok()) return visible.status().WithContext(ctx());
-  return ToEntity(*std::move(visible), *name, pk, rk, handles);
+  return internal::DecodeVisible(*std::move(visible), *name, pk, rk, nullptr);
 }
 
 Result<Entity> Table::Insert(const Entity& entity) const {
@@ -124,14 +104,14 @@ Result<Entity> Table::Merge(const Entity& entity, std::string_view if_match) con
 Result<Entity> Table::Replace(const Entity& entity) const {
   auto etag = OwnETag(entity, "Replace(entity)");
   if (!etag.ok())
-    return etag.status().WithContext(Context(name_, entity.partition_key(), entity.row_key()));
+    return etag.status().WithContext(EntityContext(name_, entity.partition_key(), entity.row_key()));
   return Replace(entity, *etag);
 }
 
 Result<Entity> Table::Merge(const Entity& entity) const {
   auto etag = OwnETag(entity, "Merge(entity)");
   if (!etag.ok())
-    return etag.status().WithContext(Context(name_, entity.partition_key(), entity.row_key()));
+    return etag.status().WithContext(EntityContext(name_, entity.partition_key(), entity.row_key()));
   return Merge(entity, *etag);
 }
 
@@ -147,7 +127,7 @@ Result<Entity> Table::Write(const Entity& entity, std::string_view if_match,
                             internal::WriteMode mode) const {
   BT_RETURN_IF_ERROR(Usable());
   const std::string_view pk = entity.partition_key(), rk = entity.row_key();
-  const std::string ctx = Context(name_, pk, rk);
+  const std::string ctx = EntityContext(name_, pk, rk);
   Status valid = ValidateEntity(entity);
   if (!valid.ok()) return valid.WithContext(ctx);
   auto name = EntityBlobName(pk, rk);
@@ -156,7 +136,7 @@ Result<Entity> Table::Write(const Entity& entity, std::string_view if_match,
   auto make = [&](const internal::VisibleVersion* current) -> Result<std::string> {
     stored = entity;
     if (current != nullptr) {  // merged into the version it replaces
-      BT_ASSIGN_OR_RETURN(stored, ToEntity(*current, *name, pk, rk, nullptr));
+      BT_ASSIGN_OR_RETURN(stored, internal::DecodeVisible(*current, *name, pk, rk, nullptr));
       for (const auto& [prop, value] : entity.properties()) stored.Set(prop, value);
       // The union may break a rule neither part did (more than 252 properties).
       Status merged_ok = ValidateEntity(stored);
@@ -173,7 +153,7 @@ Result<Entity> Table::Write(const Entity& entity, std::string_view if_match,
 
 Status Table::Delete(std::string_view pk, std::string_view rk, std::string_view if_match) const {
   BT_RETURN_IF_ERROR(Usable());
-  const std::string ctx = Context(name_, pk, rk);
+  const std::string ctx = EntityContext(name_, pk, rk);
   BT_RETURN_IF_ERROR(ValidateIfMatch(if_match));
   auto name = EntityBlobName(pk, rk);
   if (!name.ok()) return name.status().WithContext(ctx);

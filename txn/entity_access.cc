@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "model/entity_codec.h"
 #include "remote/inline_body.h"
 #include "txn/intent_resolver.h"
 #include "txn/recovery.h"
@@ -246,6 +247,25 @@ Try TryDelete(const TxnContext& core, const std::string& blob, std::string_view 
 }
 
 }  // namespace
+
+std::string EntityContext(std::string_view table, std::string_view pk, std::string_view rk) {
+  auto cut = [](std::string_view key) {
+    return key.size() <= 64 ? std::string(key) : std::string(key.substr(0, 64)) + "...";
+  };
+  return "table " + std::string(table) + ", entity (PartitionKey '" + cut(pk) + "', RowKey '" +
+         cut(rk) + "')";
+}
+
+Result<Entity> DecodeVisible(VisibleVersion v, const std::string& blob, std::string_view pk,
+                             std::string_view rk, std::string* handles) {
+  BT_ASSIGN_OR_RETURN(Entity e, DecodeEntity(v.body, blob));
+  if (e.partition_key() != pk || e.row_key() != rk)
+    return Status::Corruption("entity blob '" + blob + "' holds the keys of another entity");
+  e.set_etag(std::move(v.etag));
+  e.set_stale(v.stale);
+  if (handles != nullptr) *handles = std::move(v.handles);
+  return e;
+}
 
 Result<VisibleVersion> ReadVisible(const TxnContext& core, const std::string& blob,
                                    const ReadOptions& read) {

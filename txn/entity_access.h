@@ -19,6 +19,7 @@
 #include <string_view>
 
 #include "blobtable/blob_store.h"
+#include "blobtable/entity.h"
 #include "txn/txn_context.h"
 
 namespace blobtable::internal {
@@ -39,6 +40,16 @@ struct VisibleVersion {
 // plain); never waits. NotFound if the entity does not exist.
 Result<VisibleVersion> ReadVisible(const TxnContext& core, const std::string& blob,
                                    const ReadOptions& read);
+
+// The entity `v` holds (`blob`'s, keys `pk`, `rk`), with its ETag, and its
+// other handles into `handles` if not null. Corruption if it does not
+// decode or holds another entity's keys.
+Result<Entity> DecodeVisible(VisibleVersion v, const std::string& blob, std::string_view pk,
+                             std::string_view rk, std::string* handles);
+
+// "table T, entity (PartitionKey 'pk', RowKey 'rk')", each key cut at 64
+// bytes: the context every entity error carries.
+std::string EntityContext(std::string_view table, std::string_view pk, std::string_view rk);
 
 // How a write treats the version it replaces.
 enum class WriteMode : int {

@@ -5,12 +5,12 @@
 // reads (txn/read_only_commit.cc).
 #include "blobtable/txn.h"
 
-#include "blobtable/store.h"
 #include "model/key_rules.h"
 #include "util/macros.h"
 #include "txn/atomic_commit.h"
 #include "txn/prewrite_commit.h"
 #include "txn/read_only_commit.h"
+#include "txn/entity_access.h"
 #include "txn/txn_buffer.h"
 
 namespace blobtable {
@@ -85,8 +85,11 @@ Result<Entity> Transaction::Get(const Table& table, std::string_view pk, std::st
   if (!buffer_) return MovedFrom();
   BT_ASSIGN_OR_RETURN(Intent * i, IntentFor(*buffer_, table, pk, rk));
   std::string handles;  // kept by an intent on it (docs/protocol.md, H1)
-  auto e = table.Read(pk, rk, ReadOptions(ReadPolicy::Validate(), ""),  // never stale here
-                      &handles);
+  Result<Entity> e = Status::Internal("not read");
+  auto visible = internal::ReadVisible(*buffer_->core, i->blob,
+                                       ReadOptions(ReadPolicy::Validate(), ""));  // never stale here
+  if (visible.ok()) e = internal::DecodeVisible(*std::move(visible), i->blob, pk, rk, &handles);
+  else e = visible.status().WithContext(internal::EntityContext(table.name(), pk, rk));
   if (!e.ok() && !e.status().IsNotFound()) return e.status();
   // Every read must still hold at commit: a second read that sees another
   // version than the first dooms the transaction (its first decision was

@@ -196,11 +196,7 @@ class BLOBTABLE_EXPORT Table {
   // kReplace and kMerge only.
   Result<Entity> Write(const Entity& entity, std::string_view if_match,
                        internal::WriteMode mode) const;
-  // `handles`, if not null, gets the other ETags that name the version read
-  // (its kSameAsMetadata list; docs/protocol.md, H1), for a transaction's
-  // intent to keep.
-  Result<Entity> Read(std::string_view pk, std::string_view rk, const ReadOptions& read,
-                      std::string* handles = nullptr) const;
+  Result<Entity> Read(std::string_view pk, std::string_view rk, const ReadOptions& read) const;
 
   std::shared_ptr<const internal::StoreCore> core_;
   std::string name_;
