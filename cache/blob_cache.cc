@@ -23,6 +23,7 @@
 #include "remote/blob_record.h"
 #include "remote/lmdb_env.h"
 #include "util/macros.h"
+#include "util/stored_format.h"
 #include "util/msgpack_util.h"
 
 namespace blobtable {
@@ -33,7 +34,6 @@ namespace fs = std::filesystem;
 constexpr char kFormat[] = "blobtable-cache 2";  // 2: ordered_ms
 constexpr char kEntriesDb[] = "entries";
 constexpr char kLruDb[] = "lru";
-constexpr char kMetaDb[] = "meta";
 constexpr char kLockFile[] = "blobtable.cache.lock";
 constexpr unsigned char kEntryTag = 0xC1;
 constexpr size_t kHeader = 5;

@@ -34,7 +34,7 @@ void CachingBlobStore::NoteWrite(const Status& s) {
   // Only a write that never reached storage (a refused connection) says it
   // is out of reach: a write cut short by its own deadline says nothing.
   if (s.ok()) Reachable();
-  else if (s.code() == Code::kUnavailable && s.storage_code() == kNotSent) Unreachable();
+  else if (s.IsUnavailable() && s.storage_code() == kNotSent) Unreachable();
 }
 
 bool CachingBlobStore::KnownUnreachable() const {
@@ -143,7 +143,7 @@ Result<GetResult> CachingBlobStore::Revalidate(std::string_view name, const Read
     cache_->Evict(scope_, name, BlobCache::Source::kRead, sent.at, FencedSince(sent));
     return got;
   }
-  if (got.status().code() == Code::kUnavailable) {
+  if (got.status().IsUnavailable()) {
     Unreachable();
     if (o.policy.stale_if_error) return Answer(std::move(entry), /*stale=*/true);
   }
@@ -166,7 +166,7 @@ Result<GetResult> CachingBlobStore::Fetch(std::string_view name, const ReadOptio
     Reachable();
     ++cache_->counters().misses;
     Keep(name, *got, sent);
-  } else if (got.status().code() == Code::kUnavailable) {
+  } else if (got.status().IsUnavailable()) {
     Unreachable();
   }
   return got;
@@ -259,7 +259,7 @@ Result<ListPage> CachingBlobStore::List(const ListOptions& o) {
       cache_->SawRange(scope_, o.prefix);
     return page;
   }
-  if (page.status().code() == Code::kUnavailable) {
+  if (page.status().IsUnavailable()) {
     Unreachable();
     if (fallback) return CachedRangeIfSeen(o, page.status());
   }

@@ -108,7 +108,7 @@ void Lock::State::Renew() {
       continue;
     }
     const Status& s = r.status();
-    const bool gone = s.code() == Code::kLeaseLost || s.IsNotFound() || s.IsBusy();
+    const bool gone = s.IsLeaseLost() || s.IsNotFound() || s.IsBusy();
     if (gone) gone_at = sent;
     if (gone || clock->Steady() >= renewed_at + coord::UsableFor(lease_seconds)) {
       lost = Status::LeaseLost(label + ": " +
@@ -278,7 +278,7 @@ Status Lock::Release() {
   // our lease. Gone already (expired, taken, broken, the blob deleted) is
   // what releasing wanted.
   auto r = st.blobs->ReleaseLease(st.blob, st.lease_id, {});
-  if (r.ok() || r.status().code() == Code::kLeaseLost || r.status().IsNotFound() ||
+  if (r.ok() || r.status().IsLeaseLost() || r.status().IsNotFound() ||
       r.status().IsConflict() || r.status().IsBusy())
     return Status::OK();
   return r.status().WithContext(st.label + ": release (the lease runs out by itself)");

@@ -101,7 +101,7 @@ Result<std::optional<QueueItem>> WorkQueue::Take(const std::string& id) const {
     Status removed = blobs.Delete(blob, under_lease);
     // Gone is what was wanted, whoever removed it (a delete under a lease
     // whose answer was lost is OutcomeUnknown).
-    if (removed.code() == Code::kOutcomeUnknown && blobs.Head(blob, {}).status().IsNotFound())
+    if (removed.IsOutcomeUnknown() && blobs.Head(blob, {}).status().IsNotFound())
       removed = Status::OK();
     if (!removed.ok() && !removed.IsNotFound()) return removed;
     return std::optional<QueueItem>();
@@ -109,7 +109,7 @@ Result<std::optional<QueueItem>> WorkQueue::Take(const std::string& id) const {
   under_lease.conditions.if_match = got->properties.etag;
   Status counted =
       blobs.SetMetadata(blob, {{kCountKey, std::to_string(before + 1)}}, under_lease).status();
-  if (counted.code() == Code::kLeaseLost || counted.IsConflict()) return std::optional<QueueItem>();
+  if (counted.IsLeaseLost() || counted.IsConflict()) return std::optional<QueueItem>();
   if (!counted.ok()) return counted;
   return std::optional<QueueItem>(
       QueueItem{id, std::move(got->data), before + 1, lease_id, usable_until});
@@ -154,10 +154,10 @@ Status WorkQueue::Complete(const QueueItem& item) const {
   if (s.IsNotFound())
     return Status::NotFound(ctx + ": gone: completed already (by an earlier call, or by another "
                                   "worker after this delivery's lease ran out)");
-  if (s.code() == Code::kLeaseLost || s.IsBusy() || s.IsConflict())
+  if (s.IsLeaseLost() || s.IsBusy() || s.IsConflict())
     return Status::LeaseLost(ctx + ": this delivery's lease ran out; the item will be (or was) "
                                    "delivered again: " + s.ToString());
-  if (s.code() == Code::kOutcomeUnknown)
+  if (s.IsOutcomeUnknown())
     return Status::OutcomeUnknown(ctx + ": whether this call completed the item is not known "
                                         "(if it did not, the item will be delivered again): " +
                                   s.message());
@@ -167,7 +167,7 @@ Status WorkQueue::Complete(const QueueItem& item) const {
 Status WorkQueue::Abandon(const QueueItem& item) const {
   auto r = store_->blob_store().ReleaseLease(coord::QueueItemName(name_, item.id), item.lease_id,
                                              {});
-  if (r.ok() || r.status().code() == Code::kLeaseLost || r.status().IsNotFound() ||
+  if (r.ok() || r.status().IsLeaseLost() || r.status().IsNotFound() ||
       r.status().IsBusy() || r.status().IsConflict())
     return Status::OK();
   return r.status().WithContext("queue " + name_ + ", item " + item.id + ": abandon");
@@ -186,7 +186,7 @@ Status WorkQueue::Extend(QueueItem* item) const {
     return Status::OK();
   }
   if (r.status().IsNotFound() || r.status().IsBusy() || r.status().IsConflict() ||
-      r.status().code() == Code::kLeaseLost)
+      r.status().IsLeaseLost())
     return Status::LeaseLost(ctx + ": " + r.status().ToString());
   return r.status().WithContext(ctx);
 }

@@ -26,7 +26,7 @@ Status ValidateRetryPolicy(const RetryPolicy& p) {
 }
 
 bool RetriesOn(const Status& status, const RetryPolicy& policy) {
-  if (status.code() == Code::kUnavailable) return policy.retry_unavailable;
+  if (status.IsUnavailable()) return policy.retry_unavailable;
   return status.IsRetryable();
 }
 

@@ -17,18 +17,13 @@ namespace blobtable {
 
 namespace {
 
-void Warn(const StoreOptions& options, const std::string& message) {
-  if (options.warn) options.warn(message);
-  else std::cerr << message << std::endl;
-}
-
 // The cache an Azure store reads through (null: none, or none could be
 // opened: the store works without it, after one warning).
 std::shared_ptr<BlobCache> OpenCache(std::string_view location, const StoreOptions& options) {
   if (!options.cache || !IsConnectionString(location)) return nullptr;
   std::string dir =
       options.cache_directory.empty() ? DefaultCacheDirectory() : options.cache_directory;
-  auto warn = [options](const std::string& m) { Warn(options, m); };
+  auto warn = [options](const std::string& m) { internal::WarnUser(options, m); };
   auto cache = BlobCache::Open(dir, options.cache_max_bytes,
                                options.clock != nullptr ? options.clock : Clock::Real(), warn);
   if (!cache.ok()) {

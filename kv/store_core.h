@@ -14,16 +14,18 @@
 
 namespace blobtable::internal {
 
+// Tells the user something went wrong that no call returned
+// (StoreOptions::warn, else standard error).
+inline void WarnUser(const StoreOptions& options, const std::string& message) {
+  if (options.warn) options.warn(message);
+  else std::cerr << message << std::endl;
+}
+
 struct StoreCore : TxnContext {
   std::shared_ptr<BlobCache> cache;  // null: reads go to storage
   StoreOptions options;
 
-  // Tells the user something went wrong that no call returned
-  // (StoreOptions::warn, else standard error).
-  void Warn(const std::string& message) const {
-    if (options.warn) options.warn(message);
-    else std::cerr << message << std::endl;
-  }
+  void Warn(const std::string& message) const { WarnUser(options, message); }
 };
 
 }  // namespace blobtable::internal

@@ -334,7 +334,7 @@ class AzureBlobStore final : public BlobStore {
       Log(call, attempt, ms, out.response);
       bool retryable = out.response.ok()
                            ? HttpRetryPolicy::IsRetryableStatus(out.response->status)
-                           : out.response.status().code() == Code::kUnavailable &&
+                           : out.response.status().IsUnavailable() &&
                                  !(budget.give_up_if_refused &&
                                    out.response.status().storage_code() == kNotSent);
       if (!retryable || attempt >= o_.retry.max_attempts) break;

@@ -20,9 +20,6 @@ namespace blobtable {
 // startFrom. Azurite needs --skipApiVersionCheck for it.
 inline constexpr char kAzureApiVersion[] = "2026-02-06";
 
-// Metadata entry with which blobtable marks its conditional writes so that a
-// retry can recognise its own earlier attempt; hidden from callers.
-
 struct AzureStoreOptions {
   AzureConfig config;
   std::string container = "blobtable";

@@ -426,7 +426,7 @@ class LocalBlobStore final : public BlobStore {
     const std::string key = BucketKey(name);
     Result<Bucket> loaded = LoadBucket(txn, key);
     if (!loaded.ok()) {
-      if (loaded.status().code() != Code::kCorruption || on_damage == kFail) return loaded.status();
+      if (!loaded.status().IsCorruption() || on_damage == kFail) return loaded.status();
       loaded = Bucket{};  // replaced, or removed below
       if (on_damage == kRemove) {
         MDB_val k = ToVal(key);

@@ -15,7 +15,7 @@ Status CheckData(MDB_txn* txn, MDB_dbi data, const Bucket& bucket, CheckReport& 
   for (const BucketEntry& e : bucket) {
     ++report.blobs;
     auto blob = ReadData(txn, data, e);
-    if (blob.status().code() == Code::kCorruption) {
+    if (blob.status().IsCorruption()) {
       report.damaged.push_back({e.name, "data", blob.status().message()});
       continue;
     }

@@ -167,7 +167,7 @@ TEST_P(CoordTest, APausedHolderSeesItLostAndItsFencedWritesAreRefused) {
       e.Set("by", "paused holder, again");
       return Status::OK();
     });
-    if (stale.status().code() != Code::kLeaseLost) return 11;
+    if (!stale.status().IsLeaseLost()) return 11;
     return 0;
   });
   const int64_t old_token = report.Read();
@@ -466,7 +466,7 @@ TEST_P(CoordTest, APausedLeaderKnowsItLostBeforeActingAndIsFenced) {
       x.Set("by", "old leader");
       return Status::OK();
     });
-    if (stale.status().code() != Code::kLeaseLost) return 11;
+    if (!stale.status().IsLeaseLost()) return 11;
     return 0;
   });
   const int64_t old_term = report.Read();
@@ -604,7 +604,7 @@ TEST_P(CoordTest, ProcessesConsumeEveryItemExactlyOnce) {
         if (!item.ok()) return 3;
         if (!*item) return 0;  // nothing visible: the others hold the rest, or none is left
         Status completed = queue->Complete(**item);
-        if (completed.code() == Code::kLeaseLost || completed.IsNotFound()) continue;
+        if (completed.IsLeaseLost() || completed.IsNotFound()) continue;
         if (!completed.ok()) return 4;
         // Completed by us alone: a second completion of one item would
         // find this row (Conflict).

@@ -70,7 +70,7 @@ TEST_F(ProxyTest, ResetsMidResponseAfterTheWriteWasApplied) {
   EXPECT_TRUE(Exists("r2"));
   // One attempt, no answer, a conditional write: applied or not is unknown
   // to the client (curl may also re-send on its own; then its write id tells).
-  EXPECT_TRUE(put.ok() || put.status().code() == Code::kOutcomeUnknown) << put.status().ToString();
+  EXPECT_TRUE(put.ok() || put.status().IsOutcomeUnknown()) << put.status().ToString();
   EXPECT_EQ(proxy_->injected(ProxyFault::kResetResponse), 1);
 }
 

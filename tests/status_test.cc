@@ -68,5 +68,47 @@ TEST(RetryPolicy, BadPoliciesAreNamed) {
   EXPECT_NE(ValidateRetryPolicy(p).message().find("max_total"), std::string::npos);
 }
 
+// OK is a null pointer: a Status is one pointer wide, and an error's
+// details survive copies and moves (the moved-from one is OK).
+TEST(Status, IsOnePointerWideAndKeepsItsDetailsThroughCopiesAndMoves) {
+  static_assert(sizeof(Status) == sizeof(void*));
+  EXPECT_TRUE(Status().ok());
+  EXPECT_EQ(Status().message(), "");
+  EXPECT_EQ(Status().code(), Code::kOk);
+  Status s = Status::FromStorage(Code::kConflict, 412, "ConditionNotMet", "no longer matches");
+  Status copy = s;
+  EXPECT_EQ(copy.ToString(), "Conflict: no longer matches [ConditionNotMet, HTTP 412]");
+  Status moved = std::move(copy);
+  EXPECT_EQ(moved.ToString(), s.ToString());
+  EXPECT_TRUE(copy.ok());  // NOLINT(bugprone-use-after-move): stated behaviour
+  copy = moved;
+  const Status& same = copy;
+  copy = same;  // self-assignment keeps it
+  EXPECT_EQ(copy.http_status(), 412);
+  EXPECT_EQ(moved.WithContext("table t").message(), "table t: no longer matches");
+  EXPECT_EQ(moved.message(), "no longer matches");
+  EXPECT_TRUE(Status::OK().WithContext("x").ok());
+}
+
+// One predicate per code, each true for its own code only.
+TEST(Status, EveryCodeHasItsPredicate) {
+  const std::vector<std::pair<Status, bool (Status::*)() const>> all = {
+      {Status::NotFound(""), &Status::IsNotFound},
+      {Status::Conflict(""), &Status::IsConflict},
+      {Status::Busy(""), &Status::IsBusy},
+      {Status::LockTimeout(""), &Status::IsLockTimeout},
+      {Status::LeaseLost(""), &Status::IsLeaseLost},
+      {Status::Unavailable(""), &Status::IsUnavailable},
+      {Status::InvalidArgument(""), &Status::IsInvalidArgument},
+      {Status::Corruption(""), &Status::IsCorruption},
+      {Status::IOError(""), &Status::IsIOError},
+      {Status::Internal(""), &Status::IsInternal},
+      {Status::OutcomeUnknown(""), &Status::IsOutcomeUnknown}};
+  for (size_t i = 0; i < all.size(); ++i)
+    for (size_t j = 0; j < all.size(); ++j)
+      EXPECT_EQ((all[i].first.*all[j].second)(), i == j) << all[i].first.ToString() << " " << j;
+  for (const auto& [s, is] : all) EXPECT_FALSE((Status::OK().*is)());
+}
+
 }  // namespace
 }  // namespace blobtable::testing

@@ -680,10 +680,10 @@ TEST_P(TxnTest, ReadOnlyReservationsAreRemovedWhenACommitIsRolledForward) {
     auto txn = store.Begin(TxnOptions());
     auto acc = *store.OpenTable("accounts");
     auto led = *store.OpenTable("ledger");
-    BT_TRY(txn->Check(led, "2026", "absent", ""));
+    BT_RETURN_IF_ERROR(txn->Check(led, "2026", "absent", ""));
     Entity a("eu", "alice");
     a.Set("balance", 1);
-    BT_TRY(txn->Replace(acc, a, "*"));
+    BT_RETURN_IF_ERROR(txn->Replace(acc, a, "*"));
     return txn->Commit().status();
   });
   ASSERT_EQ(died, 128 + SIGKILL);
@@ -850,8 +850,8 @@ Status ReplaceAliceDeleteBob(Store& s) {
   auto acc = *s.OpenTable("accounts");
   Entity a("eu", "alice");
   a.Set("balance", 1);
-  BT_TRY(txn->Replace(acc, a, "*"));
-  BT_TRY(txn->Delete(acc, "eu", "bob", "*"));
+  BT_RETURN_IF_ERROR(txn->Replace(acc, a, "*"));
+  BT_RETURN_IF_ERROR(txn->Delete(acc, "eu", "bob", "*"));
   return txn->Commit().status();
 }
 
@@ -892,7 +892,7 @@ Status InsertZed(Store& s) {
   auto txn = s.Begin(ShortLeases());
   Entity z("eu", "zed");
   z.Set("balance", 1);
-  BT_TRY(txn->Insert(*s.OpenTable("accounts"), z));
+  BT_RETURN_IF_ERROR(txn->Insert(*s.OpenTable("accounts"), z));
   return txn->Commit().status();
 }
 
@@ -1063,7 +1063,7 @@ TEST_P(TxnTest, WhatTheFirstProtocolLeftIsRefusedWithAMessage) {
   at_mark.if_match = mark->etag;
   ASSERT_TRUE(blobs.AcquireLease(alice, kInfiniteLease, id, at_mark).ok());
   auto refused = [](const Status& s) {
-    return s.code() == Code::kCorruption &&
+    return s.IsCorruption() &&
            s.message().find("first commit protocol") != std::string::npos &&
            s.message().find("blobtable recover") != std::string::npos;
   };

@@ -22,12 +22,7 @@
 #include "tests/test_util.h"
 #include "txn/sync_point.h"
 #include "txn/txn_record.h"
-
-#define BT_TRY(expr)         \
-  do {                       \
-    Status s_ = (expr);      \
-    if (!s_.ok()) return s_; \
-  } while (0)
+#include "util/macros.h"
 
 namespace blobtable::testing {
 
@@ -130,12 +125,12 @@ class TxnTest : public ::testing::TestWithParam<Backend> {
     Entity a2 = *a, c2 = *c;
     a2.Set("balance", *a->FindAs<int32_t>("balance") - amount);
     c2.Set("balance", *c->FindAs<int32_t>("balance") + amount);
-    BT_TRY(txn->Replace(accounts, a2, "*"));
-    BT_TRY(txn->Replace(accounts, c2, "*"));
+    BT_RETURN_IF_ERROR(txn->Replace(accounts, a2, "*"));
+    BT_RETURN_IF_ERROR(txn->Replace(accounts, c2, "*"));
     if (line_key.empty()) line_key = "t-" + std::to_string(amount) + "-" + std::to_string(++lines_);
     Entity line("2026", line_key);
     line.Set("amount", amount);
-    BT_TRY(txn->Insert(ledger, line));
+    BT_RETURN_IF_ERROR(txn->Insert(ledger, line));
     return txn->Commit().status();
   }
   // Runs `body` in a forked coordinator that is SIGKILLed at sync point

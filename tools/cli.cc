@@ -52,6 +52,9 @@ class RequestLog {
 };
 
 // Logs every BlobStore call (the -v request log).
+using blobtable::StatusOf;
+const Status& StatusOf(const BatchResult& b) { return b.status; }
+
 class LoggingBlobStore final : public BlobStoreWrapper {
  public:
   LoggingBlobStore(std::shared_ptr<BlobStore> target, std::shared_ptr<RequestLog> log)

@@ -47,7 +47,7 @@ class AtomicCommit {
       BatchResult done = blobs_.CommitBatch(ops_);
       if (done.status.ok()) return Committed(done.writes);
       const Status& s = done.status;
-      if (s.code() == Code::kOutcomeUnknown) {
+      if (s.IsOutcomeUnknown()) {
         BT_ASSIGN_OR_RETURN(bool applied, WasApplied(s));
         if (applied) return Committed({});
         return Status::Unavailable("transaction " + id_ + ": its batch got no answer (" +

@@ -215,7 +215,7 @@ Try TryDelete(const TxnContext& core, const std::string& blob, std::string_view 
   WriteOptions o;
   if (any_version) {
     auto head = core.blobs->Head(blob, {});
-    if (head.status().code() == Code::kCorruption) {
+    if (head.status().IsCorruption()) {
       // Its stored record is damaged: there is no version to compare, and
       // removing it is the repair (README "what damages a store").
       Status removed = core.blobs->Delete(blob, {});
@@ -235,7 +235,7 @@ Try TryDelete(const TxnContext& core, const std::string& blob, std::string_view 
   // as asked (the unconditional delete's rule); another version there is
   // deleted in turn, as after a race. With an ETag, whether that version
   // was the one deleted is not known: OutcomeUnknown stands.
-  if (any_version && s.code() == Code::kOutcomeUnknown) {
+  if (any_version && s.IsOutcomeUnknown()) {
     auto now = core.blobs->Head(blob, {});
     if (now.status().IsNotFound()) return Done();
     if (now.ok()) return Raced();

@@ -101,7 +101,7 @@ Result<Outcome> DecideAbort(BlobStore& blobs, std::string_view txn_id) {
   if (put.ok()) return Outcome::kAborted;
   // Already decided (or our own creation, retried after a lost answer):
   // the record says how.
-  if (!put.status().IsConflict() && put.status().code() != Code::kOutcomeUnknown)
+  if (!put.status().IsConflict() && !put.status().IsOutcomeUnknown())
     return put.status();
   // kUndecided here: the record that stopped ours is gone, deleted by
   // whoever finished the transaction (found in a CI run: a coordinator that
@@ -178,12 +178,12 @@ Status FinishIntent(const ResolveContext& ctx, std::string_view blob, const Enti
     if (s.IsConflict() || s.IsNotFound()) return Status::OK();
     // A lease other than seen: the blob may have moved on (finished by
     // someone else, then leased by its next writer); else try the other way.
-    if (s.code() == Code::kLeaseLost || s.IsBusy()) {
+    if (s.IsLeaseLost() || s.IsBusy()) {
       auto now = ctx.blobs.Head(blob, {});
       if (now.status().IsNotFound() || (now.ok() && now->properties.etag != seen.etag))
         return Status::OK();
       if (s.IsBusy() && !may_use_txn_lease) return s;  // leased since: not ours to decide
-      if ((s.code() == Code::kLeaseLost && !lease.empty()) || (s.IsBusy() && lease.empty())) {
+      if ((s.IsLeaseLost() && !lease.empty()) || (s.IsBusy() && lease.empty())) {
         lease = lease.empty() ? intent.txn_id : "";
         continue;
       }

@@ -65,7 +65,7 @@ class PrewriteCommit {
     if (!s.ok()) {
       if (outcome_unknown_) return s;  // left whole to whoever meets it
       Undo();
-      if (s.code() == Code::kOutcomeUnknown)
+      if (s.IsOutcomeUnknown())
         return Status::Unavailable("transaction " + txn_id_ +
                                    ": a step before the commit point got no answer (" +
                                    s.message() + "); nothing was committed");

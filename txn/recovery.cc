@@ -93,8 +93,8 @@ Status SettleAllIntents(const ResolveContext& ctx, std::set<std::string>& settle
         in_flight[txn].push_back(item.name);
         continue;
       }
-      if (s.code() == Code::kCorruption &&
-          ReadRecord(ctx.blobs, RecordBlobName(txn)).status().code() == Code::kCorruption)
+      if (s.IsCorruption() &&
+          ReadRecord(ctx.blobs, RecordBlobName(txn)).status().IsCorruption())
         continue;
       if (!s.ok()) return s.WithContext("settling " + item.name);
       settled.insert(txn);
@@ -151,7 +151,7 @@ Result<int> RecoverAbandoned(const ResolveContext& ctx, bool discard_damaged,
         continue;
       }
       if (rec.status().IsNotFound()) continue;  // finished meanwhile
-      if (rec.status().code() != Code::kCorruption) return rec.status();
+      if (!rec.status().IsCorruption()) return rec.status();
       auto body = ctx.blobs.Get(item.name, {});
       if (body.ok() && IsProtocolOneRecord(body->data)) return rec.status();  // refused
       if (!discard_damaged) {

@@ -2,7 +2,6 @@
 #ifndef BLOBTABLE_UTIL_MACROS_H_
 #define BLOBTABLE_UTIL_MACROS_H_
 
-#include "blobtable/blob_store.h"
 #include "blobtable/status.h"
 
 #define BT_CONCAT_INNER_(a, b) a##b
@@ -28,7 +27,6 @@ namespace blobtable {
 // The Status of a call's answer, whether it is a Status or a Result<T>
 // (for code that handles both alike: wrappers, logs, tests).
 inline const Status& StatusOf(const Status& s) { return s; }
-inline const Status& StatusOf(const BatchResult& b) { return b.status; }
 template <typename T>
 const Status& StatusOf(const Result<T>& r) {
   return r.status();

@@ -1,11 +1,61 @@
 #include "blobtable/status.h"
 
-#include "blobtable/blob_store.h"
-
 #include <cstdio>
 #include <cstdlib>
 
 namespace blobtable {
+
+struct Status::State {
+  Code code;
+  int http_status = 0;
+  std::string storage_code;
+  std::string message;
+};
+
+namespace {
+const std::string& Empty() {
+  static const std::string* empty = new std::string();
+  return *empty;
+}
+}  // namespace
+
+Status::Status(Code code, std::string msg)
+    : state_(code == Code::kOk ? nullptr : new State{code, 0, "", std::move(msg)}) {}
+Status::Status(const Status& other) : state_(other.state_ ? new State(*other.state_) : nullptr) {}
+Status& Status::operator=(const Status& other) {
+  if (this != &other) {
+    State* copy = other.state_ ? new State(*other.state_) : nullptr;
+    delete state_;
+    state_ = copy;
+  }
+  return *this;
+}
+Status& Status::operator=(Status&& other) noexcept {
+  if (this != &other) {
+    delete state_;
+    state_ = other.state_;
+    other.state_ = nullptr;
+  }
+  return *this;
+}
+Status::~Status() { delete state_; }
+
+Status Status::FromStorage(Code code, int http_status, std::string storage_code,
+                           std::string msg) {
+  Status s(code, std::move(msg));
+  if (s.state_) {
+    s.state_->http_status = http_status;
+    s.state_->storage_code = std::move(storage_code);
+  }
+  return s;
+}
+
+Code Status::code() const { return state_ ? state_->code : Code::kOk; }
+const std::string& Status::message() const { return state_ ? state_->message : Empty(); }
+const std::string& Status::storage_code() const {
+  return state_ ? state_->storage_code : Empty();
+}
+int Status::http_status() const { return state_ ? state_->http_status : 0; }
 
 std::string_view CodeName(Code code) {
   switch (code) {
@@ -26,7 +76,7 @@ std::string_view CodeName(Code code) {
 }
 
 bool Status::IsRetryable() const {
-  switch (code_) {
+  switch (code()) {
     case Code::kConflict:
     case Code::kBusy:
     case Code::kLockTimeout:
@@ -40,15 +90,16 @@ bool Status::IsRetryable() const {
 
 std::string Status::ToString() const {
   if (ok()) return "OK";
-  std::string out(CodeName(code_));
+  const State& st = *state_;
+  std::string out(CodeName(st.code));
   out += ": ";
-  out += message_;
-  if (!storage_code_.empty() || http_status_ != 0) {
+  out += st.message;
+  if (!st.storage_code.empty() || st.http_status != 0) {
     out += " [";
-    out += storage_code_;
-    if (http_status_ != 0) {
-      if (!storage_code_.empty()) out += ", ";
-      out += "HTTP " + std::to_string(http_status_);
+    out += st.storage_code;
+    if (st.http_status != 0) {
+      if (!st.storage_code.empty()) out += ", ";
+      out += "HTTP " + std::to_string(st.http_status);
     }
     out += "]";
   }
@@ -58,19 +109,8 @@ std::string Status::ToString() const {
 Status Status::WithContext(std::string_view context) const {
   if (ok()) return *this;
   Status s = *this;
-  s.message_ = std::string(context) + ": " + message_;
+  s.state_->message = std::string(context) + ": " + state_->message;
   return s;
-}
-
-std::string_view LeaseStateName(LeaseState s) {
-  switch (s) {
-    case LeaseState::kAvailable: return "available";
-    case LeaseState::kLeased: return "leased";
-    case LeaseState::kExpired: return "expired";
-    case LeaseState::kBreaking: return "breaking";
-    case LeaseState::kBroken: return "broken";
-  }
-  return "unknown";
 }
 
 void DieOnValueOfError(const Status& status) {

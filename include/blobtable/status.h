@@ -56,9 +56,19 @@ enum class Code : int {
 // "NotFound", "Conflict", ... (stable; used in messages and the CLI).
 BLOBTABLE_EXPORT std::string_view CodeName(Code code);
 
+// The outcome of a call: OK, or a Code with a message (and, for an answer
+// from storage, its error code and HTTP status). OK is a null pointer: a
+// Status is one pointer wide and costs nothing to make or pass when all is
+// well; an error holds its details on the heap. Copyable and movable; not
+// synchronised (like std::string).
 class [[nodiscard]] BLOBTABLE_EXPORT Status {
  public:
   Status() = default;  // OK
+  Status(const Status& other);
+  Status& operator=(const Status& other);
+  Status(Status&& other) noexcept : state_(other.state_) { other.state_ = nullptr; }
+  Status& operator=(Status&& other) noexcept;
+  ~Status();
 
   static Status OK() { return Status(); }
   static Status NotFound(std::string msg) { return Status(Code::kNotFound, std::move(msg)); }
@@ -81,19 +91,22 @@ class [[nodiscard]] BLOBTABLE_EXPORT Status {
   // error code (Azure's x-ms-error-code, or the local store's equivalent),
   // `http_status` the HTTP status it answered (or would have answered).
   static Status FromStorage(Code code, int http_status, std::string storage_code,
-                            std::string msg) {
-    Status s(code, std::move(msg));
-    s.http_status_ = http_status;
-    s.storage_code_ = std::move(storage_code);
-    return s;
-  }
+                            std::string msg);
 
-  bool ok() const { return code_ == Code::kOk; }
-  Code code() const { return code_; }
-  bool IsNotFound() const { return code_ == Code::kNotFound; }
-  bool IsConflict() const { return code_ == Code::kConflict; }
-  bool IsBusy() const { return code_ == Code::kBusy; }
-  bool IsOutcomeUnknown() const { return code_ == Code::kOutcomeUnknown; }
+  bool ok() const { return state_ == nullptr; }
+  Code code() const;
+  // One predicate per code.
+  bool IsNotFound() const { return code() == Code::kNotFound; }
+  bool IsConflict() const { return code() == Code::kConflict; }
+  bool IsBusy() const { return code() == Code::kBusy; }
+  bool IsLockTimeout() const { return code() == Code::kLockTimeout; }
+  bool IsLeaseLost() const { return code() == Code::kLeaseLost; }
+  bool IsUnavailable() const { return code() == Code::kUnavailable; }
+  bool IsInvalidArgument() const { return code() == Code::kInvalidArgument; }
+  bool IsCorruption() const { return code() == Code::kCorruption; }
+  bool IsIOError() const { return code() == Code::kIOError; }
+  bool IsInternal() const { return code() == Code::kInternal; }
+  bool IsOutcomeUnknown() const { return code() == Code::kOutcomeUnknown; }
   // True if the same call may succeed when tried again: Busy, LockTimeout,
   // Unavailable (later; see kUnavailable for an unconditional write, which
   // may have been applied), Conflict and LeaseLost (after reading again:
@@ -104,11 +117,12 @@ class [[nodiscard]] BLOBTABLE_EXPORT Status {
   // Unavailable, which the backend already retried; see RetryPolicy).
   bool IsRetryable() const;
 
-  const std::string& message() const { return message_; }
+  // Empty for OK.
+  const std::string& message() const;
   // The storage service's error code, e.g. "ConditionNotMet"; empty if none.
-  const std::string& storage_code() const { return storage_code_; }
+  const std::string& storage_code() const;
   // The HTTP status of the storage answer (404, 409, 412, ...); 0 if none.
-  int http_status() const { return http_status_; }
+  int http_status() const;
 
   // "Conflict: <message> [ConditionNotMet, HTTP 412]" or "OK".
   std::string ToString() const;
@@ -117,12 +131,10 @@ class [[nodiscard]] BLOBTABLE_EXPORT Status {
   Status WithContext(std::string_view context) const;
 
  private:
-  Status(Code code, std::string msg) : code_(code), message_(std::move(msg)) {}
+  struct State;
+  Status(Code code, std::string msg);
 
-  Code code_ = Code::kOk;
-  int http_status_ = 0;
-  std::string storage_code_;
-  std::string message_;
+  State* state_ = nullptr;  // owned; null: OK
 };
 
 // Prints "Result::value() on an error: <status>" to stderr and aborts.

@@ -13,7 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view value(reinterpret_cast<const char*>(data), size);
   auto bucket = DecodeBucket(value, "k");
   if (!bucket.ok()) {
-    FUZZ_CHECK(bucket.status().code() == Code::kCorruption);
+    FUZZ_CHECK(bucket.status().IsCorruption());
     return 0;
   }
   auto back = DecodeBucket(EncodeBucket(*bucket), "k");

@@ -17,7 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(RecordBlobName(bytes).rfind(kRecordPrefix, 0) == 0);
   auto rec = DecodeRecord(bytes, "x/fuzz");
   if (!rec.ok()) {
-    FUZZ_CHECK(rec.status().code() == Code::kCorruption);
+    FUZZ_CHECK(rec.status().IsCorruption());
     return 0;
   }
   const std::string once = EncodeRecord(*rec);

@@ -259,7 +259,7 @@ class Supervisor {
         // Records left while storage answers are a violation; no answer is
         // no verdict.
         const Status& failed = !recovered.ok() ? recovered.status() : left.status();
-        if (!failed.ok() && failed.code() == Code::kUnavailable) return {"", failed.ToString()};
+        if (!failed.ok() && failed.IsUnavailable()) return {"", failed.ToString()};
         return {"transactions still unresolved after their leases ran out: " +
                     (failed.ok() ? std::to_string(*left) + " records or intents"
                                  : failed.ToString()),
