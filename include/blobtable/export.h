@@ -5,5 +5,8 @@
 #define BLOBTABLE_EXPORT_H_
 
 #define BLOBTABLE_EXPORT [[gnu::visibility("default")]]
+// A member of an exported class that stays inside the library: the private
+// constructors that take internal types, so none of those is in the ABI.
+#define BLOBTABLE_HIDDEN [[gnu::visibility("hidden")]]
 
 #endif  // BLOBTABLE_EXPORT_H_

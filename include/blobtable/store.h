@@ -124,7 +124,8 @@ class BLOBTABLE_EXPORT Store {
   const StoreOptions& options() const;
 
  private:
-  explicit Store(std::shared_ptr<internal::StoreCore> core) : core_(std::move(core)) {}
+  BLOBTABLE_HIDDEN explicit Store(std::shared_ptr<internal::StoreCore> core)
+      : core_(std::move(core)) {}
   std::shared_ptr<internal::StoreCore> core_;
 };
 

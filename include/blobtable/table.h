@@ -187,15 +187,15 @@ class BLOBTABLE_EXPORT Table {
   friend class TableScan;
   friend class EntityWatch;
   friend class Transaction;
-  Table(std::shared_ptr<const internal::StoreCore> core, std::string name)
+  BLOBTABLE_HIDDEN Table(std::shared_ptr<const internal::StoreCore> core, std::string name)
       : core_(std::move(core)), name_(std::move(name)) {}
   // InvalidArgument on an empty handle.
   Status Usable() const;
 
   // The one write path: validates, names and encodes; `if_match` for
   // kReplace and kMerge only.
-  Result<Entity> Write(const Entity& entity, std::string_view if_match,
-                       internal::WriteMode mode) const;
+  BLOBTABLE_HIDDEN Result<Entity> Write(const Entity& entity, std::string_view if_match,
+                                        internal::WriteMode mode) const;
   Result<Entity> Read(std::string_view pk, std::string_view rk, const ReadOptions& read) const;
 
   std::shared_ptr<const internal::StoreCore> core_;

@@ -139,7 +139,8 @@ class BLOBTABLE_EXPORT Transaction {
 
  private:
   friend class Store;
-  Transaction(std::shared_ptr<const internal::TxnContext> context, TransactionOptions options);
+  BLOBTABLE_HIDDEN Transaction(std::shared_ptr<const internal::TxnContext> context,
+                               TransactionOptions options);
   std::unique_ptr<internal::TxnBuffer> buffer_;
 };
 
