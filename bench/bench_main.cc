@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // blobtable-bench: the benchmark suite (README "Performance"). Prints a
 // table and writes a CSV; scripts/bench builds it in Release, starts what
 // the remote workloads need, and draws the plot.

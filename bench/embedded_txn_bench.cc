@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Transactions on the embedded store (README "On the embedded store"): a
 // plain write against a transaction of the same write committed as one
 // LMDB write transaction and through the lease coordinator, and a 2,000-

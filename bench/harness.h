@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The benchmark suite's harness (README "Performance"): every system of a
 // cell runs once per round, in an order rotated each round, and the figures
 // reported are medians over rounds, ratios as the median of per-round

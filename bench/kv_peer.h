@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A system the embedded workloads (W1) compare: blobtable's embedded store,
 // SQLite, RocksDB, raw LMDB. Keys arrive in order per thread (each thread its
 // own range); values are the same bytes for every system.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The benchmark suite's peers written in JavaScript (the official SDKs from
 // npm): each a script run by `node` in a process of its own, printing its
 // measurement as one JSON line.

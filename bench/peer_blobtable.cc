@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // blobtable's embedded store as a W1 system: one partition, the value as a
 // binary property; LocalDurability kFull, or kRelaxed ("blobtable-relaxed").
 #include <map>

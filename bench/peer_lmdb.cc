@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Raw LMDB as a W1 system (the floor): one environment with LMDB's default
 // durability (synced at every commit), a write transaction per write, a
 // read transaction per read, the same key and value bytes.

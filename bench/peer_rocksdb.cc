@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RocksDB as a W1 system: Debian's librocksdb, default options, the WAL
 // synced on every write or not at all.
 #include <rocksdb/db.h>

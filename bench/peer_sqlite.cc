@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SQLite as a W1 system: WAL, synchronous FULL or NORMAL, a connection and
 // prepared statements per thread, autocommit (one transaction per write).
 #include <sqlite3.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Draws bench/results/latest.png from the suite's CSV: one panel per kind of
 # workload present (W1 embedded, W2 remote, W3 cached reads, W4 queries, W5
 # transactions), each cell (operation, threads or concurrency, added

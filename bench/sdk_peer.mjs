@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The official Azure Storage SDK for JavaScript (@azure/storage-blob, pinned
 // in package.json) as a W2 system of blobtable-bench (README "Performance"):
 // the same operations on blobs of the same size, through the same proxy.

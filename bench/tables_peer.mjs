@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Azurite's own Table service, through the official SDK (@azure/data-tables,
 // pinned in package.json), as a system of blobtable-bench's W4 and W5
 // (README "Performance"). Every entity is PartitionKey "p", a RowKey, and a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // W1: the embedded store against SQLite, RocksDB and raw LMDB, one process,
 // the same value bytes and key order (README "Performance").
 #ifndef BLOBTABLE_BENCH_W1_EMBEDDED_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "bench/w2_remote.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // W2: the Azure backend against the official Azure Storage SDK for
 // JavaScript on the same Azurite, through the latency proxy, both of
 // blobtable's HTTP transports (README "Performance").

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // W3: reads of an Azure store through the local cache, by read policy,
 // against uncached reads and against the embedded store's (README
 // "Performance").

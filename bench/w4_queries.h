@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // W4: partition queries on an Azure store, cold, cached and with 1 % of
 // the rows changed behind the store's back, against a GET per row and
 // against Azurite's own Table service (README "Performance").

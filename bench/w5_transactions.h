@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // W5: multi-partition transactions on an Azure store through the latency
 // proxy: commit latency and requests by partitions touched, against the
 // same writes made plainly and against Azurite's Table service entity group

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The local cache's LMDB storage. Three databases in one environment:
 //   entries  scope id (8 bytes) + the blob's bucket key -> the entry;
 //   lru      access time (8 bytes, big-endian ms) + entry key -> "";

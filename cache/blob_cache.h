@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The local cache's storage: blobs of remote stores kept in an LMDB
 // environment of their own directory (README "The local cache").
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A check of a cache's LMDB file where a crash cannot hurt: in a child
 // process (README "The local cache"). LMDB trusts its file: a damaged page
 // can fail an assertion or fault in the process that reads it, and a cache

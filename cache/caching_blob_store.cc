@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "cache/caching_blob_store.h"
 
 #include <map>

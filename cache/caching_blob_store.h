@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The local cache as a BlobStore wrapper (README "The local cache"). It sits
 // on top of the stack, under the tables: backend -> StoreOptions::
 // wrap_blob_store -> cache -> Store, so request counters and fault injectors

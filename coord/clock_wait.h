@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Waiting for a time on the store's clock from a background thread that
 // must also wake when told (stop, release).
 #ifndef BLOBTABLE_COORD_CLOCK_WAIT_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "coord/coord_names.h"
 
 #include "model/blob_naming.h"

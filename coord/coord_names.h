@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where the coordination primitives keep their blobs (README
 // "Coordination"): under c/, beside the tables' t/ and the transaction
 // records, one prefix a primitive:

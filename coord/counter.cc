@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Counter: shards as small blobs, added to with ETag retries, summed by one
 // listing (blobtable/counter.h).
 #include "blobtable/counter.h"

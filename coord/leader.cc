@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // LeaderElection: a campaign thread around a Lock on c/leaders/-<name>
 // (blobtable/leader.h).
 #include "blobtable/leader.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How long a holder may count on a lease, by its own monotonic clock: the
 // lock, the leader and the work queue judge their leases alike.
 #ifndef BLOBTABLE_COORD_LEASE_TIME_H_

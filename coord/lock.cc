@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Lock: acquisition with backoff, the fencing token, the renewal thread,
 // idempotent release (blobtable/lock.h).
 #include "blobtable/lock.h"

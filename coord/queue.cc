@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // WorkQueue: items as leased blobs (blobtable/queue.h).
 #include "blobtable/queue.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // EntityWatch: conditional GETs of one entity's blob, a callback on change
 // (blobtable/watch.h).
 #include "blobtable/watch.h"

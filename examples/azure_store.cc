@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Opens an Azure Storage account (or Azurite) from a connection string and
 // writes and reads an entity; the same API as the embedded store.
 //   azure_store [CONNECTION_STRING]   (default: $AZURE_STORAGE_CONNECTION_STRING)

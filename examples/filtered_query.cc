@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A query with a filter, walked with Scan: the rows of one partition whose
 // total is at least 100.
 //   filtered_query STORE

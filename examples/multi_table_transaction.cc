@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Moves stock between two warehouses and records the move, in two tables,
 // atomically: all three writes or none, whoever else is writing.
 //   multi_table_transaction STORE

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reads an Azure store through the local cache, then offline: the second
 // read sends no request and is flagged stale.
 //   offline_cache CONNECTION_STRING CACHE_DIRECTORY

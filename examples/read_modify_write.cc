@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Increments a counter with optimistic concurrency (Table::Update): read
 // it, change it, write it If-Match the ETag read; a write that lost a race
 // is retried. The README's "Examples" shows the marked part.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RetryPolicy's rules and its backoff (blobtable/retry.h, kv/retry_loop.h).
 #include "blobtable/retry.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The loop behind Table::Update and Store::RunTransaction: run an attempt,
 // and run it again after a backoff while the policy retries its status.
 #ifndef BLOBTABLE_KV_RETRY_LOOP_H_

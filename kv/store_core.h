@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a Store shares with its Tables, scans and watches (internal): the
 // transaction layer's context (txn/txn_context.h) plus what only the façade
 // uses, the cache and every option as given.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The table façade: validates keys and entities, names their blobs, encodes
 // them and puts the entity in every error. Reading and writing a blob as the
 // commit protocol requires is txn/entity_access's: each entity is one blob,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Table::Query: one listing answers for the rows it can (their inline
 // copies, README "Stored form"); the others are read, concurrently, each
 // through the cache if the store has one.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TableScan: a query walked entity by entity, its pages fetched as the walk
 // reaches them.
 #include "blobtable/table.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Table::Update: optimistic read-modify-write of one entity, retried under
 // a RetryPolicy when the write loses a race.
 #include "blobtable/table.h"

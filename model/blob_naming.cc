@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "model/blob_naming.h"
 
 #include <cctype>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where entities live: the stable mapping from (table, PartitionKey, RowKey)
 // to blob names. See README "Blob naming" for the full description.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "model/entity_codec.h"
 
 #include "util/msgpack_util.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The stored form of an entity: the body of its blob.
 //
 // msgpack array: ["bt.entity", format, PartitionKey, RowKey, timestamp_ticks,

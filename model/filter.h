@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Query filters in Azure Tables' OData syntax ($filter), parsed once and
 // evaluated on entities (README "Filters").
 //

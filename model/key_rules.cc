@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Validation of keys, property names and values (Azure Table rules).
 #include <cctype>
 

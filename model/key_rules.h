@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pieces of the data model's validation (key_rules.cc) that other parts of
 // the model use too.
 #ifndef BLOBTABLE_MODEL_KEY_RULES_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Azure Blob REST backend: every BlobStore call as Blob service requests
 // (Azure Storage or Azurite), with Shared Key or SAS authentication, retries
 // and a request log.

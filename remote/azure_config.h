@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Azure Storage connection strings and the configuration they give.
 //
 // Accepted keys (case-insensitive): UseDevelopmentStorage, DefaultEndpointsProtocol,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the Azure backend reads out of the service's answers, apart from the
 // requests, so that it can be tested and fuzzed on its own: ETags, lease
 // headers, and List Blobs' XML. Nothing here throws; malformed input is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How the local backend stores blobs in LMDB.
 //
 // LMDB keys are at most 511 bytes but blob names may be up to 1,024

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The BlobStore interface's defaults.
 #include "blobtable/blob_store.h"
 

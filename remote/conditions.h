@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Azure's conditional-request rules and blob-name rules, evaluated locally.
 // The local backend applies them to its stored blobs; the Azure backend lets
 // the service do it and uses only the name rules.

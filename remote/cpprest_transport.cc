@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The second HTTP transport, on cpprestsdk (Microsoft's C++ REST SDK, archived
 // upstream in 2026: selectable, never the default). One http_client per
 // scheme://host:port, each keeping its connections alive; cpprest's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The default HTTP transport, on libcurl: a pool of easy handles, each
 // keeping its connections alive between requests.
 #include <curl/curl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FaultInjectingBlobStore (include/blobtable/fault_injection.h).
 #include "blobtable/fault_injection.h"
 

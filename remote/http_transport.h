@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HTTP transport behind the Azure backend: one small interface, two
 // implementations (libcurl, the default; cpprestsdk, selectable). Modelled on
 // azure-sdk-for-cpp's HttpTransport::Send.

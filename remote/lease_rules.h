@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Azure's lease state machine and the lease checks of blob writes, as pure
 // functions over a stored LeaseRecord. The local backend stores the record
 // with each blob; keeping the rules here (not in the LMDB code) lets unit tests

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "remote/lmdb_env.h"
 
 #include <sys/stat.h>

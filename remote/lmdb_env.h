@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A process-wide shared LMDB environment per directory, and an RAII
 // transaction. Used by the local blob store (and the cache that will follow).
 //

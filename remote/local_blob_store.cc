@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The local backend: a BlobStore in a directory, on LMDB.
 //
 // Every call is one LMDB transaction, so each is atomic and durable on return

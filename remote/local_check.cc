@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `blobtable check` for the local backend: every record and every blob's
 // data in a container, read and checked against its checksum.
 #include "blobtable/blob_store.h"

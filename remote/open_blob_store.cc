@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Store locations: a directory or a connection string, and the backend each opens.
 #include "remote/open_blob_store.h"
 

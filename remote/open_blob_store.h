@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One entry to the backends: a location names either a directory (the local
 // LMDB store) or an Azure Storage connection string, decided by the
 // connection-string parser's own rules (IsConnectionString, store.h).

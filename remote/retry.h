@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Retry policy for storage requests: which answers are worth another try and
 // how long to wait before it (exponential backoff with full jitter).
 #ifndef BLOBTABLE_REMOTE_RETRY_H_

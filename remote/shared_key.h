@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Azure Storage Shared Key authorization (Blob service, version 2009-09-19
 // and later): the string to sign and the signature.
 #ifndef BLOBTABLE_REMOTE_SHARED_KEY_H_

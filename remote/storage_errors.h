@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Builders for storage-service failures with Azure's HTTP status and error
 // code, so the local backend reports exactly what Azure would.
 #ifndef BLOBTABLE_REMOTE_STORAGE_ERRORS_H_

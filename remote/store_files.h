@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The files of a local store's directory, and the checks that keep damage
 // from looking like an empty store or crashing a reader (README "Local
 // backend: what damages a store"):

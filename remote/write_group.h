@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Group commit for an LMDB environment: concurrent writers of one process
 // share one durable write transaction.
 //

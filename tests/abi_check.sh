@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The shared library exports no symbol that names an internal type: its ABI
 # is the public headers' (include/blobtable/export.h). Args: LIBRARY
 set -euo pipefail

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The API helpers suite (see api_suite.h).
 #include "tests/api_suite.h"
 

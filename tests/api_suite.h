@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The API helpers suite: Table::Update and Store::RunTransaction (with real
 // contention from threads and processes), Replace/Merge at the entity's own
 // ETag, Scan, the RowKey prefix, GetMany, ListTables, and Begin's checks.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The API helpers on the embedded store (the suite in api_suite.cc), and
 // what only the embedded store can show: a write whose outcome is unknown is
 // never retried.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The local store's atomic batch (BlobStore::CommitBatch), and transactions
 // committed as one batch: all or nothing, validated at the version read,
 // waiting for leases, racing writers, and lost answers settled by reading

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Azure backend against Azurite, with each HTTP transport: the
 // BlobStore conformance suite and Azure-specific behaviour.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Interoperability on Azurite: blobtable's blobs are ordinary Azure blobs that
 // the official JavaScript SDK reads at the name `blobtable locate` prints,
 // with the same ETag; leases that SDK holds are respected by blobtable.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Azure backend without a server: Shared Key signing against published
 // vectors, connection strings, the retry policy with a fake transport
 // (including a lost response), and secrets kept out of logs and errors.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Azurite for tests: started from the repository's node_modules (pinned in
 // package.json, installed by scripts/setup) on a free loopback port with
 // in-memory persistence, and stopped when the test program ends.

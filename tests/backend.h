@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The backends every suite runs on, described once: the local store (a
 // directory, the fake clock), and Azurite with each HTTP transport (a
 // connection string, the server's own time). A suite takes a Backend as its

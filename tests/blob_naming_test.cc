@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Blob naming: property-based checks over random keys (round trip, prefix
 // containment, order), plus the fixed examples the README documents.
 #include "model/blob_naming.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The BlobStore conformance suite (see blob_store_conformance.h).
 #include "tests/blob_store_conformance.h"
 

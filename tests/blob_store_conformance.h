@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The BlobStore conformance suite: written once, run against every backend.
 // A backend's test file instantiates it with INSTANTIATE_TEST_SUITE_P and a
 // Backend (tests/backend.h).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The local cache and queries by listing on Azurite (started by the test):
 // reads and queries counted request by request (a counter under the cache,
 // and the Azure backend's log of every HTTP attempt), changes made by the

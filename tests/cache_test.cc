@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The local cache over the local backend, with the fake clock and a storage
 // that can be made unreachable: every read policy, write-through, queries
 // by listing, the size bound, damage and sharing. Request counts come from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The blobtable CLI, run as a separate binary: output, JSON form and exit codes.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Clocks: every wait and timeout measures monotonic time, so setting the
 // wall clock (an NTP step, an operator) neither stretches a wait past its
 // timeout nor cuts it short; leases stay wall-clock instants (README

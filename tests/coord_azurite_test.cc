@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The coordination suite (coord_suite.cc) on Azurite, with curl (the suite
 // forks holders; libcurl handles made after fork() are safe). Azurite keeps
 // its own time, so waiting out a lease takes its 15 s: the suite is a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The coordination suite. Lock: acquisition, tokens, release, holders killed and paused,
 // the lost-lease signal, contention from threads and processes. Counter: totals under
 // contention, sharded and not. Run on the

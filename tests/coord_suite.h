@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The coordination suite (see coord_suite.cc), run on every backend.
 #ifndef BLOBTABLE_TESTS_COORD_SUITE_H_
 #define BLOBTABLE_TESTS_COORD_SUITE_H_

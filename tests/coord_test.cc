@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Lock suite (coord_suite.cc) on the embedded store, with the fake clock.
 #include "tests/coord_suite.h"
 

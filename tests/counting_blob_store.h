@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one counting wrapper: counts requests by kind, to assert round trips
 // (README "Cost in round trips"). Stacks anywhere a BlobStoreWrapper does.
 // Thread-safe.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Entity validation, DateTime text form, and the msgpack codec.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FaultInjectingBlobStore over the local backend: each fault does to
 // storage what the real failure would and answers what a caller would see;
 // a seed replays its faults.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Filters ($filter, model/filter.h): parsing, errors with their position,
 // Azure Tables' typing rules, the key range a filter narrows a query to, and
 // a property-based check of parser and evaluator against a straightforward

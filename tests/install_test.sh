@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # cmake --install, then build a consumer with find_package(blobtable) and one
 # with pkg-config, and run both. Args: BUILD_DIR SOURCE_DIR
 set -euo pipefail

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Deciding a stalled transaction aborted (txn/intent_resolver.h), when the
 // record it meets is there and then gone: the transaction was decided and
 // finished by someone else between the two requests (seen once in CI, where

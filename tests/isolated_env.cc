@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Linked into every test program: before any test runs, XDG_CACHE_HOME
 // points into a fresh temporary directory (removed at exit), so that a store
 // opened with the default cache directory, in the program or in a CLI it

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Fails when an #include crosses a layer the wrong way (README "Layout").
 # Layers, bottom to top; each may include its own and lower ones, and the
 # public headers (blobtable/...). Public headers include only public ones.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The lease state machine as pure functions (the conformance suite checks the
 // same rules through a real store), and the storage-error -> Code mapping.
 #include "remote/lease_rules.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The local (LMDB) backend: the conformance suite, plus what only a local
 // store has: persistence, several processes, containers, corrupt files.
 #include <lmdb.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The local backend under damage and misuse from outside the API: restored
 // backups, aliased paths, crashed readers, damaged files, full disks, long
 // keys, read-only users (README "Local backend: what damages a store").

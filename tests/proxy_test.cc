@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fault and latency proxy (tools/proxy) between blobtable and Azurite:
 // each fault does to the request what it says, blobtable answers each as
 // its contract says, and the control protocol drives it all.

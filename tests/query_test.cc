@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Queries by listing, over local storage made to behave as a remote store
 // (BlobStoreTraits::in_process false, so entities get inline copies and
 // queries read concurrently): what a listing answers for, what it does not

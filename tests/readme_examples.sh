@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The README's example snippets are the examples' own code: each
 # ```cpp examples/NAME.cc block of the README must equal the part of that
 # file between "// [readme]" and "// [/readme]", and every example must have

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Compiles every ```cpp block of the README, as a user would paste it: each
 # block's #include lines at the top of a file, the rest as the body of a
 # function returning int. Warnings are errors (an ignored [[nodiscard]]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Scans what the test suites printed (CTest's LastTest.log files, given as
 # arguments) for secrets: the account key the tests use (Azurite's, the
 # stand-in for a real one), a Shared Key Authorization header, a SAS

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Running programs from tests: the CLI binary, the official JavaScript SDK's
 // client (tests/interop/azure_client.mjs), shell pipelines.
 #ifndef BLOBTABLE_TESTS_SHELL_H_

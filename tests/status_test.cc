@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Status and Result: what a caller sees of a failure.
 #include <gtest/gtest.h>
 

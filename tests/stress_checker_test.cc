@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The stress tool's checkers catch what they claim to: hand-made histories,
 // each breaking one guarantee (and one that breaks none).
 #include <gtest/gtest.h>

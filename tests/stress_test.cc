@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Short runs of blobtable-stress in CI, on each backend, with faults
 // injected and workers killed: the tool reports no violation. Longer runs
 // are the command in README "Reliability".

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Table API suite (see table_suite.h): every operation, its conditions
 // and errors, queries and paging, request counts.
 #include "tests/table_suite.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Table API suite: written once, run against every backend (local here,
 // Azurite with each transport in azure_blob_store_test.cc).
 #ifndef BLOBTABLE_TESTS_TABLE_SUITE_H_

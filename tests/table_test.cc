@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Table API on the embedded store: every operation, its conditions and
 // errors, queries and paging, and concurrent writers (threads and processes).
 #include "blobtable/table.h"

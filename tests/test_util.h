@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared test fixtures: a fake clock that works across fork(), temporary
 // directories, and helpers for running child processes.
 #ifndef BLOBTABLE_TESTS_TEST_UTIL_H_

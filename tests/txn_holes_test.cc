@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Four interleavings that broke README "Guarantees" (issue 29), each played
 // deterministically on the embedded store through the protocol
 // (atomic_commits off, finishing inline, one request at a time): sync points

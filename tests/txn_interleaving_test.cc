@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Search for interleavings that break the transaction guarantees (README
 // "Transactions"): the randomized simulation of tools/stress/sim/
 // interleavings.h over many seeds, and the bounded-exhaustive search of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The transaction suite (see txn_suite.h): atomicity across tables and
 // partitions, validation, fencing, renewal, recovery after a coordinator is
 // killed at every sync point, deadlock freedom, racing plain writers, and a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The transaction suite: written once, run on the local backend with the fake
 // clock (txn_test.cc) and on Azurite (azure_blob_store_test.cc).
 #ifndef BLOBTABLE_TESTS_TXN_SUITE_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Transactions on the local backend, with the fake clock: through the lease
 // coordinator (Local), and as one LMDB write transaction (Local_Atomic).
 #include "tests/txn_suite.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Group commit (remote/write_group.h): concurrent writers share one durable
 // commit, each body checked on its own.
 #include "remote/write_group.h"

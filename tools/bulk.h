@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CLI's bulk commands (README "Import and export"): a table's rows out
 // as JSON lines, and JSON lines in, one entity a line in the form `get`
 // prints.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The blobtable command-line tool (see `blobtable --help`).
 #ifndef BLOBTABLE_TOOLS_CLI_H_
 #define BLOBTABLE_TOOLS_CLI_H_

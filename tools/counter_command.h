@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `blobtable counter add NAME [DELTA] [--shards N]` and `counter get NAME`.
 #ifndef BLOBTABLE_TOOLS_COUNTER_COMMAND_H_
 #define BLOBTABLE_TOOLS_COUNTER_COMMAND_H_

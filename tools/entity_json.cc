@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tools/entity_json.h"
 
 #include "util/base64.h"

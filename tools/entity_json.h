@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Entities in Azure Tables' JSON form (odata=minimalmetadata), for the CLI:
 //   {"odata.etag": "...", "PartitionKey": "p", "RowKey": "r",
 //    "Timestamp": "2024-05-01T12:00:00.0000000Z", "Timestamp@odata.type": "Edm.DateTime",

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How the CLI prints entities (`get` and `query --format`):
 //   jsonl  one compact JSON object a line (the default; what `import` reads)
 //   json   `get`: the object, indented; `query`: one JSON array

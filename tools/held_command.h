@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Commands run while a lease is held: `blobtable lock NAME -- COMMAND` (a
 // Lock, like flock(1) across machines) and `blobtable leader NAME --
 // COMMAND` (only while leader).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tools/queue_command.h"
 
 #include <nlohmann/json.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `blobtable queue put|take|done|abandon|list`: a WorkQueue from the shell.
 #ifndef BLOBTABLE_TOOLS_QUEUE_COMMAND_H_
 #define BLOBTABLE_TOOLS_QUEUE_COMMAND_H_

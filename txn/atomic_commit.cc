@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Transactions committed as one atomic batch (atomic_commit.h).
 //
 // Where the backend applies every step of a batch as one atomic change (the

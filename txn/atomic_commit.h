@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Transactions on a backend that applies an atomic batch (the local store:
 // one LMDB write transaction), README "Transactions on the embedded store".
 #ifndef BLOBTABLE_TXN_ATOMIC_COMMIT_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "txn/entity_access.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading and writing one entity blob outside a transaction, as the commit
 // protocol requires (docs/protocol.md): a reader meets a transaction's
 // intent and takes the version committed now, without waiting; a writer

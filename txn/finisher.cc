@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "txn/finisher.h"
 
 #include <system_error>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The store's background thread for work that follows a commit point
 // (rewriting intents plain, releasing leases, deleting the record), so that
 // Commit() returns once the outcome is decided. One thread per Store,

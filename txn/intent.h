@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An entity blob while a transaction of protocol 2 is writing it: its body
 // is an intent holding both versions, so that anyone who meets it can hand
 // out the right one once the transaction's record says how it ended.

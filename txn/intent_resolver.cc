@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "txn/intent_resolver.h"
 
 #include "remote/inline_body.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Meeting a protocol-2 transaction's intent (txn/intent.h) on an entity.
 //
 // The transaction's record decides: committed -> the intent's new version,

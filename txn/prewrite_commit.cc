@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The protocol-2 coordinator (prewrite_commit.h). Every lease it takes has
 // the transaction's id as its lease id, so whoever finishes or undoes one of
 // its intents can present it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The commit protocol on a store without atomic batches (README "The
 // protocol"): three rounds of independent requests before Commit() returns,
 //   1. every partition lock leased (finite, renewed); every entity given

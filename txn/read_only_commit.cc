@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "txn/read_only_commit.h"
 
 #include "txn/intent.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Committing a transaction that writes nothing (only reads and checks): its
 // reads are validated by reading every entity again, all at once, as a
 // reader would (an intent counts as the version its record gives). Unique

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Settling what transactions left behind: an intent met on an entity, a
 // committed record whose intents are not all rewritten yet, old aborted
 // records (Store::Recover). Protocol 2 only (docs/protocol.md): every step

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "txn/sync_point.h"
 
 #include <map>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Named sync points in the commit path, for tests: a test installs a callback
 // for a point and the coordinator calls it there (to stop it, kill it, or
 // move the fake clock). Compiled in only in blobtable_testing, the static

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Transaction: the buffered API. Nothing is locked or written until
 // Commit(), which applies one atomic batch where the backend offers it
 // (txn/atomic_commit.cc) and the prewrite protocol elsewhere

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What every commit path asks of a buffered intent (txn_buffer.h).
 #include "txn/txn_buffer.h"
 

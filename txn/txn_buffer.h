@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a Transaction buffers until Commit() (internal to txn/).
 #ifndef BLOBTABLE_TXN_TXN_BUFFER_H_
 #define BLOBTABLE_TXN_TXN_BUFFER_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the transaction layer needs from the store that opened it (internal):
 // the storage, the time service, and the few settings its waits, retries
 // and rewrites follow. The store's own core (kv/store_core.h) is one of

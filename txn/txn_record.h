@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The transaction record blob "x/<txn id>": the commit point. Created once,
 // with If-None-Match "*": committed by the coordinator's commit point, or
 // aborted by whoever decides an undecided transaction (txn/intent_resolver.h);

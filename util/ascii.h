@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ASCII helpers for names that are ASCII by rule (header and table names).
 #ifndef BLOBTABLE_UTIL_ASCII_H_
 #define BLOBTABLE_UTIL_ASCII_H_

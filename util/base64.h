@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Standard base64 (RFC 4648, padded): Edm.Binary in JSON, Azure account keys
 // and signatures.
 #ifndef BLOBTABLE_UTIL_BASE64_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Digests blobtable compares with what storage reports.
 #ifndef BLOBTABLE_UTIL_DIGEST_H_
 #define BLOBTABLE_UTIL_DIGEST_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A fake time service (Clock, include/blobtable/options.h) for tests and the
 // deterministic simulation: lease expiry and waits without sleeping.
 #ifndef BLOBTABLE_UTIL_FAKE_CLOCK_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal helpers for propagating Status and Result (not part of the API).
 #ifndef BLOBTABLE_UTIL_MACROS_H_
 #define BLOBTABLE_UTIL_MACROS_H_

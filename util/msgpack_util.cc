@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "util/msgpack_util.h"
 
 namespace blobtable::mp {

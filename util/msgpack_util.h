@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Safe msgpack decoding helpers: bounded unpacking and typed field access
 // that reports Corruption instead of throwing.
 #ifndef BLOBTABLE_UTIL_MSGPACK_UTIL_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Independent requests sent at once: remote cost is round trips, and a
 // round trip that need not wait for another should not.
 #ifndef BLOBTABLE_UTIL_PARALLEL_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Random identifiers (lease ids, transaction ids, write ids).
 #ifndef BLOBTABLE_UTIL_RANDOM_H_
 #define BLOBTABLE_UTIL_RANDOM_H_

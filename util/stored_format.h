@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every name blobtable writes to storage, in one place: what a stored blob,
 // its metadata, or a local store's files are called. Changing any of these
 // changes the stored format (existing stores would no longer be read).

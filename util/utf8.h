@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // UTF-8 decoding helpers shared by key rules, blob names and JSON.
 #ifndef BLOBTABLE_UTIL_UTF8_H_
 #define BLOBTABLE_UTIL_UTF8_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // BlobStore: the storage interface every backend implements (local LMDB
 // directory, Azure Blob REST). One BlobStore addresses one container.
 //

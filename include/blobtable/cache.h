@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The local cache of an Azure store (README "The local cache"): what it
 // counted, and how to read or clear a cache directory.
 #ifndef BLOBTABLE_CACHE_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Counter: a number shared by every client of a store, added to with ETag
 // retries, optionally sharded for hot counters.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Entities: PartitionKey, RowKey, Timestamp, ETag and typed properties, as in
 // Azure Table Storage, with Azure's validation rules.
 //

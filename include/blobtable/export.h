@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // BLOBTABLE_EXPORT marks the public API: the only symbols the shared
 // library exports (everything else is compiled hidden, so internals cannot
 // be linked against by accident, and the library loads faster).

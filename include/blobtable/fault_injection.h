@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fault injection for tests of code built on blobtable (and of blobtable
 // itself), in the spirit of leveldb's and RocksDB's fault-injection
 // environments: a BlobStore wrapper that makes calls fail the ways remote

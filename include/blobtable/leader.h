@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // LeaderElection: at most one leader among the clients campaigning for a
 // name, with a term (a fencing token) that grows with every new leader.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Lock: a named lock shared by every client of a store (threads, processes,
 // machines), held as a blob lease, with a fencing token.
 //

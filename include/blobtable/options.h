@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Options and injectable services (the clock) shared by the store layers.
 #ifndef BLOBTABLE_OPTIONS_H_
 #define BLOBTABLE_OPTIONS_H_

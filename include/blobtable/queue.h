@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // WorkQueue: items taken under a lease (the visibility timeout), completed
 // exactly once, delivered at least once, with poison handling.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RetryPolicy: how Table::Update and Store::RunTransaction retry an
 // optimistic update that lost a race.
 //

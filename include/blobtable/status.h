@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Status and Result<T>: how every blobtable call reports success or failure.
 //
 // Codes are chosen by what the caller should do next, not by where the error

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Store: the entry point. Opens a location and hands out tables.
 //
 //   auto store = blobtable::Store::Open("/var/lib/myapp/tables");

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Table: insert, replace, merge, upsert, delete, get and query entities of
 // one table. Obtain one from Store::OpenTable. A Table is a cheap handle
 // (copy it freely) and is thread-safe: calls may run from many threads and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Transactions: atomic, serializable updates across entities, partitions and
 // tables, coordinated with blob leases (see README "Transactions").
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // EntityWatch: a configuration entity polled with If-None-Match, calling
 // back when it changes; no body crosses the network while nothing changes.
 //

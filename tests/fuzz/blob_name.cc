@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Keys to blob names (model/blob_naming.h), from two keys cut out of the
 // input: a name decodes back to its keys, stays inside its table's and
 // partition's prefix, orders as its keys do, and carries nothing a service

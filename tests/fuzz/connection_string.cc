@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Connection strings (remote/azure_config.h): any text gives a
 // configuration or InvalidArgument, never a crash; no message repeats a key
 // or signature it was given.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An entity blob's body (model/entity_codec.h): decoding any bytes gives an
 // entity or Corruption, never a crash; what decodes encodes back to bytes
 // that decode to the same entity.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CLI's entity JSON (tools/entity_json.h): any text gives an entity or
 // InvalidArgument, never a crash or an exception; an entity read from JSON
 // writes back to JSON that reads as the same entity (the same JSON again).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a fuzz target asserts: a property that fails aborts, in a fuzz build
 // (libFuzzer then saves the input) and in a replay alike.
 #ifndef BLOBTABLE_TESTS_FUZZ_FUZZ_CHECK_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // List Blobs answers (remote/azure_parsing.h): any bytes give a page or
 // Corruption, never a crash or an exception; no name before startFrom, and
 // never the marker it was given as the next one.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The local backend's record buckets (remote/blob_record.h): any bytes give
 // a bucket or Corruption, never a crash; a bucket encodes back to bytes
 // that decode to the same names, ETags, data references and inline data.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs a fuzz target over files, without libFuzzer: every input of its
 // checked-in corpus (crashes once found included) replays as a unit test in
 // the ordinary build. Usage: <target>_replay FILE_OR_DIR...

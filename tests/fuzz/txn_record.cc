@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Transaction records (txn/txn_record.h) and the names made from a
 // transaction id found on a lock or an entity (any text: it is read from
 // metadata another client could write): a record decodes or is Corruption,

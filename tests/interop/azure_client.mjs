@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An independent Azure client for interoperability tests: the official Azure
 // Storage SDK for JavaScript, pinned in package.json.
 //   node azure_client.mjs get CONN CONTAINER BLOB

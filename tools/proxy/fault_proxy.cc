@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tools/proxy/fault_proxy.h"
 
 #include <arpa/inet.h>

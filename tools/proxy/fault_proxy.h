@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A TCP proxy for HTTP/1.1 between a client and a storage service on this
 // machine (Azurite), adding latency and injecting the network's faults
 // (README "Reliability"). Tests drive it in-process; blobtable-proxy

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // blobtable-proxy: the fault and latency proxy (tools/proxy/fault_proxy.h)
 // as a program, driven over a control port. Example:
 //   blobtable-proxy --upstream 10000 --listen 10100 --control 10101 --latency-ms 10

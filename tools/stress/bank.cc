@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bank workload: eight accounts in four partitions; transactions move
 // money between two of them and record each transfer in a ledger table (in
 // the same transaction), close an account by moving all of its money out

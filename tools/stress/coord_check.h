@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The checkers of the coordination workloads (queue, lock), apart from the
 // workloads so that tests can feed them histories of their own.
 //

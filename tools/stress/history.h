@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The stress tool's history: every operation's invocation and completion,
 // one JSON line each, written by the worker process that ran it, so that a
 // worker killed mid-operation leaves an invocation without a completion (an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The list-append workload (after Jepsen's Elle): eight entities in two
 // tables and four partitions each hold a list of unique elements (eight new
 // ones every few seconds, WorkerContext::key_era_ns, so that no list grows

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The list-append workload's checker (after Jepsen's Elle), apart from the
 // workload so that tests can feed it histories of their own.
 #ifndef BLOBTABLE_TOOLS_STRESS_LIST_APPEND_H_

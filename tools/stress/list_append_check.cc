@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CheckListAppend (list_append.h).
 #include <algorithm>
 #include <deque>

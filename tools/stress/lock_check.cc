@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The lock workload's checker (coord_check.h): tokens only go up, the fence
 // never lets an older token write after a newer one, no increment is lost.
 #include <algorithm>

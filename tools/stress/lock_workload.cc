@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The lock workload: workers take one Lock (lease 15 s, the shortest; a
 // short timeout) and, while holding it, add one to a counter entity 1-3
 // times, each a read-modify-write through FencedUpdate with the hold's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The queue workload's checker (coord_check.h): exactly one Complete says
 // OK, nothing lost, nothing invented.
 #include "tools/stress/coord_check.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The queue workload: workers share one WorkQueue (visibility 15 s, the
 // shortest, so that leases run out often). They enqueue items whose body is
 // a unique name (worker, generation, operation), and dequeue them; a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A clock that runs `speed` times faster than real time, the same in every
 // process that is given the same base instants: lease expiry, waits and
 // timeouts on the local backend then pass in a fraction of the real time,

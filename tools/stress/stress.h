@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // blobtable-stress: several processes run a workload's random operations on
 // one store, with faults injected and processes SIGKILLed and restarted at
 // random; after each round every abandoned transaction is recovered and the

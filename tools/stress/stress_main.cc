@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // blobtable-stress (README "Reliability"). Examples:
 //   blobtable-stress --store /tmp/s --workload list-append --seconds 60
 //       --faults 50 --kill-every 3 --clock-speed 10

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The stress supervisor: starts the workers (this program again, with
 // --worker), kills and restarts them at random, and after each round
 // recovers abandoned transactions and runs the workload's checker.

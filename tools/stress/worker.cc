@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A stress worker process, and the options every process opens the store
 // with.
 #include <dirent.h>

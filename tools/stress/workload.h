@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A stress workload: the operations worker processes run at random, and the
 // checker that judges their history (README "Reliability").
 #ifndef BLOBTABLE_TOOLS_STRESS_WORKLOAD_H_

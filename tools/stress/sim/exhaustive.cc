@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The scenarios of the bounded-exhaustive search (exhaustive.h) and its
 // depth-first driver. Each scenario is a few scripted actors over keys of
 // sim_world.h (a = p0/a, b = p0/b, c = p1/c), with the faults that may

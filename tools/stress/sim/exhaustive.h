@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bounded-exhaustive search of small scenarios (exhaustive.cc): instead of
 // sampling schedules from seeds, every schedule of a scenario's scheduling
 // points is run, up to a bound on preemptions (switching away from an

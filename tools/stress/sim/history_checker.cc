@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tools/stress/sim/history_checker.h"
 
 #include <functional>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A history of single-entity operations and transactions over a few keys, and
 // a checker for strict serializability: is there one serial order of the
 // operations, consistent with real time (an operation that ended before

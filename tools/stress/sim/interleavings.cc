@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The randomized interleaving simulation (README "Transactions:
 // Randomized interleavings"), as a mode of the stress tool and as a test.
 // Each seed runs a few actors on the embedded store, one request at a time

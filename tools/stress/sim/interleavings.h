@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The randomized interleaving simulation of transactions and plain
 // operations on the embedded store (interleavings.cc): a mode of
 // blobtable-stress (--mode sim) and tests/txn_interleaving_test.cc. Needs

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A protocol monitor for the simulation: watches every write from below the
 // scheduler (its own reads are not scheduling points) for writes around a
 // *committed* transaction, whether or not the history shows them:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tools/stress/sim/sim_actor.h"
 
 namespace blobtable::sim {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An actor of the simulation: plain operations and transactions on the
 // keys of sim_world.h, each recorded in the history (as unknown until it
 // returns: a kill leaves it so). Random runs draw its operations from a

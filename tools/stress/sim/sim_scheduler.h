@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A deterministic scheduler for interleaving tests: actors run as threads,
 // but only one at a time, and control changes hands only at scheduling
 // points (before and after every storage request, at sync points, and in

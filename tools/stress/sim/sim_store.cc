@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The BlobStore wrapper that routes every request through the scheduler
 // (sim_scheduler.h), naming the points where the protocol's windows are:
 // record creates (commit point, or a decider's abort) and entity GETs that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What one simulated run needs around its actors (interleavings.cc and
 // exhaustive.cc): a store directory in memory, the store(s) opened through
 // the protocol monitor and the scheduler, the history, and the check at
