@@ -63,11 +63,15 @@ int main(int argc, char** argv) {
   std::vector<std::string> only_ops, systems, proxies, table_proxies;
   std::vector<std::string> workloads = {"W1", "W2", "W3", "W4", "W5"};
   int64_t remote_ops = 120;
-  app.add_flag("--quick", quick, "a sanity run: 1 round, few operations, 1 and 2 threads (every path runs; no figure means anything)");
+  app.add_flag("--quick", quick,
+               "a sanity run: 1 round, few operations, 1 and 2 threads (every path runs; no figure "
+               "means anything)");
   app.add_option("--rounds", rounds, "rounds, systems rotated each round")
-      ->check(CLI::Range(1, 100))->capture_default_str();
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
   app.add_option("--ops", ops, "operations per thread and round")
-      ->check(CLI::Range(int64_t{200}, int64_t{10'000'000}))->capture_default_str();
+      ->check(CLI::Range(int64_t{200}, int64_t{10'000'000}))
+      ->capture_default_str();
   app.add_option("--threads", threads, "thread counts")->capture_default_str();
   app.add_option("--op", only_ops, "only these W1 operations (insert, get, replace, range100)");
   app.add_option("--system", systems, "only these systems (blobtable, lmdb-raw, ...)");
@@ -75,8 +79,10 @@ int main(int argc, char** argv) {
   app.add_option("--table-proxy", table_proxies,
                  "W4, W5: MS:PORT, a proxy adding MS ms in front of Azurite's Table service");
   app.add_option("--remote-ops", remote_ops, "W2: operations a round, shared by the workers")
-      ->check(CLI::Range(int64_t{16}, int64_t{1'000'000}))->capture_default_str();
-  app.add_option("--workload", workloads, "only these workloads (W1 ... W5)")->capture_default_str();
+      ->check(CLI::Range(int64_t{16}, int64_t{1'000'000}))
+      ->capture_default_str();
+  app.add_option("--workload", workloads, "only these workloads (W1 ... W5)")
+      ->capture_default_str();
   app.add_option("--csv", csv, "where the results go")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   auto wanted = [&](const char* w) {

@@ -27,8 +27,7 @@ using blobtable::StoreOptions;
 class BenchStore {
  public:
   explicit BenchStore(bool atomic) {
-    std::string tmpl =
-        (std::filesystem::temp_directory_path() / "blobtable-bench-XXXXXX").string();
+    std::string tmpl = (std::filesystem::temp_directory_path() / "blobtable-bench-XXXXXX").string();
     dir_ = mkdtemp(tmpl.data());
     StoreOptions o;
     o.atomic_commits = atomic;

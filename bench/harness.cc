@@ -104,8 +104,7 @@ Result<std::vector<Row>> RunCell(const std::string& workload, const std::string&
     for (size_t k = 0; k < n; ++k) {
       const size_t s = (k + static_cast<size_t>(r)) % n;
       auto got = systems[s].run();
-      if (!got.ok())
-        return got.status().WithContext(workload + " " + op + " " + systems[s].name);
+      if (!got.ok()) return got.status().WithContext(workload + " " + op + " " + systems[s].name);
       samples[s].push_back(std::move(*got));
     }
   }
@@ -161,16 +160,17 @@ std::string ValueBytes(size_t bytes) {
 
 void PrintRows(const std::vector<Row>& rows, std::ostream& out) {
   char line[512];
-  std::snprintf(line, sizeof line, "%-4s %-10s %3s  %-22s %11s %9s %9s %9s %8s  %s\n", "work",
-                "op", "thr", "system", "ops/s", "p50 us", "p99 us", "cpu us", "req/op",
+  std::snprintf(line, sizeof line, "%-4s %-10s %3s  %-22s %11s %9s %9s %9s %8s  %s\n", "work", "op",
+                "thr", "system", "ops/s", "p50 us", "p99 us", "cpu us", "req/op",
                 "reference/this  rates");
   out << line;
   for (const Row& r : rows) {
     char req[16] = "-";
     if (r.requests_per_op >= 0) std::snprintf(req, sizeof req, "%.2f", r.requests_per_op);
-    std::snprintf(line, sizeof line, "%-4s %-10s %3d  %-22s %11.0f %9.1f %9.1f %9.1f %8s  %.2f (%s)  %s\n",
-                  r.workload.c_str(), r.op.c_str(), r.threads, r.system.c_str(), r.ops_per_s,
-                  r.p50_us, r.p99_us, r.cpu_us_per_op, req, r.ratio, r.reference.c_str(), r.rates.c_str());
+    std::snprintf(
+        line, sizeof line, "%-4s %-10s %3d  %-22s %11.0f %9.1f %9.1f %9.1f %8s  %.2f (%s)  %s\n",
+        r.workload.c_str(), r.op.c_str(), r.threads, r.system.c_str(), r.ops_per_s, r.p50_us,
+        r.p99_us, r.cpu_us_per_op, req, r.ratio, r.reference.c_str(), r.rates.c_str());
     out << line;
   }
 }
@@ -179,9 +179,9 @@ void WriteCsv(const std::vector<Row>& rows, std::ostream& out) {
   out << "workload,op,threads,system,ops_per_s,p50_us,p99_us,cpu_us_per_op,requests_per_op,"
          "ratio,reference,rates\n";
   for (const Row& r : rows)
-    out << r.workload << ',' << r.op << ',' << r.threads << ',' << r.system << ','
-        << r.ops_per_s << ',' << r.p50_us << ',' << r.p99_us << ',' << r.cpu_us_per_op << ','
-        << r.requests_per_op << ',' << r.ratio << ',' << r.reference << ',' << r.rates << '\n';
+    out << r.workload << ',' << r.op << ',' << r.threads << ',' << r.system << ',' << r.ops_per_s
+        << ',' << r.p50_us << ',' << r.p99_us << ',' << r.cpu_us_per_op << ',' << r.requests_per_op
+        << ',' << r.ratio << ',' << r.reference << ',' << r.rates << '\n';
 }
 
 }  // namespace bench

@@ -90,8 +90,7 @@ blobtable::Result<std::vector<Row>> RunCell(const std::string& workload, const s
 class Scratch {
  public:
   Scratch() {
-    std::string tmpl =
-        (std::filesystem::temp_directory_path() / "blobtable-bench-XXXXXX").string();
+    std::string tmpl = (std::filesystem::temp_directory_path() / "blobtable-bench-XXXXXX").string();
     if (mkdtemp(tmpl.data()) != nullptr) path_ = tmpl;
   }
   ~Scratch() {

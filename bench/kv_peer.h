@@ -17,7 +17,8 @@ class KvPeer {
   virtual ~KvPeer() = default;
   // A fresh store in the empty directory `dir`, for `threads` threads.
   virtual blobtable::Status Open(const std::string& dir, int threads) = 0;
-  virtual blobtable::Status Insert(int thread, const std::string& key, const std::string& value) = 0;
+  virtual blobtable::Status Insert(int thread, const std::string& key,
+                                   const std::string& value) = 0;
   virtual blobtable::Status Get(int thread, const std::string& key) = 0;
   // Replaces an existing key, conditional on the version this thread last
   // wrote where the system has versions (blobtable: the ETag; SQLite: a

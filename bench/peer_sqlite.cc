@@ -29,9 +29,10 @@ class SqlitePeer final : public KvPeer {
       if (sqlite3_open((dir + "/bench.sqlite").c_str(), &c.db) != SQLITE_OK) return Fail(c.db);
       sqlite3_busy_timeout(c.db, 60'000);
       const std::string setup = "PRAGMA journal_mode=WAL; PRAGMA synchronous=" + synchronous_ +
-                                ";" + (t == 0 ? "CREATE TABLE IF NOT EXISTS t(k TEXT PRIMARY KEY,"
-                                                " v BLOB, ver INTEGER) WITHOUT ROWID;"
-                                              : "");
+                                ";" +
+                                (t == 0 ? "CREATE TABLE IF NOT EXISTS t(k TEXT PRIMARY KEY,"
+                                          " v BLOB, ver INTEGER) WITHOUT ROWID;"
+                                        : "");
       if (sqlite3_exec(c.db, setup.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK)
         return Fail(c.db);
       if (!Prepare(c, "INSERT INTO t VALUES(?1, ?2, 1)", &c.insert) ||

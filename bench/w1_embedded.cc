@@ -36,8 +36,8 @@ std::vector<PeerKind> Peers() {
 
 // One round of `op` on a fresh store of `kind`: the keys it needs written
 // first (not timed), then the operations timed.
-Result<Sample> Round(const PeerKind& kind, const std::string& op, int threads,
-                     const W1Options& o, const std::string& value) {
+Result<Sample> Round(const PeerKind& kind, const std::string& op, int threads, const W1Options& o,
+                     const std::string& value) {
   Scratch dir;
   if (dir.path().empty()) return Status::IOError("no scratch directory");
   std::unique_ptr<KvPeer> peer = kind.make();
@@ -46,17 +46,19 @@ Result<Sample> Round(const PeerKind& kind, const std::string& op, int threads,
   // loading (durable inserts) stays a few seconds at 8 threads.
   const int64_t n = std::max<int64_t>(1, o.ops_per_thread * std::min(threads, 2) / threads);
   if (op != "insert") {
-    auto loaded = RunThreads(threads, n, [&](int t, int64_t i) {
-      return peer->Insert(t, Key(t, i), value);
-    });
+    auto loaded =
+        RunThreads(threads, n, [&](int t, int64_t i) { return peer->Insert(t, Key(t, i), value); });
     if (!loaded.ok()) return loaded.status();
   }
   if (op == "insert")
-    return RunThreads(threads, n, [&](int t, int64_t i) { return peer->Insert(t, Key(t, i), value); });
+    return RunThreads(threads, n,
+                      [&](int t, int64_t i) { return peer->Insert(t, Key(t, i), value); });
   if (op == "get")
-    return RunThreads(threads, n, [&](int t, int64_t i) { return peer->Get(t, Key(t, (i * 7919) % n)); });
+    return RunThreads(threads, n,
+                      [&](int t, int64_t i) { return peer->Get(t, Key(t, (i * 7919) % n)); });
   if (op == "replace")
-    return RunThreads(threads, n, [&](int t, int64_t i) { return peer->Replace(t, Key(t, i), value); });
+    return RunThreads(threads, n,
+                      [&](int t, int64_t i) { return peer->Replace(t, Key(t, i), value); });
   // range100: a tenth as many queries, each from a spread-out start.
   const int64_t span = std::max<int64_t>(1, n - 100);
   return RunThreads(threads, std::max<int64_t>(1, n / 10), [&](int t, int64_t i) {
@@ -76,9 +78,8 @@ Result<std::vector<Row>> RunW1(const W1Options& o) {
         if (!o.systems.empty() &&
             std::find(o.systems.begin(), o.systems.end(), kind.name) == o.systems.end())
           continue;
-        systems.push_back({kind.name, [&, kind, op] {
-                             return Round(kind, op, threads, o, value);
-                           }});
+        systems.push_back(
+            {kind.name, [&, kind, op] { return Round(kind, op, threads, o, value); }});
       }
       auto cell = RunCell("W1", op, threads, systems, o.rounds);
       if (!cell.ok()) return cell.status();

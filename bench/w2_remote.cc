@@ -19,9 +19,10 @@ namespace {
 
 // Azurite's well-known development account.
 std::string DevAccountWith(const char* endpoint, int port) {
-  return std::string("DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;"
-                     "AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/"
-                     "K1SZFPTOtr/KBHBeksoGMGw==;") +
+  return std::string(
+             "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;"
+             "AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/"
+             "K1SZFPTOtr/KBHBeksoGMGw==;") +
          endpoint + "=http://127.0.0.1:" + std::to_string(port) + "/devstoreaccount1";
 }
 
@@ -80,7 +81,8 @@ Result<Sample> BlobtableRound(const std::string& transport, const Cell& c, const
     return r.status();
   };
   if (c.op != "upsert") {
-    auto loaded = RunThreads(c.concurrency, n, [&](int w, int64_t i) { return write(w, i, false); });
+    auto loaded =
+        RunThreads(c.concurrency, n, [&](int w, int64_t i) { return write(w, i, false); });
     if (!loaded.ok()) return loaded.status();
   }
   (*counter)->Clear();
@@ -94,16 +96,16 @@ Result<Sample> BlobtableRound(const std::string& transport, const Cell& c, const
 
 // One round of the SDK: bench/sdk_peer.mjs in a node process of its own.
 Result<Sample> SdkRound(const Cell& c, const W2Options& o) {
-  auto s = RunNodePeer(o.sdk_script, {ConnectionTo(c.port), FreshName("w2s"), c.op,
-                                      std::to_string(c.concurrency),
-                                      std::to_string(c.ops_per_worker),
-                                      std::to_string(o.value_bytes), "k"});
+  auto s = RunNodePeer(o.sdk_script,
+                       {ConnectionTo(c.port), FreshName("w2s"), c.op, std::to_string(c.concurrency),
+                        std::to_string(c.ops_per_worker), std::to_string(o.value_bytes), "k"});
   if (s.ok()) s->requests = s->ops;  // one Get Blob or Put Blob an operation
   return s;
 }
 
 bool Wanted(const W2Options& o, const std::string& name) {
-  return o.systems.empty() || std::find(o.systems.begin(), o.systems.end(), name) != o.systems.end();
+  return o.systems.empty() ||
+         std::find(o.systems.begin(), o.systems.end(), name) != o.systems.end();
 }
 
 }  // namespace
@@ -125,7 +127,8 @@ Result<std::vector<Row>> RunW2(const W2Options& o) {
                                  return BlobtableRound(t, cell, o, value);
                                }});
         }
-        if (Wanted(o, "sdk-js")) systems.push_back({"sdk-js", [&, cell] { return SdkRound(cell, o); }});
+        if (Wanted(o, "sdk-js"))
+          systems.push_back({"sdk-js", [&, cell] { return SdkRound(cell, o); }});
         auto rows_of_cell = RunCell(workload, op, concurrency, systems, o.rounds);
         if (!rows_of_cell.ok()) return rows_of_cell.status();
         rows.insert(rows.end(), rows_of_cell->begin(), rows_of_cell->end());

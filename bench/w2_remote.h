@@ -26,7 +26,7 @@ struct W2Options {
   size_t value_bytes = 1000;
   std::vector<W2Endpoint> endpoints;
   std::vector<std::string> ops = {"get", "upsert", "replace"};
-  std::vector<std::string> systems;  // empty: every system
+  std::vector<std::string> systems;               // empty: every system
   std::string sdk_script = "bench/sdk_peer.mjs";  // run with `node`
 };
 

@@ -17,10 +17,10 @@ using blobtable::Status;
 
 struct Mode {
   std::string name;
-  bool remote;         // an Azure store (else the embedded one)
-  bool cached;         // through the cache, warmed by a read of every entity
+  bool remote;  // an Azure store (else the embedded one)
+  bool cached;  // through the cache, warmed by a read of every entity
   ReadPolicy policy;
-  bool asks_storage;   // every read goes to storage (a round trip)
+  bool asks_storage;  // every read goes to storage (a round trip)
 };
 
 // The embedded get first: the reference, the speed max-stale and offline
@@ -78,7 +78,8 @@ Result<std::vector<Row>> RunW3(const W3Options& o) {
         continue;
       systems.push_back({m.name, [&, m, port = at.port] { return Round(m, port, o, value); }});
     }
-    auto cell = RunCell("W3-" + std::to_string(at.added_rtt_ms) + "ms", "get", 1, systems, o.rounds);
+    auto cell =
+        RunCell("W3-" + std::to_string(at.added_rtt_ms) + "ms", "get", 1, systems, o.rounds);
     if (!cell.ok()) return cell.status();
     rows.insert(rows.end(), cell->begin(), cell->end());
   }

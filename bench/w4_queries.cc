@@ -77,10 +77,13 @@ Status Load(const Cell& c, const std::string& value) {
   if (!o.ok()) return o.status();
   const int workers = 16;
   const int64_t each = (c.rows + workers - 1) / workers;
-  return RunThreads(workers, each, [&](int w, int64_t i) -> Status {
-           const int64_t n = w * each + i;
-           return n < c.rows ? o->table.Upsert(Numbered(n, value, 0)).status() : Status::OK();
-         }).status();
+  return RunThreads(workers, each,
+                    [&](int w, int64_t i) -> Status {
+                      const int64_t n = w * each + i;
+                      return n < c.rows ? o->table.Upsert(Numbered(n, value, 0)).status()
+                                        : Status::OK();
+                    })
+      .status();
 }
 
 // One timed query through `o`, added to `s` with the requests it sent.
@@ -180,13 +183,14 @@ Result<Sample> GetPerRow(const Cell& c) {
 }
 
 Result<Sample> TablesSdk(const Cell& c, const W4Options& o) {
-  return RunNodePeer(o.tables_script, {TableConnectionTo(c.table_port), c.table, "query",
-                                       std::to_string(c.rows), std::to_string(c.bytes),
-                                       std::to_string(c.reps)});
+  return RunNodePeer(o.tables_script,
+                     {TableConnectionTo(c.table_port), c.table, "query", std::to_string(c.rows),
+                      std::to_string(c.bytes), std::to_string(c.reps)});
 }
 
 bool Wanted(const W4Options& o, const std::string& name) {
-  return o.systems.empty() || std::find(o.systems.begin(), o.systems.end(), name) != o.systems.end();
+  return o.systems.empty() ||
+         std::find(o.systems.begin(), o.systems.end(), name) != o.systems.end();
 }
 
 std::string OpName(const Cell& c) {

@@ -123,7 +123,8 @@ Result<Sample> RoundTripRound(int port, int commits) {
   blobtable::BlobStore& blobs = o->store->blob_store();
   if (Status s = blobs.Put("round-trip", "", {}).status(); !s.ok()) return s;
   const int64_t r0 = (*o->counter)->Total();
-  auto s = RunThreads(1, commits, [&](int, int64_t) { return blobs.Head("round-trip", {}).status(); });
+  auto s =
+      RunThreads(1, commits, [&](int, int64_t) { return blobs.Head("round-trip", {}).status(); });
   if (s.ok()) s->requests = (*o->counter)->Total() - r0;
   return s;
 }
@@ -148,10 +149,14 @@ Result<bool> Transfer(Opened& o, const std::string& from, const std::string& to,
   if (Status s = txn->Replace(o.table, b2, b->etag()); !s.ok()) return s;
   Status s = txn->Commit().status();
   tally.waits += txn->commit_stats().lock_waits;
-  if (s.ok()) ++tally.commits;
-  else if (s.IsConflict()) ++tally.conflicts;
-  else if (s.code() == blobtable::Code::kLockTimeout) ++tally.timeouts;
-  else return s;
+  if (s.ok())
+    ++tally.commits;
+  else if (s.IsConflict())
+    ++tally.conflicts;
+  else if (s.code() == blobtable::Code::kLockTimeout)
+    ++tally.timeouts;
+  else
+    return s;
   return s.ok();
 }
 
@@ -205,7 +210,8 @@ Result<Sample> ContentionRound(int port, bool opposite, const W5Options& w, int 
 }
 
 bool Wanted(const W5Options& o, const std::string& name) {
-  return o.systems.empty() || std::find(o.systems.begin(), o.systems.end(), name) != o.systems.end();
+  return o.systems.empty() ||
+         std::find(o.systems.begin(), o.systems.end(), name) != o.systems.end();
 }
 
 Result<std::vector<Row>> CommitCells(const W5Options& o, const W2Endpoint& at, int table_port,
@@ -215,9 +221,11 @@ Result<std::vector<Row>> CommitCells(const W5Options& o, const W2Endpoint& at, i
   for (int k : o.partitions) {
     std::vector<System> systems;
     if (Wanted(o, "blobtable-txn"))
-      systems.push_back({"blobtable-txn", [&, k] { return TxnRound(at.port, k, o.commits, value); }});
+      systems.push_back(
+          {"blobtable-txn", [&, k] { return TxnRound(at.port, k, o.commits, value); }});
     if (Wanted(o, "plain-writes"))
-      systems.push_back({"plain-writes", [&, k] { return PlainRound(at.port, k, o.commits, value); }});
+      systems.push_back(
+          {"plain-writes", [&, k] { return PlainRound(at.port, k, o.commits, value); }});
     if (Wanted(o, "round-trip"))
       systems.push_back({"round-trip", [&] { return RoundTripRound(at.port, o.commits); }});
     if (k == 1 && table_port != 0 && Wanted(o, "tables-egt"))
@@ -247,11 +255,11 @@ Result<std::vector<Row>> RunW5(const W5Options& o) {
     if (!Wanted(o, "blobtable-txn")) continue;
     for (bool opposite : {false, true}) {
       int seed = 0;
-      auto cell = RunCell(workload, opposite ? "transfer-opposite" : "transfer-random", o.workers,
-                          {{"blobtable-txn", [&, opposite] {
-                              return ContentionRound(at.port, opposite, o, ++seed);
-                            }}},
-                          o.rounds);
+      auto cell =
+          RunCell(workload, opposite ? "transfer-opposite" : "transfer-random", o.workers,
+                  {{"blobtable-txn",
+                    [&, opposite] { return ContentionRound(at.port, opposite, o, ++seed); }}},
+                  o.rounds);
       if (!cell.ok()) return cell.status();
       rows.insert(rows.end(), cell->begin(), cell->end());
     }

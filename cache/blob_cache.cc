@@ -167,9 +167,10 @@ std::string AsCacheProblem(std::string what) {
 std::string MoveAside(const std::string& dir) {
   std::error_code ec;
   const auto now = std::chrono::system_clock::now().time_since_epoch();
-  fs::path aside = fs::path(dir) / ("aside-" + std::to_string(
-                                                   std::chrono::duration_cast<std::chrono::seconds>(now).count()) +
-                                    "-" + std::to_string(getpid()));
+  fs::path aside =
+      fs::path(dir) /
+      ("aside-" + std::to_string(std::chrono::duration_cast<std::chrono::seconds>(now).count()) +
+       "-" + std::to_string(getpid()));
   fs::create_directories(aside, ec);
   if (ec) return "";
   for (const char* f : {"data.mdb", "lock.mdb", "blobtable.store"}) {
@@ -234,9 +235,8 @@ std::string DefaultCacheDirectory() {
   return "";
 }
 
-Result<std::shared_ptr<BlobCache>> BlobCache::Open(const std::string& directory,
-                                                   uint64_t max_bytes, const Clock* clock,
-                                                   Warn warn) {
+Result<std::shared_ptr<BlobCache>> BlobCache::Open(const std::string& directory, uint64_t max_bytes,
+                                                   const Clock* clock, Warn warn) {
   if (directory.empty())
     return Status::InvalidArgument("no cache directory (set XDG_CACHE_HOME or HOME, or name one)");
   std::error_code ec;
@@ -247,8 +247,10 @@ Result<std::shared_ptr<BlobCache>> BlobCache::Open(const std::string& directory,
   if (!ec && (mode & (fs::perms::group_all | fs::perms::others_all)) != fs::perms::none) {
     fs::permissions(directory, fs::perms::owner_all, ec);
     if (ec && warn)
-      warn("blobtable: the cache directory " + directory + " is open to other users and its "
-           "mode could not be set to 0700: " + ec.message());
+      warn("blobtable: the cache directory " + directory +
+           " is open to other users and its "
+           "mode could not be set to 0700: " +
+           ec.message());
   }
   const std::string lock_path = directory + "/" + kLockFile;
   int fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
@@ -428,8 +430,7 @@ std::optional<CacheEntry> BlobCache::Lookup(std::string_view scope, std::string_
 void BlobCache::Put(std::string_view scope, const CacheEntry& entry, Source source,
                     const Fenced& fenced) {
   Apply(scope, std::span<const CacheEntry>(&entry, 1), {},
-        source == Source::kRead ? std::optional<TimePoint>(entry.validated) : std::nullopt,
-        fenced);
+        source == Source::kRead ? std::optional<TimePoint>(entry.validated) : std::nullopt, fenced);
 }
 
 void BlobCache::Update(std::string_view scope, std::span<const CacheEntry> keep,
@@ -491,8 +492,8 @@ void BlobCache::Validated(std::string_view scope, std::string_view name, std::st
   });
 }
 
-void BlobCache::Evict(std::string_view scope, std::string_view name, Source source,
-                      TimePoint sent, const Fenced& fenced) {
+void BlobCache::Evict(std::string_view scope, std::string_view name, Source source, TimePoint sent,
+                      const Fenced& fenced) {
   const std::string key(name);
   Apply(scope, {}, std::span<const std::string>(&key, 1),
         source == Source::kRead ? std::optional<TimePoint>(sent) : std::nullopt, fenced);

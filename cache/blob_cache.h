@@ -73,9 +73,8 @@ class BlobCache {
   // Opens (creating, owner-only) the cache in `directory`, holding up to
   // `max_bytes` of entries. Fails (IOError) only if no cache can be made
   // there at all; the caller then goes on without one.
-  static Result<std::shared_ptr<BlobCache>> Open(const std::string& directory,
-                                                 uint64_t max_bytes, const Clock* clock,
-                                                 Warn warn);
+  static Result<std::shared_ptr<BlobCache>> Open(const std::string& directory, uint64_t max_bytes,
+                                                 const Clock* clock, Warn warn);
   ~BlobCache();
   BlobCache(const BlobCache&) = delete;
   BlobCache& operator=(const BlobCache&) = delete;
@@ -107,8 +106,8 @@ class BlobCache {
                  TimePoint sent);
   // Drops `name`: a write of this process's whose outcome leaves the cached
   // copy in doubt (kOwnWrite), or a read sent at `sent` that found it gone.
-  void Evict(std::string_view scope, std::string_view name, Source source,
-             TimePoint sent = {}, const Fenced& fenced = {});
+  void Evict(std::string_view scope, std::string_view name, Source source, TimePoint sent = {},
+             const Fenced& fenced = {});
   // Every entry of `scope` whose name starts with `prefix`, in name order,
   // from `start_from` on (inclusive); bodies left empty unless `with_data`.
   std::vector<CacheEntry> Range(std::string_view scope, std::string_view prefix,
@@ -153,7 +152,6 @@ class BlobCache {
   std::atomic<bool> warned_{false};
   CacheCounters counters_;
 };
-
 
 }  // namespace blobtable
 

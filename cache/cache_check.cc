@@ -110,8 +110,7 @@ std::string CheckLmdbInChild(const std::string& directory, uint64_t map_size) {
   if (pidfd >= 0) {
     pollfd p{pidfd, POLLIN, 0};
     int ready;
-    while ((ready = poll(&p, 1, kCheckTimeoutMs)) < 0 && errno == EINTR) {
-    }
+    while ((ready = poll(&p, 1, kCheckTimeoutMs)) < 0 && errno == EINTR) {}
     close(pidfd);
     if (ready == 0) kill(child, SIGKILL);  // given up: no verdict
     if (ready <= 0) {

@@ -11,8 +11,7 @@ namespace blobtable {
 namespace {
 
 int64_t SteadyMs(const Clock& clock) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             clock.Steady().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::milliseconds>(clock.Steady().time_since_epoch())
       .count();
 }
 
@@ -34,8 +33,10 @@ void CachingBlobStore::Unreachable() {
 void CachingBlobStore::NoteWrite(const Status& s) {
   // Only a write that never reached storage (a refused connection) says it
   // is out of reach: a write cut short by its own deadline says nothing.
-  if (s.ok()) Reachable();
-  else if (s.IsUnavailable() && s.storage_code() == kNotSent) Unreachable();
+  if (s.ok())
+    Reachable();
+  else if (s.IsUnavailable() && s.storage_code() == kNotSent)
+    Unreachable();
 }
 
 bool CachingBlobStore::KnownUnreachable() const {
@@ -43,8 +44,8 @@ bool CachingBlobStore::KnownUnreachable() const {
   return until != 0 && SteadyMs(*o_.clock) < until;
 }
 
-std::optional<SteadyTime> CachingBlobStore::DeadlineFor(
-    const ReadPolicy& policy, std::optional<SteadyTime> caller) const {
+std::optional<SteadyTime> CachingBlobStore::DeadlineFor(const ReadPolicy& policy,
+                                                        std::optional<SteadyTime> caller) const {
   std::optional<SteadyTime> d = caller;
   if (policy.stale_if_error) {
     const SteadyTime fallback = o_.clock->Steady() + o_.stale_if_error_deadline;
@@ -54,8 +55,7 @@ std::optional<SteadyTime> CachingBlobStore::DeadlineFor(
 }
 
 void CachingBlobStore::Keep(std::string_view name, const GetResult& got, const Sent& sent) {
-  cache_->Put(scope_,
-              CacheEntry{std::string(name), got.properties, got.data, sent.at, sent.at},
+  cache_->Put(scope_, CacheEntry{std::string(name), got.properties, got.data, sent.at, sent.at},
               BlobCache::Source::kRead, FencedSince(sent));
 }
 
@@ -111,8 +111,7 @@ Result<GetResult> CachingBlobStore::Get(std::string_view name, const ReadOptions
     cache_->counters().bytes_saved += size;
     return Answer(std::move(*entry), /*stale=*/false);
   }
-  if (policy.mode == ReadPolicy::Mode::kOffline ||
-      (policy.stale_if_error && KnownUnreachable())) {
+  if (policy.mode == ReadPolicy::Mode::kOffline || (policy.stale_if_error && KnownUnreachable())) {
     ++cache_->counters().hits;
     return Answer(std::move(*entry), /*stale=*/true);
   }
@@ -191,8 +190,8 @@ Result<WriteResult> CachingBlobStore::Put(std::string_view name, std::string_vie
   e.properties.content_length = data.size();
   e.properties.metadata = o.metadata;
   e.data = std::string(data);
-  e.validated = sent;             // its age: from when it was sent
-  e.ordered = o_.clock->Now();    // applied by its acknowledgement
+  e.validated = sent;           // its age: from when it was sent
+  e.ordered = o_.clock->Now();  // applied by its acknowledgement
   cache_->Put(scope_, e, BlobCache::Source::kOwnWrite);
   return put;
 }

@@ -15,9 +15,7 @@ Status ValidateName(std::string_view name, std::string_view what) {
   return Status::OK();
 }
 
-std::string LockBlobName(std::string_view name) {
-  return "c/locks/-" + naming::EncodeKey(name);
-}
+std::string LockBlobName(std::string_view name) { return "c/locks/-" + naming::EncodeKey(name); }
 
 std::string LeaderBlobName(std::string_view name) {
   return "c/leaders/-" + naming::EncodeKey(name);

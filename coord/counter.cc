@@ -45,34 +45,36 @@ Result<Counter> Counter::Open(const Store& store, std::string_view name,
 }
 
 Result<int64_t> Counter::Add(int64_t delta, int* attempts) const {
-  const int shard =
-      options_.shards == 1 ? 0 : static_cast<int>(RandomU64() % static_cast<uint64_t>(options_.shards));
+  const int shard = options_.shards == 1
+                        ? 0
+                        : static_cast<int>(RandomU64() % static_cast<uint64_t>(options_.shards));
   const std::string blob = coord::CounterShardName(name_, shard);
   BlobStore& blobs = store_->blob_store();
   const Clock* clock = store_->options().clock != nullptr ? store_->options().clock : Clock::Real();
-  auto r = internal::WithRetries(*clock, options_.retry, attempts, [&](bool* final) -> Result<int64_t> {
-    auto head = blobs.Head(blob, {});
-    if (!head.ok() && !head.status().IsNotFound()) return head.status();
-    int64_t now = 0;
-    PutOptions put;
-    if (head.ok()) {
-      BT_ASSIGN_OR_RETURN(now, ValueOf(head->properties, blob));
-      put.conditions.if_match = head->properties.etag;
-    } else {
-      put.conditions.if_none_match = std::string(kAnyETag);  // first add: create it
-    }
-    int64_t next = 0;
-    if (__builtin_add_overflow(now, delta, &next)) {
-      *final = true;
-      return Status::InvalidArgument("counter " + name_ + ": adding " + std::to_string(delta) +
-                                     " to " + std::to_string(now) + " overflows int64");
-    }
-    const std::string text = std::to_string(next);
-    put.metadata[kValueKey] = text;
-    auto written = blobs.Put(blob, text, put);
-    if (!written.ok()) return written.status();  // Conflict: raced; again
-    return next;
-  });
+  auto r =
+      internal::WithRetries(*clock, options_.retry, attempts, [&](bool* final) -> Result<int64_t> {
+        auto head = blobs.Head(blob, {});
+        if (!head.ok() && !head.status().IsNotFound()) return head.status();
+        int64_t now = 0;
+        PutOptions put;
+        if (head.ok()) {
+          BT_ASSIGN_OR_RETURN(now, ValueOf(head->properties, blob));
+          put.conditions.if_match = head->properties.etag;
+        } else {
+          put.conditions.if_none_match = std::string(kAnyETag);  // first add: create it
+        }
+        int64_t next = 0;
+        if (__builtin_add_overflow(now, delta, &next)) {
+          *final = true;
+          return Status::InvalidArgument("counter " + name_ + ": adding " + std::to_string(delta) +
+                                         " to " + std::to_string(now) + " overflows int64");
+        }
+        const std::string text = std::to_string(next);
+        put.metadata[kValueKey] = text;
+        auto written = blobs.Put(blob, text, put);
+        if (!written.ok()) return written.status();  // Conflict: raced; again
+        return next;
+      });
   if (!r.ok()) return r.status().WithContext("counter " + name_);
   return r;
 }

@@ -99,8 +99,8 @@ void LeaderElection::State::Run() {
 }
 
 Result<std::unique_ptr<LeaderElection>> LeaderElection::Start(const Store& store,
-                                                               std::string_view name,
-                                                               const LeaderOptions& options) {
+                                                              std::string_view name,
+                                                              const LeaderOptions& options) {
   BT_RETURN_IF_ERROR(coord::ValidateName(name, "leader election"));
   if (options.lease_seconds < 15 || options.lease_seconds > 60)
     return Status::InvalidArgument("LeaderOptions::lease_seconds must be 15..60, got " +
@@ -137,8 +137,7 @@ int64_t LeaderElection::term() const {
 
 bool LeaderElection::WaitForLeadership(std::chrono::milliseconds timeout) const {
   std::unique_lock<std::mutex> lk(state_->mu);
-  return state_->cv.wait_for(lk, timeout,
-                             [&] { return state_->stopping || state_->Leading(); }) &&
+  return state_->cv.wait_for(lk, timeout, [&] { return state_->stopping || state_->Leading(); }) &&
          state_->Leading();
 }
 
@@ -154,7 +153,7 @@ Status LeaderElection::last_loss() const {
 
 Status LeaderElection::Resign() {
   State& st = *state_;
-  if (getpid() != st.pid) {  // a forked child: the campaign is the parent's
+  if (getpid() != st.pid) {     // a forked child: the campaign is the parent's
     (void)st.thread.release();  // (its Lock, destroyed here, knows the same)
     return Status::OK();
   }

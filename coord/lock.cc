@@ -72,8 +72,8 @@ struct Lock::State {
   std::condition_variable cv;
   bool stopping = false;
   bool released = false;
-  Status lost;             // OK unless lost
-  SteadyTime renewed_at;   // when the last answered acquire or renewal was sent
+  Status lost;            // OK unless lost
+  SteadyTime renewed_at;  // when the last answered acquire or renewal was sent
   // When storage said the lease is gone (broken, or taken after it ran
   // out): from then on another client may hold it.
   std::optional<SteadyTime> gone_at;
@@ -124,7 +124,8 @@ void Lock::State::Renew() {
       lk.lock();
       break;
     }
-    next = sent + std::min<milliseconds>(std::chrono::seconds(1), interval);  // a second after the try
+    next =
+        sent + std::min<milliseconds>(std::chrono::seconds(1), interval);  // a second after the try
   }
 }
 
@@ -135,8 +136,8 @@ Lock::~Lock() { (void)Release(); }
 Result<std::unique_ptr<Lock>> Lock::Acquire(const Store& store, std::string_view name,
                                             const LockOptions& options) {
   BT_RETURN_IF_ERROR(coord::ValidateName(name, "lock"));
-  return AcquireAt(store, std::string(name), "lock " + std::string(name),
-                   coord::LockBlobName(name), options);
+  return AcquireAt(store, std::string(name), "lock " + std::string(name), coord::LockBlobName(name),
+                   options);
 }
 
 Result<std::unique_ptr<Lock>> Lock::AcquireAt(const Store& store, std::string name,
@@ -194,8 +195,8 @@ Result<std::unique_ptr<Lock>> Lock::AcquireAt(const Store& store, std::string na
     w.lease_id = st->lease_id;
     w.conditions.if_match = head->properties.etag;
     w.deadline = st->renewed_at + coord::UsableFor(st->lease_seconds);
-    return st->blobs->SetMetadata(st->blob, {{kTokenKey, std::to_string(st->token)},
-                                             {kOwnerKey, st->owner}}, w)
+    return st->blobs
+        ->SetMetadata(st->blob, {{kTokenKey, std::to_string(st->token)}, {kOwnerKey, st->owner}}, w)
         .status();
   }();
   if (!raised.ok()) {
@@ -279,8 +280,8 @@ Status Lock::Release() {
   // our lease. Gone already (expired, taken, broken, the blob deleted) is
   // what releasing wanted.
   auto r = st.blobs->ReleaseLease(st.blob, st.lease_id, {});
-  if (r.ok() || r.status().IsLeaseLost() || r.status().IsNotFound() ||
-      r.status().IsConflict() || r.status().IsBusy())
+  if (r.ok() || r.status().IsLeaseLost() || r.status().IsNotFound() || r.status().IsConflict() ||
+      r.status().IsBusy())
     return Status::OK();
   return r.status().WithContext(st.label + ": release (the lease runs out by itself)");
 }

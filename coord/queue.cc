@@ -21,15 +21,15 @@ constexpr size_t kMaxBody = 4 << 20;
 int CountOf(const BlobProperties& p) {
   auto it = p.metadata.find(kCountKey);
   int n = 0;
-  if (it != p.metadata.end()) std::from_chars(it->second.data(), it->second.data() + it->second.size(), n);
+  if (it != p.metadata.end())
+    std::from_chars(it->second.data(), it->second.data() + it->second.size(), n);
   return n;
 }
 
 // Ids sort by enqueue time (milliseconds, zero-padded), then at random.
 std::string NewId(const Clock& clock) {
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                      clock.Now().time_since_epoch())
-                      .count();
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(clock.Now().time_since_epoch()).count();
   char buf[48];
   std::snprintf(buf, sizeof buf, "%015lld-%016llx", static_cast<long long>(ms),
                 static_cast<unsigned long long>(RandomU64()));
@@ -46,8 +46,9 @@ const Clock& ClockOf(const Store& store) {
 // this worker's clock.
 Status UsableNow(const Clock& clock, const QueueItem& item, const std::string& ctx) {
   if (!item.lease_usable_until || clock.Steady() < *item.lease_usable_until) return Status::OK();
-  return Status::LeaseLost(ctx + ": this delivery's lease may have run out by this worker's "
-                                 "clock (Extend it sooner); the item will be delivered again");
+  return Status::LeaseLost(ctx +
+                           ": this delivery's lease may have run out by this worker's "
+                           "clock (Extend it sooner); the item will be delivered again");
 }
 
 }  // namespace
@@ -153,23 +154,27 @@ Status WorkQueue::Complete(const QueueItem& item) const {
   Status s = store_->blob_store().Delete(coord::QueueItemName(name_, item.id), under_lease);
   if (s.ok()) return s;
   if (s.IsNotFound())
-    return Status::NotFound(ctx + ": gone: completed already (by an earlier call, or by another "
-                                  "worker after this delivery's lease ran out)");
+    return Status::NotFound(ctx +
+                            ": gone: completed already (by an earlier call, or by another "
+                            "worker after this delivery's lease ran out)");
   if (s.IsLeaseLost() || s.IsBusy() || s.IsConflict())
-    return Status::LeaseLost(ctx + ": this delivery's lease ran out; the item will be (or was) "
-                                   "delivered again: " + s.ToString());
+    return Status::LeaseLost(ctx +
+                             ": this delivery's lease ran out; the item will be (or was) "
+                             "delivered again: " +
+                             s.ToString());
   if (s.IsOutcomeUnknown())
-    return Status::OutcomeUnknown(ctx + ": whether this call completed the item is not known "
-                                        "(if it did not, the item will be delivered again): " +
+    return Status::OutcomeUnknown(ctx +
+                                  ": whether this call completed the item is not known "
+                                  "(if it did not, the item will be delivered again): " +
                                   s.message());
   return s.WithContext(ctx);
 }
 
 Status WorkQueue::Abandon(const QueueItem& item) const {
-  auto r = store_->blob_store().ReleaseLease(coord::QueueItemName(name_, item.id), item.lease_id,
-                                             {});
-  if (r.ok() || r.status().IsLeaseLost() || r.status().IsNotFound() ||
-      r.status().IsBusy() || r.status().IsConflict())
+  auto r =
+      store_->blob_store().ReleaseLease(coord::QueueItemName(name_, item.id), item.lease_id, {});
+  if (r.ok() || r.status().IsLeaseLost() || r.status().IsNotFound() || r.status().IsBusy() ||
+      r.status().IsConflict())
     return Status::OK();
   return r.status().WithContext("queue " + name_ + ", item " + item.id + ": abandon");
 }
@@ -179,8 +184,8 @@ Status WorkQueue::Extend(QueueItem* item) const {
   const Clock& clock = ClockOf(*store_);
   BT_RETURN_IF_ERROR(UsableNow(clock, *item, ctx));
   const SteadyTime sent = clock.Steady();
-  auto r = store_->blob_store().RenewLease(coord::QueueItemName(name_, item->id), item->lease_id,
-                                           {});
+  auto r =
+      store_->blob_store().RenewLease(coord::QueueItemName(name_, item->id), item->lease_id, {});
   if (r.ok()) {
     if (item->lease_usable_until)
       item->lease_usable_until = sent + coord::UsableFor(options_.visibility_seconds);
@@ -203,8 +208,8 @@ Result<std::vector<QueueEntry>> WorkQueue::ListPrefix(const std::string& prefix,
     if (!page.ok()) return page.status().WithContext("queue " + name_ + ": list");
     for (const BlobItem& item : page->items) {
       if (static_cast<int>(out.size()) >= max) break;
-      out.push_back({item.name.substr(prefix.size()), CountOf(item.properties),
-                     Taken(item.properties)});
+      out.push_back(
+          {item.name.substr(prefix.size()), CountOf(item.properties), Taken(item.properties)});
     }
     BT_ASSIGN_OR_RETURN(bool more, NextListPage(list, *page, &pages));
     if (!more) break;

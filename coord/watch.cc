@@ -26,7 +26,7 @@ struct EntityWatch::State {
   const Clock* clock = nullptr;
   pid_t pid = getpid();
 
-  std::mutex poll_mu;      // one poll at a time; guards what follows
+  std::mutex poll_mu;  // one poll at a time; guards what follows
   // The blob's version the watch asks about (If-None-Match); "" while a
   // reader's view of it may change without the blob changing (an intent:
   // its record decides), or before the first read.

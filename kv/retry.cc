@@ -16,8 +16,7 @@ Status ValidateRetryPolicy(const RetryPolicy& p) {
   };
   if (p.max_attempts < 1 || p.max_attempts > 1000)
     return bad("max_attempts must be 1..1000, got " + std::to_string(p.max_attempts));
-  if (p.initial_delay < milliseconds(0))
-    return bad("initial_delay must not be negative");
+  if (p.initial_delay < milliseconds(0)) return bad("initial_delay must not be negative");
   if (p.max_delay < p.initial_delay)
     return bad("max_delay (" + std::to_string(p.max_delay.count()) +
                " ms) must not be shorter than initial_delay (" +
@@ -40,7 +39,8 @@ std::chrono::milliseconds RetryDelay(const RetryPolicy& policy, int attempt) {
   const int shift = std::clamp(attempt - 1, 0, 30);
   const int64_t bound = initial > (cap >> shift) ? cap : initial << shift;
   if (bound <= 0) return std::chrono::milliseconds(0);
-  return std::chrono::milliseconds(static_cast<int64_t>(RandomU64() % static_cast<uint64_t>(bound)));
+  return std::chrono::milliseconds(
+      static_cast<int64_t>(RandomU64() % static_cast<uint64_t>(bound)));
 }
 
 }  // namespace internal

@@ -36,8 +36,7 @@ std::shared_ptr<BlobCache> OpenCache(std::string_view location, const StoreOptio
 
 }  // namespace
 
-Result<std::unique_ptr<Store>> Store::Open(std::string_view location,
-                                           const StoreOptions& options) {
+Result<std::unique_ptr<Store>> Store::Open(std::string_view location, const StoreOptions& options) {
   auto blobs = OpenBlobStore(location, options);
   if (!blobs.ok()) return blobs.status();
   std::shared_ptr<BlobStore> backend = std::move(*blobs);
@@ -94,16 +93,16 @@ Result<std::vector<CommittedWrite>> Store::RunTransaction(const TransactionFn& f
   BT_RETURN_IF_ERROR(ValidateRetryPolicy(policy));
   BT_RETURN_IF_ERROR(internal::ValidateOptions(options));
   if (!fn) return Status::InvalidArgument("Store::RunTransaction needs a function");
-  return internal::WithRetries(
-      *core_->clock, policy, attempts, [&](bool*) -> Result<std::vector<CommittedWrite>> {
-        Transaction txn(core_, options);
-        Status built = fn(txn);
-        if (!built.ok()) {
-          txn.Abort();
-          return built;
-        }
-        return txn.Commit();
-      });
+  return internal::WithRetries(*core_->clock, policy, attempts,
+                               [&](bool*) -> Result<std::vector<CommittedWrite>> {
+                                 Transaction txn(core_, options);
+                                 Status built = fn(txn);
+                                 if (!built.ok()) {
+                                   txn.Abort();
+                                   return built;
+                                 }
+                                 return txn.Commit();
+                               });
 }
 
 Result<std::vector<std::string>> Store::ListTables() const {

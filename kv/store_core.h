@@ -18,8 +18,10 @@ namespace blobtable::internal {
 // Tells the user something went wrong that no call returned
 // (StoreOptions::warn, else standard error).
 inline void WarnUser(const StoreOptions& options, const std::string& message) {
-  if (options.warn) options.warn(message);
-  else std::cerr << message << std::endl;
+  if (options.warn)
+    options.warn(message);
+  else
+    std::cerr << message << std::endl;
 }
 
 struct StoreCore : TxnContext {

@@ -31,8 +31,9 @@ Status ValidateIfMatch(std::string_view if_match) {
 
 Status Table::Usable() const {
   if (core_ == nullptr)
-    return Status::InvalidArgument("an empty Table handle (default-constructed or moved from); "
-                                   "assign one from Store::OpenTable");
+    return Status::InvalidArgument(
+        "an empty Table handle (default-constructed or moved from); "
+        "assign one from Store::OpenTable");
   return Status::OK();
 }
 
@@ -105,14 +106,16 @@ Result<Entity> Table::Merge(const Entity& entity, std::string_view if_match) con
 Result<Entity> Table::Replace(const Entity& entity) const {
   auto etag = OwnETag(entity, "Replace(entity)");
   if (!etag.ok())
-    return etag.status().WithContext(EntityContext(name_, entity.partition_key(), entity.row_key()));
+    return etag.status().WithContext(
+        EntityContext(name_, entity.partition_key(), entity.row_key()));
   return Replace(entity, *etag);
 }
 
 Result<Entity> Table::Merge(const Entity& entity) const {
   auto etag = OwnETag(entity, "Merge(entity)");
   if (!etag.ok())
-    return etag.status().WithContext(EntityContext(name_, entity.partition_key(), entity.row_key()));
+    return etag.status().WithContext(
+        EntityContext(name_, entity.partition_key(), entity.row_key()));
   return Merge(entity, *etag);
 }
 

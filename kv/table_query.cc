@@ -54,8 +54,7 @@ bool NarrowToFilter(const Filter& filter, QueryOptions& q) {
   }
   if (r.row_key_from && (!q.row_key_from || *q.row_key_from < *r.row_key_from))
     q.row_key_from = r.row_key_from;
-  if (r.row_key_to && (!q.row_key_to || *r.row_key_to < *q.row_key_to))
-    q.row_key_to = r.row_key_to;
+  if (r.row_key_to && (!q.row_key_to || *r.row_key_to < *q.row_key_to)) q.row_key_to = r.row_key_to;
   return !(q.row_key_from && q.row_key_to && *q.row_key_to < *q.row_key_from);
 }
 
@@ -98,7 +97,8 @@ Result<QueryPage> Table::Query(const QueryOptions& options) const {
   if (q.partition_key && q.row_key_from)
     list.start_from = list.prefix + "-" + naming::EncodeKey(*q.row_key_from);
   // Keys are escaped byte by byte, so a RowKey prefix is a name prefix.
-  if (q.partition_key && q.row_key_prefix) list.prefix += "-" + naming::EncodeKey(*q.row_key_prefix);
+  if (q.partition_key && q.row_key_prefix)
+    list.prefix += "-" + naming::EncodeKey(*q.row_key_prefix);
 
   // The continuation token is "1." and the last returned name after the
   // table's entity prefix; listing resumes there.
@@ -161,15 +161,17 @@ Result<QueryPage> Table::Query(const QueryOptions& options) const {
       for (size_t i = 0; i < n; ++i) {
         // A listing the cache answered (stale) has no copies to trust.
         std::optional<Entity> e = listed->stale ? std::nullopt : FromListing(rows[next + i]);
-        if (e) got[i] = std::move(*e);
-        else to_read.push_back(i);
+        if (e)
+          got[i] = std::move(*e);
+        else
+          to_read.push_back(i);
       }
       ParallelFor(to_read.size(), static_cast<size_t>(core_->parallel_reads), [&](size_t j) {
         const Row& row = rows[next + to_read[j]];
         // The listing's ETag lets a cached copy answer without a request.
         const std::string listed_etag = listed->stale ? "" : row.item->properties.etag;
-        got[to_read[j]] = Read(row.key.partition_key, row.key.row_key,
-                               ReadOptions(policy, listed_etag));
+        got[to_read[j]] =
+            Read(row.key.partition_key, row.key.row_key, ReadOptions(policy, listed_etag));
       });
       for (size_t i = 0; i < n; ++i) {
         if (got[i].status().IsNotFound()) continue;  // deleted since it was listed

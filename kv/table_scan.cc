@@ -19,8 +19,7 @@ TableScan::~TableScan() {
   // a partial result look whole: say so.
   if (!status_.ok() && !status_checked_ && table_.core_ != nullptr)
     table_.core_->Warn("blobtable: a scan of table " + table_.name() +
-                       " ended early and its status() was never checked: " +
-                       status_.ToString());
+                       " ended early and its status() was never checked: " + status_.ToString());
 }
 
 TableScan::iterator TableScan::begin() {

@@ -85,12 +85,13 @@ Result<std::string> DecodeKey(std::string_view enc) {
 }
 
 Status ValidateTableName(std::string_view table) {
-  bool ok = table.size() >= 3 && table.size() <= 63 &&
-            std::isalpha(static_cast<unsigned char>(table[0]));
+  bool ok =
+      table.size() >= 3 && table.size() <= 63 && std::isalpha(static_cast<unsigned char>(table[0]));
   for (char c : table) ok = ok && std::isalnum(static_cast<unsigned char>(c)) && (c & 0x80) == 0;
   if (!ok)
-    return Status::InvalidArgument("table name '" + std::string(table) +
-                                   "' must be 3-63 ASCII letters and digits, starting with a letter");
+    return Status::InvalidArgument(
+        "table name '" + std::string(table) +
+        "' must be 3-63 ASCII letters and digits, starting with a letter");
   if (AsciiLower(table) == "tables")
     return Status::InvalidArgument("table name 'tables' is reserved");
   return Status::OK();

@@ -25,7 +25,6 @@
 #include "blobtable/status.h"
 #include "util/stored_format.h"
 
-
 namespace blobtable::naming {
 
 // Escapes and unescapes a key. Decode accepts only what Encode produces

@@ -49,10 +49,10 @@ Result<std::string> EncodeEntity(const Entity& e) {
         value);
   }
   if (buf.size() > kMaxEntityBytes)
-    return Status::InvalidArgument(
-        "entity (PartitionKey '" + e.partition_key().substr(0, 64) + "', RowKey '" +
-        e.row_key().substr(0, 64) + "') is " + std::to_string(buf.size()) +
-        " bytes encoded; the limit is 1 MiB (1048576 bytes)");
+    return Status::InvalidArgument("entity (PartitionKey '" + e.partition_key().substr(0, 64) +
+                                   "', RowKey '" + e.row_key().substr(0, 64) + "') is " +
+                                   std::to_string(buf.size()) +
+                                   " bytes encoded; the limit is 1 MiB (1048576 bytes)");
   return std::string(buf.data(), buf.size());
 }
 
@@ -110,8 +110,8 @@ Result<Entity> DecodeEntity(std::string_view body, std::string_view blob_name) {
   // Limits were checked when the entity was written; what a reader relies
   // on (valid UTF-8, a GUID's form, dates in range) is checked here too.
   Status valid = ValidateStoredEntity(e);
-  if (!valid.ok()) return Status::Corruption(what.str() + ": stored entity breaks the rules: " +
-                                             valid.message());
+  if (!valid.ok())
+    return Status::Corruption(what.str() + ": stored entity breaks the rules: " + valid.message());
   return e;
 }
 

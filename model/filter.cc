@@ -164,8 +164,8 @@ class Parser {
       return Error(t.pos, "'" + t.text + "' is not an integer in range");
     if (int64) return PropertyValue(int64_t{v});
     if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max())
-      return Error(t.pos, "'" + t.text + "' is out of Int32's range (write " + t.text +
-                              "L for an Int64)");
+      return Error(t.pos,
+                   "'" + t.text + "' is out of Int32's range (write " + t.text + "L for an Int64)");
     return PropertyValue(static_cast<int32_t>(v));
   }
 
@@ -299,7 +299,8 @@ bool Evaluate(const FilterNode& n, const Entity& e) {
     if (s == nullptr) return false;
     return Ordered(n.property == "PartitionKey" ? e.partition_key() : e.row_key(), n.op, *s);
   }
-  if (n.property == "Timestamp") return CompareValues(PropertyValue(e.timestamp()), n.op, n.literal);
+  if (n.property == "Timestamp")
+    return CompareValues(PropertyValue(e.timestamp()), n.op, n.literal);
   const PropertyValue* v = e.Find(n.property);
   return v != nullptr && CompareValues(*v, n.op, n.literal);
 }
@@ -388,8 +389,7 @@ bool CompareValues(const PropertyValue& a, CompareOp op, const PropertyValue& b)
   if (a.index() != b.index()) return false;
   switch (TypeOf(a)) {
     case EdmType::kString: return Ordered(std::get<std::string>(a), op, std::get<std::string>(b));
-    case EdmType::kBinary:
-      return Ordered(std::get<Binary>(a).bytes, op, std::get<Binary>(b).bytes);
+    case EdmType::kBinary: return Ordered(std::get<Binary>(a).bytes, op, std::get<Binary>(b).bytes);
     case EdmType::kBoolean: return Ordered(std::get<bool>(a), op, std::get<bool>(b));
     case EdmType::kDateTime: return Ordered(std::get<DateTime>(a), op, std::get<DateTime>(b));
     case EdmType::kDouble: {

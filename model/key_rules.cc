@@ -74,7 +74,8 @@ Status ValidateValue(std::string_view name, const PropertyValue& value) {
     if (!IsValidDateTime(*d))
       return bad("outside 1601-01-01T00:00:00Z .. 9999-12-31T23:59:59.9999999Z");
   } else if (const auto* g = std::get_if<Guid>(&value)) {
-    if (!IsGuid(g->value)) return bad("not a GUID of the form xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx");
+    if (!IsGuid(g->value))
+      return bad("not a GUID of the form xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx");
   }
   return Status::OK();
 }
@@ -138,7 +139,8 @@ Status ValidateStoredEntity(const Entity& entity) {
   auto bad = [](std::string_view what, std::string_view name) {
     return Status::InvalidArgument(std::string(what) + " " + QuoteForMessage(name));
   };
-  if (!IsValidUtf8(entity.partition_key())) return bad("PartitionKey not UTF-8:", entity.partition_key());
+  if (!IsValidUtf8(entity.partition_key()))
+    return bad("PartitionKey not UTF-8:", entity.partition_key());
   if (!IsValidUtf8(entity.row_key())) return bad("RowKey not UTF-8:", entity.row_key());
   for (const auto& [name, value] : entity.properties()) {
     if (!IsValidUtf8(name)) return bad("property name not UTF-8:", name);

@@ -23,7 +23,6 @@ namespace blobtable {
 
 namespace {
 
-
 // One storage request: how to build it (fresh for every attempt: date and
 // signature change) and what to call it in the log.
 struct Call {
@@ -65,10 +64,9 @@ class AzureBlobStore final : public BlobStore {
   // Opening a store sends nothing: the container is created when a write
   // first finds it missing, within that write's budget.
   Status CreateContainerIfMissing(Budget& budget) {
-    Outcome out = Execute({"CREATE-CONTAINER", "", [&] {
-                             return Request("PUT", ContainerUrl("restype=container"));
-                           }},
-                          budget, /*follow_up=*/true);
+    Outcome out = Execute(
+        {"CREATE-CONTAINER", "", [&] { return Request("PUT", ContainerUrl("restype=container")); }},
+        budget, /*follow_up=*/true);
     if (!out.response.ok()) return out.response.status();
     const HttpResponse& r = *out.response;
     if (r.status == 201 || r.status == 409) return Status::OK();  // 409: it exists
@@ -97,9 +95,9 @@ class AzureBlobStore final : public BlobStore {
 
   Result<GetResult> Get(std::string_view name, const ReadOptions& o) override {
     if (o.policy.mode == ReadPolicy::Mode::kOffline)
-      return Status::FromStorage(Code::kNotFound, 404, "BlobNotFound",
-                                 "blob '" + std::string(name) +
-                                     "': an offline read, and this store has no cache");
+      return Status::FromStorage(
+          Code::kNotFound, 404, "BlobNotFound",
+          "blob '" + std::string(name) + "': an offline read, and this store has no cache");
     Budget budget = NewBudget();
     budget.deadline = o.deadline;
     budget.give_up_if_refused = o.has_fallback;
@@ -120,20 +118,20 @@ class AzureBlobStore final : public BlobStore {
     const std::string md5 = Md5Base64(data);
     Budget budget = NewBudget();
     budget.deadline = o.deadline;
-    Outcome out = ExecuteCreating({"PUT", name,
-                                   [&] {
-                                     HttpRequest r = Request("PUT", BlobUrl(name));
-                                     r.headers.emplace_back("x-ms-blob-type", "BlockBlob");
-                                     r.headers.emplace_back("Content-Type",
-                                                            "application/octet-stream");
-                                     r.headers.emplace_back("Content-MD5", md5);
-                                     AddMetadata(r, o.metadata, write_id);
-                                     AddWriteOptions(r, o);
-                                     r.body = data;
-                                     return r;
-                                   },
-                                   o.conditions.if_none_match == kAnyETag},
-                                  budget);
+    Outcome out =
+        ExecuteCreating({"PUT", name,
+                         [&] {
+                           HttpRequest r = Request("PUT", BlobUrl(name));
+                           r.headers.emplace_back("x-ms-blob-type", "BlockBlob");
+                           r.headers.emplace_back("Content-Type", "application/octet-stream");
+                           r.headers.emplace_back("Content-MD5", md5);
+                           AddMetadata(r, o.metadata, write_id);
+                           AddWriteOptions(r, o);
+                           r.body = data;
+                           return r;
+                         },
+                         o.conditions.if_none_match == kAnyETag},
+                        budget);
     return FinishWrite(name, out, budget, write_id, 201);
   }
 
@@ -141,7 +139,8 @@ class AzureBlobStore final : public BlobStore {
     BT_RETURN_IF_ERROR(ValidateBlobName(name));
     Budget budget = NewBudget();
     budget.deadline = o.deadline;
-    Outcome out = Execute({"DELETE", name, [&] {
+    Outcome out = Execute({"DELETE", name,
+                           [&] {
                              HttpRequest r = Request("DELETE", BlobUrl(name));
                              AddWriteOptions(r, o);
                              return r;
@@ -166,8 +165,10 @@ class AzureBlobStore final : public BlobStore {
     if (out.unseen && (r.status == 404 || r.status == 412) && conditional) {
       const bool gone = r.status == 404 || Head(name, {}).status().IsNotFound();
       return Status::OutcomeUnknown(
-          "blob '" + std::string(name) + "': an earlier attempt's answer was lost and the retry "
-          "was refused (HTTP " + std::to_string(r.status) + "); " +
+          "blob '" + std::string(name) +
+          "': an earlier attempt's answer was lost and the retry "
+          "was refused (HTTP " +
+          std::to_string(r.status) + "); " +
           (gone ? "the blob is gone now: deleted by that attempt, or by someone else"
                 : "another version is there now: written before that attempt, or after it "
                   "deleted the one named"));
@@ -182,7 +183,8 @@ class AzureBlobStore final : public BlobStore {
     std::string write_id = HasConditions(o.conditions) ? NewGuid() : "";
     Budget budget = NewBudget();
     budget.deadline = o.deadline;
-    Outcome out = Execute({"SET-METADATA", name, [&] {
+    Outcome out = Execute({"SET-METADATA", name,
+                           [&] {
                              HttpRequest r = Request("PUT", BlobUrl(name, "comp=metadata"));
                              AddMetadata(r, metadata, write_id);
                              AddWriteOptions(r, o);
@@ -276,7 +278,8 @@ class AzureBlobStore final : public BlobStore {
   }
   static void AddMetadata(HttpRequest& r, const Metadata& m, const std::string& write_id) {
     for (const auto& [name, value] : m) r.headers.emplace_back("x-ms-meta-" + name, value);
-    if (!write_id.empty()) r.headers.emplace_back(std::string("x-ms-meta-") + kWriteIdMetadata, write_id);
+    if (!write_id.empty())
+      r.headers.emplace_back(std::string("x-ms-meta-") + kWriteIdMetadata, write_id);
   }
 
   // Authenticates (SAS in the URL, or a Shared Key signature: last, as it
@@ -291,8 +294,9 @@ class AzureBlobStore final : public BlobStore {
 
   Budget NewBudget() const { return Budget{o_.clock->Steady(), std::chrono::milliseconds(0), {}}; }
   std::chrono::milliseconds Spent(const Budget& b) const {
-    return std::max(std::chrono::duration_cast<std::chrono::milliseconds>(o_.clock->Steady() - b.start),
-                    b.slept);
+    return std::max(
+        std::chrono::duration_cast<std::chrono::milliseconds>(o_.clock->Steady() - b.start),
+        b.slept);
   }
   // Whether another attempt, after `wait`, can finish within the budget.
   bool Affords(const Budget& b, std::chrono::milliseconds wait) const {
@@ -303,8 +307,8 @@ class AzureBlobStore final : public BlobStore {
   // what is left before the budget's deadline (zero: no time left).
   std::chrono::milliseconds AttemptTimeout(const Budget& b) const {
     if (!b.deadline) return o_.request_timeout;
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*b.deadline -
-                                                                      o_.clock->Steady());
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(*b.deadline - o_.clock->Steady());
     return std::clamp(left, std::chrono::milliseconds(0), o_.request_timeout);
   }
 
@@ -314,8 +318,8 @@ class AzureBlobStore final : public BlobStore {
   Outcome Execute(const Call& call, Budget& budget, bool follow_up = false) {
     Outcome out;
     if (follow_up && !Affords(budget, std::chrono::milliseconds(0))) {
-      out.response = Status::Unavailable("no time left in the retry budget for " +
-                                         std::string(call.op));
+      out.response =
+          Status::Unavailable("no time left in the retry budget for " + std::string(call.op));
       return out;
     }
     for (int attempt = 1;; ++attempt) {
@@ -330,14 +334,14 @@ class AzureBlobStore final : public BlobStore {
       auto t0 = o_.clock->Steady();
       out.response = RefuseCutAnswer(RefuseRedirect(o_.transport->Send(request), call), call);
       out.attempts = attempt;
-      if (out.response.ok() && out.response->resent) out.unseen = true;  // the transport's own retry
+      if (out.response.ok() && out.response->resent)
+        out.unseen = true;  // the transport's own retry
       double ms = std::chrono::duration<double, std::milli>(o_.clock->Steady() - t0).count();
       Log(call, attempt, ms, out.response);
-      bool retryable = out.response.ok()
-                           ? HttpRetryPolicy::IsRetryableStatus(out.response->status)
-                           : out.response.status().IsUnavailable() &&
-                                 !(budget.give_up_if_refused &&
-                                   out.response.status().storage_code() == kNotSent);
+      bool retryable = out.response.ok() ? HttpRetryPolicy::IsRetryableStatus(out.response->status)
+                                         : out.response.status().IsUnavailable() &&
+                                               !(budget.give_up_if_refused &&
+                                                 out.response.status().storage_code() == kNotSent);
       if (!retryable || attempt >= o_.retry.max_attempts) break;
       if (call.once_maybe_applied && (out.unseen || MayHaveBeenApplied(out.response))) break;
       auto delay = o_.retry.DelayBefore(attempt + 1, RandomU64());
@@ -436,9 +440,9 @@ class AzureBlobStore final : public BlobStore {
   Status BlobErrorOf(const HttpResponse& r, std::string_view name, const char* what = "") const {
     const std::string blob = what + ("blob '" + std::string(name) + "'");
     if (ContainerMissing(r))
-      return StorageError(404, "BlobNotFound",
-                          blob + ": does not exist (nothing was written to container '" +
-                              o_.container + "' yet)");
+      return StorageError(
+          404, "BlobNotFound",
+          blob + ": does not exist (nothing was written to container '" + o_.container + "' yet)");
     return ErrorOf(r, blob);
   }
 
@@ -465,7 +469,8 @@ class AzureBlobStore final : public BlobStore {
   Result<GetResult> Read(const char* method, std::string_view name, const AccessConditions& c,
                          Budget& budget) {
     BT_RETURN_IF_ERROR(ValidateBlobName(name));
-    Outcome out = Execute({method, name, [&] {
+    Outcome out = Execute({method, name,
+                           [&] {
                              HttpRequest r = Request(method, BlobUrl(name));
                              AddConditions(r, c);
                              return r;
@@ -505,8 +510,10 @@ class AzureBlobStore final : public BlobStore {
     return Status::OutcomeUnknown(
         "blob '" + std::string(name) + "': no answer after " + std::to_string(out.attempts) +
         " attempt(s), one of which may have been applied; whether the write was applied is not "
-        "known (" + (out.response.ok() ? "HTTP " + std::to_string(out.response->status)
-                                       : out.response.status().message()) + ")");
+        "known (" +
+        (out.response.ok() ? "HTTP " + std::to_string(out.response->status)
+                           : out.response.status().message()) +
+        ")");
   }
 
   // The blob's properties if it carries `write_id` now (a HEAD, if the
@@ -545,20 +552,24 @@ class AzureBlobStore final : public BlobStore {
     if ((r.status == 412 || r.status == 409) && out.unseen && !write_id.empty()) {
       Outcome head = HeadFollowUp(name, budget);
       if (head.response.ok() && head.response->status == 200) {
-        const std::string* id =
-            head.response->Header(std::string("x-ms-meta-") + kWriteIdMetadata);
+        const std::string* id = head.response->Header(std::string("x-ms-meta-") + kWriteIdMetadata);
         if (id != nullptr && *id == write_id) {
           BT_ASSIGN_OR_RETURN(BlobProperties p, PropertiesOf(*head.response));
           return WriteResult{p.etag, p.last_modified};
         }
       }
-      std::string why = !head.response.ok() ? head.response.status().message()
-                        : head.response->status == 200 ? "another write is on the blob now"
-                        : "the blob is gone now (HTTP " + std::to_string(head.response->status) + ")";
-      return Status::OutcomeUnknown(
-          "blob '" + std::string(name) + "': an earlier attempt's answer was lost and the retry "
-          "was refused (HTTP " + std::to_string(r.status) + "); whether the write was applied "
-          "could not be told: " + why);
+      std::string why =
+          !head.response.ok() ? head.response.status().message()
+          : head.response->status == 200
+              ? "another write is on the blob now"
+              : "the blob is gone now (HTTP " + std::to_string(head.response->status) + ")";
+      return Status::OutcomeUnknown("blob '" + std::string(name) +
+                                    "': an earlier attempt's answer was lost and the retry "
+                                    "was refused (HTTP " +
+                                    std::to_string(r.status) +
+                                    "); whether the write was applied "
+                                    "could not be told: " +
+                                    why);
     }
     return BlobErrorOf(r, name);
   }
@@ -568,7 +579,8 @@ class AzureBlobStore final : public BlobStore {
                             const std::vector<std::pair<std::string, std::string>>& headers) {
     BT_RETURN_IF_ERROR(ValidateBlobName(name));
     Budget budget = NewBudget();
-    Outcome out = Execute({op, name, [&] {
+    Outcome out = Execute({op, name,
+                           [&] {
                              HttpRequest r = Request("PUT", BlobUrl(name, "comp=lease"));
                              for (const auto& h : headers) r.headers.push_back(h);
                              AddConditions(r, c);
@@ -584,7 +596,8 @@ class AzureBlobStore final : public BlobStore {
         Outcome head = HeadFollowUp(name, budget);
         if (head.response.ok() && head.response->status == 200) {
           BT_ASSIGN_OR_RETURN(BlobProperties p, PropertiesOf(*head.response));
-          if (p.lease_state == LeaseState::kAvailable) return LeaseResult{"", p.etag, p.last_modified, 0};
+          if (p.lease_state == LeaseState::kAvailable)
+            return LeaseResult{"", p.etag, p.last_modified, 0};
         }
       }
       return BlobErrorOf(r, name, "lease on ");
@@ -608,16 +621,16 @@ class AzureBlobStore final : public BlobStore {
 Result<ListPage> AzureBlobStore::List(const ListOptions& o) {
   if (o.max_results < 1 || o.max_results > 5000)
     return StorageError(400, "OutOfRangeQueryParameterValue", "maxresults must be 1..5000");
-  std::string query = "restype=container&comp=list&include=metadata&maxresults=" +
-                      std::to_string(o.max_results);
+  std::string query =
+      "restype=container&comp=list&include=metadata&maxresults=" + std::to_string(o.max_results);
   if (!o.prefix.empty()) query += "&prefix=" + PercentEncode(o.prefix, false);
   if (!o.marker.empty()) query += "&marker=" + PercentEncode(o.marker, false);
   if (!o.start_from.empty()) query += "&startFrom=" + PercentEncode(o.start_from, false);
   Budget budget = NewBudget();
   budget.deadline = o.deadline;
   budget.give_up_if_refused = o.has_fallback;
-  Outcome out = Execute({"LIST", o.prefix, [&] { return Request("GET", ContainerUrl(query)); }},
-                        budget);
+  Outcome out =
+      Execute({"LIST", o.prefix, [&] { return Request("GET", ContainerUrl(query)); }}, budget);
   if (ContainerMissing(out)) return ListPage{};  // created by the first write
   if (!out.response.ok()) return out.response.status();
   const HttpResponse& r = *out.response;

@@ -18,9 +18,7 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
-Status Bad(const std::string& why) {
-  return Status::InvalidArgument("connection string: " + why);
-}
+Status Bad(const std::string& why) { return Status::InvalidArgument("connection string: " + why); }
 
 // Whether `s` may appear in a message: a short word of ASCII letters and
 // digits (a key name or a URL scheme), never anything that could be a key,
@@ -99,9 +97,10 @@ Result<AzureConfig> ParseConnectionString(std::string_view text) {
     std::string key = AsciiLower(name);
     auto known = kKnown.find(key);
     if (known == kKnown.end())
-      return Bad(Echoable(name) ? "unknown key '" + std::string(name) + "' in " + Where(index, start)
-                                : "unknown key in " + Where(index, start) +
-                                      " (a key name is letters only: is a value misplaced?)");
+      return Bad(Echoable(name)
+                     ? "unknown key '" + std::string(name) + "' in " + Where(index, start)
+                     : "unknown key in " + Where(index, start) +
+                           " (a key name is letters only: is a value misplaced?)");
     if (known->second.empty()) continue;  // another service's endpoint
     if (!kv.emplace(known->second, std::string(Trim(part.substr(eq + 1)))).second)
       return Bad("key '" + known->second + "' given twice");
@@ -146,8 +145,7 @@ Result<AzureConfig> ParseConnectionString(std::string_view text) {
   if (!c.sas.empty() && c.sas[0] == '?') c.sas.erase(0, 1);
   if (c.account_key.empty() && c.sas.empty())
     return Bad("needs AccountKey or SharedAccessSignature");
-  if (!c.account_key.empty() && c.account_name.empty())
-    return Bad("AccountKey needs AccountName");
+  if (!c.account_key.empty() && c.account_name.empty()) return Bad("AccountKey needs AccountName");
 
   while (!c.blob_endpoint.empty() && c.blob_endpoint.back() == '/') c.blob_endpoint.pop_back();
   const size_t sep = c.blob_endpoint.find("://");

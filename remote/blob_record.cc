@@ -14,7 +14,7 @@ namespace blobtable {
 namespace {
 constexpr int kBucketFormat = 3;
 constexpr char kFormat2Tag = '\xB2';  // never the first byte of format 1 (0x92)
-constexpr size_t kBucketHeader = 5;          // tag and CRC
+constexpr size_t kBucketHeader = 5;   // tag and CRC
 }  // namespace
 
 std::string BucketKey(std::string_view name) {
@@ -67,10 +67,14 @@ std::string EncodeBucket(const Bucket& bucket) {
     pk.pack(r.lease.broken_at_ms);
     pk.pack(r.data_id);
     pk.pack(r.data_size);
-    if (r.data_crc) pk.pack(*r.data_crc);
-    else pk.pack_nil();
-    if (!r.data_md5.empty()) pk.pack(r.data_md5);
-    else pk.pack_nil();
+    if (r.data_crc)
+      pk.pack(*r.data_crc);
+    else
+      pk.pack_nil();
+    if (!r.data_md5.empty())
+      pk.pack(r.data_md5);
+    else
+      pk.pack_nil();
     if (r.inline_data) {
       pk.pack_bin(static_cast<uint32_t>(r.inline_data->size()));
       pk.pack_bin_body(r.inline_data->data(), static_cast<uint32_t>(r.inline_data->size()));
@@ -90,10 +94,12 @@ Result<Bucket> DecodeBucket(std::string_view value, std::string_view key) {
   if (!value.empty() && value[0] == kFormat2Tag) {
     if (value.size() < kBucketHeader) return Status::Corruption(what.str() + ": cut short");
     uint32_t stored = 0;
-    for (int i = 0; i < 4; ++i) stored |= uint32_t{static_cast<unsigned char>(value[1 + i])} << (8 * i);
+    for (int i = 0; i < 4; ++i)
+      stored |= uint32_t{static_cast<unsigned char>(value[1 + i])} << (8 * i);
     value.remove_prefix(kBucketHeader);
     if (Crc32(value) != stored)
-      return Status::Corruption(what.str() + ": its checksum does not match (the record is damaged)");
+      return Status::Corruption(what.str() +
+                                ": its checksum does not match (the record is damaged)");
     checksummed = true;
   }
   auto oh = mp::Unpack(value, what);

@@ -63,7 +63,7 @@ struct BlobRecord {
   int64_t last_modified_s = 0;
   Metadata metadata;
   lease::LeaseRecord lease;
-  uint64_t data_id = 0;  // key of the data in the data database; 0 if inline
+  uint64_t data_id = 0;                    // key of the data in the data database; 0 if inline
   std::optional<std::string> inline_data;  // the data, if kept in the record
   uint64_t data_size = 0;
   // CRC-32 of the data, checked on every read; none for blobs written in

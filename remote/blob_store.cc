@@ -15,12 +15,11 @@ std::string_view LeaseStateName(LeaseState s) {
   return "unknown";
 }
 
-
 BatchResult BlobStore::CommitBatch(const std::vector<BatchOp>& ops) {
   BatchResult out;
   out.failed = ops.size();
-  out.status = Status::InvalidArgument("the backend at " + Location() +
-                                       " cannot apply an atomic batch");
+  out.status =
+      Status::InvalidArgument("the backend at " + Location() + " cannot apply an atomic batch");
   return out;
 }
 

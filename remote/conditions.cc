@@ -30,8 +30,7 @@ Status NotMet(std::string_view which) {
 
 }  // namespace
 
-Status CheckReadConditions(const AccessConditions& c, const BlobVersion& blob,
-                           bool* not_modified) {
+Status CheckReadConditions(const AccessConditions& c, const BlobVersion& blob, bool* not_modified) {
   *not_modified = false;
   // "*" cannot select a representation to compare: Azure refuses it on reads.
   if (c.if_none_match && *c.if_none_match == kAnyETag)
@@ -45,8 +44,10 @@ Status CheckReadConditions(const AccessConditions& c, const BlobVersion& blob,
   bool none_match_fails = c.if_none_match && ETagMatches(*c.if_none_match, blob.etag);
   bool modified_fails =
       c.if_modified_since && Seconds(blob.last_modified) <= Seconds(*c.if_modified_since);
-  if (c.if_none_match && c.if_modified_since) *not_modified = none_match_fails && modified_fails;
-  else *not_modified = none_match_fails || modified_fails;
+  if (c.if_none_match && c.if_modified_since)
+    *not_modified = none_match_fails && modified_fails;
+  else
+    *not_modified = none_match_fails || modified_fails;
   return Status::OK();
 }
 
@@ -92,8 +93,8 @@ Status ValidateBlobName(std::string_view name) {
   size_t start = 0;
   for (;;) {
     size_t slash = name.find('/', start);
-    std::string_view segment =
-        name.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
+    std::string_view segment = name.substr(
+        start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
     if (segment.empty()) return bad("has an empty segment (a leading, trailing or double '/')");
     if (segment == "." || segment == "..")
       return bad("has a '" + std::string(segment) + "' segment");
@@ -109,8 +110,8 @@ Status ValidateMetadata(const Metadata& metadata) {
   for (const auto& [name, value] : metadata) {
     bool ok = !name.empty() && !(name[0] >= '0' && name[0] <= '9');
     for (char c : name)
-      ok = ok && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                  c == '_');
+      ok = ok &&
+           ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_');
     if (!ok)
       return StorageError(400, "InvalidMetadata",
                           "metadata name '" + name + "' is not a C# identifier");
@@ -133,8 +134,10 @@ Status ValidateContainerName(std::string_view name) {
   for (size_t i = 0; ok && i < name.size(); ++i) {
     char c = name[i];
     bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-    if (c == '-') ok = i > 0 && i + 1 < name.size() && name[i - 1] != '-';
-    else ok = alnum;
+    if (c == '-')
+      ok = i > 0 && i + 1 < name.size() && name[i - 1] != '-';
+    else
+      ok = alnum;
   }
   if (ok) return Status::OK();
   return Status::FromStorage(Code::kInvalidArgument, 400, "InvalidResourceName",

@@ -44,7 +44,8 @@ class CpprestTransport final : public HttpTransport {
   Result<HttpResponse> Send(const HttpRequest& request) override {
     try {
       size_t scheme_end = request.url.find("://");
-      size_t path_start = request.url.find('/', scheme_end == std::string::npos ? 0 : scheme_end + 3);
+      size_t path_start =
+          request.url.find('/', scheme_end == std::string::npos ? 0 : scheme_end + 3);
       std::string base = request.url.substr(0, path_start);
       std::string path = path_start == std::string::npos ? "/" : request.url.substr(path_start);
       http::client::http_client& client = ClientFor(base, request.timeout);
@@ -53,8 +54,10 @@ class CpprestTransport final : public HttpTransport {
       req.set_request_uri(web::uri(path));  // already encoded: taken as is
       std::string content_type;
       for (const auto& [name, value] : request.headers) {
-        if (name == "Content-Type") content_type = value;
-        else req.headers().add(name, value);
+        if (name == "Content-Type")
+          content_type = value;
+        else
+          req.headers().add(name, value);
       }
       // cpprest re-sends a request by itself when a reused connection dies,
       // and cannot say so: never reuse one (a connection per request).
@@ -62,8 +65,10 @@ class CpprestTransport final : public HttpTransport {
       if (request.method == "PUT" || !request.body.empty()) {
         // cpprest sends Content-Length; Content-Type only when given.
         req.set_body(std::vector<unsigned char>(request.body.begin(), request.body.end()));
-        if (content_type.empty()) req.headers().remove(http::header_names::content_type);
-        else req.headers().set_content_type(content_type);
+        if (content_type.empty())
+          req.headers().remove(http::header_names::content_type);
+        else
+          req.headers().set_content_type(content_type);
       }
       http::http_response resp = client.request(req).get();
       HttpResponse out;
@@ -116,9 +121,8 @@ class CpprestTransport final : public HttpTransport {
     config.set_max_redirects(0);  // a 3xx comes back as it is (the store refuses it)
     if (!options_.ca_file.empty()) {
       std::string ca = options_.ca_file;
-      config.set_ssl_context_callback([ca](boost::asio::ssl::context& ctx) {
-        ctx.load_verify_file(ca);
-      });
+      config.set_ssl_context_callback(
+          [ca](boost::asio::ssl::context& ctx) { ctx.load_verify_file(ca); });
     }
     auto client = std::make_unique<http::client::http_client>(web::uri(base), config);
     return *clients_.emplace(key, std::move(client)).first->second;

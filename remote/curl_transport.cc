@@ -143,7 +143,8 @@ class CurlTransport final : public HttpTransport {
         // curl keeps OpenSSL's reason only as text (its error buffer).
         const std::string detail = error_detail;
         const bool not_tls = detail.find("wrong version number") != std::string::npos;
-        return TlsHandshakeFailed(request.method, not_tls ? TlsFailure::kNotTls : TlsFailure::kOther,
+        return TlsHandshakeFailed(request.method,
+                                  not_tls ? TlsFailure::kNotTls : TlsFailure::kOther,
                                   detail.empty() ? curl_easy_strerror(rc) : detail);
       }
       if (rc == CURLE_WEIRD_SERVER_REPLY)  // an answer that is not HTTP: as cpprest says it

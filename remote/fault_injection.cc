@@ -8,9 +8,10 @@
 namespace blobtable {
 
 const char* BlobOpName(BlobOp op) {
-  static const char* kNames[kBlobOpCount] = {
-      "get",           "head",        "put",          "delete",        "list",       "set-metadata",
-      "acquire-lease", "renew-lease", "change-lease", "release-lease", "break-lease", "batch"};
+  static const char* kNames[kBlobOpCount] = {"get",           "head",        "put",
+                                             "delete",        "list",        "set-metadata",
+                                             "acquire-lease", "renew-lease", "change-lease",
+                                             "release-lease", "break-lease", "batch"};
   return kNames[static_cast<int>(op)];
 }
 
@@ -52,17 +53,11 @@ FaultInjectingBlobStore::Decision FaultInjectingBlobStore::Decide(BlobOp op, std
   if (!d.faulted) return d;
   switch (d.fault) {
     case Fault::kServerBusy:
-    case Fault::kResetBefore:
-      d.apply = false;
-      break;
+    case Fault::kResetBefore: d.apply = false; break;
     case Fault::kInternalError:
-    case Fault::kTimeout:
-      d.apply = Mix64(draw) % 2 == 0;
-      break;
+    case Fault::kTimeout: d.apply = Mix64(draw) % 2 == 0; break;
     case Fault::kResetAfter:
-    case Fault::kLeaseLost:
-      d.apply = true;
-      break;
+    case Fault::kLeaseLost: d.apply = true; break;
   }
   ++injected_[static_cast<int>(d.fault)];
   if (options_.log)
@@ -84,13 +79,10 @@ R FaultInjectingBlobStore::Run(BlobOp op, std::string_view name, bool presents_l
                            FaultName(d.fault) + " (call " + std::to_string(d.n) + ", seed " +
                            std::to_string(options_.seed) + ")";
   switch (d.fault) {
-    case Fault::kLeaseLost:
-      BreakLeaseOf(name);
-      return call();
+    case Fault::kLeaseLost: BreakLeaseOf(name); return call();
     case Fault::kServerBusy:
       return Status::FromStorage(Code::kUnavailable, 503, "ServerBusy", what);
-    case Fault::kResetBefore:
-      return Status::FromStorage(Code::kUnavailable, 0, kNotSent, what);
+    case Fault::kResetBefore: return Status::FromStorage(Code::kUnavailable, 0, kNotSent, what);
     case Fault::kInternalError:
     case Fault::kTimeout:
     case Fault::kResetAfter:
@@ -164,10 +156,9 @@ Result<LeaseResult> FaultInjectingBlobStore::BreakLease(std::string_view name,
 }
 
 BatchResult FaultInjectingBlobStore::CommitBatch(const std::vector<BatchOp>& ops) {
-  auto done = Run<Result<BatchResult>>(BlobOp::kBatch, ops.empty() ? "" : ops.front().blob, false,
-                                       [&]() -> Result<BatchResult> {
-                                         return BlobStoreWrapper::CommitBatch(ops);
-                                       });
+  auto done = Run<Result<BatchResult>>(
+      BlobOp::kBatch, ops.empty() ? "" : ops.front().blob, false,
+      [&]() -> Result<BatchResult> { return BlobStoreWrapper::CommitBatch(ops); });
   if (done.ok()) return *std::move(done);
   BatchResult failed;  // a fault, applied or not: the whole batch
   failed.status = done.status();

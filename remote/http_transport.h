@@ -109,8 +109,7 @@ inline Status TlsHandshakeFailed(const std::string& method, TlsFailure why,
     case TlsFailure::kNotTls:
       return Status::InvalidArgument(what + " (TLS handshake: the endpoint does not speak TLS;" +
                                      " is it an http:// endpoint?)");
-    case TlsFailure::kOther:
-      break;
+    case TlsFailure::kOther: break;
   }
   return Status::Unavailable(what + " (TLS handshake)");
 }

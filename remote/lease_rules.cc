@@ -21,7 +21,8 @@ void Grant(LeaseRecord& lease, std::string_view id, int duration_seconds, int64_
   lease.state = LeaseState::kLeased;
   lease.id = std::string(id);
   lease.duration_seconds = duration_seconds;
-  lease.expires_ms = duration_seconds == kInfiniteLease ? 0 : now_ms + duration_seconds * int64_t{1000};
+  lease.expires_ms =
+      duration_seconds == kInfiniteLease ? 0 : now_ms + duration_seconds * int64_t{1000};
   lease.broken_at_ms = 0;
 }
 
@@ -53,7 +54,6 @@ void Refresh(LeaseRecord& lease, int64_t now_ms) {
     lease.state = LeaseState::kBroken;
   }
 }
-
 
 LeaseStatus StatusOf(const LeaseRecord& lease) {
   return lease.state == LeaseState::kLeased || lease.state == LeaseState::kBreaking
@@ -109,8 +109,7 @@ Status Acquire(LeaseRecord& lease, int duration_seconds, std::string_view propos
                     "the lease is breaking and cannot be acquired until it is broken");
     case LeaseState::kAvailable:
     case LeaseState::kExpired:
-    case LeaseState::kBroken:
-      break;
+    case LeaseState::kBroken: break;
   }
   Grant(lease, id, duration_seconds, now_ms);
   return Status::OK();
@@ -134,7 +133,8 @@ Status Renew(LeaseRecord& lease, std::string_view id, int64_t now_ms) {
       if (id != lease.id)
         return Err409("LeaseIdMismatchWithLeaseOperation",
                       "the lease id does not match the lease on the blob");
-      return Err409("LeaseIsBrokenAndCannotBeRenewed", "the lease was broken and cannot be renewed");
+      return Err409("LeaseIsBrokenAndCannotBeRenewed",
+                    "the lease was broken and cannot be renewed");
   }
   return Status::Internal("unknown lease state");
 }
@@ -190,11 +190,15 @@ Status Break(LeaseRecord& lease, std::optional<int> period, int64_t now_ms,
       // would have ended anyway (the end of a fixed lease, or of a break
       // already under way); with no period, a fixed lease runs out its time.
       int64_t end_ms = INT64_MAX;
-      if (lease.state == LeaseState::kBreaking) end_ms = lease.broken_at_ms;
-      else if (lease.duration_seconds != kInfiniteLease) end_ms = lease.expires_ms;
+      if (lease.state == LeaseState::kBreaking)
+        end_ms = lease.broken_at_ms;
+      else if (lease.duration_seconds != kInfiniteLease)
+        end_ms = lease.expires_ms;
       int64_t at_ms;
-      if (period) at_ms = std::min<int64_t>(end_ms, now_ms + *period * int64_t{1000});
-      else at_ms = end_ms == INT64_MAX ? now_ms : end_ms;
+      if (period)
+        at_ms = std::min<int64_t>(end_ms, now_ms + *period * int64_t{1000});
+      else
+        at_ms = end_ms == INT64_MAX ? now_ms : end_ms;
       if (at_ms <= now_ms) {
         lease.state = LeaseState::kBroken;
         lease.broken_at_ms = now_ms;
@@ -229,10 +233,10 @@ Status CheckWrite(LeaseRecord& lease, std::string_view lease_id, int64_t now_ms)
     case LeaseState::kExpired:
     case LeaseState::kBroken:
       if (!lease_id.empty())
-        return Err412("LeaseLost", "a lease id was specified, but the lease for the blob has " +
-                                       std::string(lease.state == LeaseState::kExpired
-                                                       ? "expired"
-                                                       : "been broken"));
+        return Err412(
+            "LeaseLost",
+            "a lease id was specified, but the lease for the blob has " +
+                std::string(lease.state == LeaseState::kExpired ? "expired" : "been broken"));
       Clear(lease);
       return Status::OK();
   }

@@ -29,16 +29,16 @@ int64_t LeaseNowMs(int64_t boot_tag, std::chrono::milliseconds since_boot);
 // Lease fields of one blob. Times are on the lease clock (LeaseNowMs).
 struct LeaseRecord {
   LeaseState state = LeaseState::kAvailable;  // as last stored; see Refresh()
-  std::string id;                              // empty when available
-  int duration_seconds = 0;                    // 15..60 or kInfiniteLease
-  int64_t expires_ms = 0;                      // kLeased with a finite duration
-  int64_t broken_at_ms = 0;                    // kBreaking
+  std::string id;                             // empty when available
+  int duration_seconds = 0;                   // 15..60 or kInfiniteLease
+  int64_t expires_ms = 0;                     // kLeased with a finite duration
+  int64_t broken_at_ms = 0;                   // kBreaking
 };
 
 // Advances time-driven transitions: leased -> expired, breaking -> broken.
 void Refresh(LeaseRecord& lease, int64_t now_ms);
 
-LeaseStatus StatusOf(const LeaseRecord& lease);         // after Refresh
+LeaseStatus StatusOf(const LeaseRecord& lease);          // after Refresh
 LeaseDurationType DurationOf(const LeaseRecord& lease);  // after Refresh
 
 // The lease actions. Each refreshes, checks, then mutates `lease` on success.

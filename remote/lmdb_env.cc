@@ -24,8 +24,9 @@ Status LmdbError(int rc, std::string_view what, std::string_view hint) {
       rc == MDB_VERSION_MISMATCH)
     return Status::Corruption(msg + kDamagedStoreAdvice);
   if (rc == MDB_MAP_FULL) {
-    msg += " (the local store reached its map size; open it with a larger "
-           "StoreOptions::local_map_size)";
+    msg +=
+        " (the local store reached its map size; open it with a larger "
+        "StoreOptions::local_map_size)";
     return Status::FromStorage(Code::kIOError, 0, kLmdbMapFull, std::move(msg));
   }
   return Status::IOError(std::move(msg));
@@ -63,8 +64,12 @@ std::optional<LmdbEnv::FileId> IdOf(const std::string& path) {
 }  // namespace
 
 LmdbEnv::LmdbEnv(MDB_env* env, std::string directory, FileId id, bool read_only)
-    : env_(env), directory_(std::move(directory)), id_(id), read_only_(read_only),
-      max_key_size_(static_cast<size_t>(mdb_env_get_maxkeysize(env))), etag_salt_(RandomU64()),
+    : env_(env),
+      directory_(std::move(directory)),
+      id_(id),
+      read_only_(read_only),
+      max_key_size_(static_cast<size_t>(mdb_env_get_maxkeysize(env))),
+      etag_salt_(RandomU64()),
       writes_(*this) {}
 
 LmdbEnv::~LmdbEnv() {
@@ -101,7 +106,7 @@ void LmdbEnv::PutIdleReader(MDB_txn* txn) {
 // One attempt at opening the environment with `flags`; LMDB's error, or 0
 // with *out set.
 static int OpenRaw(const std::string& dir, uint64_t map_size, unsigned flags, unsigned file_mode,
-            MDB_env** out) {
+                   MDB_env** out) {
   MDB_env* raw = nullptr;
   int rc = mdb_env_create(&raw);
   if (rc != 0) return rc;
@@ -147,8 +152,8 @@ Result<std::shared_ptr<LmdbEnv>> LmdbEnv::Open(const std::string& directory, uin
   if (std::filesystem::create_directories(directory, ec) && !ec) {
     // Made here: as private as its files (0644 gives 0755, 0600 gives 0700).
     const auto exec = static_cast<std::filesystem::perms>((file_mode & 0444) >> 2);
-    std::filesystem::permissions(
-        directory, static_cast<std::filesystem::perms>(file_mode & 0777) | exec, ec);
+    std::filesystem::permissions(directory,
+                                 static_cast<std::filesystem::perms>(file_mode & 0777) | exec, ec);
   }
   if (ec) return Status::IOError("cannot create directory " + directory + ": " + ec.message());
   std::string canonical = std::filesystem::canonical(directory, ec).string();
@@ -305,8 +310,10 @@ Result<LmdbTxn> LmdbTxn::Begin(LmdbEnv& env, bool read_only) {
 
 LmdbTxn::~LmdbTxn() {
   if (txn_ == nullptr) return;
-  if (read_only_) env_->PutIdleReader(txn_);
-  else mdb_txn_abort(txn_);
+  if (read_only_)
+    env_->PutIdleReader(txn_);
+  else
+    mdb_txn_abort(txn_);
 }
 
 Status LmdbTxn::Commit() {
@@ -317,7 +324,8 @@ Status LmdbTxn::Commit() {
   // a handle in the same scope would wait for itself).
   if (gate_.owns_lock()) gate_.unlock();
   // A full disk shows as ENOSPC or, on a short write, as EIO.
-  if (rc != 0) return LmdbError(rc, "committing LMDB transaction", SpaceHint(env_->directory(), rc));
+  if (rc != 0)
+    return LmdbError(rc, "committing LMDB transaction", SpaceHint(env_->directory(), rc));
   return Status::OK();
 }
 

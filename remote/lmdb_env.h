@@ -149,7 +149,9 @@ class LmdbTxn {
   static Result<LmdbTxn> Begin(LmdbEnv& env, bool read_only);
 
   LmdbTxn(LmdbTxn&& other) noexcept
-      : env_(other.env_), txn_(other.txn_), read_only_(other.read_only_),
+      : env_(other.env_),
+        txn_(other.txn_),
+        read_only_(other.read_only_),
         gate_(std::move(other.gate_)) {
     other.txn_ = nullptr;
   }
@@ -169,9 +171,7 @@ class LmdbTxn {
   std::shared_lock<std::shared_mutex> gate_;  // released after the txn ends
 };
 
-inline MDB_val ToVal(std::string_view s) {
-  return MDB_val{s.size(), const_cast<char*>(s.data())};
-}
+inline MDB_val ToVal(std::string_view s) { return MDB_val{s.size(), const_cast<char*>(s.data())}; }
 inline std::string_view FromVal(const MDB_val& v) {
   return std::string_view(static_cast<const char*>(v.mv_data), v.mv_size);
 }

@@ -39,8 +39,12 @@ class LocalBlobStore final : public BlobStore {
  public:
   LocalBlobStore(std::shared_ptr<LmdbEnv> env, MDB_dbi blobs, MDB_dbi data, MDB_dbi meta,
                  std::string container, Clock* clock)
-      : env_(std::move(env)), blobs_(blobs), data_(data), meta_(meta),
-        container_(std::move(container)), clock_(clock),
+      : env_(std::move(env)),
+        blobs_(blobs),
+        data_(data),
+        meta_(meta),
+        container_(std::move(container)),
+        clock_(clock),
         boot_tag_(lease::BootTagOf(clock->BootId())) {}
   ~LocalBlobStore() override {
     env_->ReleaseDatabase(kContainerDbPrefix + container_);
@@ -61,7 +65,8 @@ class LocalBlobStore final : public BlobStore {
     BT_RETURN_IF_ERROR(CheckPut(data, o.metadata));
     WriteResult out;
     const OnDamage damage = Unconditional(o.conditions, o.lease_id) ? kReplace : kFail;
-    BT_RETURN_IF_ERROR(Write(name, damage, PutStep(data, o.conditions, o.lease_id, o.metadata, &out)));
+    BT_RETURN_IF_ERROR(
+        Write(name, damage, PutStep(data, o.conditions, o.lease_id, o.metadata, &out)));
     return out;
   }
 
@@ -100,15 +105,16 @@ class LocalBlobStore final : public BlobStore {
                                   const WriteOptions& o) override {
     BT_RETURN_IF_ERROR(ValidateMetadata(metadata));
     WriteResult out;
-    BT_RETURN_IF_ERROR(Write(name, kFail, [&](std::optional<BlobRecord>& rec, Stamp& stamp) -> Status {
-      if (!rec) return NotFound(name);
-      BT_RETURN_IF_ERROR(lease::CheckWrite(rec->lease, o.lease_id, stamp.lease_ms));
-      BT_RETURN_IF_ERROR(CheckConditions(o.conditions, rec, /*is_put=*/false));
-      rec->metadata = metadata;
-      BT_RETURN_IF_ERROR(stamp.Apply(*rec));
-      out = {rec->etag, FromSeconds(rec->last_modified_s)};
-      return Status::OK();
-    }));
+    BT_RETURN_IF_ERROR(
+        Write(name, kFail, [&](std::optional<BlobRecord>& rec, Stamp& stamp) -> Status {
+          if (!rec) return NotFound(name);
+          BT_RETURN_IF_ERROR(lease::CheckWrite(rec->lease, o.lease_id, stamp.lease_ms));
+          BT_RETURN_IF_ERROR(CheckConditions(o.conditions, rec, /*is_put=*/false));
+          rec->metadata = metadata;
+          BT_RETURN_IF_ERROR(stamp.Apply(*rec));
+          out = {rec->etag, FromSeconds(rec->last_modified_s)};
+          return Status::OK();
+        }));
     return out;
   }
 
@@ -160,7 +166,9 @@ class LocalBlobStore final : public BlobStore {
 
   std::string Location() const override { return "local:" + env_->directory(); }
   const std::string& container() const override { return container_; }
-  BlobStoreTraits traits() const override { return {.in_process = true, .atomic_batch = true, .list_data = true}; }
+  BlobStoreTraits traits() const override {
+    return {.in_process = true, .atomic_batch = true, .list_data = true};
+  }
 
  private:
   struct Stamp;
@@ -180,7 +188,7 @@ class LocalBlobStore final : public BlobStore {
 
   // The steps keep references: what they name must outlive them.
   static Step PutStep(std::string_view data, const AccessConditions& c, std::string_view lease_id,
-               const Metadata& metadata, WriteResult* out) {
+                      const Metadata& metadata, WriteResult* out) {
     return [data, &c, lease_id, &metadata, out](std::optional<BlobRecord>& rec,
                                                 Stamp& stamp) -> Status {
       // The lease is checked before the conditions, as Azure does (a leased
@@ -216,7 +224,8 @@ class LocalBlobStore final : public BlobStore {
     return [name, &c](std::optional<BlobRecord>& rec, Stamp&) -> Status {
       if (c.if_none_match == kAnyETag) {
         if (!rec) return Status::OK();
-        return StorageError(409, "BlobAlreadyExists", "the blob '" + std::string(name) + "' exists");
+        return StorageError(409, "BlobAlreadyExists",
+                            "the blob '" + std::string(name) + "' exists");
       }
       if (!rec) return NotFound(name);
       return CheckConditions(c, rec, /*is_put=*/false);
@@ -352,7 +361,8 @@ class LocalBlobStore final : public BlobStore {
     ++counter;
     memcpy(buf + 8, &counter, 8);
     MDB_val nv{sizeof(buf), buf};
-    if ((rc = mdb_put(txn, meta_, &k, &nv, 0)) != 0) return LmdbError(rc, "writing the etag counter");
+    if ((rc = mdb_put(txn, meta_, &k, &nv, 0)) != 0)
+      return LmdbError(rc, "writing the etag counter");
     return counter;
   }
 
@@ -443,9 +453,12 @@ class LocalBlobStore final : public BlobStore {
     if (existed) rec = std::move(it->record);
     Stamp stamp{this, txn, NowMs(), LeaseMs()};
     BT_RETURN_IF_ERROR(fn(rec, stamp));
-    if (rec && existed) it->record = std::move(*rec);
-    else if (rec) bucket.insert(it, BucketEntry{std::string(name), std::move(*rec)});
-    else if (existed) bucket.erase(it);
+    if (rec && existed)
+      it->record = std::move(*rec);
+    else if (rec)
+      bucket.insert(it, BucketEntry{std::string(name), std::move(*rec)});
+    else if (existed)
+      bucket.erase(it);
     MDB_val k = ToVal(key);
     int rc;
     if (bucket.empty()) {
@@ -463,15 +476,16 @@ class LocalBlobStore final : public BlobStore {
   template <typename Fn>
   Result<LeaseResult> LeaseAction(std::string_view name, const AccessConditions& c, Fn&& fn) {
     LeaseResult out;
-    BT_RETURN_IF_ERROR(Write(name, kFail, [&](std::optional<BlobRecord>& rec, Stamp& stamp) -> Status {
-      if (!rec) return NotFound(name);
-      BT_RETURN_IF_ERROR(CheckConditions(c, rec, /*is_put=*/false));
-      BT_RETURN_IF_ERROR(fn(rec->lease, stamp.lease_ms, out));
-      // Lease actions change neither the ETag nor last-modified.
-      out.etag = rec->etag;
-      out.last_modified = FromSeconds(rec->last_modified_s);
-      return Status::OK();
-    }));
+    BT_RETURN_IF_ERROR(
+        Write(name, kFail, [&](std::optional<BlobRecord>& rec, Stamp& stamp) -> Status {
+          if (!rec) return NotFound(name);
+          BT_RETURN_IF_ERROR(CheckConditions(c, rec, /*is_put=*/false));
+          BT_RETURN_IF_ERROR(fn(rec->lease, stamp.lease_ms, out));
+          // Lease actions change neither the ETag nor last-modified.
+          out.etag = rec->etag;
+          out.last_modified = FromSeconds(rec->last_modified_s);
+          return Status::OK();
+        }));
     return out;
   }
 
@@ -606,11 +620,11 @@ Status MigrateBuckets(LmdbEnv& env, MDB_dbi blobs, MDB_dbi meta, const std::stri
 Result<std::shared_ptr<BlobStore>> OpenLocalBlobStore(const std::string& directory,
                                                       const StoreOptions& options) {
   BT_RETURN_IF_ERROR(ValidateContainerName(options.container));
-  BT_ASSIGN_OR_RETURN(std::shared_ptr<LmdbEnv> env,
-                      LmdbEnv::Open(directory, options.local_map_size, options.local_file_mode,
-                                    options.local_durability == LocalDurability::kRelaxed
-                                        ? LmdbEnv::Sync::kRelaxed
-                                        : LmdbEnv::Sync::kFull));
+  BT_ASSIGN_OR_RETURN(
+      std::shared_ptr<LmdbEnv> env,
+      LmdbEnv::Open(directory, options.local_map_size, options.local_file_mode,
+                    options.local_durability == LocalDurability::kRelaxed ? LmdbEnv::Sync::kRelaxed
+                                                                          : LmdbEnv::Sync::kFull));
   // Each handle taken is released by the store, or here if opening fails.
   std::vector<std::string> taken;
   MDB_dbi dbis[3];

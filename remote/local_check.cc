@@ -21,7 +21,8 @@ Status CheckData(MDB_txn* txn, MDB_dbi data, const Bucket& bucket, CheckReport& 
       continue;
     }
     BT_RETURN_IF_ERROR(blob.status());
-    if (!e.record.data_crc) ++report.unverified;
+    if (!e.record.data_crc)
+      ++report.unverified;
     else if (blob->size() != e.record.data_size)
       report.damaged.push_back({e.name, "data", "its data is not the size its record says"});
   }

@@ -34,10 +34,13 @@ Result<std::shared_ptr<BlobStore>> OpenAzure(std::string_view connection_string,
   // once, rather than as a failure to connect (retried as Unavailable).
   if (!t.ca_file.empty() && !std::ifstream(t.ca_file).good())
     return Status::InvalidArgument("CaFile '" + t.ca_file + "' cannot be read");
-  if (o.config.transport == "curl") o.transport = MakeCurlTransport(t);
-  else if (o.config.transport == "cpprest") o.transport = MakeCpprestTransport(t);
-  else return Status::InvalidArgument("unknown HTTP transport '" + o.config.transport +
-                                      "' (curl or cpprest)");
+  if (o.config.transport == "curl")
+    o.transport = MakeCurlTransport(t);
+  else if (o.config.transport == "cpprest")
+    o.transport = MakeCpprestTransport(t);
+  else
+    return Status::InvalidArgument("unknown HTTP transport '" + o.config.transport +
+                                   "' (curl or cpprest)");
   o.retry.max_attempts = std::max(1, options.max_attempts);
   o.retry.initial_delay = options.retry_initial_delay;
   o.retry.max_delay = options.retry_max_delay;
@@ -56,8 +59,7 @@ Result<std::shared_ptr<BlobStore>> OpenBlobStore(std::string_view location,
   if (location.empty()) return Status::InvalidArgument("store location is empty");
   if (IsConnectionString(location)) {
     return OpenAzure(location, options);
-  } else if (location.substr(0, 5) != "file:" &&
-             location.find(';') != std::string_view::npos &&
+  } else if (location.substr(0, 5) != "file:" && location.find(';') != std::string_view::npos &&
              location.find('=') != std::string_view::npos) {
     // Never make a directory named after a mistyped connection string (it
     // may hold an account key).

@@ -14,7 +14,8 @@ std::chrono::milliseconds HttpRetryPolicy::DelayBefore(int attempt, uint64_t ran
   for (int i = 2; i < attempt && d < max_delay.count(); ++i) d *= 2;
   d = std::min<int64_t>(d, max_delay.count());
   int64_t half = d / 2;
-  return std::chrono::milliseconds(half + static_cast<int64_t>(random % static_cast<uint64_t>(d - half + 1)));
+  return std::chrono::milliseconds(
+      half + static_cast<int64_t>(random % static_cast<uint64_t>(d - half + 1)));
 }
 
 }  // namespace blobtable

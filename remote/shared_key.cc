@@ -58,7 +58,8 @@ std::string PercentEncode(std::string_view s, bool keep_slash) {
   static const char* kHex = "0123456789ABCDEF";
   std::string out;
   for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || (keep_slash && c == '/')) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' ||
+        (keep_slash && c == '/')) {
       out.push_back(static_cast<char>(c));
     } else {
       out.push_back('%');
@@ -71,9 +72,9 @@ std::string PercentEncode(std::string_view s, bool keep_slash) {
 
 std::string SharedKeyStringToSign(const HttpRequest& r, std::string_view account) {
   std::string out = r.method + "\n";
-  for (const char* h : {"Content-Encoding", "Content-Language", "Content-Length", "Content-MD5",
-                        "Content-Type", "Date", "If-Modified-Since", "If-Match", "If-None-Match",
-                        "If-Unmodified-Since", "Range"}) {
+  for (const char* h :
+       {"Content-Encoding", "Content-Language", "Content-Length", "Content-MD5", "Content-Type",
+        "Date", "If-Modified-Since", "If-Match", "If-None-Match", "If-Unmodified-Since", "Range"}) {
     std::string v = HeaderValue(r, h);
     // The transport sends Content-Length from the body; sign the same.
     if (std::string_view(h) == "Content-Length" && v.empty() && !r.body.empty())
@@ -94,10 +95,10 @@ std::string SharedKeyStringToSign(const HttpRequest& r, std::string_view account
   size_t scheme = r.url.find("://");
   size_t path_start = r.url.find('/', scheme == std::string::npos ? 0 : scheme + 3);
   size_t q = r.url.find('?');
-  std::string path = path_start == std::string::npos
-                         ? "/"
-                         : r.url.substr(path_start, q == std::string::npos ? std::string::npos
-                                                                           : q - path_start);
+  std::string path =
+      path_start == std::string::npos
+          ? "/"
+          : r.url.substr(path_start, q == std::string::npos ? std::string::npos : q - path_start);
   out += "/" + std::string(account) + path;
   std::map<std::string, std::vector<std::string>> params;
   if (q != std::string::npos) {

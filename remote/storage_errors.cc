@@ -11,17 +11,14 @@ Code CodeForStorageError(int http_status, std::string_view storage_code) {
     case 405:
     case 411:
     case 413:
-    case 416:
-      return Code::kInvalidArgument;
-    case 404:
-      return Code::kNotFound;
+    case 416: return Code::kInvalidArgument;
+    case 404: return Code::kNotFound;
     case 408:
     case 429:
     case 500:
     case 502:
     case 503:
-    case 504:
-      return Code::kUnavailable;
+    case 504: return Code::kUnavailable;
     case 409:
       if (storage_code == "LeaseAlreadyPresent" ||
           storage_code == "LeaseIsBreakingAndCannotBeAcquired")
@@ -38,8 +35,7 @@ Code CodeForStorageError(int http_status, std::string_view storage_code) {
           storage_code == "LeaseNotPresentWithBlobOperation" || storage_code == "LeaseLost")
         return Code::kLeaseLost;
       return Code::kConflict;  // ConditionNotMet
-    default:
-      return http_status >= 500 ? Code::kUnavailable : Code::kInternal;
+    default: return http_status >= 500 ? Code::kUnavailable : Code::kInternal;
   }
 }
 

@@ -41,10 +41,12 @@ Status CheckBeforeOpen(const std::string& dir, unsigned file_mode) {
   const std::string data = dir + "/data.mdb";
   if (Exists(dir + kMarker, &st)) {
     if (!Exists(data, &st))
-      return Status::Corruption("local store " + dir + ": data.mdb is missing, but the directory "
+      return Status::Corruption("local store " + dir +
+                                ": data.mdb is missing, but the directory "
                                 "held a store (blobtable.store): restore it from a backup");
     if (st.st_size == 0)
-      return Status::Corruption("local store " + dir + ": data.mdb is empty, but the directory "
+      return Status::Corruption("local store " + dir +
+                                ": data.mdb is empty, but the directory "
                                 "held a store (blobtable.store): restore it from a backup");
     return Status::OK();
   }

@@ -100,8 +100,7 @@ TEST_P(ApiTest, UpdateThatChangesNothingWritesNothing) {
 TEST_P(ApiTest, UpdateReturnsTheFunctionsErrorAndWritesNothing) {
   int attempts = 0;
   auto r = table().Update(
-      "p", "c", [](Entity&, bool) { return Status::Conflict("not in this state"); }, {},
-      &attempts);
+      "p", "c", [](Entity&, bool) { return Status::Conflict("not in this state"); }, {}, &attempts);
   EXPECT_EQ(r.status().code(), Code::kConflict);
   EXPECT_EQ(r.status().message(), "not in this state");
   EXPECT_EQ(attempts, 1);  // the function's answer, not a race: never retried
@@ -266,8 +265,8 @@ TEST_P(ApiTest, RunTransactionReturnsTheFunctionsErrorAndCommitsNothing) {
   TransactionOptions bad;
   bad.lease_seconds = 5;
   int not_run = 0;
-  auto refused = store_->RunTransaction([&](Transaction&) { return ++not_run, Status::OK(); },
-                                        {}, bad);
+  auto refused =
+      store_->RunTransaction([&](Transaction&) { return ++not_run, Status::OK(); }, {}, bad);
   EXPECT_EQ(refused.status().code(), Code::kInvalidArgument);
   EXPECT_EQ(not_run, 0);
 }

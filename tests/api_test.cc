@@ -44,7 +44,8 @@ TEST(ApiRetry, AnUnknownOutcomeIsNeverRetried) {
   ASSERT_TRUE(store.ok());
   auto t = (*store)->OpenTable("counters");
   int attempts = 0;
-  auto r = t->Update("p", "c", [](Entity& e, bool) { e.Set("n", 1); }, {}, &attempts);
+  auto r = t->Update(
+      "p", "c", [](Entity& e, bool) { e.Set("n", 1); }, {}, &attempts);
   EXPECT_EQ(r.status().code(), Code::kOutcomeUnknown) << r.status().ToString();
   EXPECT_EQ(attempts, 1);
   EXPECT_EQ(unknown->refused, 1);
@@ -81,7 +82,8 @@ TEST(ApiRetry, TheBackoffStaysWithinThePolicyAndItsTimeBound) {
   ASSERT_EQ(waits.size(), static_cast<size_t>(attempts - 1));
   std::chrono::milliseconds total{0};
   for (size_t i = 0; i < waits.size(); ++i) {
-    const auto bound = std::min(p.max_delay, p.initial_delay * (int64_t{1} << std::min<size_t>(i, 30)));
+    const auto bound =
+        std::min(p.max_delay, p.initial_delay * (int64_t{1} << std::min<size_t>(i, 30)));
     EXPECT_LT(waits[i], bound) << "wait " << i;  // full jitter: [0, bound)
     total += waits[i];
   }
@@ -107,8 +109,7 @@ class OverlapCheckingStore final : public BlobStoreWrapper {
       std::unique_lock<std::mutex> lock(mu_);
       max_in_flight = std::max(max_in_flight, ++in_flight_);
       cv_.notify_all();
-      if (!cv_.wait_for(lock, std::chrono::seconds(10),
-                        [&] { return max_in_flight >= expected_; }))
+      if (!cv_.wait_for(lock, std::chrono::seconds(10), [&] { return max_in_flight >= expected_; }))
         timed_out = true;
     }
     auto r = BlobStoreWrapper::Get(n, o);
@@ -143,7 +144,8 @@ TEST(ApiGetMany, ReadsGoOutConcurrentlyOnARemoteStore) {
   };
   auto store = Store::Open(dir.path(), o);
   ASSERT_TRUE(store.ok());
-  auto got = (*store)->OpenTable("orders")->GetMany({{"p", "1"}, {"p", "2"}, {"p", "3"}, {"p", "4"}});
+  auto got =
+      (*store)->OpenTable("orders")->GetMany({{"p", "1"}, {"p", "2"}, {"p", "3"}, {"p", "4"}});
   for (const auto& r : got) EXPECT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_FALSE(overlap->timed_out);
   EXPECT_EQ(overlap->max_in_flight, 4);  // all four at once: one round trip, not four

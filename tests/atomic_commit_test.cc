@@ -46,10 +46,9 @@ TEST_F(LocalBatchTest, EveryStepOrNone) {
   ASSERT_TRUE(blobs_->traits().atomic_batch);
   const std::string a = blobs_->Put("a", "a1", {})->etag;
   ASSERT_TRUE(blobs_->Put("gone", "x", {}).ok());
-  BatchResult done = blobs_->CommitBatch({Op(Kind::kPut, "a", IfMatch(a), "a2"),
-                                          Op(Kind::kPut, "b", IfAbsent(), "b1"),
-                                          Op(Kind::kDelete, "gone"),
-                                          Op(Kind::kCheck, "never", IfAbsent())});
+  BatchResult done = blobs_->CommitBatch(
+      {Op(Kind::kPut, "a", IfMatch(a), "a2"), Op(Kind::kPut, "b", IfAbsent(), "b1"),
+       Op(Kind::kDelete, "gone"), Op(Kind::kCheck, "never", IfAbsent())});
   ASSERT_TRUE(done.status.ok()) << done.status.ToString();
   ASSERT_EQ(done.writes.size(), 4u);
   EXPECT_EQ(done.writes[0].etag, blobs_->Head("a", {})->properties.etag);
@@ -59,7 +58,8 @@ TEST_F(LocalBatchTest, EveryStepOrNone) {
   EXPECT_TRUE(blobs_->Head("gone", {}).status().IsNotFound());
 
   // The last step fails: the first is not applied either.
-  done = blobs_->CommitBatch({Op(Kind::kPut, "a", {}, "a3"), Op(Kind::kPut, "b", IfAbsent(), "b2")});
+  done =
+      blobs_->CommitBatch({Op(Kind::kPut, "a", {}, "a3"), Op(Kind::kPut, "b", IfAbsent(), "b2")});
   EXPECT_EQ(done.status.code(), Code::kConflict);
   EXPECT_EQ(done.status.storage_code(), "BlobAlreadyExists");
   EXPECT_EQ(done.failed, 1u);
@@ -79,12 +79,14 @@ TEST_F(LocalBatchTest, ChecksAndLeasesAnswerAsTheirStepAlone) {
   // A lease stops writes (no lease id is presented), not checks.
   ASSERT_TRUE(blobs_->AcquireLease("a", 15, "", {}).ok());
   EXPECT_TRUE(check(IfMatch(a), "a").status.ok());
-  BatchResult put = blobs_->CommitBatch({Op(Kind::kPut, "b", {}, "b"), Op(Kind::kPut, "a", {}, "x")});
+  BatchResult put =
+      blobs_->CommitBatch({Op(Kind::kPut, "b", {}, "b"), Op(Kind::kPut, "a", {}, "x")});
   EXPECT_EQ(put.status.code(), Code::kBusy);
   EXPECT_EQ(put.failed, 1u);
   EXPECT_TRUE(blobs_->Head("b", {}).status().IsNotFound());
   // A bad name fails the whole batch before anything is looked at.
-  BatchResult bad = blobs_->CommitBatch({Op(Kind::kPut, "ok", {}, "x"), Op(Kind::kPut, "a/../b", {})});
+  BatchResult bad =
+      blobs_->CommitBatch({Op(Kind::kPut, "ok", {}, "x"), Op(Kind::kPut, "a/../b", {})});
   EXPECT_EQ(bad.status.code(), Code::kInvalidArgument);
   EXPECT_EQ(bad.failed, 2u);
 }

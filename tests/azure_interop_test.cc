@@ -30,7 +30,6 @@ std::string Cli(const std::string& conn, const std::string& container) {
   return std::string(BLOBTABLE_CLI_PATH) + " --store " + Quote(conn) + " --container " + container;
 }
 
-
 class InteropTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
@@ -45,7 +44,7 @@ class InteropTest : public ::testing::TestWithParam<std::string> {
 
 TEST_P(InteropTest, SdkReadsTheBlobLocateNamesWithTheSameETag) {
   ShellRun put = Shell(Cli(conn_, container_) + " put orders",
-                  R"({"PartitionKey":"customer 42","RowKey":"order.1","total":9.5})");
+                       R"({"PartitionKey":"customer 42","RowKey":"order.1","total":9.5})");
   ASSERT_EQ(put.code, 0);
   std::string etag = json::parse(put.out)["odata.etag"];
   ShellRun locate = Shell(Cli(conn_, container_) + " locate orders 'customer 42' order.1");
@@ -53,7 +52,7 @@ TEST_P(InteropTest, SdkReadsTheBlobLocateNamesWithTheSameETag) {
   json where = json::parse(locate.out);
   EXPECT_EQ(where["container"], container_);
   ShellRun got = Shell(AzureClient("get " + Quote(conn_) + " " + container_ + " " +
-                       Quote(where["entity_blob"].get<std::string>())));
+                                   Quote(where["entity_blob"].get<std::string>())));
   ASSERT_EQ(got.code, 0) << got.out;
   json props = json::parse(got.out);
   EXPECT_EQ(props["etag"], etag);
@@ -67,27 +66,34 @@ TEST_P(InteropTest, SdkReadsTheBlobLocateNamesWithTheSameETag) {
 }
 
 TEST_P(InteropTest, LeasesHeldByAnotherClientAreRespected) {
-  ASSERT_EQ(Shell(Cli(conn_, container_) + " put orders", R"({"PartitionKey":"p","RowKey":"r"})").code,
-            0);
+  ASSERT_EQ(
+      Shell(Cli(conn_, container_) + " put orders", R"({"PartitionKey":"p","RowKey":"r"})").code,
+      0);
   json where = json::parse(Shell(Cli(conn_, container_) + " locate orders p r").out);
   std::string entity = where["entity_blob"], lock = where["lock_blob"];
   const std::string lease_id = "0f8fad5b-d9cb-469f-a165-70867728950e";
   // The SDK leases the entity blob: blobtable's writes wait their turn (exit 5).
-  ASSERT_EQ(Shell(AzureClient("lease " + Quote(conn_) + " " + container_ + " " + Quote(entity) + " 60 " + lease_id)).code,
+  ASSERT_EQ(Shell(AzureClient("lease " + Quote(conn_) + " " + container_ + " " + Quote(entity) +
+                              " 60 " + lease_id))
+                .code,
             0);
   EXPECT_EQ(Shell(Cli(conn_, container_) + " --lock-timeout 1 put orders --mode upsert",
                   R"({"PartitionKey":"p","RowKey":"r","x":1})")
                 .code,
             5);
   EXPECT_EQ(Shell(Cli(conn_, container_) + " get orders p r").code, 0);  // reads still work
-  ASSERT_EQ(Shell(AzureClient("release " + Quote(conn_) + " " + container_ + " " + Quote(entity) + " " + lease_id)).code,
+  ASSERT_EQ(Shell(AzureClient("release " + Quote(conn_) + " " + container_ + " " + Quote(entity) +
+                              " " + lease_id))
+                .code,
             0);
   EXPECT_EQ(Shell(Cli(conn_, container_) + " put orders --mode upsert",
                   R"({"PartitionKey":"p","RowKey":"r","x":2})")
                 .code,
             0);
   // The SDK leases the partition's lock blob: blobtable cannot take it.
-  ASSERT_EQ(Shell(AzureClient("lease " + Quote(conn_) + " " + container_ + " " + Quote(lock) + " 60 " + lease_id)).code,
+  ASSERT_EQ(Shell(AzureClient("lease " + Quote(conn_) + " " + container_ + " " + Quote(lock) +
+                              " 60 " + lease_id))
+                .code,
             0);
   StoreOptions o;
   o.container = container_;
@@ -106,7 +112,8 @@ TEST_P(InteropTest, SharedAccessSignatureFromTheSdkWorks) {
   ASSERT_NE(token.find("sig="), std::string::npos);
   std::string endpoint = conn_.substr(conn_.find("BlobEndpoint="));
   endpoint = endpoint.substr(0, endpoint.find(';'));
-  std::string sas_conn = endpoint + ";SharedAccessSignature=" + token + ";HttpTransport=" + GetParam();
+  std::string sas_conn =
+      endpoint + ";SharedAccessSignature=" + token + ";HttpTransport=" + GetParam();
   StoreOptions o;
   o.container = container_;
   auto store = Store::Open(sas_conn, o);
@@ -131,8 +138,8 @@ TEST_P(InteropTest, SharedAccessSignatureFromTheSdkWorks) {
 }
 
 TEST_P(InteropTest, VerboseLogWithAnAccountKeyHoldsNoSecrets) {
-  ShellRun put = Shell(Cli(conn_, container_) + " -v put logged",
-                       R"({"PartitionKey":"p","RowKey":"r"})");
+  ShellRun put =
+      Shell(Cli(conn_, container_) + " -v put logged", R"({"PartitionKey":"p","RowKey":"r"})");
   ASSERT_EQ(put.code, 0);
   ShellRun get = Shell(Cli(conn_, container_) + " -v get logged p missing");
   EXPECT_EQ(get.code, 3);
@@ -177,10 +184,10 @@ TEST_P(InteropTest, HttpsToAPlainHttpPortSaysSo) {
   o.retry_initial_delay = std::chrono::milliseconds(1);
   std::vector<std::string> log;
   o.request_log = [&](const std::string& line) { log.push_back(line); };
-  auto store = Store::Open("UseDevelopmentStorage=true;BlobEndpoint=https://127.0.0.1:" +
-                               std::to_string(a->port()) + "/devstoreaccount1;HttpTransport=" +
-                               GetParam(),
-                           o);
+  auto store = Store::Open(
+      "UseDevelopmentStorage=true;BlobEndpoint=https://127.0.0.1:" + std::to_string(a->port()) +
+          "/devstoreaccount1;HttpTransport=" + GetParam(),
+      o);
   ASSERT_TRUE(store.ok()) << store.status().ToString();  // opening sends nothing
   Status s = (*store)->blob_store().Head("probe", {}).status();
   EXPECT_EQ(s.code(), Code::kInvalidArgument) << s.ToString();
@@ -206,10 +213,10 @@ TEST_P(InteropTest, UnansweredRequestsTimeOutAsUnavailable) {
   o.retry_initial_delay = std::chrono::milliseconds(1);
   std::vector<std::string> log;
   o.request_log = [&](const std::string& line) { log.push_back(line); };
-  auto store = Store::Open("AccountName=devstoreaccount1;AccountKey=YmFy;BlobEndpoint=http://127.0.0.1:" +
-                               std::to_string(ntohs(addr.sin_port)) +
-                               "/devstoreaccount1;HttpTransport=" + GetParam(),
-                           o);
+  auto store = Store::Open(
+      "AccountName=devstoreaccount1;AccountKey=YmFy;BlobEndpoint=http://127.0.0.1:" +
+          std::to_string(ntohs(addr.sin_port)) + "/devstoreaccount1;HttpTransport=" + GetParam(),
+      o);
   ASSERT_TRUE(store.ok()) << store.status().ToString();  // opening sends nothing
   Status s = (*store)->blob_store().Head("probe", {}).status();
   close(fd);
@@ -284,13 +291,13 @@ std::string Answer(const std::string& status_line, const std::string& headers = 
 }
 
 // A store on the dev account at a test server's `address`, retrying fast.
-Result<std::unique_ptr<Store>> OpenAgainst(const std::string& address,
-                                           const std::string& transport, int max_attempts) {
+Result<std::unique_ptr<Store>> OpenAgainst(const std::string& address, const std::string& transport,
+                                           int max_attempts) {
   StoreOptions o;
   o.max_attempts = max_attempts;
   o.retry_initial_delay = std::chrono::milliseconds(1);
-  return Store::Open("AccountName=devstoreaccount1;AccountKey=YmFy;BlobEndpoint=http://" +
-                         address + "/devstoreaccount1;HttpTransport=" + transport,
+  return Store::Open("AccountName=devstoreaccount1;AccountKey=YmFy;BlobEndpoint=http://" + address +
+                         "/devstoreaccount1;HttpTransport=" + transport,
                      o);
 }
 
@@ -351,7 +358,8 @@ TEST_P(InteropTest, MalformedContentLengthsAreErrorsNotExceptions) {
     for (bool head : {false, true}) {
       auto got = head ? (*store)->blob_store().Head("t", {}) : (*store)->blob_store().Get("t", {});
       EXPECT_FALSE(got.ok()) << length << (head ? " HEAD" : " GET");
-      EXPECT_EQ(got.status().code(), Code::kCorruption) << length << ": " << got.status().ToString();
+      EXPECT_EQ(got.status().code(), Code::kCorruption)
+          << length << ": " << got.status().ToString();
       EXPECT_EQ(service.requests(), 1 + (head ? 2 : 1)) << "not retried";
     }
   }
@@ -362,7 +370,8 @@ TEST_P(InteropTest, MalformedContentLengthsAreErrorsNotExceptions) {
 TEST_P(InteropTest, AnUnreadableCaFileIsInvalidArgument) {
   auto store = Store::Open(
       "AccountName=devstoreaccount1;AccountKey=YmFy;BlobEndpoint=https://127.0.0.1:9/"
-      "devstoreaccount1;CaFile=/nonexistent/ca.pem;HttpTransport=" + GetParam());
+      "devstoreaccount1;CaFile=/nonexistent/ca.pem;HttpTransport=" +
+      GetParam());
   EXPECT_EQ(store.status().code(), Code::kInvalidArgument) << store.status().ToString();
   EXPECT_NE(store.status().message().find("CaFile"), std::string::npos);
 }
@@ -373,10 +382,10 @@ Result<std::unique_ptr<Store>> OpenViaProxy(int proxy_port, const std::string& t
   StoreOptions o;
   o.container = container;
   o.retry_initial_delay = std::chrono::milliseconds(1);
-  return Store::Open("UseDevelopmentStorage=true;BlobEndpoint=http://127.0.0.1:" +
-                         std::to_string(proxy_port) + "/devstoreaccount1;HttpTransport=" +
-                         transport,
-                     o);
+  return Store::Open(
+      "UseDevelopmentStorage=true;BlobEndpoint=http://127.0.0.1:" + std::to_string(proxy_port) +
+          "/devstoreaccount1;HttpTransport=" + transport,
+      o);
 }
 
 // Azurite behind a fault proxy of its own, and a store through it.
@@ -426,7 +435,8 @@ TEST_P(InteropTest, WritesWhoseAnswerWasLostAreNeverMisreported) {
   auto set = blobs.SetMetadata("b", {{"k", "v"}}, meta);
   EXPECT_TRUE(set.ok()) << set.status().ToString();
 
-  proxy.Inject(proxy::ProxyFault::kLoseAnswer, proxy::FaultProxy::Containing("DELETE /devstoreaccount1/" + container_ + "/b "), 1);
+  proxy.Inject(proxy::ProxyFault::kLoseAnswer,
+               proxy::FaultProxy::Containing("DELETE /devstoreaccount1/" + container_ + "/b "), 1);
   Status deleted = blobs.Delete("b", {});  // gone, as asked: not NotFound
   EXPECT_TRUE(deleted.ok()) << deleted.ToString();
 
@@ -472,7 +482,8 @@ TEST_P(InteropTest, LeaseActionsWhoseAnswerWasLostAreNeverMisreported) {
   PutOptions under;  // a conditional write under the lease
   under.lease_id = second;
   under.conditions.if_match = put->etag;
-  proxy.Inject(proxy::ProxyFault::kLoseAnswer, proxy::FaultProxy::Containing("PUT /devstoreaccount1/" + container_ + "/m "), 1);
+  proxy.Inject(proxy::ProxyFault::kLoseAnswer,
+               proxy::FaultProxy::Containing("PUT /devstoreaccount1/" + container_ + "/m "), 1);
   auto rewritten = blobs.Put("m", "y", under);
   ASSERT_TRUE(rewritten.ok()) << rewritten.status().ToString();
 
@@ -506,7 +517,8 @@ TEST_P(InteropTest, ADeleteWhoseAnswerWasLostIsOkForAnyVersionAndUnknownForAnETa
   ASSERT_TRUE(table->Insert(Entity("p", "any").Set("v", 1)).ok());
   auto with_etag = table->Insert(Entity("p", "etag").Set("v", 1));
   ASSERT_TRUE(with_etag.ok());
-  const auto deletes = proxy::FaultProxy::Containing("DELETE /devstoreaccount1/" + container_ + "/t/");
+  const auto deletes =
+      proxy::FaultProxy::Containing("DELETE /devstoreaccount1/" + container_ + "/t/");
   proxy.Inject(proxy::ProxyFault::kLoseAnswer, deletes, 1);
   Status any = table->Delete("p", "any", "*");
   EXPECT_TRUE(any.ok()) << any.ToString();

@@ -28,10 +28,11 @@ TEST(SharedKey, PublishedHmacVector) {
   // azure-sdk-for-go storage/authorization_test.go: key base64("bar").
   EXPECT_EQ(SharedKeySignature("bar", "foobarzoo"), "h5U0ATVX6SpbFX1H6GNuxIMeXXCILLoIvhflPtuQZ30=");
   // azure-storage-node test/common/sharedkey-tests.js, devstore key.
-  EXPECT_EQ(SharedKeySignature(*Base64Decode(kDevAccountKey),
-                               "GET\n\n\n\n\n\n\n\n\n\n\n\nx-ms-date:Fri, 23 Sep 2011 01:37:34 GMT\n"
-                               "x-ms-version:2015-12-11\n/devstoreaccount1container\nrestype:container"),
-            "NcwivCxw8cocF574jVXvZhhRw63VtDIAF2IUobuj52k=");
+  EXPECT_EQ(
+      SharedKeySignature(*Base64Decode(kDevAccountKey),
+                         "GET\n\n\n\n\n\n\n\n\n\n\n\nx-ms-date:Fri, 23 Sep 2011 01:37:34 GMT\n"
+                         "x-ms-version:2015-12-11\n/devstoreaccount1container\nrestype:container"),
+      "NcwivCxw8cocF574jVXvZhhRw63VtDIAF2IUobuj52k=");
 }
 
 HttpRequest Req(const char* method, const char* url,
@@ -45,17 +46,23 @@ HttpRequest Req(const char* method, const char* url,
 
 TEST(SharedKey, StringToSignMatchesMicrosoftsExamples) {
   // learn.microsoft.com "Authorize with Shared Key": Get Container Metadata.
-  auto r = Req("GET", "https://myaccount.blob.core.windows.net/mycontainer?restype=container&comp=metadata&timeout=20",
+  auto r = Req("GET",
+               "https://myaccount.blob.core.windows.net/"
+               "mycontainer?restype=container&comp=metadata&timeout=20",
                {{"x-ms-date", "Fri, 26 Jun 2015 23:39:12 GMT"}, {"x-ms-version", "2015-02-21"}});
   EXPECT_EQ(SharedKeyStringToSign(r, "myaccount"),
-            "GET\n\n\n\n\n\n\n\n\n\n\n\nx-ms-date:Fri, 26 Jun 2015 23:39:12 GMT\nx-ms-version:2015-02-21\n"
+            "GET\n\n\n\n\n\n\n\n\n\n\n\nx-ms-date:Fri, 26 Jun 2015 23:39:12 "
+            "GMT\nx-ms-version:2015-02-21\n"
             "/myaccount/mycontainer\ncomp:metadata\nrestype:container\ntimeout:20");
   // Content-Length 0 is signed as an empty line (2015-02-21 and later).
-  auto put = Req("PUT", "https://myaccount.blob.core.windows.net/mycontainer?restype=container&timeout=30",
-                 {{"x-ms-date", "Fri, 26 Jun 2015 23:39:12 GMT"}, {"x-ms-version", "2015-02-21"},
-                  {"Content-Length", "0"}});
+  auto put =
+      Req("PUT", "https://myaccount.blob.core.windows.net/mycontainer?restype=container&timeout=30",
+          {{"x-ms-date", "Fri, 26 Jun 2015 23:39:12 GMT"},
+           {"x-ms-version", "2015-02-21"},
+           {"Content-Length", "0"}});
   EXPECT_EQ(SharedKeyStringToSign(put, "myaccount"),
-            "PUT\n\n\n\n\n\n\n\n\n\n\n\nx-ms-date:Fri, 26 Jun 2015 23:39:12 GMT\nx-ms-version:2015-02-21\n"
+            "PUT\n\n\n\n\n\n\n\n\n\n\n\nx-ms-date:Fri, 26 Jun 2015 23:39:12 "
+            "GMT\nx-ms-version:2015-02-21\n"
             "/myaccount/mycontainer\nrestype:container\ntimeout:30");
   // Repeated query values are sorted and joined.
   auto list = Req("GET",
@@ -83,21 +90,24 @@ TEST(SharedKey, CanonicalizedResourceKeepsThePathAsSentAndDecodesQueries) {
   EXPECT_EQ(tail("https://golangrocksonazure.blob.core.windows.net/cnt/blob-._~:,@;+=blob"),
             "/golangrocksonazure/cnt/blob-._~:,@;+=blob");
   // Path-style emulator URLs name the account twice.
-  std::string emu = SharedKeyStringToSign(Req("GET", "http://127.0.0.1:10000/devstoreaccount1/cnt/blob", {}),
-                                          "devstoreaccount1");
+  std::string emu = SharedKeyStringToSign(
+      Req("GET", "http://127.0.0.1:10000/devstoreaccount1/cnt/blob", {}), "devstoreaccount1");
   EXPECT_EQ(emu.substr(emu.rfind('\n') + 1), "/devstoreaccount1/devstoreaccount1/cnt/blob");
 }
 
 TEST(SharedKey, FullRequestSignatures) {
   // Cross-checked with an independent implementation (Python hmac).
   std::string key = *Base64Decode(kDevAccountKey);
-  auto create = Req("PUT", "http://127.0.0.1:10000/devstoreaccount1/mycontainer?restype=container",
-                    {{"x-ms-date", "Mon, 01 Jan 2024 00:00:00 GMT"}, {"x-ms-version", "2021-08-06"}});
+  auto create =
+      Req("PUT", "http://127.0.0.1:10000/devstoreaccount1/mycontainer?restype=container",
+          {{"x-ms-date", "Mon, 01 Jan 2024 00:00:00 GMT"}, {"x-ms-version", "2021-08-06"}});
   EXPECT_EQ(SharedKeySignature(key, SharedKeyStringToSign(create, "devstoreaccount1")),
             "8vHanKaDhMfB+hnQ45Ja7mf/YJU4fILiKGDYSO1qTOE=");
   auto put = Req("PUT", "http://127.0.0.1:10000/devstoreaccount1/mycontainer/my%20blob.txt",
-                 {{"x-ms-date", "Mon, 01 Jan 2024 00:00:00 GMT"}, {"x-ms-version", "2021-08-06"},
-                  {"Content-Type", "text/plain"}, {"x-ms-blob-type", "BlockBlob"}});
+                 {{"x-ms-date", "Mon, 01 Jan 2024 00:00:00 GMT"},
+                  {"x-ms-version", "2021-08-06"},
+                  {"Content-Type", "text/plain"},
+                  {"x-ms-blob-type", "BlockBlob"}});
   put.body = "hello world";  // Content-Length 11 comes from the body
   EXPECT_EQ(SharedKeySignature(key, SharedKeyStringToSign(put, "devstoreaccount1")),
             "ML9yhzaeKVtTmbjqcKwFJ6YAx9mxNFJP/NYTVcoSZfU=");
@@ -130,15 +140,17 @@ TEST(ConnectionString, DevelopmentStorage) {
 
 TEST(ConnectionString, AccountKeyEndpointSuffixAndProtocol) {
   auto c = ParseConnectionString(
-      "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=YmFy;EndpointSuffix=core.chinacloudapi.cn;"
+      "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=YmFy;EndpointSuffix=core."
+      "chinacloudapi.cn;"
       "QueueEndpoint=https://q;");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->blob_endpoint, "https://acct.blob.core.chinacloudapi.cn");
   EXPECT_EQ(c->account_key, "bar");
   auto d = ParseConnectionString("AccountName=acct;AccountKey=YmFy");
   EXPECT_EQ(d->blob_endpoint, "https://acct.blob.core.windows.net");  // https by default
-  auto h = ParseConnectionString("accountname=acct;accountkey=YmFy;defaultendpointsprotocol=http;"
-                                 "HttpTransport=CPPREST;CaFile=/etc/ca.pem");
+  auto h = ParseConnectionString(
+      "accountname=acct;accountkey=YmFy;defaultendpointsprotocol=http;"
+      "HttpTransport=CPPREST;CaFile=/etc/ca.pem");
   ASSERT_TRUE(h.ok()) << h.status().ToString();
   EXPECT_EQ(h->blob_endpoint, "http://acct.blob.core.windows.net");
   EXPECT_EQ(h->transport, "cpprest");
@@ -147,7 +159,8 @@ TEST(ConnectionString, AccountKeyEndpointSuffixAndProtocol) {
 
 TEST(ConnectionString, BlobEndpointWithSas) {
   auto c = ParseConnectionString(
-      "BlobEndpoint=https://acct.blob.core.windows.net/;SharedAccessSignature=?sv=2024-01-01&sig=abc%3D");
+      "BlobEndpoint=https://acct.blob.core.windows.net/"
+      ";SharedAccessSignature=?sv=2024-01-01&sig=abc%3D");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->blob_endpoint, "https://acct.blob.core.windows.net");
   EXPECT_EQ(c->sas, "sv=2024-01-01&sig=abc%3D");
@@ -190,8 +203,10 @@ TEST(ConnectionString, NoMalformedFormEchoesTheKeyOrTheSignature) {
   for (const Case& c : std::vector<Case>{
            {"AccountName=a;AccountKey:" + key, "unknown key in part 2"},
            {"AccountName=a;" + key, "unknown key in part 2"},
-           {"AccountName=a;AccountKey=YmFy;" + unpadded, "part 3 (at character 31) is not Key=Value"},
-           {"AccountName=a;BlobEndpoint=a.blob.core.windows.net/?" + sas + ";SharedAccessSignature=" + sas,
+           {"AccountName=a;AccountKey=YmFy;" + unpadded,
+            "part 3 (at character 31) is not Key=Value"},
+           {"AccountName=a;BlobEndpoint=a.blob.core.windows.net/?" + sas +
+                ";SharedAccessSignature=" + sas,
             "BlobEndpoint is not an http(s) URL"},
            {"BlobEndpoint=ftp://x;AccountName=a;AccountKey=" + key, "(its scheme is 'ftp')"}}) {
     auto r = ParseConnectionString(c.text);
@@ -209,8 +224,9 @@ TEST(ConnectionString, NoMalformedFormEchoesTheKeyOrTheSignature) {
 // connection string in lowercase, or with spaces, is never taken for a
 // directory (which would be made, named after the account key).
 TEST(ConnectionString, AnyCaseIsAConnectionStringNeverADirectory) {
-  for (const char* s : {"usedevelopmentstorage=true", "USEDEVELOPMENTSTORAGE=true",
-                        " AccountName = a ; accountkey=YmFy", "blobendpoint=http://x;sharedaccesssignature=sv=1"})
+  for (const char* s :
+       {"usedevelopmentstorage=true", "USEDEVELOPMENTSTORAGE=true",
+        " AccountName = a ; accountkey=YmFy", "blobendpoint=http://x;sharedaccesssignature=sv=1"})
     EXPECT_TRUE(IsConnectionString(s)) << s;
   for (const char* s : {"/var/lib/app", "data", "file:accountname=a;accountkey=b", "a=b"})
     EXPECT_FALSE(IsConnectionString(s)) << s;
@@ -223,7 +239,8 @@ TEST(ConnectionString, AnyCaseIsAConnectionStringNeverADirectory) {
   StoreOptions once;
   once.max_attempts = 1;
   auto lower = Store::Open(
-      "accountname=devstoreaccount1;accountkey=YmFy;blobendpoint=http://127.0.0.1:9/devstoreaccount1",
+      "accountname=devstoreaccount1;accountkey=YmFy;blobendpoint=http://127.0.0.1:9/"
+      "devstoreaccount1",
       once);
   ASSERT_TRUE(lower.ok()) << lower.status().ToString();  // an Azure store: opening sends nothing
   EXPECT_EQ((*lower)->blob_store().Location(), "http://127.0.0.1:9/devstoreaccount1");
@@ -281,10 +298,10 @@ class FakeService final : public HttpTransport {
 
   enum Step : int { kHandle = 0, kRefuse = 1, kApplyThenLose = 2, kTimeout = 3, kCutShort = 4 };
   FakeClock* clock = nullptr;  // moved by kTimeout
-  std::deque<int> script;  // steps for the next requests, then real handling
+  std::deque<int> script;      // steps for the next requests, then real handling
   std::vector<HttpRequest> requests;
   std::map<std::string, std::map<std::string, std::string>> blobs;  // path -> metadata
-  std::map<std::string, std::string> extra_headers;  // added to every handled answer
+  std::map<std::string, std::string> extra_headers;                 // added to every handled answer
 
  private:
   static std::string HeaderOf(const HttpRequest& r, const std::string& name) {
@@ -297,8 +314,9 @@ class FakeService final : public HttpTransport {
     std::string path = r.url.substr(0, r.url.find('?'));
     if (r.url.find("comp=list") != std::string::npos) {
       resp.status = 200;  // an empty page that always points at the same next one
-      resp.body = "<?xml version=\"1.0\"?><EnumerationResults><Blobs/>"
-                  "<NextMarker>same</NextMarker></EnumerationResults>";
+      resp.body =
+          "<?xml version=\"1.0\"?><EnumerationResults><Blobs/>"
+          "<NextMarker>same</NextMarker></EnumerationResults>";
       return resp;
     }
     if (r.url.find("restype=container") != std::string::npos) {
@@ -381,7 +399,8 @@ TEST(Retry, BackoffGrowsWithJitterAndStaysBounded) {
   p.initial_delay = std::chrono::milliseconds(100);
   p.max_delay = std::chrono::milliseconds(1000);
   for (uint64_t random : {0ULL, 7ULL, 999999ULL}) {
-    auto d2 = p.DelayBefore(2, random), d3 = p.DelayBefore(3, random), d9 = p.DelayBefore(9, random);
+    auto d2 = p.DelayBefore(2, random), d3 = p.DelayBefore(3, random),
+         d9 = p.DelayBefore(9, random);
     EXPECT_GE(d2.count(), 50);
     EXPECT_LE(d2.count(), 100);
     EXPECT_GE(d3.count(), 100);
@@ -389,8 +408,10 @@ TEST(Retry, BackoffGrowsWithJitterAndStaysBounded) {
     EXPECT_GE(d9.count(), 500);
     EXPECT_LE(d9.count(), 1000);
   }
-  for (int s : {408, 429, 500, 502, 503, 504}) EXPECT_TRUE(HttpRetryPolicy::IsRetryableStatus(s)) << s;
-  for (int s : {200, 304, 400, 403, 404, 409, 412}) EXPECT_FALSE(HttpRetryPolicy::IsRetryableStatus(s)) << s;
+  for (int s : {408, 429, 500, 502, 503, 504})
+    EXPECT_TRUE(HttpRetryPolicy::IsRetryableStatus(s)) << s;
+  for (int s : {200, 304, 400, 403, 404, 409, 412})
+    EXPECT_FALSE(HttpRetryPolicy::IsRetryableStatus(s)) << s;
 }
 
 TEST(Retry, TransientFailuresAreRetriedThenSucceed) {
@@ -479,7 +500,8 @@ TEST(Responses, MalformedNumericHeadersAreCorruptionNotExceptions) {
   for (const char* length : {"99999999999999999999999", "12abc", "-1", ""}) {
     h.service->extra_headers = {{"content-length", length}};
     auto head = h.store->Head("b", {});
-    EXPECT_EQ(head.status().code(), Code::kCorruption) << length << ": " << head.status().ToString();
+    EXPECT_EQ(head.status().code(), Code::kCorruption)
+        << length << ": " << head.status().ToString();
     EXPECT_NE(head.status().message().find("Content-Length"), std::string::npos);
   }
   for (const char* seconds : {"abc", "99999999999999999999"}) {

@@ -88,9 +88,10 @@ bool Azurite::Start(bool https, std::string* error) {
   if (https) {
     cert_ = dir + "/cert.pem";
     key_ = dir + "/key.pem";
-    std::string cmd = "openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 "
-                      "-addext subjectAltName=IP:127.0.0.1 -keyout " + key_ + " -out " + cert_ +
-                      " >/dev/null 2>&1";
+    std::string cmd =
+        "openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 "
+        "-addext subjectAltName=IP:127.0.0.1 -keyout " +
+        key_ + " -out " + cert_ + " >/dev/null 2>&1";
     if (std::system(cmd.c_str()) != 0) {
       *error = "openssl could not make a test certificate";
       return false;
@@ -143,8 +144,7 @@ bool Azurite::Start(bool https, std::string* error) {
   // Keep draining its output so it never blocks on a full pipe.
   std::thread([fd = pipe_fds[0]] {
     char buf[4096];
-    while (read(fd, buf, sizeof(buf)) > 0) {
-    }
+    while (read(fd, buf, sizeof(buf)) > 0) {}
     close(fd);
   }).detach();
   return true;
@@ -177,10 +177,12 @@ void Azurite::Thaw() {
 
 std::string Azurite::ConnectionString(const std::string& transport) const {
   std::string scheme = cert_.empty() ? "http" : "https";
-  return "DefaultEndpointsProtocol=" + scheme + ";AccountName=devstoreaccount1;"
+  return "DefaultEndpointsProtocol=" + scheme +
+         ";AccountName=devstoreaccount1;"
          "AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/"
-         "K1SZFPTOtr/KBHBeksoGMGw==;BlobEndpoint=" + scheme + "://127.0.0.1:" +
-         std::to_string(port_) + "/devstoreaccount1;HttpTransport=" + transport;
+         "K1SZFPTOtr/KBHBeksoGMGw==;BlobEndpoint=" +
+         scheme + "://127.0.0.1:" + std::to_string(port_) +
+         "/devstoreaccount1;HttpTransport=" + transport;
 }
 
 void Azurite::Stop() {

@@ -69,7 +69,8 @@ TEST_F(BadInput, OversizedValuesAndEntitiesAndTooManyProperties) {
 }
 
 TEST_F(BadInput, WrongTypesAndMalformedJson) {
-  ExpectError(Cli("put orders", R"({"PartitionKey":"p","RowKey":"r","x":"abc","x@odata.type":"Edm.Int64"})"),
+  ExpectError(Cli("put orders",
+                  R"({"PartitionKey":"p","RowKey":"r","x":"abc","x@odata.type":"Edm.Int64"})"),
               2, {"property 'x'", "Edm.Int64"});
   ExpectError(Cli("put orders", R"({"PartitionKey":"p","RowKey":"r","x":null})"), 2, {"'x'"});
   ExpectError(Cli("put orders", R"({"PartitionKey":"p","RowKey":"r","x":12345678901})"), 2,
@@ -115,10 +116,14 @@ TEST_F(BadInput, ACorruptTransactionRecordIsNamedAndCanBeDiscarded) {
     ASSERT_TRUE(blobs.Put("x/" + kTxnId, "garbage", {}).ok());
   }
   ExpectError(Cli("get orders p a"), 1, {"Corruption", "x/" + kTxnId, "delete it"});
-  ExpectError(Cli("txn", R"([{"op":"upsert","table":"orders","entity":{"PartitionKey":"p","RowKey":"a"}}])"),
-              1, {"x/" + kTxnId});
-  EXPECT_EQ(Cli("txn", R"([{"op":"upsert","table":"orders","entity":{"PartitionKey":"q","RowKey":"c"}}])").code,
-            0);
+  ExpectError(
+      Cli("txn",
+          R"([{"op":"upsert","table":"orders","entity":{"PartitionKey":"p","RowKey":"a"}}])"),
+      1, {"x/" + kTxnId});
+  EXPECT_EQ(
+      Cli("txn", R"([{"op":"upsert","table":"orders","entity":{"PartitionKey":"q","RowKey":"c"}}])")
+          .code,
+      0);
   ExpectError(Cli("recover"), 1, {"1 record(s) damaged", "x/" + kTxnId});
   ShellRun discarded = Cli("recover --discard-damaged");
   EXPECT_EQ(discarded.code, 0) << discarded.err;
@@ -126,8 +131,11 @@ TEST_F(BadInput, ACorruptTransactionRecordIsNamedAndCanBeDiscarded) {
   ShellRun a = Cli("get orders p a");
   ASSERT_EQ(a.code, 0) << a.err;
   EXPECT_EQ(json::parse(a.out)["n"], 1);  // the version before the discarded transaction
-  EXPECT_EQ(Cli("txn", R"([{"op":"upsert","table":"orders","entity":{"PartitionKey":"p","RowKey":"a","n":3}}])").code,
-            0);
+  EXPECT_EQ(
+      Cli("txn",
+          R"([{"op":"upsert","table":"orders","entity":{"PartitionKey":"p","RowKey":"a","n":3}}])")
+          .code,
+      0);
 }
 
 // An LMDB map too small for what is written: the write fails IOError
@@ -156,7 +164,8 @@ class BadInputAzure : public BadInput {
     azurite_ = a;
   }
   std::string Endpoint() const {
-    return "BlobEndpoint=http://127.0.0.1:" + std::to_string(azurite_->port()) + "/devstoreaccount1";
+    return "BlobEndpoint=http://127.0.0.1:" + std::to_string(azurite_->port()) +
+           "/devstoreaccount1";
   }
   Azurite* azurite_ = nullptr;
 };
@@ -203,9 +212,10 @@ TEST_F(BadInputAzure, AMissingContainerReadsEmptyAndTheFirstWriteMakesIt) {
   ShellRun query = Cli("--container " + container + " query orders", "", conn);
   EXPECT_EQ(query.code, 0) << query.err;
   EXPECT_EQ(query.out, "");
-  EXPECT_EQ(Cli("--container " + container + " put orders", R"({"PartitionKey":"p","RowKey":"r"})",
-                conn).code,
-            0);
+  EXPECT_EQ(
+      Cli("--container " + container + " put orders", R"({"PartitionKey":"p","RowKey":"r"})", conn)
+          .code,
+      0);
   EXPECT_EQ(Cli("--container " + container + " get orders p r", "", conn).code, 0);
 }
 

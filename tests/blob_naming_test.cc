@@ -16,10 +16,46 @@ namespace {
 // Random valid keys: a mix of letters, digits, punctuation (including '%',
 // '.', space, '@', '_', '~', '0'), and multi-byte UTF-8, sometimes empty.
 std::string RandomKey(std::mt19937_64& rng, size_t max_len) {
-  static const std::vector<std::string> kAtoms = {
-      "a", "z", "A", "Z", "0", "1", "9", " ", ".", "..", "%", "%2F", "-", "_", "~", "@", "!",
-      "'", "(", "[", "]", "{", "}", "|", "^", "`", ":", ";", "=", "+", ",", "$", "&", "*",
-      "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xe4\xb8\xad", "\xc2\xa0", "\x7e"};
+  static const std::vector<std::string> kAtoms = {"a",
+                                                  "z",
+                                                  "A",
+                                                  "Z",
+                                                  "0",
+                                                  "1",
+                                                  "9",
+                                                  " ",
+                                                  ".",
+                                                  "..",
+                                                  "%",
+                                                  "%2F",
+                                                  "-",
+                                                  "_",
+                                                  "~",
+                                                  "@",
+                                                  "!",
+                                                  "'",
+                                                  "(",
+                                                  "[",
+                                                  "]",
+                                                  "{",
+                                                  "}",
+                                                  "|",
+                                                  "^",
+                                                  "`",
+                                                  ":",
+                                                  ";",
+                                                  "=",
+                                                  "+",
+                                                  ",",
+                                                  "$",
+                                                  "&",
+                                                  "*",
+                                                  "\xc3\xa9",
+                                                  "\xe2\x82\xac",
+                                                  "\xf0\x9f\x98\x80",
+                                                  "\xe4\xb8\xad",
+                                                  "\xc2\xa0",
+                                                  "\x7e"};
   std::uniform_int_distribution<size_t> len(0, max_len), pick(0, kAtoms.size() - 1);
   std::string key;
   size_t n = len(rng);
@@ -106,8 +142,8 @@ TEST(BlobNaming, DecodeRejectsNonCanonicalInput) {
 
 TEST(BlobNaming, TableNamesFollowAzureRulesAndIgnoreCase) {
   EXPECT_TRUE(ValidateTableName("Orders2024").ok());
-  for (const char* bad : {"ab", "1abc", "has-dash", "has space", "tables", "Tables",
-                          "\xc3\xa9tables"})
+  for (const char* bad :
+       {"ab", "1abc", "has-dash", "has space", "tables", "Tables", "\xc3\xa9tables"})
     EXPECT_FALSE(ValidateTableName(bad).ok()) << bad;
   EXPECT_FALSE(ValidateTableName(std::string(64, 'a')).ok());
   EXPECT_EQ(EntityPrefix("ORDERS"), EntityPrefix("orders"));

@@ -23,12 +23,12 @@ namespace {
 using std::chrono::seconds;
 
 // Asserts a failure with Azure's HTTP status and error code.
-#define EXPECT_STORAGE_ERROR(expr, http, code)                             \
-  {                                                                        \
-    auto bt_st_ = (expr);                                                  \
-    const Status& bt_s_ = StatusOf(bt_st_);                                \
-    EXPECT_EQ(bt_s_.http_status(), http) << bt_s_.ToString();              \
-    EXPECT_EQ(bt_s_.storage_code(), code) << bt_s_.ToString();             \
+#define EXPECT_STORAGE_ERROR(expr, http, code)                 \
+  {                                                            \
+    auto bt_st_ = (expr);                                      \
+    const Status& bt_s_ = StatusOf(bt_st_);                    \
+    EXPECT_EQ(bt_s_.http_status(), http) << bt_s_.ToString();  \
+    EXPECT_EQ(bt_s_.storage_code(), code) << bt_s_.ToString(); \
   }
 
 PutOptions WithMeta(Metadata m) {
@@ -36,7 +36,6 @@ PutOptions WithMeta(Metadata m) {
   o.metadata = std::move(m);
   return o;
 }
-
 
 TEST_P(BlobStoreConformance, PutThenGetReturnsDataMetadataAndProperties) {
   auto put = store().Put("a/b", "hello", WithMeta({{"kind", "greeting"}}));
@@ -232,10 +231,10 @@ TEST_P(BlobStoreConformance, DateConditions) {
   clock().Advance(seconds(5));
   auto v2 = store().Put("d", "z", {});
   AccessConditions both;
-  both.if_none_match = v2->etag;                     // fails
-  both.if_modified_since = t;                        // passes: modified since t
+  both.if_none_match = v2->etag;  // fails
+  both.if_modified_since = t;     // passes: modified since t
   EXPECT_FALSE(store().Get("d", both)->not_modified);
-  both.if_modified_since = v2->last_modified;        // now both fail
+  both.if_modified_since = v2->last_modified;  // now both fail
   EXPECT_TRUE(store().Get("d", both)->not_modified);
 }
 
@@ -264,14 +263,23 @@ TEST_P(BlobStoreConformance, SetMetadataReplacesMetadataAndChangesETag) {
 TEST_P(BlobStoreConformance, NamesThatCouldEscapeOrBreakAreRefusedEverywhere) {
   for (const std::string& name : std::vector<std::string>{
            "../victim/keep", "a/../b", "a/./b", "./a", "..", ".", "a//b", "/a", "a/", "a.", "a/b.",
-        std::string("a\x01" "b"), std::string("a\x7f" "b"), std::string("a\xc2\x85" "b"),
-        std::string("a\xef\xbf\xbe" "b"), std::string("a\xef\xbf\xbf" "b")}) {
+           std::string("a\x01"
+                       "b"),
+           std::string("a\x7f"
+                       "b"),
+           std::string("a\xc2\x85"
+                       "b"),
+           std::string("a\xef\xbf\xbe"
+                       "b"),
+           std::string("a\xef\xbf\xbf"
+                       "b")}) {
     SCOPED_TRACE(name);
     EXPECT_STORAGE_ERROR(store().Put(name, "x", {}), 400, "InvalidResourceName");
     EXPECT_STORAGE_ERROR(store().Get(name, {}), 400, "InvalidResourceName");
     EXPECT_STORAGE_ERROR(store().Delete(name, {}), 400, "InvalidResourceName");
   }
-  for (const std::string& name : std::vector<std::string>{"a.b", "a/b.c", "..a", "a..b", ".hidden/x", "a/.b", "a b", "%2e%2e"}) {
+  for (const std::string& name : std::vector<std::string>{"a.b", "a/b.c", "..a", "a..b",
+                                                          ".hidden/x", "a/.b", "a b", "%2e%2e"}) {
     SCOPED_TRACE(name);
     ASSERT_TRUE(store().Put(name, name, {}).ok());
     auto got = store().Get(name, {});
@@ -284,7 +292,8 @@ TEST_P(BlobStoreConformance, NamesThatCouldEscapeOrBreakAreRefusedEverywhere) {
 // refused with a clear answer, on every backend.
 TEST_P(BlobStoreConformance, MetadataValuesThatHttpWouldAlterAreRefused) {
   ASSERT_TRUE(store().Put("m", "x", {}).ok());
-  for (const std::string& value : std::vector<std::string>{" lead", "trail ", "caf\xc3\xa9", std::string("a\tb")}) {
+  for (const std::string& value :
+       std::vector<std::string>{" lead", "trail ", "caf\xc3\xa9", std::string("a\tb")}) {
     SCOPED_TRACE(value);
     EXPECT_STORAGE_ERROR(store().Put("m", "x", WithMeta({{"k", value}})), 400, "InvalidMetadata");
     EXPECT_STORAGE_ERROR(store().SetMetadata("m", {{"k", value}}, {}), 400, "InvalidMetadata");
@@ -335,8 +344,8 @@ TEST_P(BlobStoreConformance, ListIsInByteOrderWithinPrefix) {
   std::string long_a = "p/" + std::string(600, 'x') + "a";
   std::string long_b = "p/" + std::string(600, 'x') + "b";
   std::string long_prefix = "p/" + std::string(600, 'x');
-  std::vector<std::string> names = {"p/b", "p/a", "p/a0", "p/\xc3\xa9", "p/Z", "p/a/b",
-                                    long_b, long_a, long_prefix, "q/outside", "o/outside"};
+  std::vector<std::string> names = {"p/b",  "p/a",  "p/a0",      "p/\xc3\xa9", "p/Z",      "p/a/b",
+                                    long_b, long_a, long_prefix, "q/outside",  "o/outside"};
   for (const auto& n : names) ASSERT_TRUE(store().Put(n, n, {}).ok()) << n;
   std::vector<std::string> expected;
   for (const auto& n : names)
@@ -352,7 +361,8 @@ TEST_P(BlobStoreConformance, ListIsInByteOrderWithinPrefix) {
 }
 
 TEST_P(BlobStoreConformance, ListStartFromIsInclusiveAndCombinesWithMarker) {
-  for (const char* n : {"s/a", "s/b", "s/c", "s/d", "t/a"}) ASSERT_TRUE(store().Put(n, "", {}).ok());
+  for (const char* n : {"s/a", "s/b", "s/c", "s/d", "t/a"})
+    ASSERT_TRUE(store().Put(n, "", {}).ok());
   ListOptions o;
   o.prefix = "s/";
   o.start_from = "s/b";
@@ -574,9 +584,12 @@ TEST_P(BlobStoreConformance, WritesByLeaseState) {
       Status s;
       PutOptions o;
       o.lease_id = c.lease_id;
-      if (std::string(op) == "put") s = store().Put(name, "new", o).status();
-      else if (std::string(op) == "set-metadata") s = store().SetMetadata(name, {}, o).status();
-      else s = store().Delete(name, o);
+      if (std::string(op) == "put")
+        s = store().Put(name, "new", o).status();
+      else if (std::string(op) == "set-metadata")
+        s = store().SetMetadata(name, {}, o).status();
+      else
+        s = store().Delete(name, o);
       if (std::string(c.error).empty()) {
         EXPECT_TRUE(s.ok()) << s.ToString();
       } else {

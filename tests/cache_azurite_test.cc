@@ -101,9 +101,9 @@ class CacheAzuriteTest : public ::testing::Test {
     const std::string file = cache_dir_.path() + "/body";
     std::ofstream(file, std::ios::binary) << *body;
     auto blob = naming::EntityBlobName("orders", e.partition_key(), e.row_key());
-    ShellRun r = Shell(AzureClient("upload " + Quote(conn_) + " " + container_ + " " +
-                                   Quote(*blob) + " " + file +
-                                   (keep_metadata ? " keep-metadata" : "")));
+    ShellRun r =
+        Shell(AzureClient("upload " + Quote(conn_) + " " + container_ + " " + Quote(*blob) + " " +
+                          file + (keep_metadata ? " keep-metadata" : "")));
     ASSERT_EQ(r.code, 0) << r.out << r.err;
   }
   static QueryOptions Partition(const std::string& pk) {
@@ -370,8 +370,9 @@ class CacheCliTest : public CacheAzuriteTest {
  protected:
   ShellRun Cli(const std::string& args, const std::string& conn = "",
                const std::string& input = "") {
-    return Shell(std::string(BLOBTABLE_CLI_PATH) + " --store " + Quote(conn.empty() ? conn_ : conn) +
-                     " --container " + container_ + " --cache " + Quote(cache_dir()) + " " + args,
+    return Shell(std::string(BLOBTABLE_CLI_PATH) + " --store " +
+                     Quote(conn.empty() ? conn_ : conn) + " --container " + container_ +
+                     " --cache " + Quote(cache_dir()) + " " + args,
                  input);
   }
   std::string cache_dir() const { return cache_dir_.path() + "/cli-cache"; }

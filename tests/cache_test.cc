@@ -46,8 +46,7 @@ class Unplugged final : public BlobStoreWrapper {
     MaybeHold();
     return got;
   }
-  Result<WriteResult> Put(std::string_view n, std::string_view data,
-                          const PutOptions& o) override {
+  Result<WriteResult> Put(std::string_view n, std::string_view data, const PutOptions& o) override {
     ++attempts;
     if (down) return Status::FromStorage(Code::kUnavailable, 0, "NotSent", "connection refused");
     return BlobStoreWrapper::Put(n, data, o);
@@ -272,7 +271,7 @@ TEST_F(CacheTest, ASlowReadNeverTakesTheCacheBackBehindThisProcesssWrite) {
   unplugged_->Hold();
   Result<Entity> slow = Status::Internal("not read");
   std::thread reader([&] { slow = table().Get("p", "a"); });
-  unplugged_->WaitHeld();  // storage answered v1; the answer is on its way
+  unplugged_->WaitHeld();                         // storage answered v1; the answer is on its way
   EXPECT_TRUE(table().Upsert(Row("a", 2)).ok());  // acknowledged: v2 (no ASSERT: join first)
   unplugged_->Deliver();
   reader.join();
@@ -504,7 +503,8 @@ TEST_F(CacheTest, ACacheFileThatIsNotLmdbIsMovedAsideAndRebuiltWithOneWarning) {
 // is used by a child process (opened, every row read, the range listed,
 // rows written); none may crash, and a cache found damaged is moved aside.
 TEST_F(CacheTest, ADamagedCacheNeverCrashesAProcessThatOpensIt) {
-  for (int i = 0; i < 300; ++i) ASSERT_TRUE(table().Upsert(Row("r" + std::to_string(i), i, 200)).ok());
+  for (int i = 0; i < 300; ++i)
+    ASSERT_TRUE(table().Upsert(Row("r" + std::to_string(i), i, 200)).ok());
   store_.reset();
   table_.reset();
   caching_.reset();
@@ -542,7 +542,8 @@ TEST_F(CacheTest, ADamagedCacheNeverCrashesAProcessThatOpensIt) {
       co.cacheable = naming::IsEntityBlobName;
       StoreOptions so;
       so.clock = &clock_;
-      auto store = Store::FromBlobStore(std::make_shared<CachingBlobStore>(storage_, *cache, co), so);
+      auto store =
+          Store::FromBlobStore(std::make_shared<CachingBlobStore>(storage_, *cache, co), so);
       const Table t = *store->OpenTable("orders");
       QueryOptions q;
       q.policy = ReadPolicy::Offline();
@@ -588,7 +589,7 @@ TEST_F(CacheTest, TwoProcessesShareOneCacheDirectory) {
 
 TEST_F(CacheTest, CountsOfEveryProcessAddUpInTheDirectory) {
   ASSERT_TRUE(table().Insert(Row("a", 1)).ok());
-  ASSERT_TRUE(table().Get("p", "a").ok());                          // a 304
+  ASSERT_TRUE(table().Get("p", "a").ok());                         // a 304
   ASSERT_TRUE(table().Get("p", "a", ReadPolicy::Offline()).ok());  // a hit, stale
   Reopen();  // the first stack's counts are written out when it closes
   auto stats = ReadCacheStats(cache_dir());

@@ -37,16 +37,17 @@ class CliTest : public ::testing::Test {
  protected:
   // Runs `blobtable --store <dir> args...` with `stdin_text` on stdin.
   CliRun Cli(const std::string& args, const std::string& stdin_text = "") {
-    return testing::Shell(std::string(BLOBTABLE_CLI_PATH) + " --store " +
-                              Quote(dir_.path() + "/db") + " " + args,
-                          stdin_text);
+    return testing::Shell(
+        std::string(BLOBTABLE_CLI_PATH) + " --store " + Quote(dir_.path() + "/db") + " " + args,
+        stdin_text);
   }
   testing::TempDir dir_;
 };
 
 TEST_F(CliTest, PutPrintsStoredEntityAndGetReadsItBack) {
-  CliRun put = Cli("put orders",
-                R"({"PartitionKey":"c 42","RowKey":"o.1","total":99.5,"items":3,"ok":true,"whole":12.0,
+  CliRun put =
+      Cli("put orders",
+          R"({"PartitionKey":"c 42","RowKey":"o.1","total":99.5,"items":3,"ok":true,"whole":12.0,
                     "big":"9007199254740993","big@odata.type":"Edm.Int64",
                     "raw":"AAEC","raw@odata.type":"Edm.Binary",
                     "id":"0f8fad5b-d9cb-469f-a165-70867728950e","id@odata.type":"Edm.Guid",
@@ -110,8 +111,8 @@ TEST_F(CliTest, ExitCodesAreTheDocumentedOnes) {
   EXPECT_EQ(Cli("query t1x --top zero").code, 2);
   EXPECT_EQ(Cli("get bad-table p r").code, 2);
   EXPECT_EQ(Cli("--bogus get t1x p r").code, 2);
-  CliRun big = Cli("put t1x", R"({"PartitionKey":"p","RowKey":"big","s":")" +
-                               std::string(40000, 'x') + "\"}");
+  CliRun big = Cli("put t1x",
+                   R"({"PartitionKey":"p","RowKey":"big","s":")" + std::string(40000, 'x') + "\"}");
   EXPECT_EQ(big.code, 2);
   EXPECT_NE(big.err.find("32768"), std::string::npos) << big.err;
 }
@@ -227,8 +228,8 @@ TEST_F(CliTest, LockRunsTheCommandHoldingTheLock) {
   EXPECT_EQ(Cli("lock nightly -- sh -c 'echo $BLOBTABLE_LOCK_TOKEN'").out, "2\n");
   CliRun missing = Cli("lock nightly -- /nonexistent/command");  // as a shell says it
   EXPECT_EQ(missing.code, 127);
-  EXPECT_NE(missing.err.find("cannot run '/nonexistent/command': No such file"),
-            std::string::npos) << missing.err;
+  EXPECT_NE(missing.err.find("cannot run '/nonexistent/command': No such file"), std::string::npos)
+      << missing.err;
   EXPECT_EQ(Cli("lock nightly").code, 2);  // no command
   // Held by another client: one try fails with exit 5, and the command never runs.
   auto store = Store::Open(dir_.path() + "/db");
@@ -305,11 +306,12 @@ TEST_F(CliTest, QueuePutTakeDoneAbandonList) {
   CliRun other = Cli("queue take jobs");
   ASSERT_EQ(other.code, 0);
   EXPECT_NE(json::parse(other.out)["id"], id);  // the taken one is invisible
-  EXPECT_EQ(Cli("queue take jobs").code, 3);      // none visible now
+  EXPECT_EQ(Cli("queue take jobs").code, 3);    // none visible now
   EXPECT_EQ(Cli("queue abandon jobs " + id + " " + lease).code, 0);
   std::string listed = Cli("queue list jobs").out;
   EXPECT_NE(listed.find("\"id\":\"" + id + "\",\"dequeue_count\":1,\"taken\":false"),
-            std::string::npos) << listed;
+            std::string::npos)
+      << listed;
   json again = json::parse(Cli("queue take jobs").out);
   EXPECT_EQ(again["id"], id);
   EXPECT_EQ(Cli("queue done jobs " + id + " " + lease).code, 1);  // the old delivery's lease
@@ -330,11 +332,10 @@ TEST_F(CliTest, CounterAddsAndGets) {
 }
 
 TEST_F(CliTest, HelpAfterAnyCommandShowsThatCommandsHelp) {
-  for (const char* command : {"put", "get", "delete", "query", "export", "import", "locate",
-                              "txn", "recover", "check", "cache", "lock", "leader",
-                              "counter", "queue"}) {
-    for (const std::string& args : {std::string(command) + " --help",
-                                    std::string(command) + " orders --help"}) {
+  for (const char* command : {"put", "get", "delete", "query", "export", "import", "locate", "txn",
+                              "recover", "check", "cache", "lock", "leader", "counter", "queue"}) {
+    for (const std::string& args :
+         {std::string(command) + " --help", std::string(command) + " orders --help"}) {
       CliRun r = Cli(args);
       EXPECT_EQ(r.code, 0) << args << ": " << r.err;
       EXPECT_NE(r.out.find(std::string("Usage: blobtable ") + command), std::string::npos)
@@ -423,7 +424,9 @@ TEST(BulkTest, RangeFractionPlacesAKeyInItsRange) {
 TEST_F(CliTest, ExportShowsProgressOnATerminal) {
   std::string lines;
   for (int n = 0; n < 20; ++n)
-    lines += R"({"PartitionKey":"p","RowKey":"r)" + std::to_string(10 + n) + R"("})" "\n";
+    lines += R"({"PartitionKey":"p","RowKey":"r)" + std::to_string(10 + n) +
+             R"("})"
+             "\n";
   ASSERT_EQ(Cli("import prg --quiet", lines).code, 0);
   const std::string cli = std::string(BLOBTABLE_CLI_PATH) + " --store " +
                           Quote(dir_.path() + "/db") +
@@ -458,15 +461,19 @@ TEST_F(CliTest, ImportReportsEachBadLineAndGoesOn) {
   CliRun rerun = Cli("import imp --mode insert", input);
   EXPECT_NE(rerun.err.find("0 written, 2 skipped (existing), 2 failed"), std::string::npos)
       << rerun.err;
-  CliRun clean = Cli("import imp --mode insert",
-                     R"({"PartitionKey":"p","RowKey":"a"})" "\n" R"({"PartitionKey":"p","RowKey":"c"})" "\n");
+  CliRun clean = Cli("import imp --mode insert", R"({"PartitionKey":"p","RowKey":"a"})"
+                                                 "\n"
+                                                 R"({"PartitionKey":"p","RowKey":"c"})"
+                                                 "\n");
   EXPECT_EQ(clean.code, 0) << clean.err;
   EXPECT_NE(clean.err.find("1 written, 1 skipped (existing), 0 failed"), std::string::npos)
       << clean.err;
 
   // replace needs the row; --stop-on-error stops after the first failure.
   CliRun missing = Cli("import imp --mode replace --stop-on-error --parallel 1",
-                       R"({"PartitionKey":"p","RowKey":"zz"})" "\n" "bad\n");
+                       R"({"PartitionKey":"p","RowKey":"zz"})"
+                       "\n"
+                       "bad\n");
   EXPECT_EQ(missing.code, 3) << missing.err;  // NotFound, the first failure's code
   EXPECT_NE(missing.err.find("line 1: "), std::string::npos) << missing.err;
   EXPECT_EQ(missing.err.find("line 2: "), std::string::npos) << "stopped before line 2";
@@ -519,7 +526,8 @@ TEST_F(CliTest, TxnCommitsAtomicallyAndReportsConflictsAndLockTimeouts) {
   std::string etag = json::parse(Cli("get accounts eu alice").out)["odata.etag"];
   std::string ops = R"([
     {"op": "replace", "table": "accounts", "entity": {"PartitionKey":"eu","RowKey":"alice","balance":90},
-     "if_match": )" + json(etag).dump() + R"(},
+     "if_match": )" +
+                    json(etag).dump() + R"(},
     {"op": "insert", "table": "accounts", "entity": {"PartitionKey":"us","RowKey":"carol","balance":10}},
     {"op": "insert", "table": "ledger", "entity": {"PartitionKey":"2026","RowKey":"t1","amount":10}},
     {"op": "check", "table": "accounts", "entity": {"PartitionKey":"us","RowKey":"nobody"}, "if_match": ""}
@@ -529,7 +537,8 @@ TEST_F(CliTest, TxnCommitsAtomicallyAndReportsConflictsAndLockTimeouts) {
   json done = json::parse(ok.out);
   ASSERT_EQ(done["committed"].size(), 3u);
   EXPECT_EQ(done["committed"][1]["RowKey"], "carol");
-  EXPECT_EQ(done["committed"][1]["odata.etag"], json::parse(Cli("get accounts us carol").out)["odata.etag"]);
+  EXPECT_EQ(done["committed"][1]["odata.etag"],
+            json::parse(Cli("get accounts us carol").out)["odata.etag"]);
   EXPECT_EQ(json::parse(Cli("get accounts eu alice").out)["balance"], 90);
   // The same again: alice's ETag is stale, so nothing happens (exit 4).
   CliRun stale = Cli("txn", ops);
@@ -547,8 +556,9 @@ TEST_F(CliTest, TxnCommitsAtomicallyAndReportsConflictsAndLockTimeouts) {
     auto blob = (*store)->OpenTable("accounts")->EntityBlobName("eu", "x");
     ASSERT_TRUE((*store)->blob_store().AcquireLease(*blob, 60, "", {}).ok());
   }
-  CliRun timeout = Cli("txn --lock-timeout 0.3",
-                       R"([{"op":"upsert","table":"accounts","entity":{"PartitionKey":"eu","RowKey":"x"}}])");
+  CliRun timeout =
+      Cli("txn --lock-timeout 0.3",
+          R"([{"op":"upsert","table":"accounts","entity":{"PartitionKey":"eu","RowKey":"x"}}])");
   EXPECT_EQ(timeout.code, 5) << timeout.err;
   EXPECT_NE(timeout.err.find("LockTimeout"), std::string::npos) << timeout.err;
   CliRun recovered = Cli("recover");

@@ -42,8 +42,8 @@ TEST(CoordAzurite, AWatchTransfersNoBodyWhileNothingChanges) {
   int calls = 0;
   WatchOptions manual;
   manual.background = false;
-  auto watch = EntityWatch::Start(config, "s", "limits",
-                                  [&](const Result<Entity>&) { ++calls; }, manual);
+  auto watch = EntityWatch::Start(
+      config, "s", "limits", [&](const Result<Entity>&) { ++calls; }, manual);
   ASSERT_TRUE(watch.ok());
   EXPECT_EQ(calls, 1);
   counter->Clear();
@@ -81,7 +81,7 @@ TEST(CoordAzurite, ACompletionWhoseAnswerWasLostNeverAlsoSaysOk) {
   ASSERT_TRUE(b_queue->Enqueue("work").ok());
 
   Status b_completed = Status::Internal("worker B never ran");
-  HookedRealClock clock([&] {  // worker B, while A waits to retry
+  HookedRealClock clock([&] {        // worker B, while A waits to retry
     for (int i = 0; i < 400; ++i) {  // the 15 s visibility, and a margin
       auto item = b_queue->Dequeue();
       if (item.ok() && *item) {

@@ -115,8 +115,7 @@ TEST_P(CoordTest, EachAcquisitionGetsALargerTokenAndReleaseIsIdempotent) {
 
 TEST_P(CoordTest, BadNamesAndOptionsAreRefused) {
   EXPECT_EQ(Lock::Acquire(*store_, "").status().code(), Code::kInvalidArgument);
-  EXPECT_EQ(Lock::Acquire(*store_, std::string(257, 'x')).status().code(),
-            Code::kInvalidArgument);
+  EXPECT_EQ(Lock::Acquire(*store_, std::string(257, 'x')).status().code(), Code::kInvalidArgument);
   LockOptions o;
   o.lease_seconds = 5;
   EXPECT_EQ(Lock::Acquire(*store_, "x", o).status().code(), Code::kInvalidArgument);
@@ -162,7 +161,7 @@ TEST_P(CoordTest, APausedHolderSeesItLostAndItsFencedWritesAreRefused) {
     });
     if (!first.ok()) return 4;
     report.Write(token);
-    if (go.Read() != 1) return 5;  // SIGSTOPped here, then resumed
+    if (go.Read() != 1) return 5;    // SIGSTOPped here, then resumed
     if ((*lock)->held()) return 10;  // it must know before it acts
     auto stale = FencedUpdate(*t, "p", "r", token, [](Entity& e, bool) {
       e.Set("by", "paused holder, again");
@@ -215,10 +214,11 @@ TEST_P(CoordTest, ALeaseTakenAwayIsReportedOnceThroughOnLost) {
   ASSERT_TRUE(FencedUpdate(table, "p", "r", (*next)->token(), [](Entity&, bool) {
                 return Status::OK();
               }).ok());
-  EXPECT_EQ(FencedUpdate(table, "p", "r", (*lock)->token(), [](Entity&, bool) {
-              return Status::OK();
-            }).status().code(),
-            Code::kLeaseLost);
+  EXPECT_EQ(
+      FencedUpdate(table, "p", "r", (*lock)->token(), [](Entity&, bool) { return Status::OK(); })
+          .status()
+          .code(),
+      Code::kLeaseLost);
   if (GetParam().fake_clock()) clock_.Advance(std::chrono::seconds(5));  // a renewal is due
   auto future = lost.get_future();
   ASSERT_EQ(future.wait_for(std::chrono::seconds(20)), std::future_status::ready);
@@ -227,8 +227,8 @@ TEST_P(CoordTest, ALeaseTakenAwayIsReportedOnceThroughOnLost) {
   EXPECT_EQ((*lock)->status().code(), Code::kLeaseLost);
   // Its expiry is when storage said the lease was gone: a supervisor
   // (`blobtable lock`) kills its command at once, without a grace.
-  EXPECT_LE((*lock)->expiry(), store_->options().clock ? store_->options().clock->Steady()
-                                                       : Clock::Real()->Steady());
+  EXPECT_LE((*lock)->expiry(),
+            store_->options().clock ? store_->options().clock->Steady() : Clock::Real()->Steady());
   EXPECT_TRUE((*lock)->Release().ok());  // idempotent after a loss
 }
 
@@ -310,8 +310,7 @@ TEST_P(CoordTest, FencedUpdateRefusesAnOlderTokenAndKeepsTheNewest) {
   EXPECT_NE(old.status().message().find("fenced"), std::string::npos);
   ASSERT_TRUE(FencedUpdate(table, "p", "r", 7, set("seven")).ok());
   EXPECT_EQ(table.Get("p", "r")->GetAs<std::string>("by"), "seven");
-  EXPECT_EQ(FencedUpdate(table, "p", "r", 0, set("zero")).status().code(),
-            Code::kInvalidArgument);
+  EXPECT_EQ(FencedUpdate(table, "p", "r", 0, set("zero")).status().code(), Code::kInvalidArgument);
 }
 
 TEST_P(CoordTest, CounterAddsAndGetsAndRefusesWhatCannotBe) {
@@ -628,8 +627,7 @@ TEST_P(CoordTest, AWatchCallsBackOnEveryChangeAndOnlyThen) {
   WatchOptions manual;
   manual.background = false;
   auto watch = EntityWatch::Start(
-      config, "service", "limits", [&](const Result<Entity>& now) { seen.push_back(now); },
-      manual);
+      config, "service", "limits", [&](const Result<Entity>& now) { seen.push_back(now); }, manual);
   ASSERT_TRUE(watch.ok()) << watch.status().ToString();
   ASSERT_EQ(seen.size(), 1u);  // the current state, before Start returned: absent
   EXPECT_TRUE(seen[0].status().IsNotFound());

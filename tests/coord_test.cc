@@ -149,8 +149,9 @@ pid_t CommandPid(const std::string& fifo) {
 // A command that writes its pid to `fifo` and then sleeps a minute; with
 // `ignore_term`, SIGTERM cannot stop it.
 std::vector<std::string> PidThenSleep(const std::string& fifo, bool ignore_term) {
-  return {"sh", "-c", std::string(ignore_term ? "trap '' TERM; " : "") + "echo $$ > " + fifo +
-                          "; exec sleep 60"};
+  return {
+      "sh", "-c",
+      std::string(ignore_term ? "trap '' TERM; " : "") + "echo $$ > " + fifo + "; exec sleep 60"};
 }
 
 // Issue 30, hole 2: `blobtable lock` SIGKILLed left its command running,
@@ -192,13 +193,11 @@ TEST_F(LockRenewalTest, ALostLockStopsItsCommandBeforeTheLeaseCanEnd) {
   lo.lease_seconds = 15;
   std::ostringstream err;
   int code = -1;
-  std::thread cli([&] {
-    code = cli::CmdLock(store, "job", lo, PidThenSleep(fifo, true), 5, err);
-  });
+  std::thread cli([&] { code = cli::CmdLock(store, "job", lo, PidThenSleep(fifo, true), 5, err); });
   const pid_t held = CommandPid(fifo);
   Step(std::chrono::seconds(5), 1);  // renewals fail from here on
   for (int n = 2; n <= 9; ++n) Step(std::chrono::seconds(1), n);
-  clock_.Advance(std::chrono::seconds(1));  // 14 s: held() is false; SIGTERM, ignored
+  clock_.Advance(std::chrono::seconds(1));         // 14 s: held() is false; SIGTERM, ignored
   clock_.Advance(std::chrono::milliseconds(600));  // 14.6 s: the lease ends at 15 s
   const bool ended = held > 0 && EndsWithin(held, std::chrono::seconds(5));
   if (!ended && held > 0) kill(held, SIGKILL);
@@ -260,8 +259,8 @@ TEST(CoordCost, RequestsPerCall) {
   {
     auto first = Lock::Acquire(**store, "l", once);  // the lock's blob is made first
     ASSERT_TRUE(first.ok());
-    EXPECT_EQ(counter->Counts(), (std::map<std::string, int>{
-                                     {"lease", 2}, {"put", 1}, {"head", 1}, {"metadata", 1}}));
+    EXPECT_EQ(counter->Counts(),
+              (std::map<std::string, int>{{"lease", 2}, {"put", 1}, {"head", 1}, {"metadata", 1}}));
   }
   counter->Clear();
   {
@@ -287,8 +286,8 @@ TEST(CoordCost, RequestsPerCall) {
   counter->Clear();
   auto item = q->Dequeue();
   ASSERT_TRUE(item.ok() && *item);
-  EXPECT_EQ(counter->Counts(), (std::map<std::string, int>{
-                                   {"list", 1}, {"lease", 1}, {"get", 1}, {"metadata", 1}}));
+  EXPECT_EQ(counter->Counts(),
+            (std::map<std::string, int>{{"list", 1}, {"lease", 1}, {"get", 1}, {"metadata", 1}}));
   counter->Clear();
   ASSERT_TRUE(q->Complete(**item).ok());
   EXPECT_EQ(counter->Counts(), (std::map<std::string, int>{{"delete", 1}}));
@@ -297,7 +296,8 @@ TEST(CoordCost, RequestsPerCall) {
   ASSERT_TRUE(config.Upsert(Entity("s", "limits")).ok());
   WatchOptions manual;
   manual.background = false;
-  auto watch = EntityWatch::Start(config, "s", "limits", [](const Result<Entity>&) {}, manual);
+  auto watch = EntityWatch::Start(
+      config, "s", "limits", [](const Result<Entity>&) {}, manual);
   ASSERT_TRUE(watch.ok());
   counter->Clear();
   for (int i = 0; i < 3; ++i) EXPECT_FALSE((*watch)->Poll());

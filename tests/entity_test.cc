@@ -63,14 +63,15 @@ void ExpectInvalid(const Entity& e, const std::string& mentions) {
 TEST(EntityValidation, AcceptsAllEightTypes) { EXPECT_TRUE(ValidateEntity(Sample()).ok()); }
 
 TEST(EntityValidation, ForbiddenKeyCharactersAreNamed) {
-  for (const std::string& bad : {std::string("a/b"), std::string("a\\b"), std::string("a#b"),
-                                 std::string("a?b"), std::string("a\tb"), std::string("a\0b", 3),
-                                 std::string("a\x7f"), std::string("a\xc2\x80"),
-                                 std::string("a\xc2\x9f")}) {
+  for (const std::string& bad :
+       {std::string("a/b"), std::string("a\\b"), std::string("a#b"), std::string("a?b"),
+        std::string("a\tb"), std::string("a\0b", 3), std::string("a\x7f"), std::string("a\xc2\x80"),
+        std::string("a\xc2\x9f")}) {
     ExpectInvalid(Entity("pk", bad), "RowKey");
     ExpectInvalid(Entity(bad, "rk"), "PartitionKey");
   }
-  EXPECT_TRUE(ValidateEntity(Entity("spaces, %, . and ..", "\xc2\xa0 non-ASCII \xe4\xb8\xad")).ok());
+  EXPECT_TRUE(
+      ValidateEntity(Entity("spaces, %, . and ..", "\xc2\xa0 non-ASCII \xe4\xb8\xad")).ok());
   ExpectInvalid(Entity("pk", "\xff\xfe"), "not valid UTF-8");
   ExpectInvalid(Entity(std::string(1025, 'k'), "rk"), "1024");
 }
@@ -114,7 +115,9 @@ TEST(EntityValidation, EncodedEntityOverOneMebibyteIsRefused) {
 }
 
 template <typename V>
-concept Settable = requires(Entity x, V v) { x.Set("x", v); };
+concept Settable = requires(Entity x, V v) {
+  x.Set("x", v);
+};
 
 TEST(EntitySet, EachCppTypeMapsToOneEdmType) {
   Entity e("p", "r");
@@ -248,8 +251,9 @@ TEST(EntityCodec, OutOfRangeTimestampAndUnknownTypeTagAreCorruption) {
 // written by other means, is read, and refused when written back.
 TEST(EntityCodec, ReadsCheckTextAndFormsAndLeaveTheLimitsToWrites) {
   auto body = [](std::string name, std::string text, const std::string& guid) {
-    return RawEntity(1, 0, {{name, static_cast<int>(EdmType::kString), text},
-                            {"g", static_cast<int>(EdmType::kGuid), guid}});
+    return RawEntity(1, 0,
+                     {{name, static_cast<int>(EdmType::kString), text},
+                      {"g", static_cast<int>(EdmType::kGuid), guid}});
   };
   const std::string guid = "01234567-89ab-cdef-0123-456789abcdef";
   // Past the limits: a name that is no identifier, a string over 32,768 units.
@@ -257,8 +261,8 @@ TEST(EntityCodec, ReadsCheckTextAndFormsAndLeaveTheLimitsToWrites) {
   ASSERT_TRUE(past.ok()) << past.status().ToString();
   EXPECT_EQ(ValidateEntity(*past).code(), Code::kInvalidArgument);
   // Not text, or not a GUID: Corruption, whoever wrote it.
-  for (const std::string& bad : {body("s", "caf\xc3", guid), body("s\xff", "x", guid),
-                                 body("s", "x", "not-a-guid")}) {
+  for (const std::string& bad :
+       {body("s", "caf\xc3", guid), body("s\xff", "x", guid), body("s", "x", "not-a-guid")}) {
     auto r = DecodeEntity(bad, "b");
     EXPECT_EQ(r.status().code(), Code::kCorruption) << r.status().ToString();
   }

@@ -30,9 +30,9 @@ TEST_F(ExamplesTest, ReadModifyWriteCountsEveryRun) {
 
 TEST_F(ExamplesTest, ReadModifyWriteLosesNoIncrementUnderConcurrency) {
   // Four processes at once: every increment lands once (Conflicts retried).
-  ShellRun r = Shell("for i in 1 2 3 4; do " + std::string(EXAMPLE_READ_MODIFY_WRITE) + " " +
-                     Dir() + " >/dev/null & done; wait; " + EXAMPLE_READ_MODIFY_WRITE + " " +
-                     Dir());
+  ShellRun r =
+      Shell("for i in 1 2 3 4; do " + std::string(EXAMPLE_READ_MODIFY_WRITE) + " " + Dir() +
+            " >/dev/null & done; wait; " + EXAMPLE_READ_MODIFY_WRITE + " " + Dir());
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out.rfind("visits: 5 (", 0), 0u) << r.out;
 }

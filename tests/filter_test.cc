@@ -76,7 +76,7 @@ TEST(FilterTest, AComparisonWithAnotherTypeOrAMissingPropertyIsFalse) {
 TEST(FilterTest, PrecedenceIsNotThenAndThenOr) {
   EXPECT_TRUE(Match("n eq 1 and n eq 2 or n eq 5"));  // (false and false) or true
   EXPECT_FALSE(Match("n eq 1 and (n eq 2 or n eq 5)"));
-  EXPECT_FALSE(Match("not n eq 5 or n eq 1"));        // (not true) or false
+  EXPECT_FALSE(Match("not n eq 5 or n eq 1"));  // (not true) or false
   EXPECT_TRUE(Match("not not n eq 5"));
   EXPECT_TRUE(Match("((n ge 5) and (n le 5))"));
 }
@@ -235,7 +235,8 @@ std::string LiteralOf(const PropertyValue& v, std::mt19937_64& rng) {
     for (char c : *s) out += c == '\'' ? "''" : std::string(1, c);
     return out + "'";
   }
-  if (auto* b = std::get_if<Binary>(&v)) return (rng() % 2 ? "X'" : "binary'") + Hex(b->bytes) + "'";
+  if (auto* b = std::get_if<Binary>(&v))
+    return (rng() % 2 ? "X'" : "binary'") + Hex(b->bytes) + "'";
   if (auto* b = std::get_if<bool>(&v)) return *b ? "true" : "false";
   if (auto* d = std::get_if<DateTime>(&v)) return "datetime'" + FormatDateTime(*d) + "'";
   if (auto* d = std::get_if<double>(&v)) {
@@ -270,8 +271,8 @@ std::optional<int> ThreeWay(const PropertyValue& x, const PropertyValue& y) {
   if (auto* s = std::get_if<std::string>(&x)) return sign(*s, std::get<std::string>(y));
   if (auto* b = std::get_if<Binary>(&x)) return sign(b->bytes, std::get<Binary>(y).bytes);
   if (auto* b = std::get_if<bool>(&x)) return sign(int{*b}, int{std::get<bool>(y)});
-  if (auto* d = std::get_if<DateTime>(&x)) return sign(d->time_since_epoch().count(),
-                                                       std::get<DateTime>(y).time_since_epoch().count());
+  if (auto* d = std::get_if<DateTime>(&x))
+    return sign(d->time_since_epoch().count(), std::get<DateTime>(y).time_since_epoch().count());
   if (auto* d = std::get_if<double>(&x)) {
     const double e = std::get<double>(y);
     if (std::isnan(*d) || std::isnan(e)) return std::nullopt;
@@ -295,9 +296,12 @@ bool Reference(const Ref& r, const Entity& e) {
     case Ref::kCompare: break;
   }
   std::optional<PropertyValue> v;
-  if (r.property == "PartitionKey") v = e.partition_key();
-  else if (r.property == "RowKey") v = e.row_key();
-  else if (const PropertyValue* p = e.Find(r.property)) v = *p;
+  if (r.property == "PartitionKey")
+    v = e.partition_key();
+  else if (r.property == "RowKey")
+    v = e.row_key();
+  else if (const PropertyValue* p = e.Find(r.property))
+    v = *p;
   if (!v) return false;
   const std::optional<int> c = ThreeWay(*v, r.literal);
   if (!c) return false;
@@ -324,8 +328,8 @@ TEST(FilterTest, AgreesWithAStraightforwardReferenceOnRandomInput) {
     for (int j = 0; j < 5; ++j) {
       const Entity e = RandomEntity(rng);
       const bool expected = Reference(*ref, e);
-      ASSERT_EQ(f->Matches(e), expected) << text << " on " << e.partition_key() << "/"
-                                         << e.row_key();
+      ASSERT_EQ(f->Matches(e), expected)
+          << text << " on " << e.partition_key() << "/" << e.row_key();
       matched += expected;
     }
   }

@@ -293,7 +293,10 @@ TEST(LocalBlobStore, ThreadsOpeningAndClosingOneDirectoryStayConsistent) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < 50; ++i) {
         auto store = OpenLocalBlobStore(dir.path(), {});
-        if (!store.ok()) { ++failures; continue; }
+        if (!store.ok()) {
+          ++failures;
+          continue;
+        }
         std::string name = "t" + std::to_string(t);
         if (!(*store)->Put(name, std::to_string(i), {}).ok()) ++failures;
         auto got = (*store)->Get(name, {});

@@ -121,7 +121,8 @@ TEST(LocalStoreDamage, ALaterOpenAskingForALargerMapGetsIt) {
   ASSERT_TRUE(first.ok());
   const std::string mib(1 << 20, 'x');
   Status full;
-  for (int i = 0; i < 8 && full.ok(); ++i) full = (*first)->Put("b" + std::to_string(i), mib, {}).status();
+  for (int i = 0; i < 8 && full.ok(); ++i)
+    full = (*first)->Put("b" + std::to_string(i), mib, {}).status();
   EXPECT_EQ(full.storage_code(), kLmdbMapFull) << full.ToString();
   auto second = OpenAt(dir.path(), large);
   ASSERT_TRUE(second.ok());
@@ -190,13 +191,19 @@ TEST_P(DamagedDataFile, IsCorruptionOnOpenNotACrashOrAnEmptyStore) {
   }
   const std::string data = dir.path() + "/data.mdb";
   const std::string damage = GetParam();
-  if (damage == "deleted") fs::remove(data);
-  else if (damage == "half") fs::resize_file(data, fs::file_size(data) / 2);
-  else if (damage == "8KiB") fs::resize_file(data, 8192);
-  else if (damage == "100B") fs::resize_file(data, 100);
-  else fs::resize_file(data, 0);
+  if (damage == "deleted")
+    fs::remove(data);
+  else if (damage == "half")
+    fs::resize_file(data, fs::file_size(data) / 2);
+  else if (damage == "8KiB")
+    fs::resize_file(data, 8192);
+  else if (damage == "100B")
+    fs::resize_file(data, 100);
+  else
+    fs::resize_file(data, 0);
   auto store = OpenAt(dir.path());
-  EXPECT_EQ(store.status().code(), Code::kCorruption) << damage << ": " << store.status().ToString();
+  EXPECT_EQ(store.status().code(), Code::kCorruption)
+      << damage << ": " << store.status().ToString();
   EXPECT_NE(store.status().message().find("data.mdb"), std::string::npos)
       << store.status().ToString();
   EXPECT_FALSE(fs::exists(data) && fs::file_size(data) > 0 && damage == "empty")
@@ -214,7 +221,8 @@ TEST(LocalStoreDamage, ADiskFullIsAClearErrorAndWritesResumeWhenSpaceReturns) {
   TempDir dir;
   constexpr int kNoNamespace = 77;
   pid_t pid = ForkChild([&] {
-    if (unshare(CLONE_NEWNS) != 0 || mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+    if (unshare(CLONE_NEWNS) != 0 ||
+        mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
         mount("tmpfs", dir.path().c_str(), "tmpfs", 0, "size=4m") != 0)
       return kNoNamespace;
     const std::string ballast = dir.path() + "/ballast";
@@ -264,7 +272,8 @@ void FlipAByte(const std::string& dir, const std::string& name, const std::strin
     auto bucket = DecodeBucket(value, "k");
     ASSERT_TRUE(bucket.ok());
     ASSERT_NE((*bucket)[0].record.data_id, 0u) << "data this small is kept in its record";
-    for (int i = 0; i < 8; ++i) id[i] = static_cast<char>((*bucket)[0].record.data_id >> (56 - 8 * i));
+    for (int i = 0; i < 8; ++i)
+      id[i] = static_cast<char>((*bucket)[0].record.data_id >> (56 - 8 * i));
     k = MDB_val{sizeof(id), id};
     ASSERT_EQ(mdb_get(txn->get(), *data, &k, &v), 0);
     value.assign(FromVal(v));
@@ -363,7 +372,8 @@ TEST(LocalStoreDamage, CheckListsDamagedBlobsAndTheCliRepairsThem) {
     auto table = (*store)->OpenTable("orders");
     for (const char* rk : {"a", "b", "c", "d"}) {
       Entity e("p", rk);
-      if (std::string(rk) == "c") e.Set("big", std::string(2 * kInlineDataBytes, 'c'));  // data apart
+      if (std::string(rk) == "c")
+        e.Set("big", std::string(2 * kInlineDataBytes, 'c'));  // data apart
       ASSERT_TRUE(table->Upsert(e).ok());
     }
   }
@@ -464,7 +474,6 @@ TEST(LocalStoreDamage, AUserWhoCannotWriteOpensTheStoreReadOnly) {
   EXPECT_EQ(WaitChild(pid), 0) << "the step that failed (see the test)";
   fs::permissions(store_dir, fs::perms(0755));  // for TempDir to remove it
 }
-
 
 // Stores written when the checksum came from zlib must keep matching: the
 // CRC is gzip's (zlib's crc32()), whatever computes it. Known answers of

@@ -317,6 +317,7 @@ TEST_F(QueryTest, RowsDeletedSinceTheListingMakeRoomInOrder) {
       gone_.clear();
       return page;
     }
+
    private:
     std::vector<std::string> gone_;
   };

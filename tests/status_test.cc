@@ -12,7 +12,8 @@ namespace {
 // stops the process with the status's message, never reads garbage.
 TEST(ResultDeathTest, ValueOfAnErrorStopsWithItsStatus) {
   Result<int> failed = Status::NotFound("entity (p, r): not found");
-  EXPECT_DEATH((void)failed.value(), "Result::value\\(\\) on an error: NotFound: entity \\(p, r\\)");
+  EXPECT_DEATH((void)failed.value(),
+               "Result::value\\(\\) on an error: NotFound: entity \\(p, r\\)");
   EXPECT_DEATH((void)*failed, "on an error");
 }
 
@@ -34,8 +35,8 @@ TEST(Result, ValueOrGivesTheFallbackOnAnError) {
 }
 
 TEST(Status, IsRetryableSaysWhichCodesACallerMayRetry) {
-  for (Code c : {Code::kConflict, Code::kBusy, Code::kLockTimeout, Code::kLeaseLost,
-                 Code::kUnavailable})
+  for (Code c :
+       {Code::kConflict, Code::kBusy, Code::kLockTimeout, Code::kLeaseLost, Code::kUnavailable})
     EXPECT_TRUE(Status::FromStorage(c, 0, "", "m").IsRetryable()) << CodeName(c);
   for (Code c : {Code::kOk, Code::kNotFound, Code::kInvalidArgument, Code::kCorruption,
                  Code::kIOError, Code::kInternal, Code::kOutcomeUnknown})

@@ -79,12 +79,13 @@ TEST(ListAppendChecker, EachBrokenGuaranteeIsNamed) {
   cases.push_back({"lost", Hist().Append("x", "1").Append("x", "2"), {{"x", {"1"}}}});
   cases.push_back({"duplicate", Hist().Append("x", "1"), {{"x", {"1", "1"}}}});
   cases.push_back({"invented", Hist().Append("x", "1"), {{"x", {"1", "9"}}}});
-  cases.push_back({"aborted read", Hist().Append("x", "1", OpType::kFail).Read("x", {"1"}),
-                   {{"x", {}}}});
+  cases.push_back(
+      {"aborted read", Hist().Append("x", "1", OpType::kFail).Read("x", {"1"}), {{"x", {}}}});
   cases.push_back({"not atomic",
                    Hist().Add("txn", OpType::kInfo, {{"a", "x", "1"}, {"a", "y", "2"}}),
                    {{"x", {"1"}}, {"y", {}}}});
-  cases.push_back({"not a prefix", Hist().Append("x", "1").Append("x", "2").Read("x", {"2"}),
+  cases.push_back({"not a prefix",
+                   Hist().Append("x", "1").Append("x", "2").Read("x", {"2"}),
                    {{"x", {"1", "2"}}}});
   cases.push_back({"stale read", Hist().Append("x", "1").Read("x", {}), {{"x", {"1"}}}});
   // Write skew: each reads the key the other appends to, and sees it empty.
@@ -137,8 +138,8 @@ class BankCheckerTest : public ::testing::Test {
   void Ledger(const std::string& id, const std::string& from, const std::string& to,
               int64_t amount) {
     auto ledger = store_->OpenTable("ledger");
-    ASSERT_TRUE(ledger->Insert(Entity("t", id).Set("from", from).Set("to", to).Set("amount", amount))
-                    .ok());
+    ASSERT_TRUE(
+        ledger->Insert(Entity("t", id).Set("from", from).Set("to", to).Set("amount", amount)).ok());
   }
   void SetBalance(const std::string& pk, const std::string& rk, int64_t balance) {
     ASSERT_TRUE(store_->OpenTable("bank")->Upsert(Entity(pk, rk).Set("balance", balance)).ok());
@@ -166,7 +167,8 @@ TEST_F(BankCheckerTest, HalfATransferIsCaught) {
 TEST_F(BankCheckerTest, AnAcknowledgedTransferWithoutItsLedgerRowIsCaught) {
   SetBalance("p0", "a", 90);
   SetBalance("p1", "b", 110);
-  const std::string found = bank_->Check({Transfer("t1", OpType::kOk, "p0/a", "p1/b", 10)}, *store_);
+  const std::string found =
+      bank_->Check({Transfer("t1", OpType::kOk, "p0/a", "p1/b", 10)}, *store_);
   EXPECT_NE(found.find("ledger row is missing"), std::string::npos) << found;
 }
 
@@ -225,8 +227,8 @@ TEST(QueueChecker, AValidHistoryPasses) {
   // Its lease ran out; delivered again, and that Complete's answer lost.
   h.Enqueue("b").Deliver("b", 1).Deliver("b", 2).Complete("b", OpType::kFail);
   h.Complete("b", OpType::kInfo);
-  h.Enqueue("c").Deliver("c", 1);                               // still queued, taken
-  h.Enqueue("d", OpType::kInfo);                                // never made
+  h.Enqueue("c").Deliver("c", 1);                                  // still queued, taken
+  h.Enqueue("d", OpType::kInfo);                                   // never made
   h.Enqueue("e").Deliver("e", 1).Deliver("e", 2).Deliver("e", 3);  // a dead letter
   h.Enqueue("f", OpType::kFail);
   h.Enqueue("g", OpType::kInfo).Deliver("g", 1, "id-g").Complete("g", OpType::kOk);
@@ -254,8 +256,8 @@ TEST(QueueChecker, EachBrokenGuaranteeIsNamed) {
   ghost.Deliver("x", 1);
   cases.push_back({"an item no enqueue made", ghost, {}});
   cases.push_back({"an item no enqueue made", QueueHist(), Queued({{"x", 0}})});
-  cases.push_back({"an item whose enqueue failed",
-                   QueueHist().Enqueue("a", OpType::kFail), Queued({}, {{"a", 3}})});
+  cases.push_back({"an item whose enqueue failed", QueueHist().Enqueue("a", OpType::kFail),
+                   Queued({}, {{"a", 3}})});
   QueueHist early;
   early.Deliver("a", 1).Enqueue("a");
   cases.push_back({"delivered before it was enqueued", early, Queued({{"a", 1}})});
@@ -270,10 +272,10 @@ TEST(QueueChecker, EachBrokenGuaranteeIsNamed) {
   cases.push_back({"one enqueue made several items", two_ids, Queued({{"a", 1}})});
   QueueHist same_count;
   same_count.Enqueue("a").Deliver("a", 1).Deliver("a", 1);
-  cases.push_back({"two deliveries of one item with dequeue count 1", same_count,
-                   Queued({{"a", 2}})});
-  cases.push_back({"a dead letter dequeued only 1 times", QueueHist().Enqueue("a"),
-                   Queued({}, {{"a", 1}})});
+  cases.push_back(
+      {"two deliveries of one item with dequeue count 1", same_count, Queued({{"a", 2}})});
+  cases.push_back(
+      {"a dead letter dequeued only 1 times", QueueHist().Enqueue("a"), Queued({}, {{"a", 1}})});
   for (const Case& c : cases) {
     const std::string found = CheckQueue(c.h.ops(), c.end, 3);
     EXPECT_EQ(found.rfind(c.name, 0), 0u) << "expected '" << c.name << "', got: " << found;
@@ -303,8 +305,9 @@ class LockHist : public Hist {
   }
   LockHist& Incr(int64_t token, int64_t read, int64_t read_token, OpType type = OpType::kOk) {
     Add("incr", type,
-        {{"i", "counter", {{"token", token}, {"read", read}, {"read_token", read_token},
-                           {"stale", false}}}});
+        {{"i",
+          "counter",
+          {{"token", token}, {"read", read}, {"read_token", read_token}, {"stale", false}}}});
     return *this;
   }
 };
@@ -338,21 +341,25 @@ TEST(LockChecker, EachBrokenGuaranteeIsNamed) {
   };
   std::vector<Case> cases;
   cases.push_back({"two acquisitions got token 1", LockHist().Acquire(1).Acquire(1), {}});
-  cases.push_back({"a token not larger than an earlier acquisition's",
-                   LockHist().Acquire(2).Acquire(1), {}});
+  cases.push_back(
+      {"a token not larger than an earlier acquisition's", LockHist().Acquire(2).Acquire(1), {}});
   cases.push_back({"FencedUpdate accepted an older token after a newer holder wrote",
-                   LockHist().Incr(2, 0, 0).Incr(1, 1, 2), {2, 2}});
-  cases.push_back({"an increment lost: two increments that were OK both read 0",
-                   LockHist().Incr(1, 0, 0).Incr(2, 0, 0), {1, 2}});
-  cases.push_back({"the counter's token went back", LockHist().Incr(2, 0, 0).Incr(1, 1, 1),
+                   LockHist().Incr(2, 0, 0).Incr(1, 1, 2),
                    {2, 2}});
-  cases.push_back({"an increment read value 1 with token 3",
-                   LockHist().Incr(2, 0, 0).Incr(3, 1, 3), {2, 3}});
+  cases.push_back({"an increment lost: two increments that were OK both read 0",
+                   LockHist().Incr(1, 0, 0).Incr(2, 0, 0),
+                   {1, 2}});
+  cases.push_back(
+      {"the counter's token went back", LockHist().Incr(2, 0, 0).Incr(1, 1, 1), {2, 2}});
+  cases.push_back(
+      {"an increment read value 1 with token 3", LockHist().Incr(2, 0, 0).Incr(3, 1, 3), {2, 3}});
   cases.push_back({"increments lost", LockHist().Incr(1, 0, 0).Incr(1, 1, 1), {1, 1}});
   cases.push_back({"the counter is 3 at the end: more than",
-                   LockHist().Incr(1, 0, 0).Incr(1, 1, 1, OpType::kInfo), {3, 1}});
+                   LockHist().Incr(1, 0, 0).Incr(1, 1, 1, OpType::kInfo),
+                   {3, 1}});
   cases.push_back({"the counter's token went back: it is 1 at the end",
-                   LockHist().Incr(1, 0, 0).Incr(2, 1, 1), {2, 1}});
+                   LockHist().Incr(1, 0, 0).Incr(2, 1, 1),
+                   {2, 1}});
   for (const Case& c : cases) {
     const std::string found = CheckLock(c.h.ops(), c.end);
     EXPECT_EQ(found.rfind(c.name, 0), 0u) << "expected '" << c.name << "', got: " << found;

@@ -24,14 +24,16 @@ void ExpectClean(const ShellRun& run) {
 
 TEST(StressTest, ListAppendOnTheLocalStoreWithFaultsAndKills) {
   TempDir dir;
-  ExpectClean(Stress(dir.path(), "--workload list-append --seconds 12 --round-seconds 6 "
-                                  "--faults 50 --kill-every 1.5 --clock-speed 10 --seed 1"));
+  ExpectClean(Stress(dir.path(),
+                     "--workload list-append --seconds 12 --round-seconds 6 "
+                     "--faults 50 --kill-every 1.5 --clock-speed 10 --seed 1"));
 }
 
 TEST(StressTest, BankOnTheLocalStoreWithFaultsAndKills) {
   TempDir dir;
-  ExpectClean(Stress(dir.path(), "--workload bank --seconds 12 --round-seconds 6 --faults 100 "
-                                  "--kill-every 1.5 --clock-speed 10 --seed 2"));
+  ExpectClean(Stress(dir.path(),
+                     "--workload bank --seconds 12 --round-seconds 6 --faults 100 "
+                     "--kill-every 1.5 --clock-speed 10 --seed 2"));
 }
 
 // The coordination primitives under faults and kills: exactly one Complete
@@ -39,16 +41,18 @@ TEST(StressTest, BankOnTheLocalStoreWithFaultsAndKills) {
 // fenced increment is lost.
 TEST(StressTest, QueueOnTheLocalStoreWithFaultsAndKills) {
   TempDir dir;
-  ShellRun run = Stress(dir.path(), "--workload queue --seconds 6 --round-seconds 6 --faults 50 "
-                                    "--kill-every 1.5 --clock-speed 10 --seed 6");
+  ShellRun run = Stress(dir.path(),
+                        "--workload queue --seconds 6 --round-seconds 6 --faults 50 "
+                        "--kill-every 1.5 --clock-speed 10 --seed 6");
   ExpectClean(run);
   EXPECT_EQ(run.out.find("completes 0 ok"), std::string::npos) << run.out;
 }
 
 TEST(StressTest, LockOnTheLocalStoreWithFaultsAndKills) {
   TempDir dir;
-  ShellRun run = Stress(dir.path(), "--workload lock --seconds 6 --round-seconds 6 --faults 50 "
-                                    "--kill-every 1.5 --clock-speed 10 --seed 7");
+  ShellRun run = Stress(dir.path(),
+                        "--workload lock --seconds 6 --round-seconds 6 --faults 50 "
+                        "--kill-every 1.5 --clock-speed 10 --seed 7");
   ExpectClean(run);
   EXPECT_EQ(run.out.find("increments 0 ok"), std::string::npos) << run.out;
 }
@@ -57,8 +61,9 @@ TEST(StressTest, LockOnTheLocalStoreWithFaultsAndKills) {
 // warm-up and at the end are reported, and must not grow.
 TEST(StressTest, SoakKeepsMemoryAndDescriptorsFlat) {
   TempDir dir;
-  ShellRun run = Stress(dir.path(), "--workload list-append --seconds 10 --round-seconds 10 "
-                                    "--faults 100 --soak --clock-speed 10 --seed 5");
+  ShellRun run = Stress(dir.path(),
+                        "--workload list-append --seconds 10 --round-seconds 10 "
+                        "--faults 100 --soak --clock-speed 10 --seed 5");
   ExpectClean(run);
   EXPECT_NE(run.out.find("stress: soak: worker 0/0: rss "), std::string::npos) << run.out;
   EXPECT_EQ(run.out.find("GREW"), std::string::npos) << run.out;

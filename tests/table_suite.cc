@@ -7,7 +7,6 @@
 
 namespace blobtable::testing {
 
-
 void TableTest::SetUp() {
   StoreOptions o;
   if (GetParam().fake_clock()) o.clock = &clock_;  // else the real clock: the server's time
@@ -158,8 +157,8 @@ class DeleteBeforePut final : public BlobStoreWrapper {
 
 TEST_P(TableTest, MergeThatLosesARaceToADeleteIsNotFound) {
   auto v1 = table().Insert(Make("p", "gone"));
-  auto racing = std::make_shared<DeleteBeforePut>(std::shared_ptr<BlobStore>(
-      &store_->blob_store(), [](BlobStore*) {}));
+  auto racing = std::make_shared<DeleteBeforePut>(
+      std::shared_ptr<BlobStore>(&store_->blob_store(), [](BlobStore*) {}));
   auto store = Store::FromBlobStore(racing);  // same backend, racing writer below
   Entity patch("p", "gone");
   patch.Set("x", 1);
@@ -284,7 +283,8 @@ TEST_P(TableTest, WholeTableQueryIsPartitionThenRowOrder) {
   ASSERT_TRUE(page.ok());
   std::vector<std::string> got;
   for (const auto& e : page->entities) got.push_back(e.partition_key() + "|" + e.row_key());
-  EXPECT_EQ(got, (std::vector<std::string>{"|1", "|2", "a|1", "a|2", "ab|1", "ab|2", "b|1", "b|2"}));
+  EXPECT_EQ(got,
+            (std::vector<std::string>{"|1", "|2", "a|1", "a|2", "ab|1", "ab|2", "b|1", "b|2"}));
   QueryOptions q;
   q.row_key_from = "2";
   EXPECT_EQ(table().Query(q)->entities.size(), 4u);
@@ -313,7 +313,6 @@ TEST_P(TableTest, LeasedEntityIsBusy) {
   }
   EXPECT_TRUE(table().Replace(Make("p", "locked", 3), "*").ok());
 }
-
 
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(TableTest);
 

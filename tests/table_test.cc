@@ -53,7 +53,7 @@ TEST(StoreOpen, WithoutCreateIfMissingADirectoryWithoutAStoreIsNotFound) {
   EXPECT_NE(none.status().message().find("no store at " + missing), std::string::npos);
   EXPECT_FALSE(std::filesystem::exists(missing));
   EXPECT_EQ(Store::Open(dir.path(), o).status().code(), Code::kNotFound);  // empty directory
-  ASSERT_TRUE(Store::Open(missing).ok());  // the default makes it
+  ASSERT_TRUE(Store::Open(missing).ok());                                  // the default makes it
   EXPECT_TRUE(Store::Open(missing, o).ok());
 }
 

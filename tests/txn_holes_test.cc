@@ -174,8 +174,8 @@ class TxnHolesTest : public ::testing::Test {
     auto x = txn->Get(table_, "p", "x");
     auto y = txn->Get(table_, "q", "y");
     if (!x.ok() || !y.ok()) return x.ok() ? y.status() : x.status();
-    Status s = txn->Replace(table_, Entity("q", "y").Set("v", *x->FindAs<int32_t>("v") + 10),
-                            y->etag());
+    Status s =
+        txn->Replace(table_, Entity("q", "y").Set("v", *x->FindAs<int32_t>("v") + 10), y->etag());
     return s.ok() ? txn->Commit().status() : s;
   }
 
@@ -216,8 +216,7 @@ TEST_F(TxnHolesTest, ALateAbortRecordNeverMakesAReaderGoBack) {
   SetHook([&](const HookedBlobStore::Request& r) {
     if (Is("W") && IsRecord(r.name) && IsCreate(r) && !abort_create.arrived())
       abort_create.Arrive();
-    else if (Is("T3") && r.op == std::string("get") && IsRecord(r.name) &&
-             !reader_record.arrived())
+    else if (Is("T3") && r.op == std::string("get") && IsRecord(r.name) && !reader_record.arrived())
       reader_record.Arrive();
   });
   Status w_status;
@@ -254,8 +253,7 @@ TEST_F(TxnHolesTest, ALateAbortRecordNeverMakesAReaderGoBack) {
   EXPECT_FALSE(w_status.ok()) << "W wrote at a version T1 replaced";
   reader_record.Open();
   reader.join();
-  EXPECT_FALSE(t3_result.ok())
-      << "a read-only transaction committed b before T1 and a after T1";
+  EXPECT_FALSE(t3_result.ok()) << "a read-only transaction committed b before T1 and a after T1";
   EXPECT_EQ(Value("p", "a"), 1);
   EXPECT_EQ(Value("p", "b"), 1);
   // A plain read now, after every answer above, is T1's too.
@@ -273,7 +271,8 @@ TEST_F(TxnHolesTest, AnEntityOnlyReadIsFencedLikeOneWritten) {
   Put("q", "y", 0);
   Gate commit_point;
   SetHook([&](const HookedBlobStore::Request& r) {
-    if (Is("T2") && IsRecord(r.name) && IsCreate(r) && !commit_point.arrived()) commit_point.Arrive();
+    if (Is("T2") && IsRecord(r.name) && IsCreate(r) && !commit_point.arrived())
+      commit_point.Arrive();
   });
   Status t2_status;
   std::thread t2([&] {
@@ -298,7 +297,8 @@ TEST_F(TxnHolesTest, AnEntityOnlyReadIsFencedLikeOneWritten) {
   t2.join();
   const bool cycle = w.ok() && t3_status.ok() && t3_x == 1 && t3_y == 0 && t2_status.ok();
   EXPECT_FALSE(cycle) << "T2 read x before W, W came before T3, T3 read y before T2: "
-                         "W: " << w.status().ToString() << ", T2: " << t2_status.ToString();
+                         "W: "
+                      << w.status().ToString() << ", T2: " << t2_status.ToString();
   if (t2_status.ok()) {
     EXPECT_FALSE(w.ok()) << "T2 committed on the x that W replaced";
     EXPECT_EQ(Value("q", "y"), 10);
@@ -419,9 +419,12 @@ TEST_F(TxnHolesTest, AnyVersionWritesSettleAnIntentNotYetLeased) {
     Status w;
     Entity patch("p", "x");
     patch.Set("m", 1);
-    if (op == std::string("merge")) w = table_.Merge(patch, "*").status();
-    else if (op == std::string("upsert-merge")) w = table_.UpsertMerge(patch).status();
-    else w = table_.Delete("p", "x", "*");
+    if (op == std::string("merge"))
+      w = table_.Merge(patch, "*").status();
+    else if (op == std::string("upsert-merge"))
+      w = table_.UpsertMerge(patch).status();
+    else
+      w = table_.Delete("p", "x", "*");
     placed.Open();
     t.join();
     EXPECT_TRUE(w.ok()) << w.ToString();
@@ -483,8 +486,8 @@ TEST_F(TxnHolesTest, ACommittedHandleSurvivesOtherTransactionsOnItsVersion) {
       ASSERT_TRUE(t3->Commit().ok());
     }
     auto w = table_.Replace(Entity("p", "x").Set("v", 3), handle);
-    EXPECT_TRUE(w.ok()) << "the handle " << handle << " of the version T1 wrote stopped matching: "
-                        << w.status().ToString();
+    EXPECT_TRUE(w.ok()) << "the handle " << handle
+                        << " of the version T1 wrote stopped matching: " << w.status().ToString();
     EXPECT_EQ(Value("p", "x"), 3);
   }
 }
@@ -526,8 +529,7 @@ TEST_F(TxnHolesTest, AReadersBackgroundSettleLeavesTheNextTransactionsIntentAlon
   // The reader's background job (a thread with no role) is held before its
   // first request to x.
   SetHook([&](const HookedBlobStore::Request& r) {
-    if (role.empty() && r.name == x && !settle.arrived())
-      settle.Arrive();
+    if (role.empty() && r.name == x && !settle.arrived()) settle.Arrive();
   });
   auto read = reader_table.Get("p", "x");
   ASSERT_TRUE(read.ok()) << read.status().ToString();

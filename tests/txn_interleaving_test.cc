@@ -79,10 +79,10 @@ TEST(TxnInterleavingTest, ExhaustiveScenariosKeepEveryGuarantee) {
       continue;
     }
     sim::ExhaustiveResult r = sim::RunExhaustive(name, o, std::cout);
-    EXPECT_EQ(r.violations, 0u) << name << ": the first failing schedule, "
-                                << r.first_schedule << " (replay with BLOBTABLE_SIM_EXHAUSTIVE="
-                                << name << " BLOBTABLE_SIM_SCHEDULE=" << r.first_schedule
-                                << "):\n" << r.first_violation;
+    EXPECT_EQ(r.violations, 0u) << name << ": the first failing schedule, " << r.first_schedule
+                                << " (replay with BLOBTABLE_SIM_EXHAUSTIVE=" << name
+                                << " BLOBTABLE_SIM_SCHEDULE=" << r.first_schedule << "):\n"
+                                << r.first_violation;
   }
 }
 

@@ -138,8 +138,7 @@ TEST_P(TxnTest, ARewriteOfTheVersionReadCostsOneLookNotARound) {
   EXPECT_EQ(t2->commit_stats().lock_waits, 0);
   // Round 1: the lock's lease, the intent (412), one GET, the intent again;
   // round 2: its lease; round 3: the record. Nothing let go.
-  EXPECT_EQ(at_commit_point,
-            (std::map<std::string, int>{{"lease", 2}, {"put", 3}, {"get", 1}}));
+  EXPECT_EQ(at_commit_point, (std::map<std::string, int>{{"lease", 2}, {"put", 3}, {"get", 1}}));
   EXPECT_EQ(Balance(*accounts_, "b2b", "x"), 2);
 }
 
@@ -171,10 +170,14 @@ TEST_P(TxnTest, ConditionsAreChecked) {
   };
   Entity dup("eu", "alice");
   expect([&](Transaction& t) { return t.Insert(*accounts_, dup); }, Code::kConflict);
-  expect([&](Transaction& t) { return t.Replace(*accounts_, dup, "\"0xstale\""); }, Code::kConflict);
-  expect([&](Transaction& t) { return t.Delete(*accounts_, "eu", "nobody", "*"); }, Code::kNotFound);
-  expect([&](Transaction& t) { return t.Check(*accounts_, "eu", "alice", "\"0xstale\""); }, Code::kConflict);
-  expect([&](Transaction& t) { return t.Check(*accounts_, "eu", "alice", alice->etag()); }, Code::kOk);
+  expect([&](Transaction& t) { return t.Replace(*accounts_, dup, "\"0xstale\""); },
+         Code::kConflict);
+  expect([&](Transaction& t) { return t.Delete(*accounts_, "eu", "nobody", "*"); },
+         Code::kNotFound);
+  expect([&](Transaction& t) { return t.Check(*accounts_, "eu", "alice", "\"0xstale\""); },
+         Code::kConflict);
+  expect([&](Transaction& t) { return t.Check(*accounts_, "eu", "alice", alice->etag()); },
+         Code::kOk);
   expect([&](Transaction& t) { return t.Check(*accounts_, "eu", "nobody", ""); }, Code::kOk);
   Entity patch("eu", "alice");
   patch.Set("vip", true);
@@ -289,7 +292,7 @@ TEST_P(TxnTest, WaitsForABusyEntityAreCountedUpToTheLockTimeout) {
 // Sync points in commit order; a kill at one before "txn.committed" must
 // leave nothing, at one after it everything.
 const char* kPoints[] = {"txn.locks_acquired", "txn.prewritten", "txn.committed",
-                         "txn.finished_one",   "txn.finished",    "txn.record_deleted"};
+                         "txn.finished_one",   "txn.finished",   "txn.record_deleted"};
 constexpr size_t kFirstCommittedPoint = 2;
 
 TEST_P(TxnTest, KilledAtEverySyncPointIsAllOrNothingOnceASuccessorComes) {
@@ -405,7 +408,7 @@ TEST_P(TxnTest, StalledCoordinatorCannotWriteAfterASuccessorFinishedIt) {
     Expire();
     auto other = Open();
     EXPECT_EQ(*other->Recover(), 1);  // rolls it forward
-    Entity later("eu", "alice");     // and a later writer changes alice
+    Entity later("eu", "alice");      // and a later writer changes alice
     later.Set("balance", 7);
     EXPECT_TRUE(other->OpenTable("accounts")->Replace(later, "*").ok());
   });
@@ -435,8 +438,10 @@ TEST_P(TxnTest, LeasesAreRenewedInATransactionLongerThanTheLease) {
   // outlast the 15 s lease: only renewal keeps it.
   for (const char* p : {"txn.locks_acquired", "txn.prewritten"})
     SyncPoints::Set(p, [&] {
-      if (fake_clock()) clock_.Advance(seconds(12));
-      else std::this_thread::sleep_for(seconds(8));
+      if (fake_clock())
+        clock_.Advance(seconds(12));
+      else
+        std::this_thread::sleep_for(seconds(8));
     });
   SyncPoints::Set("txn.renewed", [&] { ++renewals; });
   Status s = Transfer(*store_);
@@ -550,7 +555,10 @@ TEST_P(TxnTest, BankWithConcurrentProcessesAndAKilledCoordinatorConservesMoney) 
     e.Set("balance", 1000);
     ASSERT_TRUE(accounts_->Insert(e).ok());
   }
-  auto key = [](int i) { return std::pair<std::string, std::string>(i % 2 ? "eu" : (i % 3 ? "us" : "asia"), "acct" + std::to_string(i)); };
+  auto key = [](int i) {
+    return std::pair<std::string, std::string>(i % 2 ? "eu" : (i % 3 ? "us" : "asia"),
+                                               "acct" + std::to_string(i));
+  };
   auto worker = [&](int seed, int transfers, bool die) {
     return ForkChild([&, seed, transfers, die] {
       // The one that dies is a lease coordinator; where the others commit
@@ -583,8 +591,10 @@ TEST_P(TxnTest, BankWithConcurrentProcessesAndAKilledCoordinatorConservesMoney) 
         (void)txn->Insert(ledger, line);
         auto r = txn->Commit();
         Code c = r.status().code();
-        if (r.ok()) ++t;
-        else if (c != Code::kConflict && c != Code::kLockTimeout && c != Code::kLeaseLost) return 4;
+        if (r.ok())
+          ++t;
+        else if (c != Code::kConflict && c != Code::kLockTimeout && c != Code::kLeaseLost)
+          return 4;
       }
       return 0;
     });
@@ -605,13 +615,14 @@ TEST_P(TxnTest, BankWithConcurrentProcessesAndAKilledCoordinatorConservesMoney) 
   ExpectNoLeftovers();
 }
 
-
 // Fault hooks on a store: a Put whose answer is replaced after it was
 // applied, failing metadata writes and deletes, a callback after each Head.
 class Hooked final : public BlobStoreWrapper {
  public:
   using BlobStoreWrapper::BlobStoreWrapper;
-  std::function<std::optional<Status>(std::string_view, const PutOptions&, const Result<WriteResult>&)> after_put;
+  std::function<std::optional<Status>(std::string_view, const PutOptions&,
+                                      const Result<WriteResult>&)>
+      after_put;
   std::function<std::optional<Status>(std::string_view)> before_setmeta, before_delete;
   std::function<void(std::string_view)> after_head, after_get;
   Result<GetResult> Get(std::string_view n, const ReadOptions& o) override {
@@ -625,7 +636,8 @@ class Hooked final : public BlobStoreWrapper {
       if (auto s = after_put(n, o, r)) return *s;
     return r;
   }
-  Result<WriteResult> SetMetadata(std::string_view n, const Metadata& m, const WriteOptions& o) override {
+  Result<WriteResult> SetMetadata(std::string_view n, const Metadata& m,
+                                  const WriteOptions& o) override {
     if (before_setmeta)
       if (auto s = before_setmeta(n)) return *s;
     return BlobStoreWrapper::SetMetadata(n, m, o);
@@ -747,7 +759,8 @@ TEST_P(TxnTest, UndoNeverRemovesALaterPlainWrite) {
   auto resolver = OpenHooked(GetParam(), Options(), &h);
   bool once = false;
   h->after_get = [&](std::string_view n) {
-    if (once || n.find("ledger") == std::string_view::npos || n.find("/l/") != std::string_view::npos)
+    if (once || n.find("ledger") == std::string_view::npos ||
+        n.find("/l/") != std::string_view::npos)
       return;
     once = true;
     Entity line("2026", "line");
@@ -776,7 +789,6 @@ TEST_P(TxnTest, ReadingTwiceAndSeeingTwoVersionsConflicts) {
   EXPECT_EQ(txn->Commit().status().code(), Code::kConflict);
   ExpectNoLeftovers();
 }
-
 
 // ---- Regressions for the holes found by review (issue: three reachable
 // interleavings) ----
@@ -1017,7 +1029,6 @@ TEST_P(TxnTest, ACommitPointWhoseAnswerWasLostIsNeverReportedAsNotCommitted) {
   ExpectNoLeftovers();
 }
 
-
 // S3: options that cannot work are refused before anything is written.
 TEST_P(TxnTest, OptionsThatCannotWorkAreRefused) {
   Seed();
@@ -1064,8 +1075,7 @@ TEST_P(TxnTest, WhatTheFirstProtocolLeftIsRefusedWithAMessage) {
   at_mark.if_match = mark->etag;
   ASSERT_TRUE(blobs.AcquireLease(alice, kInfiniteLease, id, at_mark).ok());
   auto refused = [](const Status& s) {
-    return s.IsCorruption() &&
-           s.message().find("first commit protocol") != std::string::npos &&
+    return s.IsCorruption() && s.message().find("first commit protocol") != std::string::npos &&
            s.message().find("blobtable recover") != std::string::npos;
   };
   EXPECT_PRED1(refused, accounts_->Get("eu", "alice").status());

@@ -35,7 +35,6 @@ inline TransactionOptions ShortLeases() {
   return o;
 }
 
-
 class TxnTest : public ::testing::TestWithParam<Backend> {
  protected:
   void SetUp() override {
@@ -163,8 +162,7 @@ class TxnTest : public ::testing::TestWithParam<Backend> {
         ASSERT_TRUE(got.ok()) << item.name;
         auto rec = DecodeRecord(got->data, item.name);
         ASSERT_TRUE(rec.ok()) << rec.status().ToString();
-        EXPECT_TRUE(rec->state == TxnState::kAborted)
-            << "record left: " << item.name;
+        EXPECT_TRUE(rec->state == TxnState::kAborted) << "record left: " << item.name;
         continue;
       }
       EXPECT_EQ(item.properties.metadata.count(kPrewriteMetadata), 0u) << item.name;

@@ -25,7 +25,10 @@ using Steady = std::chrono::steady_clock;
 class Progress {
  public:
   Progress(const char* verb, const BulkOptions& o, std::ostream& err)
-      : verb_(verb), o_(o), err_(err), start_(Steady::now()),
+      : verb_(verb),
+        o_(o),
+        err_(err),
+        start_(Steady::now()),
         drawn_(start_ - std::chrono::seconds(1)) {}  // the first page shows at once
 
   // `fraction`: how far through the work, if known (else negative).
@@ -112,8 +115,8 @@ int CmdExport(const Table& table, QueryOptions q, const BulkOptions& o, std::ost
               std::ostream& err) {
   auto output = MakeEntityOutput(o.format, /*many=*/true, out);
   if (!output)
-    return Fail(err, Status::InvalidArgument("unknown --format '" + o.format +
-                                             "' (jsonl, json, table)"));
+    return Fail(
+        err, Status::InvalidArgument("unknown --format '" + o.format + "' (jsonl, json, table)"));
   Progress progress("export", o, err);
   bool stale = false;
   int64_t printed = 0;
@@ -163,8 +166,8 @@ int CmdImport(const Table& table, const BulkOptions& o, std::istream& in, std::o
     }
     std::vector<Status> results(lines.size());
     ParallelFor(lines.size(), width, [&](size_t i) {
-      results[i] = lines[i].entity.ok() ? Write(table, o.mode, *lines[i].entity)
-                                        : lines[i].entity.status();
+      results[i] =
+          lines[i].entity.ok() ? Write(table, o.mode, *lines[i].entity) : lines[i].entity.status();
     });
     int64_t bytes = 0;
     for (size_t i = 0; i < lines.size(); ++i) {

@@ -20,11 +20,11 @@ struct BulkOptions {
   // (the row must exist; any version: ETags belong to the store that wrote
   // them, so a line's "odata.etag" is ignored).
   std::string mode = "upsert";
-  int parallel = 16;           // import: writes in flight at once (1: one at a time)
-  bool stop_on_error = false;  // import: stop after the first failed row (those in flight finish)
-  bool quiet = false;          // no progress and no summary (errors are still reported)
-  bool progress = false;       // progress on stderr (set when stderr is a terminal)
-  int64_t limit = -1;          // export: stop after this many rows (-1: all; `query --limit`)
+  int parallel = 16;             // import: writes in flight at once (1: one at a time)
+  bool stop_on_error = false;    // import: stop after the first failed row (those in flight finish)
+  bool quiet = false;            // no progress and no summary (errors are still reported)
+  bool progress = false;         // progress on stderr (set when stderr is a terminal)
+  int64_t limit = -1;            // export: stop after this many rows (-1: all; `query --limit`)
   std::string format = "jsonl";  // export: how rows print (tools/entity_output.h; `query --format`)
 };
 
@@ -44,8 +44,7 @@ int CmdExport(const Table& table, QueryOptions q, const BulkOptions& options, st
 // failed row is reported with its line number and reason, the others go on
 // (unless stop_on_error). Exit code 0 only if no row failed; else the code of
 // the first failure (2 for a bad line).
-int CmdImport(const Table& table, const BulkOptions& options, std::istream& in,
-              std::ostream& err);
+int CmdImport(const Table& table, const BulkOptions& options, std::istream& in, std::ostream& err);
 
 }  // namespace blobtable::cli
 

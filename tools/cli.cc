@@ -31,7 +31,6 @@
 namespace blobtable::cli {
 namespace {
 
-
 struct UsageError {
   std::string message;
 };
@@ -110,8 +109,8 @@ class LoggingBlobStore final : public BlobStoreWrapper {
   std::invoke_result_t<Fn> Log(const char* op, std::string_view name, Fn&& fn) {
     auto start = std::chrono::steady_clock::now();
     auto result = fn();
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                    .count();
+    double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     const Status& s = StatusOf(result);
     char buf[32];
     snprintf(buf, sizeof(buf), "%.2f", ms);
@@ -131,23 +130,30 @@ std::string DefaultLocation() {
   return "./blobtable-data";
 }
 
-int CmdPut(const Table& table, const std::string& mode, const std::optional<std::string>& if_match_opt,
-           std::istream& in, std::ostream& out, std::ostream& err) {
+int CmdPut(const Table& table, const std::string& mode,
+           const std::optional<std::string>& if_match_opt, std::istream& in, std::ostream& out,
+           std::ostream& err) {
   std::string input((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   nlohmann::json j = nlohmann::json::parse(input, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded())
-    return Fail(err, Status::InvalidArgument("stdin is not valid JSON (expected one entity object)"));
+    return Fail(err,
+                Status::InvalidArgument("stdin is not valid JSON (expected one entity object)"));
   std::string json_etag;
   auto entity = EntityFromJson(j, &json_etag);
   if (!entity.ok()) return Fail(err, entity.status());
   std::string if_match = if_match_opt.value_or(json_etag.empty() ? "*" : json_etag);
-  Result<Entity> r = Status::InvalidArgument(
-      "unknown --mode '" + mode + "' (insert, replace, merge, upsert, upsert-merge)");
-  if (mode == "insert") r = table.Insert(*entity);
-  else if (mode == "replace") r = table.Replace(*entity, if_match);
-  else if (mode == "merge") r = table.Merge(*entity, if_match);
-  else if (mode == "upsert") r = table.Upsert(*entity);
-  else if (mode == "upsert-merge") r = table.UpsertMerge(*entity);
+  Result<Entity> r = Status::InvalidArgument("unknown --mode '" + mode +
+                                             "' (insert, replace, merge, upsert, upsert-merge)");
+  if (mode == "insert")
+    r = table.Insert(*entity);
+  else if (mode == "replace")
+    r = table.Replace(*entity, if_match);
+  else if (mode == "merge")
+    r = table.Merge(*entity, if_match);
+  else if (mode == "upsert")
+    r = table.Upsert(*entity);
+  else if (mode == "upsert-merge")
+    r = table.UpsertMerge(*entity);
   if (!r.ok()) return Fail(err, r.status());
   out << EntityToJson(*r).dump() << "\n";
   return kExitOk;
@@ -168,8 +174,8 @@ int CmdGet(const Table& table, const std::string& pk, const std::string& rk,
            const std::string& format, std::ostream& out, std::ostream& err) {
   auto output = MakeEntityOutput(format, /*many=*/false, out);
   if (!output)
-    return Fail(err, Status::InvalidArgument("unknown --format '" + format +
-                                             "' (jsonl, json, table)"));
+    return Fail(err,
+                Status::InvalidArgument("unknown --format '" + format + "' (jsonl, json, table)"));
   auto e = table.Get(pk, rk);
   if (!e.ok()) return Fail(err, e.status());
   output->Add(*e);
@@ -198,7 +204,8 @@ int CmdTxn(Store& store, std::istream& in, std::ostream& out, std::ostream& err,
     auto table = store.OpenTable(op["table"].get<std::string>());
     if (!table.ok()) return Fail(err, table.status());
     auto entity = EntityFromJson(op["entity"], &json_etag);
-    if (!entity.ok()) return Fail(err, entity.status().WithContext("operation " + std::to_string(n)));
+    if (!entity.ok())
+      return Fail(err, entity.status().WithContext("operation " + std::to_string(n)));
     std::string if_match = json_etag.empty() ? "*" : json_etag;
     if (op.contains("if_match")) {
       if (!op["if_match"].is_string()) return bad("\"if_match\" must be a string");
@@ -206,16 +213,23 @@ int CmdTxn(Store& store, std::istream& in, std::ostream& out, std::ostream& err,
     }
     Status s;
     const Entity& e = *entity;
-    if (kind == "insert") s = txn->Insert(*table, e);
-    else if (kind == "replace") s = txn->Replace(*table, e, if_match);
-    else if (kind == "merge") s = txn->Merge(*table, e, if_match);
-    else if (kind == "upsert") s = txn->Upsert(*table, e);
-    else if (kind == "upsert-merge") s = txn->UpsertMerge(*table, e);
-    else if (kind == "delete") s = txn->Delete(*table, e.partition_key(), e.row_key(), if_match);
+    if (kind == "insert")
+      s = txn->Insert(*table, e);
+    else if (kind == "replace")
+      s = txn->Replace(*table, e, if_match);
+    else if (kind == "merge")
+      s = txn->Merge(*table, e, if_match);
+    else if (kind == "upsert")
+      s = txn->Upsert(*table, e);
+    else if (kind == "upsert-merge")
+      s = txn->UpsertMerge(*table, e);
+    else if (kind == "delete")
+      s = txn->Delete(*table, e.partition_key(), e.row_key(), if_match);
     else if (kind == "check")
       s = txn->Check(*table, e.partition_key(), e.row_key(),
                      op.contains("if_match") ? if_match : json_etag);
-    else return bad("unknown op '" + kind + "'");
+    else
+      return bad("unknown op '" + kind + "'");
     if (!s.ok()) return Fail(err, s.WithContext("operation " + std::to_string(n)));
   }
   auto committed = txn->Commit();
@@ -261,7 +275,8 @@ int CmdCheck(const std::string& location, const StoreOptions& options, std::ostr
   if (!report.ok()) return Fail(err, report.status());
   for (const StoreDamage& d : report->damaged)
     out << nlohmann::json{{"blob", d.blob}, {"damage", d.what}, {"detail", d.detail}}.dump(
-               -1, ' ', false, nlohmann::json::error_handler_t::replace)  // a long name's key is binary
+               -1, ' ', false,
+               nlohmann::json::error_handler_t::replace)  // a long name's key is binary
         << "\n";
   out << nlohmann::json{{"blobs", report->blobs},
                         {"unverified", report->unverified},
@@ -384,8 +399,9 @@ void DefineCommands(CLI::App& app, Command& c) {
   app.add_option("--cache", c.options.cache_directory,
                  "DIR of the local cache of an Azure store (default: $XDG_CACHE_HOME/blobtable, "
                  "else ~/.cache/blobtable)");
-  app.add_flag_callback("--no-cache", [&c] { c.options.cache = false; },
-                        "read an Azure store without the local cache");
+  app.add_flag_callback(
+      "--no-cache", [&c] { c.options.cache = false; },
+      "read an Azure store without the local cache");
   app.add_option_function<double>(
          "--max-stale",
          [&c](double seconds) {
@@ -395,9 +411,10 @@ void DefineCommands(CLI::App& app, Command& c) {
          "SECONDS: get and query answer from the cache without a request if storage confirmed "
          "the copy less than this long ago")
       ->check(CLI::NonNegativeNumber);
-  app.add_flag_callback("--offline", [&c] { c.options.read_policy = ReadPolicy::Offline(); },
-                        "get and query never contact storage: cached copies (with a warning "
-                        "that they are stale), else not found (exit 3)");
+  app.add_flag_callback(
+      "--offline", [&c] { c.options.read_policy = ReadPolicy::Offline(); },
+      "get and query never contact storage: cached copies (with a warning "
+      "that they are stale), else not found (exit 3)");
 
   auto* put = app.add_subcommand(
       "put",
@@ -412,17 +429,19 @@ void DefineCommands(CLI::App& app, Command& c) {
 
   const auto formats = CLI::IsMember({"jsonl", "json", "table"});
   auto* get = app.add_subcommand(
-      "get", "get TABLE PK RK [--format jsonl|json|table]: prints the entity (jsonl, the "
-             "default: one line of JSON; json: indented; table: aligned columns).");
+      "get",
+      "get TABLE PK RK [--format jsonl|json|table]: prints the entity (jsonl, the "
+      "default: one line of JSON; json: indented; table: aligned columns).");
   get->add_option("TABLE", c.table)->required();
   get->add_option("PK", c.pk)->required();
   get->add_option("RK", c.rk)->required();
   get->add_option("--format", c.format, "jsonl (default), json or table")->check(formats);
 
   auto* del = app.add_subcommand(
-      "delete", "delete TABLE PK RK [--if-match ETAG] [--ignore-missing]: deletes the entity "
-                "(unconditionally unless --if-match is given); exit 3 if it does not exist, "
-                "unless --ignore-missing.");
+      "delete",
+      "delete TABLE PK RK [--if-match ETAG] [--ignore-missing]: deletes the entity "
+      "(unconditionally unless --if-match is given); exit 3 if it does not exist, "
+      "unless --ignore-missing.");
   del->add_option("TABLE", c.table)->required();
   del->add_option("PK", c.pk)->required();
   del->add_option("RK", c.rk)->required();
@@ -431,12 +450,13 @@ void DefineCommands(CLI::App& app, Command& c) {
                 "an entity (or store) that does not exist is not an error (exit 0)");
 
   auto* query = app.add_subcommand(
-      "query", "query TABLE [--pk PK] [--rk-from RK] [--rk-to RK] [--rk-prefix P] [--filter "
-               "EXPR] [--select A,B] [--limit N] [--top N] [--format jsonl|json|table]: prints "
-               "matching entities in (PartitionKey, RowKey) order, one JSON object a line by "
-               "default; the RowKey range is inclusive. --filter: an Azure Tables $filter "
-               "(README \"Filters\"); --select: only these properties. --limit N stops after N "
-               "entities; --top N is the page size (1..1000, as in the API).");
+      "query",
+      "query TABLE [--pk PK] [--rk-from RK] [--rk-to RK] [--rk-prefix P] [--filter "
+      "EXPR] [--select A,B] [--limit N] [--top N] [--format jsonl|json|table]: prints "
+      "matching entities in (PartitionKey, RowKey) order, one JSON object a line by "
+      "default; the RowKey range is inclusive. --filter: an Azure Tables $filter "
+      "(README \"Filters\"); --select: only these properties. --limit N stops after N "
+      "entities; --top N is the page size (1..1000, as in the API).");
   query->add_option("TABLE", c.table)->required();
   query->add_option("--pk", c.query.partition_key);
   query->add_option("--rk-from", c.query.row_key_from);
@@ -444,17 +464,17 @@ void DefineCommands(CLI::App& app, Command& c) {
   query->add_option("--filter", c.query.filter, "EXPR, e.g. \"Price ge 10.0 and Active eq true\"");
   query->add_option("--select", c.query.select, "A,B: only these properties")->delimiter(',');
   query->add_option("--rk-prefix", c.query.row_key_prefix, "P: only RowKeys starting with P");
-  query->add_option("--limit", c.limit, "N: at most N entities in all")
-      ->check(CLI::PositiveNumber);
+  query->add_option("--limit", c.limit, "N: at most N entities in all")->check(CLI::PositiveNumber);
   query->add_option("--top", c.query.top, "N: entities a page, 1..1000 (default 1000)")
       ->check(CLI::Range(1, 1000));
   query->add_option("--format", c.format, "jsonl (default), json (an array) or table")
       ->check(formats);
 
   auto* exp = app.add_subcommand(
-      "export", "export TABLE [--pk PK [--rk-from RK] [--rk-to RK]] [--filter EXPR] [--quiet]: "
-                "every row, one JSON object a line (the form `get` prints) on stdout; progress "
-                "on stderr when it is a terminal, and a summary line.");
+      "export",
+      "export TABLE [--pk PK [--rk-from RK] [--rk-to RK]] [--filter EXPR] [--quiet]: "
+      "every row, one JSON object a line (the form `get` prints) on stdout; progress "
+      "on stderr when it is a terminal, and a summary line.");
   exp->add_option("TABLE", c.table)->required();
   exp->add_option("--pk", c.query.partition_key);
   exp->add_option("--rk-from", c.query.row_key_from, "RK: from this RowKey (with --pk)");
@@ -464,11 +484,12 @@ void DefineCommands(CLI::App& app, Command& c) {
   exp->add_flag("--quiet", c.bulk.quiet, "no progress, no summary");
 
   auto* imp = app.add_subcommand(
-      "import", "import TABLE [--mode insert|upsert|replace|merge] [--parallel N] "
-                "[--stop-on-error] [--quiet]: one entity a line on stdin (the form `get` "
-                "prints). Every bad line or failed row is reported with its line number; the "
-                "others go on. insert skips existing rows; upsert (the default) is safe to rerun. "
-                "Exit 0 only if no row failed.");
+      "import",
+      "import TABLE [--mode insert|upsert|replace|merge] [--parallel N] "
+      "[--stop-on-error] [--quiet]: one entity a line on stdin (the form `get` "
+      "prints). Every bad line or failed row is reported with its line number; the "
+      "others go on. insert skips existing rows; upsert (the default) is safe to rerun. "
+      "Exit 0 only if no row failed.");
   imp->add_option("TABLE", c.table)->required();
   imp->add_option("--mode", c.bulk.mode, "insert, upsert (default), replace or merge");
   imp->add_option("--parallel", c.bulk.parallel, "writes in flight at once (default 16)")
@@ -477,8 +498,9 @@ void DefineCommands(CLI::App& app, Command& c) {
   imp->add_flag("--quiet", c.bulk.quiet, "no progress, no summary");
 
   auto* locate = app.add_subcommand(
-      "locate", "locate TABLE PK [RK]: prints where the entity and its partition's lock blob "
-                "live, as JSON: {\"container\": ..., \"entity_blob\": ..., \"lock_blob\": ...}");
+      "locate",
+      "locate TABLE PK [RK]: prints where the entity and its partition's lock blob "
+      "live, as JSON: {\"container\": ..., \"entity_blob\": ..., \"lock_blob\": ...}");
   locate->add_option("TABLE", c.table)->required();
   locate->add_option("PK", c.pk)->required();
   locate->add_option("RK", c.optional_rk);
@@ -534,8 +556,9 @@ void DefineCommands(CLI::App& app, Command& c) {
       &c.leader_timeout, &c.leader.lease_seconds,
       "SECONDS to wait to become leader (default: for ever)");
   auto* queue = app.add_subcommand(
-      "queue", "queue put|take|done|abandon|list NAME ...: a work queue shared by every client "
-               "(README \"Coordination\"): items taken under a lease, completed once.");
+      "queue",
+      "queue put|take|done|abandon|list NAME ...: a work queue shared by every client "
+      "(README \"Coordination\"): items taken under a lease, completed once.");
   queue->require_subcommand(1, 1);
   auto queue_action = [&c, queue](const char* action, const char* help) {
     auto* sub = queue->add_subcommand(action, help);
@@ -546,8 +569,9 @@ void DefineCommands(CLI::App& app, Command& c) {
   queue_action("put", "put NAME [BODY]: adds an item (BODY, else stdin); prints its id")
       ->add_option_function<std::string>(
           "BODY", [&c](const std::string& b) { c.queue.body = b, c.queue.body_given = true; });
-  queue_action("take", "take NAME [--visibility SECONDS]: takes a visible item; prints "
-                       "{\"id\", \"lease\", \"dequeue_count\", \"body\"}; exit 3 if none")
+  queue_action("take",
+               "take NAME [--visibility SECONDS]: takes a visible item; prints "
+               "{\"id\", \"lease\", \"dequeue_count\", \"body\"}; exit 3 if none")
       ->add_option("--visibility", c.queue.options.visibility_seconds,
                    "SECONDS the item stays invisible to others, 15..60 (default 30)")
       ->check(CLI::Range(15, 60));
@@ -562,8 +586,9 @@ void DefineCommands(CLI::App& app, Command& c) {
   queue_action("list", "list NAME [--dead]: the items (or dead letters), one JSON object a line")
       ->add_flag("--dead", c.queue.dead, "the dead letters (items taken too often)");
   auto* counter = app.add_subcommand(
-      "counter", "counter add NAME [DELTA] [--shards N] | counter get NAME: a counter shared by "
-                 "every client (README \"Coordination\"); prints its value after the add, or now.");
+      "counter",
+      "counter add NAME [DELTA] [--shards N] | counter get NAME: a counter shared by "
+      "every client (README \"Coordination\"); prints its value after the add, or now.");
   counter->require_subcommand(1, 1);
   auto* add = counter->add_subcommand("add", "adds DELTA (default 1; negative subtracts)");
   add->add_option("NAME", c.lock_name)->required();
@@ -584,14 +609,17 @@ void DefineCommands(CLI::App& app, Command& c) {
   recover->add_flag("--discard-damaged", c.discard_damaged,
                     "delete transaction records that are damaged");
   auto* cache = app.add_subcommand(
-      "cache", "cache stats|clear: the local cache of Azure stores in --cache DIR (or the "
-               "default directory). stats prints its counts as JSON (every process that used "
-               "it adds its own when it closes), clear empties it.");
+      "cache",
+      "cache stats|clear: the local cache of Azure stores in --cache DIR (or the "
+      "default directory). stats prints its counts as JSON (every process that used "
+      "it adds its own when it closes), clear empties it.");
   cache->require_subcommand(1, 1);
-  cache->add_subcommand("stats", "prints the cache's counts and size as JSON")
-      ->callback([&c] { c.cache_action = "stats"; });
-  cache->add_subcommand("clear", "drops every cached entry and zeroes the counts")
-      ->callback([&c] { c.cache_action = "clear"; });
+  cache->add_subcommand("stats", "prints the cache's counts and size as JSON")->callback([&c] {
+    c.cache_action = "stats";
+  });
+  cache->add_subcommand("clear", "drops every cached entry and zeroes the counts")->callback([&c] {
+    c.cache_action = "clear";
+  });
   app.add_subcommand(
       "check",
       "check: local store only. Reads every record and blob of the container and verifies its "
@@ -704,8 +732,7 @@ int ExitCodeFor(const Status& s) {
   }
 }
 
-int Run(int argc, const char* const* argv, std::istream& in, std::ostream& out,
-        std::ostream& err) {
+int Run(int argc, const char* const* argv, std::istream& in, std::ostream& out, std::ostream& err) {
   try {
     CLI::App app(kDescription, "blobtable");
     Command c;
@@ -729,6 +756,5 @@ int Run(int argc, const char* const* argv, std::istream& in, std::ostream& out,
     return kExitOther;
   }
 }
-
 
 }  // namespace blobtable::cli

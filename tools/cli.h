@@ -13,11 +13,11 @@ namespace blobtable::cli {
 enum ExitCode : int {
   kExitOk = 0,
   kExitOther = 1,
-  kExitInvalid = 2,      // usage, key, JSON, size
+  kExitInvalid = 2,  // usage, key, JSON, size
   kExitNotFound = 3,
-  kExitConflict = 4,     // ETag mismatch or already exists
-  kExitLockTimeout = 5,  // lock not acquired in time (or entity locked)
-  kExitUnavailable = 6,  // storage unreachable
+  kExitConflict = 4,        // ETag mismatch or already exists
+  kExitLockTimeout = 5,     // lock not acquired in time (or entity locked)
+  kExitUnavailable = 6,     // storage unreachable
   kExitOutcomeUnknown = 7,  // a commit may or may not have happened: settle before retrying
   kExitDamaged = 8,         // check: the store holds damaged blobs
 };
@@ -29,8 +29,7 @@ int Fail(std::ostream& err, const Status& status);
 void WarnIfStale(bool stale, std::ostream& err);
 
 // Runs the CLI with the given arguments and streams; returns the exit code.
-int Run(int argc, const char* const* argv, std::istream& in, std::ostream& out,
-        std::ostream& err);
+int Run(int argc, const char* const* argv, std::istream& in, std::ostream& out, std::ostream& err);
 
 }  // namespace blobtable::cli
 

@@ -87,8 +87,9 @@ Result<PropertyValue> Untyped(const std::string& name, const json& v) {
   if (v.is_string()) return PropertyValue(v.get<std::string>());
   if (v.is_boolean()) return PropertyValue(v.get<bool>());
   if (v.is_number_integer()) {
-    bool fits = v.is_number_unsigned() ? v.get<uint64_t>() <= INT32_MAX
-                                       : v.get<int64_t>() >= INT32_MIN && v.get<int64_t>() <= INT32_MAX;
+    bool fits = v.is_number_unsigned()
+                    ? v.get<uint64_t>() <= INT32_MAX
+                    : v.get<int64_t>() >= INT32_MIN && v.get<int64_t>() <= INT32_MAX;
     if (!fits)
       return Bad(name, "integer " + v.dump() + " does not fit Edm.Int32; add \"" + name +
                            "@odata.type\": \"Edm.Int64\"");
@@ -165,8 +166,10 @@ nlohmann::ordered_json EntityToJson(const Entity& e) {
             // integral Double printed as 121.0 comes back from many JSON tools
             // (jq 1.6) as 121, which alone would read as an Int32.
             j[annotation] = "Edm.Double";
-            if (std::isfinite(v)) j[name] = v;
-            else j[name] = std::isnan(v) ? "NaN" : (v > 0 ? "Infinity" : "-Infinity");
+            if (std::isfinite(v))
+              j[name] = v;
+            else
+              j[name] = std::isnan(v) ? "NaN" : (v > 0 ? "Infinity" : "-Infinity");
           } else if constexpr (std::is_same_v<T, int64_t>) {
             j[annotation] = "Edm.Int64";
             j[name] = std::to_string(v);

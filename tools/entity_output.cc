@@ -69,10 +69,14 @@ std::string Cell(const std::string& text) {
   for (const char ch : text) {
     const unsigned char c = static_cast<unsigned char>(ch);
     if ((c & 0xC0) != 0x80 && cut && ++width > kMaxCell - 3) return out + "...";
-    if (c == '\n') out += "\\n";
-    else if (c == '\t') out += "\\t";
-    else if (c < 0x20 || c == 0x7F) out += "?";
-    else out += ch;
+    if (c == '\n')
+      out += "\\n";
+    else if (c == '\t')
+      out += "\\t";
+    else if (c < 0x20 || c == 0x7F)
+      out += "?";
+    else
+      out += ch;
   }
   return out;
 }

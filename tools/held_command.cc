@@ -36,8 +36,10 @@ std::atomic<int> g_pending{0};
 // Ctrl-C reaches it only through us.
 void Forward(int sig) {
   const pid_t group = g_group.load();
-  if (group > 0) kill(-group, sig);
-  else g_pending.store(sig);
+  if (group > 0)
+    kill(-group, sig);
+  else
+    g_pending.store(sig);
 }
 
 constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP};
@@ -62,8 +64,9 @@ constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP};
   execvpe(argv[0], argv, envp);
   const int e = errno;
   // "command not found" as a shell says it; 127 or 126 as a shell exits.
-  const char* why = e == ENOENT ? "No such file or directory" : e == EACCES ? "Permission denied"
-                                                                            : "cannot execute";
+  const char* why = e == ENOENT   ? "No such file or directory"
+                    : e == EACCES ? "Permission denied"
+                                  : "cannot execute";
   const char* parts[] = {"blobtable: error: cannot run '", argv[0], "': ", why, "\n"};
   for (const char* p : parts) (void)!write(STDERR_FILENO, p, std::strlen(p));
   _exit(e == ENOENT ? 127 : 126);
@@ -81,7 +84,8 @@ pid_t Start(const std::vector<std::string>& command, const char* env_name, int64
   const std::string assignment = std::string(env_name) + "=" + std::to_string(value);
   std::vector<std::string> env_text;
   for (char** e = environ; *e != nullptr; ++e)
-    if (std::strncmp(*e, assignment.c_str(), std::strlen(env_name) + 1) != 0) env_text.push_back(*e);
+    if (std::strncmp(*e, assignment.c_str(), std::strlen(env_name) + 1) != 0)
+      env_text.push_back(*e);
   env_text.push_back(assignment);
   std::vector<char*> envp;
   for (std::string& e : env_text) envp.push_back(e.data());
@@ -184,8 +188,7 @@ int Supervise(const Clock& clock, const std::string& what, const std::function<b
       if (!stopping && !held()) {
         const Status s = why();
         err << "blobtable: error: " << what << " lost ("
-            << (s.ok() ? "the lease may have lapsed" : s.ToString())
-            << "): stopping the command\n";
+            << (s.ok() ? "the lease may have lapsed" : s.ToString()) << "): stopping the command\n";
         kill(-child, SIGTERM);
         stopping = true;
         kill_at = std::min(expiry() - kKillMargin, now + std::chrono::seconds(10));
@@ -226,8 +229,7 @@ int NotHad(std::ostream& err, const Status& s, int conflict_exit_code) {
 
 int CmdLock(const Store& store, const std::string& name, const LockOptions& options,
             const std::vector<std::string>& command, int conflict_exit_code, std::ostream& err) {
-  if (command.empty())
-    return Fail(err, Status::InvalidArgument("lock: give the command after --"));
+  if (command.empty()) return Fail(err, Status::InvalidArgument("lock: give the command after --"));
   auto lock = Lock::Acquire(store, name, options);
   if (!lock.ok()) return NotHad(err, lock.status(), conflict_exit_code);
   Lock& l = **lock;

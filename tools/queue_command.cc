@@ -46,7 +46,8 @@ int CmdQueue(const Store& store, const QueueCommand& c, std::istream& in, std::o
   auto entries = c.dead ? q->DeadLetters() : q->List();  // list
   if (!entries.ok()) return Fail(err, entries.status());
   for (const QueueEntry& e : *entries)
-    out << nlohmann::ordered_json{{"id", e.id}, {"dequeue_count", e.dequeue_count},
+    out << nlohmann::ordered_json{{"id", e.id},
+                                  {"dequeue_count", e.dequeue_count},
                                   {"taken", e.taken}}
                .dump()
         << "\n";

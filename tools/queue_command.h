@@ -14,7 +14,7 @@ namespace blobtable::cli {
 struct QueueCommand {
   std::string action;  // put, take, done, abandon, list
   std::string name;
-  std::string body;    // put: the body (else stdin)
+  std::string body;  // put: the body (else stdin)
   bool body_given = false;
   std::string id, lease;  // done, abandon
   bool dead = false;      // list: the dead letters

@@ -37,7 +37,10 @@ using Kind = Intent::Kind;
 class AtomicCommit {
  public:
   explicit AtomicCommit(TxnBuffer& b)
-      : b_(b), core_(*b.core), blobs_(*core_.blobs), id_(NewGuid()),
+      : b_(b),
+        core_(*b.core),
+        blobs_(*core_.blobs),
+        id_(NewGuid()),
         deadline_(core_.clock->Steady() + b.options.lock_timeout) {}
 
   Result<std::vector<CommittedWrite>> Run() {
@@ -66,10 +69,9 @@ class AtomicCommit {
       // Changed since it was read: plan again (which reports a change that
       // breaks what the transaction read or asked for).
       if (++races >= std::max(1, core_.max_merge_attempts))
-        return Status::Conflict("transaction " + id_ + ": gave up after " +
-                                std::to_string(races) +
-                                " attempts, each raced by another writer (last: " +
-                                failed.Describe() + ")");
+        return Status::Conflict(
+            "transaction " + id_ + ": gave up after " + std::to_string(races) +
+            " attempts, each raced by another writer (last: " + failed.Describe() + ")");
     }
   }
 
@@ -86,12 +88,14 @@ class AtomicCommit {
                                      exists ? SameAsOf(cur->properties) : ""));
       BatchOp op;
       op.blob = blob;
-      if (exists) op.conditions.if_match = cur->properties.etag;
-      else op.conditions.if_none_match = std::string(kAnyETag);
+      if (exists)
+        op.conditions.if_match = cur->properties.etag;
+      else
+        op.conditions.if_none_match = std::string(kAnyETag);
       if (intent.kind == Kind::kPut || intent.kind == Kind::kMerge) {
         op.kind = BatchOp::Kind::kPut;
-        BT_ASSIGN_OR_RETURN(op.data, NewBody(intent, exists ? &cur->data : nullptr,
-                                             core_.clock->Now()));
+        BT_ASSIGN_OR_RETURN(op.data,
+                            NewBody(intent, exists ? &cur->data : nullptr, core_.clock->Now()));
         // Stamped as the coordinator stamps a committed write: a batch whose
         // answer is lost is found applied by it (WasApplied).
         op.metadata = {{kTxnMetadata, id_}};
@@ -184,8 +188,10 @@ class AtomicCommit {
       const Intent& i = *planned_[k];
       if (!i.writes()) continue;
       std::string etag;
-      if (k < writes.size()) etag = writes[k].etag;
-      else if (auto it = stamped_.find(i.blob); it != stamped_.end()) etag = it->second;
+      if (k < writes.size())
+        etag = writes[k].etag;
+      else if (auto it = stamped_.find(i.blob); it != stamped_.end())
+        etag = it->second;
       out.emplace_back(&i, etag);
     }
     std::sort(out.begin(), out.end(),
@@ -202,7 +208,7 @@ class AtomicCommit {
   const SteadyTime deadline_;
   int lease_round_ = 0;
   std::vector<BatchOp> ops_;
-  std::vector<const Intent*> planned_;         // ops_[k] is planned_[k]'s
+  std::vector<const Intent*> planned_;          // ops_[k] is planned_[k]'s
   std::map<std::string, std::string> stamped_;  // blob -> ETag, found applied
 };
 

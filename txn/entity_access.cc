@@ -30,7 +30,8 @@ class BusyWait {
     if (now >= deadline_)
       return Status::FromStorage(Code::kBusy, busy.http_status(), busy.storage_code(),
                                  "held by a transaction in progress or another client for "
-                                 "longer than the busy timeout (" + busy.message() + ")");
+                                 "longer than the busy timeout (" +
+                                     busy.message() + ")");
     // A write must not land before a decided transaction's writes: settle
     // whatever transaction holds the entity before trying again.
     auto head = core_.blobs->Head(blob_, {});
@@ -88,12 +89,14 @@ void SettleLater(const TxnContext& core, const std::string& blob, const GetResul
                  bool committed) {
   std::shared_ptr<BlobStore> blobs = core.blobs;
   ResolveContext resolver = core.Resolver();
-  auto job = [blobs, blob, seen, committed, clock = &resolver.clock,
-              lease = resolver.lease_seconds, inline_max = resolver.inline_body_max] {
+  auto job = [blobs, blob, seen, committed, clock = &resolver.clock, lease = resolver.lease_seconds,
+              inline_max = resolver.inline_body_max] {
     (void)FinishDecided({*blobs, *clock, lease, inline_max}, blob, seen, committed);
   };
-  if (core.finisher) core.finisher->Submit(std::move(job));
-  else job();
+  if (core.finisher)
+    core.finisher->Submit(std::move(job));
+  else
+    job();
 }
 
 // The version an intent on `seen` stands for now; nullopt if the blob moved
@@ -155,8 +158,8 @@ Try TryWrite(const TxnContext& core, const std::string& blob, WriteMode mode,
              std::string_view if_match, std::string* match, const MakeBody& make) {
   const bool merge = mode == WriteMode::kMerge || mode == WriteMode::kUpsertMerge;
   const bool insert_only = mode == WriteMode::kInsert;
-  const bool create_if_missing = insert_only || mode == WriteMode::kUpsert ||
-                                 mode == WriteMode::kUpsertMerge;
+  const bool create_if_missing =
+      insert_only || mode == WriteMode::kUpsert || mode == WriteMode::kUpsertMerge;
   const bool any_version = if_match == kAnyETag;
   AccessConditions cond;
   std::optional<VisibleVersion> current;

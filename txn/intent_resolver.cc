@@ -102,8 +102,7 @@ Result<Outcome> DecideAbort(BlobStore& blobs, std::string_view txn_id) {
   if (put.ok()) return Outcome::kAborted;
   // Already decided (or our own creation, retried after a lost answer):
   // the record says how.
-  if (!put.status().IsConflict() && !put.status().IsOutcomeUnknown())
-    return put.status();
+  if (!put.status().IsConflict() && !put.status().IsOutcomeUnknown()) return put.status();
   // kUndecided here: the record that stopped ours is gone, deleted by
   // whoever finished the transaction (found in a CI run: a coordinator that
   // committed and finished between this Put and this read).
@@ -230,8 +229,8 @@ Result<bool> SettleIntentOnce(const ResolveContext& ctx, std::string_view blob, 
     BT_SYNC_POINT("recovery.decided");
     if (outcome == Outcome::kUndecided) return false;  // finished by others meanwhile
   }
-  BT_RETURN_IF_ERROR(FinishIntent(ctx, blob, intent, got->properties,
-                                  outcome == Outcome::kCommitted));
+  BT_RETURN_IF_ERROR(
+      FinishIntent(ctx, blob, intent, got->properties, outcome == Outcome::kCommitted));
   return true;
 }
 

@@ -34,15 +34,15 @@ struct Target {
   // The entity as the transaction expects it (planned, re-planned when it
   // turns out to have moved on).
   bool exists = false;
-  std::string etag;  // the version held (If-Match)
+  std::string etag;     // the version held (If-Match)
   std::string same_as;  // the handles of the version it continues (kSameAsMetadata)
-  std::string body;  // its stored body
+  std::string body;     // its stored body
   // What the commit does to it: an intent (both versions; the same one
   // twice for an entity only read).
   bool next_exists = false;
   std::string next_body;
   // Progress.
-  bool held = false;         // leased, or (absent) its intent created
+  bool held = false;  // leased, or (absent) its intent created
   bool leased = false;
   bool intent_placed = false;
   std::string intent_etag;
@@ -52,8 +52,13 @@ struct Target {
 class PrewriteCommit {
  public:
   explicit PrewriteCommit(TxnBuffer& b)
-      : b_(b), core_(*b.core), blobs_(*core_.blobs), clock_(*core_.clock), opts_(b.options),
-        txn_id_(NewGuid()), width_(core_.CommitWidth()) {}
+      : b_(b),
+        core_(*b.core),
+        blobs_(*core_.blobs),
+        clock_(*core_.clock),
+        opts_(b.options),
+        txn_id_(NewGuid()),
+        width_(core_.CommitWidth()) {}
 
   Result<std::vector<CommittedWrite>> Run() {
     BT_RETURN_IF_ERROR(ValidateOptions(opts_));
@@ -108,8 +113,10 @@ class PrewriteCommit {
         t.same_as = t.intent->read_handles;
         if (t.exists) {
           auto body = EncodeEntity(*t.intent->read_entity);
-          if (!body.ok()) read[i] = body.status();
-          else t.body = std::move(*body);
+          if (!body.ok())
+            read[i] = body.status();
+          else
+            t.body = std::move(*body);
         }
         return;
       }
@@ -195,8 +202,10 @@ class PrewriteCommit {
           !(got[i].IsBusy() || got[i].IsConflict() || got[i].IsNotFound()))
         return;
       auto moved = Replan(t);
-      if (!moved.ok()) final[i] = moved.status();
-      else if (*moved) got[i] = Take(t);
+      if (!moved.ok())
+        final[i] = moved.status();
+      else if (*moved)
+        got[i] = Take(t);
     });
     for (const Status& f : final) BT_RETURN_IF_ERROR(f);
     size_t first_failed = targets_.size();
@@ -226,8 +235,10 @@ class PrewriteCommit {
   Status Take(Target& t) {
     if (t.intent == nullptr) return TakeLock(t);
     PutOptions o;
-    if (t.exists) o.conditions.if_match = t.etag;
-    else o.conditions.if_none_match = std::string(kAnyETag);
+    if (t.exists)
+      o.conditions.if_match = t.etag;
+    else
+      o.conditions.if_none_match = std::string(kAnyETag);
     o.metadata = {{kPrewriteMetadata, txn_id_}};
     t.placed = IntentOf(t);
     auto put = blobs_.Put(t.blob, EncodeIntent(t.placed), o);
@@ -268,10 +279,9 @@ class PrewriteCommit {
         if (moved) continue;  // at another version now: try that one at once
       }
       if (clock_.Steady() >= deadline_)
-        return Status::LockTimeout("transaction " + txn_id_ + ": " +
-                                   (t.intent ? t.intent->Describe() : "lock " + t.blob) +
-                                   " stayed busy for " +
-                                   std::to_string(opts_.lock_timeout.count()) + " ms");
+        return Status::LockTimeout(
+            "transaction " + txn_id_ + ": " + (t.intent ? t.intent->Describe() : "lock " + t.blob) +
+            " stayed busy for " + std::to_string(opts_.lock_timeout.count()) + " ms");
       ++b_.lock_waits;
       core_.Backoff(&round);
     }
@@ -315,8 +325,10 @@ class PrewriteCommit {
   Status Prewrite() {
     std::vector<Status> done(targets_.size() + 1);
     Each(targets_.size() + 1, [&](size_t i) {
-      if (i == targets_.size()) done[i] = RenewIfDue();  // beside the prewrites
-      else if (targets_[i].intent != nullptr) done[i] = Place(targets_[i]);
+      if (i == targets_.size())
+        done[i] = RenewIfDue();  // beside the prewrites
+      else if (targets_[i].intent != nullptr)
+        done[i] = Place(targets_[i]);
     });
     for (const Status& s : done) BT_RETURN_IF_ERROR(s);
     BT_SYNC_POINT("txn.prewritten");
@@ -328,7 +340,8 @@ class PrewriteCommit {
     at.if_match = t.intent_etag;
     auto lease = blobs_.AcquireLease(t.blob, kInfiniteLease, txn_id_, at);
     if (lease.status().IsConflict() || lease.status().IsNotFound())
-      return Status::Conflict(t.intent->Describe() + ": written by another client during the "
+      return Status::Conflict(t.intent->Describe() +
+                              ": written by another client during the "
                               "commit");
     BT_RETURN_IF_ERROR(lease.status());
     t.leased = true;
@@ -362,9 +375,8 @@ class PrewriteCommit {
     for (Target& t : targets_)
       if (t.leased && t.intent == nullptr) finite.push_back(&t);
     std::vector<Status> renewed(finite.size());
-    Each(finite.size(), [&](size_t i) {
-      renewed[i] = blobs_.RenewLease(finite[i]->blob, txn_id_, {}).status();
-    });
+    Each(finite.size(),
+         [&](size_t i) { renewed[i] = blobs_.RenewLease(finite[i]->blob, txn_id_, {}).status(); });
     for (size_t i = 0; i < finite.size(); ++i)
       if (!renewed[i].ok())
         return Status::LeaseLost("transaction " + txn_id_ + " could not renew its lease on " +
@@ -426,7 +438,8 @@ class PrewriteCommit {
     outcome_unknown_ = true;
     return Status::OutcomeUnknown(
         "transaction " + txn_id_ + ": its commit point was sent but the answer was lost (" +
-        failure.ToString() + "), and reading back could not tell whether it took effect. "
+        failure.ToString() +
+        "), and reading back could not tell whether it took effect. "
         "Read the entities it writes (a read settles it) or run `blobtable recover`, then decide");
   }
 
@@ -561,8 +574,10 @@ class PrewriteCommit {
         // Rewritten plain, then its lease let go.
         done[i] = FinishIntent(ctx, job->intents[i].first, job->intents[i].second, job->seen[i],
                                /*committed=*/true);
-        if (!done[i].ok()) all = false;
-        else BT_SYNC_POINT("txn.finished_one");
+        if (!done[i].ok())
+          all = false;
+        else
+          BT_SYNC_POINT("txn.finished_one");
       });
       BT_SYNC_POINT("txn.finished");
       // Once every intent is plain, the record goes. If one could not be

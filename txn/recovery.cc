@@ -94,8 +94,7 @@ Status SettleAllIntents(const ResolveContext& ctx, std::set<std::string>& settle
         in_flight[txn].push_back(item.name);
         continue;
       }
-      if (s.IsCorruption() &&
-          ReadRecord(ctx.blobs, RecordBlobName(txn)).status().IsCorruption())
+      if (s.IsCorruption() && ReadRecord(ctx.blobs, RecordBlobName(txn)).status().IsCorruption())
         continue;
       if (!s.ok()) return s.WithContext("settling " + item.name);
       settled.insert(txn);
@@ -114,8 +113,8 @@ constexpr auto kAbortedRecordLifetime = std::chrono::hours(1);
 
 // A record met by Recover: a committed one is finished and removed (true:
 // it was still to do), an old aborted one removed.
-Result<bool> RecoverRecord(const ResolveContext& ctx, const std::string& name,
-                           const TxnRecord& rec, const BlobProperties& seen) {
+Result<bool> RecoverRecord(const ResolveContext& ctx, const std::string& name, const TxnRecord& rec,
+                           const BlobProperties& seen) {
   if (rec.state == TxnState::kCommitted) {
     BT_RETURN_IF_ERROR(FinishRecord(ctx, rec, seen));
     return true;
@@ -172,8 +171,8 @@ Result<int> RecoverAbandoned(const ResolveContext& ctx, bool discard_damaged,
     for (auto& [txn, blobs] : in_flight) in_flight_out->push_back({txn, std::move(blobs)});
   if (damaged.empty()) return resolved;
   return Status::Corruption(std::to_string(resolved) + " transaction(s) resolved; " +
-                            std::to_string(damaged.size()) + " record(s) damaged, the first: " +
-                            damaged.front().message());
+                            std::to_string(damaged.size()) +
+                            " record(s) damaged, the first: " + damaged.front().message());
 }
 
 }  // namespace blobtable

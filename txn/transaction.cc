@@ -24,7 +24,8 @@ using Expect = Intent::Expect;
 
 }  // namespace
 
-Transaction::Transaction(std::shared_ptr<const internal::TxnContext> core, TransactionOptions options)
+Transaction::Transaction(std::shared_ptr<const internal::TxnContext> core,
+                         TransactionOptions options)
     : buffer_(std::make_unique<internal::TxnBuffer>()) {
   buffer_->core = std::move(core);
   buffer_->options = options;
@@ -42,7 +43,8 @@ Status MovedFrom() {
 
 Result<Intent*> IntentFor(internal::TxnBuffer& b, const Table& table, std::string_view pk,
                           std::string_view rk) {
-  if (b.finished) return Status::InvalidArgument("the transaction has already committed or aborted");
+  if (b.finished)
+    return Status::InvalidArgument("the transaction has already committed or aborted");
   BT_ASSIGN_OR_RETURN(std::string blob, table.EntityBlobName(pk, rk));
   BT_ASSIGN_OR_RETURN(std::string lock, table.LockBlobName(pk));
   Intent& i = b.intents[blob];
@@ -87,10 +89,12 @@ Result<Entity> Transaction::Get(const Table& table, std::string_view pk, std::st
   BT_ASSIGN_OR_RETURN(Intent * i, IntentFor(*buffer_, table, pk, rk));
   std::string handles;  // kept by an intent on it (docs/protocol.md, H1)
   Result<Entity> e = Status::Internal("not read");
-  auto visible = internal::ReadVisible(*buffer_->core, i->blob,
-                                       ReadOptions(ReadPolicy::Validate(), ""));  // never stale here
-  if (visible.ok()) e = internal::DecodeVisible(*std::move(visible), i->blob, pk, rk, &handles);
-  else e = visible.status().WithContext(internal::EntityContext(table.name(), pk, rk));
+  auto visible = internal::ReadVisible(
+      *buffer_->core, i->blob, ReadOptions(ReadPolicy::Validate(), ""));  // never stale here
+  if (visible.ok())
+    e = internal::DecodeVisible(*std::move(visible), i->blob, pk, rk, &handles);
+  else
+    e = visible.status().WithContext(internal::EntityContext(table.name(), pk, rk));
   if (!e.ok() && !e.status().IsNotFound()) return e.status();
   // Every read must still hold at commit: a second read that sees another
   // version than the first dooms the transaction (its first decision was
@@ -108,7 +112,8 @@ Result<Entity> Transaction::Get(const Table& table, std::string_view pk, std::st
 }
 
 Status Transaction::Insert(const Table& t, const Entity& e) {
-  return AddWrite(buffer_.get(), t, e.partition_key(), e.row_key(), Kind::kPut, Expect::kAbsent, "", &e);
+  return AddWrite(buffer_.get(), t, e.partition_key(), e.row_key(), Kind::kPut, Expect::kAbsent, "",
+                  &e);
 }
 Status Transaction::Replace(const Table& t, const Entity& e, std::string_view if_match) {
   if (if_match.empty()) return Status::InvalidArgument("Replace needs an ETag or \"*\"");
@@ -117,25 +122,27 @@ Status Transaction::Replace(const Table& t, const Entity& e, std::string_view if
 }
 Status Transaction::Merge(const Table& t, const Entity& e, std::string_view if_match) {
   if (if_match.empty()) return Status::InvalidArgument("Merge needs an ETag or \"*\"");
-  return AddWrite(buffer_.get(), t, e.partition_key(), e.row_key(), Kind::kMerge, ExpectFor(if_match),
-                  std::string(if_match), &e);
+  return AddWrite(buffer_.get(), t, e.partition_key(), e.row_key(), Kind::kMerge,
+                  ExpectFor(if_match), std::string(if_match), &e);
 }
 Status Transaction::Upsert(const Table& t, const Entity& e) {
-  return AddWrite(buffer_.get(), t, e.partition_key(), e.row_key(), Kind::kPut, Expect::kAny, "", &e);
+  return AddWrite(buffer_.get(), t, e.partition_key(), e.row_key(), Kind::kPut, Expect::kAny, "",
+                  &e);
 }
 Status Transaction::UpsertMerge(const Table& t, const Entity& e) {
-  return AddWrite(buffer_.get(), t, e.partition_key(), e.row_key(), Kind::kMerge, Expect::kAny, "", &e);
+  return AddWrite(buffer_.get(), t, e.partition_key(), e.row_key(), Kind::kMerge, Expect::kAny, "",
+                  &e);
 }
 Status Transaction::Delete(const Table& t, std::string_view pk, std::string_view rk,
                            std::string_view if_match) {
   if (if_match.empty()) return Status::InvalidArgument("Delete needs an ETag or \"*\"");
-  return AddWrite(buffer_.get(), t, pk, rk, Kind::kDelete, ExpectFor(if_match), std::string(if_match),
-                  nullptr);
+  return AddWrite(buffer_.get(), t, pk, rk, Kind::kDelete, ExpectFor(if_match),
+                  std::string(if_match), nullptr);
 }
 Status Transaction::Check(const Table& t, std::string_view pk, std::string_view rk,
                           std::string_view etag) {
-  return AddWrite(buffer_.get(), t, pk, rk, Kind::kCheck, etag.empty() ? Expect::kAbsent : Expect::kETag,
-                  std::string(etag), nullptr);
+  return AddWrite(buffer_.get(), t, pk, rk, Kind::kCheck,
+                  etag.empty() ? Expect::kAbsent : Expect::kETag, std::string(etag), nullptr);
 }
 
 Status Transaction::Replace(const Table& t, const Entity& e) {

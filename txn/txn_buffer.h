@@ -24,16 +24,18 @@ struct Intent {
   bool read = false;
   bool read_found = false;
   std::string read_etag;
-  std::string read_handles;  // the other handles of that version (H1)
+  std::string read_handles;           // the other handles of that version (H1)
   std::optional<Entity> read_entity;  // what that read returned, if found
-  bool reads_disagree = false;  // read twice and saw two versions
+  bool reads_disagree = false;        // read twice and saw two versions
   // The write (or check).
   enum class Kind { kNone, kPut, kMerge, kDelete, kCheck } kind = Kind::kNone;
   enum class Expect { kAny, kExists, kAbsent, kETag } expect = Expect::kAny;
   std::string etag;
   Entity entity;
 
-  bool writes() const { return kind == Kind::kPut || kind == Kind::kMerge || kind == Kind::kDelete; }
+  bool writes() const {
+    return kind == Kind::kPut || kind == Kind::kMerge || kind == Kind::kDelete;
+  }
   // "table T, entity (PartitionKey 'P', RowKey 'R')", for messages.
   std::string Describe() const {
     return "table " + table + ", entity (PartitionKey '" + pk.substr(0, 64) + "', RowKey '" +

@@ -50,9 +50,7 @@ struct TxnContext {
     Wait(std::chrono::milliseconds(std::min(200, 2 << std::min((*round)++, 7))));
   }
   // What settling another transaction's leftovers takes.
-  ResolveContext Resolver() const {
-    return {*blobs, *clock, txn_lease_seconds, inline_body_max};
-  }
+  ResolveContext Resolver() const { return {*blobs, *clock, txn_lease_seconds, inline_body_max}; }
 };
 
 }  // namespace blobtable::internal

@@ -14,13 +14,15 @@ constexpr int kRecordFormat = 2;
 Status Damaged(const Status& s, std::string_view blob_name) {
   return Status::Corruption(
       s.message() + ". Whether that transaction committed cannot be told: restore the blob '" +
-      std::string(blob_name) + "', or delete it to discard the transaction (whoever meets its "
+      std::string(blob_name) +
+      "', or delete it to discard the transaction (whoever meets its "
       "intents then undoes them; if it had committed, its writes not yet applied are lost)");
 }
 
 Status ProtocolOneRefused(std::string_view what) {
   return Status::Corruption(
-      std::string(what) + " was left by blobtable's first commit protocol, which this version no "
+      std::string(what) +
+      " was left by blobtable's first commit protocol, which this version no "
       "longer reads. Settle it with the release that wrote it (`blobtable recover`, which "
       "finishes or undoes every transaction it left), then open the store with this one");
 }

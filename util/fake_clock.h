@@ -39,8 +39,10 @@ class FakeClock final : public Clock {
     return SteadyTime(std::chrono::milliseconds(ms_[1].load()));
   }
   void SleepFor(std::chrono::milliseconds d) const override {
-    if (sleep_) sleep_(d);
-    else Advance(d);
+    if (sleep_)
+      sleep_(d);
+    else
+      Advance(d);
   }
   // Leases on the embedded store follow the monotonic time: Jump() lets
   // none lapse.
@@ -54,7 +56,9 @@ class FakeClock final : public Clock {
   }
   void Jump(std::chrono::milliseconds d) const { ms_[0].fetch_add(d.count()); }
   // Set before the clock is shared with other threads.
-  void set_sleep(std::function<void(std::chrono::milliseconds)> sleep) { sleep_ = std::move(sleep); }
+  void set_sleep(std::function<void(std::chrono::milliseconds)> sleep) {
+    sleep_ = std::move(sleep);
+  }
 
  private:
   std::atomic<int64_t>* ms_;  // [0] wall, [1] monotonic

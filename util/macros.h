@@ -9,10 +9,10 @@
 #define BT_CONCAT_(a, b) BT_CONCAT_INNER_(a, b)
 
 // Returns the Status of `expr` from the enclosing function if it failed.
-#define BT_RETURN_IF_ERROR(expr)                      \
-  do {                                                \
-    ::blobtable::Status bt_status_ = (expr);          \
-    if (!bt_status_.ok()) return bt_status_;          \
+#define BT_RETURN_IF_ERROR(expr)             \
+  do {                                       \
+    ::blobtable::Status bt_status_ = (expr); \
+    if (!bt_status_.ok()) return bt_status_; \
   } while (0)
 
 // `lhs = value of expr`, or returns its Status from the enclosing function.

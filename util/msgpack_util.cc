@@ -70,8 +70,7 @@ double Double(const msgpack::object& o, const char* field) {
   // Integers are accepted too: other msgpack writers store integral doubles so.
   if (o.type == msgpack::type::POSITIVE_INTEGER) return static_cast<double>(o.via.u64);
   if (o.type == msgpack::type::NEGATIVE_INTEGER) return static_cast<double>(o.via.i64);
-  if (o.type != msgpack::type::FLOAT64 && o.type != msgpack::type::FLOAT32)
-    Fail(field, "a double");
+  if (o.type != msgpack::type::FLOAT64 && o.type != msgpack::type::FLOAT32) Fail(field, "a double");
   return o.via.f64;
 }
 

@@ -23,8 +23,8 @@ uint64_t RandomU64() {
 
 std::string NewGuid() {
   uint64_t hi = RandomU64(), lo = RandomU64();
-  hi = (hi & ~0xF000ULL) | 0x4000ULL;                    // version 4
-  lo = (lo & ~(0xC0ULL << 56)) | (0x80ULL << 56);       // RFC 4122 variant
+  hi = (hi & ~0xF000ULL) | 0x4000ULL;              // version 4
+  lo = (lo & ~(0xC0ULL << 56)) | (0x80ULL << 56);  // RFC 4122 variant
   static const char* kHex = "0123456789abcdef";
   std::string out;
   out.reserve(36);

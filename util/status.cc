@@ -41,8 +41,7 @@ Status& Status::operator=(Status&& other) noexcept {
 }
 Status::~Status() { delete state_; }
 
-Status Status::FromStorage(Code code, int http_status, std::string storage_code,
-                           std::string msg) {
+Status Status::FromStorage(Code code, int http_status, std::string storage_code, std::string msg) {
   Status s(code, std::move(msg));
   if (s.state_) {
     s.state_->http_status = http_status;
@@ -53,9 +52,7 @@ Status Status::FromStorage(Code code, int http_status, std::string storage_code,
 
 Code Status::code() const { return state_ ? state_->code : Code::kOk; }
 const std::string& Status::message() const { return state_ ? state_->message : Empty(); }
-const std::string& Status::storage_code() const {
-  return state_ ? state_->storage_code : Empty();
-}
+const std::string& Status::storage_code() const { return state_ ? state_->storage_code : Empty(); }
 int Status::http_status() const { return state_ ? state_->http_status : 0; }
 
 std::string_view CodeName(Code code) {
@@ -82,10 +79,8 @@ bool Status::IsRetryable() const {
     case Code::kBusy:
     case Code::kLockTimeout:
     case Code::kLeaseLost:
-    case Code::kUnavailable:
-      return true;
-    default:
-      return false;
+    case Code::kUnavailable: return true;
+    default: return false;
   }
 }
 

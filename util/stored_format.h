@@ -49,7 +49,7 @@ inline constexpr char kStoreMarkerFile[] = "blobtable.store";  // beside data.md
 inline constexpr char kContainerDbPrefix[] = "container:";     // + container: buckets
 inline constexpr char kDataDbPrefix[] = "data:";               // + container: blob data
 inline constexpr char kMetaDb[] = "meta";  // the local cache's too (cache/blob_cache.cc)
-inline constexpr char kEtagCounterKey[] = "etag-counter";       // in kMetaDb
+inline constexpr char kEtagCounterKey[] = "etag-counter";           // in kMetaDb
 inline constexpr char kBucketSchemeKeyPrefix[] = "bucket-scheme:";  // + container, in kMetaDb
 
 }  // namespace blobtable

@@ -10,11 +10,20 @@ bool NextCodePoint(std::string_view s, size_t* pos, uint32_t* out) {
   unsigned char c = static_cast<unsigned char>(s[i]);
   int len;
   uint32_t cp;
-  if (c < 0x80) { len = 1; cp = c; }
-  else if ((c & 0xE0) == 0xC0) { len = 2; cp = c & 0x1F; }
-  else if ((c & 0xF0) == 0xE0) { len = 3; cp = c & 0x0F; }
-  else if ((c & 0xF8) == 0xF0) { len = 4; cp = c & 0x07; }
-  else return false;
+  if (c < 0x80) {
+    len = 1;
+    cp = c;
+  } else if ((c & 0xE0) == 0xC0) {
+    len = 2;
+    cp = c & 0x1F;
+  } else if ((c & 0xF0) == 0xE0) {
+    len = 3;
+    cp = c & 0x0F;
+  } else if ((c & 0xF8) == 0xF0) {
+    len = 4;
+    cp = c & 0x07;
+  } else
+    return false;
   if (i + len > s.size()) return false;
   for (int k = 1; k < len; ++k) {
     unsigned char cc = static_cast<unsigned char>(s[i + k]);

@@ -180,7 +180,7 @@ struct ListOptions {
 
 struct BlobItem {
   std::string name;
-  BlobProperties properties;  // metadata included
+  BlobProperties properties;        // metadata included
   std::optional<std::string> data;  // with ListOptions::include_data, where honoured
 };
 
@@ -387,7 +387,7 @@ class BLOBTABLE_EXPORT BlobStoreWrapper : public BlobStore {
 // use the same directory at once. Fails InvalidArgument on a bad container
 // name, IOError if the directory cannot be created or opened.
 BLOBTABLE_EXPORT Result<std::shared_ptr<BlobStore>> OpenLocalBlobStore(const std::string& directory,
-                                                      const StoreOptions& options);
+                                                                       const StoreOptions& options);
 
 // One damaged blob found by CheckLocalStore.
 struct StoreDamage {

@@ -47,8 +47,8 @@ using PropertyValue =
 // The character types, which Entity::Set refuses (a char is not a number).
 template <typename T>
 inline constexpr bool IsCharType =
-    std::is_same_v<T, char> || std::is_same_v<T, wchar_t> ||
-    std::is_same_v<T, char8_t> || std::is_same_v<T, char16_t> || std::is_same_v<T, char32_t>;
+    std::is_same_v<T, char> || std::is_same_v<T, wchar_t> || std::is_same_v<T, char8_t> ||
+    std::is_same_v<T, char16_t> || std::is_same_v<T, char32_t>;
 // The types PropertyValue holds.
 template <typename T>
 inline constexpr bool IsPropertyType =
@@ -62,8 +62,8 @@ BLOBTABLE_EXPORT std::string_view EdmTypeName(EdmType type);
 
 // Limits (Azure Table Storage's, except where blob naming is tighter; see
 // README "Limits").
-inline constexpr size_t kMaxKeyBytes = 1024;           // each key, UTF-8 bytes
-inline constexpr size_t kMaxProperties = 252;          // custom properties
+inline constexpr size_t kMaxKeyBytes = 1024;   // each key, UTF-8 bytes
+inline constexpr size_t kMaxProperties = 252;  // custom properties
 inline constexpr size_t kMaxPropertyNameChars = 255;
 inline constexpr size_t kMaxStringUtf16Units = 32768;  // 64 KiB as UTF-16
 inline constexpr size_t kMaxBinaryBytes = 65536;       // 64 KiB
@@ -124,15 +124,12 @@ class BLOBTABLE_EXPORT Entity {
     if (value == nullptr) return Unstorable(std::move(name), "a null const char*");
     return Set(std::move(name), PropertyValue(std::string(value)));
   }
-  Entity& Set(std::string name, double value) {
-    return Set(std::move(name), PropertyValue(value));
-  }
+  Entity& Set(std::string name, double value) { return Set(std::move(name), PropertyValue(value)); }
   Entity& Set(std::string name, const std::vector<uint8_t>& bytes) {
     return Set(std::move(name), PropertyValue(Binary{std::string(bytes.begin(), bytes.end())}));
   }
   template <typename B>
-    requires std::same_as<B, bool>
-  Entity& Set(std::string name, B value) {
+  requires std::same_as<B, bool> Entity& Set(std::string name, B value) {
     return Set(std::move(name), PropertyValue(value));
   }
   template <typename Duration>
@@ -140,8 +137,8 @@ class BLOBTABLE_EXPORT Entity {
     return Set(std::move(name), PropertyValue(std::chrono::floor<Ticks>(t)));
   }
   template <typename T>
-    requires std::integral<T> && (!std::same_as<T, bool>) && (!IsCharType<T>)
-  Entity& Set(std::string name, T value) {
+  requires std::integral<T> &&
+      (!std::same_as<T, bool>)&&(!IsCharType<T>)Entity& Set(std::string name, T value) {
     if constexpr (std::is_signed_v<T> && sizeof(T) <= 4) {
       return Set(std::move(name), PropertyValue(static_cast<int32_t>(value)));
     } else if constexpr (std::is_unsigned_v<T> && sizeof(T) < 4) {
@@ -156,8 +153,7 @@ class BLOBTABLE_EXPORT Entity {
   }
   Entity& Set(std::string name, std::nullptr_t) = delete;
   template <typename C>
-    requires IsCharType<C>
-  Entity& Set(std::string name, C) = delete;
+  requires IsCharType<C> Entity& Set(std::string name, C) = delete;
   // Null if absent.
   const PropertyValue* Find(std::string_view name) const {
     auto it = properties_.find(std::string(name));
@@ -188,7 +184,8 @@ class BLOBTABLE_EXPORT Entity {
       if (auto* i = std::get_if<int64_t>(v); i != nullptr && *i >= 0) return uint64_t(*i);
       return std::nullopt;
     } else if constexpr (std::is_same_v<T, std::vector<uint8_t>>) {
-      if (auto* b = std::get_if<Binary>(v)) return std::vector<uint8_t>(b->bytes.begin(), b->bytes.end());
+      if (auto* b = std::get_if<Binary>(v))
+        return std::vector<uint8_t>(b->bytes.begin(), b->bytes.end());
       return std::nullopt;
     }
     if constexpr (!std::is_same_v<T, uint64_t> && !std::is_same_v<T, std::vector<uint8_t>>) {

@@ -45,8 +45,17 @@ namespace blobtable {
 
 // The kinds of BlobStore call, for rates per kind.
 enum class BlobOp {
-  kGet, kHead, kPut, kDelete, kList, kSetMetadata,
-  kAcquireLease, kRenewLease, kChangeLease, kReleaseLease, kBreakLease,
+  kGet,
+  kHead,
+  kPut,
+  kDelete,
+  kList,
+  kSetMetadata,
+  kAcquireLease,
+  kRenewLease,
+  kChangeLease,
+  kReleaseLease,
+  kBreakLease,
   kBatch,  // CommitBatch, named by its first blob: all of it applied or none
 };
 inline constexpr int kBlobOpCount = 12;

@@ -81,9 +81,9 @@ struct LockOptions {
 
 // What a lock's blob says now (Lock::Inspect).
 struct LockInfo {
-  bool held = false;       // leased by someone now
-  std::string owner;       // the last acquirer's LockOptions::owner
-  int64_t token = 0;       // the last acquisition's fencing token (0: never acquired)
+  bool held = false;  // leased by someone now
+  std::string owner;  // the last acquirer's LockOptions::owner
+  int64_t token = 0;  // the last acquisition's fencing token (0: never acquired)
 };
 
 class BLOBTABLE_EXPORT Lock {

@@ -91,8 +91,7 @@ class [[nodiscard]] BLOBTABLE_EXPORT Status {
   // A status that came from a storage service: `storage_code` is the service's
   // error code (Azure's x-ms-error-code, or the local store's equivalent),
   // `http_status` the HTTP status it answered (or would have answered).
-  static Status FromStorage(Code code, int http_status, std::string storage_code,
-                            std::string msg);
+  static Status FromStorage(Code code, int http_status, std::string storage_code, std::string msg);
 
   bool ok() const { return state_ == nullptr; }
   Code code() const;
@@ -145,7 +144,7 @@ class [[nodiscard]] BLOBTABLE_EXPORT Status {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : value_(std::move(value)) {}         // NOLINT: implicit by design
   Result(Status status) : status_(std::move(status)) {  // NOLINT
     assert(!status_.ok() && "Result needs a value or a failed Status");
     if (status_.ok()) status_ = Status::Internal("Result built from an OK status without a value");

@@ -37,7 +37,7 @@ namespace blobtable {
 namespace internal {
 struct StoreCore;
 enum class WriteMode : int;  // txn/entity_access.h
-}
+}  // namespace internal
 
 struct QueryOptions {
   // Only this partition; unset: the whole table, in (PartitionKey, RowKey) order.
@@ -146,9 +146,8 @@ class BLOBTABLE_EXPORT Table {
   // each as Get would answer (NotFound for a missing entity).
   std::vector<Result<Entity>> GetMany(
       const std::vector<std::pair<std::string, std::string>>& keys) const;
-  std::vector<Result<Entity>> GetMany(
-      const std::vector<std::pair<std::string, std::string>>& keys,
-      const ReadPolicy& policy) const;
+  std::vector<Result<Entity>> GetMany(const std::vector<std::pair<std::string, std::string>>& keys,
+                                      const ReadPolicy& policy) const;
 
   // Optimistic read-modify-write of one entity: reads it (validated, never
   // a stale copy), applies `fn` (UpdateFn), and writes the result at the
@@ -166,16 +165,16 @@ class BLOBTABLE_EXPORT Table {
                         int* attempts = nullptr) const;
   // The same with a function that returns nothing (it always writes).
   template <typename Fn>
-    requires std::is_void_v<std::invoke_result_t<Fn&, Entity&, bool>>
-  Result<Entity> Update(std::string_view partition_key, std::string_view row_key, Fn fn,
-                        const RetryPolicy& policy = {}, int* attempts = nullptr) const {
-    return Update(
-        partition_key, row_key,
-        UpdateFn([fn = std::move(fn)](Entity& e, bool exists) mutable {
-          fn(e, exists);
-          return Status::OK();
-        }),
-        policy, attempts);
+  requires std::is_void_v<std::invoke_result_t<Fn&, Entity&, bool>> Result<Entity> Update(
+      std::string_view partition_key, std::string_view row_key, Fn fn,
+      const RetryPolicy& policy = {}, int* attempts = nullptr)
+  const {
+    return Update(partition_key, row_key,
+                  UpdateFn([fn = std::move(fn)](Entity& e, bool exists) mutable {
+                    fn(e, exists);
+                    return Status::OK();
+                  }),
+                  policy, attempts);
   }
 
   // Where an entity and its partition's lock live (see README "Blob naming").

@@ -103,8 +103,7 @@ class BLOBTABLE_EXPORT Transaction {
 
   // Reads an entity now and records what was seen (its ETag, or that it was
   // absent): Commit() fails with Conflict if that changed. NotFound if absent.
-  Result<Entity> Get(const Table& table, std::string_view partition_key,
-                     std::string_view row_key);
+  Result<Entity> Get(const Table& table, std::string_view partition_key, std::string_view row_key);
 
   // Buffered writes, with the same meaning and conditions as Table's. At most
   // one write per entity. InvalidArgument at once for invalid entities.

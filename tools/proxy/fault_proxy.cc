@@ -164,8 +164,10 @@ void FaultProxy::AcceptLoop() {
 
 void FaultProxy::Track(int fd, bool open) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (open) open_.push_back(fd);
-  else open_.erase(std::remove(open_.begin(), open_.end(), fd), open_.end());
+  if (open)
+    open_.push_back(fd);
+  else
+    open_.erase(std::remove(open_.begin(), open_.end(), fd), open_.end());
 }
 
 milliseconds FaultProxy::Delay(bool up) {
@@ -210,8 +212,9 @@ void FaultProxy::Relay(int client) {
     if (fault) ++injected_[static_cast<int>(*fault)];
     std::this_thread::sleep_for(Delay(/*up=*/true));
     if (fault == ProxyFault::kAnswer503) {
-      SendAll(client, "HTTP/1.1 503 Server Busy\r\nx-ms-error-code: ServerBusy\r\n"
-                      "Content-Length: 0\r\n\r\n");
+      SendAll(client,
+              "HTTP/1.1 503 Server Busy\r\nx-ms-error-code: ServerBusy\r\n"
+              "Content-Length: 0\r\n\r\n");
       continue;
     }
     if (fault == ProxyFault::kResetRequest) {
@@ -315,8 +318,10 @@ std::string FaultProxy::Control(const std::string& line) {
     long n = -1;
     in >> name >> n;
     std::optional<ProxyFault> f = fault_named(name);
-    if (!f || n < 0) return "error: " + cmd + " FAULT N (faults: answer-503 lose-answer "
-                              "reset-request reset-response stall)";
+    if (!f || n < 0)
+      return "error: " + cmd +
+             " FAULT N (faults: answer-503 lose-answer "
+             "reset-request reset-response stall)";
     if (cmd == "rate") {
       InjectRate(*f, static_cast<int>(n));
       return "ok";
@@ -336,8 +341,10 @@ std::string FaultProxy::Control(const std::string& line) {
   if (cmd == "refuse" || cmd == "blackhole") {
     in >> arg;
     if (arg != "on" && arg != "off") return "error: " + cmd + " on|off";
-    if (cmd == "refuse") Refuse(arg == "on");
-    else Blackhole(arg == "on");
+    if (cmd == "refuse")
+      Refuse(arg == "on");
+    else
+      Blackhole(arg == "on");
     return "ok";
   }
   if (cmd == "clear") {

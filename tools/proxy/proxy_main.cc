@@ -47,9 +47,10 @@ int main(int argc, char** argv) {
   int upstream = 0, listen_port = 0, control = 0;
   long latency_ms = 0, jitter_ms = 0;
   uint64_t seed = 1;
-  CLI::App app("blobtable-proxy: an HTTP/1.1 proxy on 127.0.0.1 that adds latency and "
-               "injects faults, driven over a control port (see tools/proxy/fault_proxy.h).",
-               "blobtable-proxy");
+  CLI::App app(
+      "blobtable-proxy: an HTTP/1.1 proxy on 127.0.0.1 that adds latency and "
+      "injects faults, driven over a control port (see tools/proxy/fault_proxy.h).",
+      "blobtable-proxy");
   app.add_option("--upstream", upstream, "the service's port on 127.0.0.1")->required();
   app.add_option("--listen", listen_port, "the port to listen on (default: a free one)");
   app.add_option("--control", control, "the control port (default: a free one)");
@@ -66,7 +67,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   using std::chrono::milliseconds;
-  (*proxy)->SetLatency({milliseconds(latency_ms), milliseconds(latency_ms), milliseconds(jitter_ms)});
+  (*proxy)->SetLatency(
+      {milliseconds(latency_ms), milliseconds(latency_ms), milliseconds(jitter_ms)});
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;

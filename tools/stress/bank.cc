@@ -52,10 +52,14 @@ class Bank final : public Workload {
 
   void RunOne(WorkerContext& ctx) override {
     const uint64_t dice = ctx.rng() % 100;
-    if (dice < 55) Transfer(ctx);
-    else if (dice < 80) ReadAll(ctx);
-    else if (dice < 90) ReadOne(ctx);
-    else PlainWrite(ctx);
+    if (dice < 55)
+      Transfer(ctx);
+    else if (dice < 80)
+      ReadAll(ctx);
+    else if (dice < 90)
+      ReadOne(ctx);
+    else
+      PlainWrite(ctx);
   }
 
   std::string Check(const std::vector<Op>& history, Store& store) override;
@@ -69,8 +73,8 @@ class Bank final : public Workload {
     const bool close = ctx.rng() % 20 == 0;
     const int64_t amount = 1 + static_cast<int64_t>(ctx.rng() % 20);
     const int64_t index = ctx.history.NextIndex();
-    const std::string id =
-        "w" + std::to_string(ctx.worker) + "g" + std::to_string(ctx.gen) + "n" + std::to_string(index);
+    const std::string id = "w" + std::to_string(ctx.worker) + "g" + std::to_string(ctx.gen) + "n" +
+                           std::to_string(index);
     const nlohmann::json how_much = close ? nlohmann::json("all") : nlohmann::json(amount);
     const std::vector<MicroOp> mops = {{"t", id, {Account(from), Account(to), how_much}}};
     ctx.history.Invoke("transfer", mops);
@@ -138,9 +142,9 @@ class Bank final : public Workload {
       s = bank->Insert(empty).status();
     } else {
       auto e = bank->Get(Pk(a), Rk(a));
-      s = !e.ok()                ? e.status()
-          : BalanceOf(*e) != 0   ? Status::Conflict("the account holds money")
-                                 : bank->Delete(Pk(a), Rk(a), e->etag());
+      s = !e.ok()              ? e.status()
+          : BalanceOf(*e) != 0 ? Status::Conflict("the account holds money")
+                               : bank->Delete(Pk(a), Rk(a), e->etag());
     }
     ctx.history.Complete(index, "write", OutcomeOf(s), mops, s.ok() ? "" : s.ToString());
   }
@@ -213,8 +217,7 @@ std::string Bank::Check(const std::vector<Op>& history, Store& store) {
     for (const MicroOp& m : op.mops) {
       if (m.kind == "t") transfer_of[m.key] = &op;
       if (op.type != OpType::kOk || m.kind != "b" || !m.value.is_number()) continue;
-      if (m.value.get<int64_t>() < 0)
-        return "negative balance read: " + op.Describe();
+      if (m.value.get<int64_t>() < 0) return "negative balance read: " + op.Describe();
     }
     if (op.f == "read-all" && op.type == OpType::kOk) {
       int64_t sum = 0;
@@ -236,7 +239,8 @@ std::string Bank::Check(const std::vector<Op>& history, Store& store) {
     if (from == nullptr || to == nullptr || amount == nullptr || *from != t[0] || *to != t[1] ||
         (t[2].is_number() ? *amount != t[2].get<int64_t>() : *amount < 0))
       return "a ledger row that differs from its transfer: " + op.Describe();
-    if (op.type == OpType::kFail) return "a failed transfer's ledger row is present: " + op.Describe();
+    if (op.type == OpType::kFail)
+      return "a failed transfer's ledger row is present: " + op.Describe();
     expected[*from] -= *amount;
     expected[*to] += *amount;
   }

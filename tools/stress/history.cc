@@ -88,21 +88,35 @@ void HistoryWriter::Write(const json& j) {
 
 int64_t HistoryWriter::Invoke(const std::string& f, const std::vector<MicroOp>& mops) {
   const int64_t i = next_++;
-  Write({{"w", worker_}, {"g", gen_}, {"i", i}, {"t", MonotonicNs()}, {"type", "invoke"},
-         {"f", f}, {"mops", MopsJson(mops)}});
+  Write({{"w", worker_},
+         {"g", gen_},
+         {"i", i},
+         {"t", MonotonicNs()},
+         {"type", "invoke"},
+         {"f", f},
+         {"mops", MopsJson(mops)}});
   return i;
 }
 
 void HistoryWriter::Complete(int64_t index, const std::string& f, OpType type,
                              const std::vector<MicroOp>& mops, const std::string& error) {
-  json j = {{"w", worker_}, {"g", gen_}, {"i", index}, {"t", MonotonicNs()},
-            {"type", TypeName(type)}, {"f", f}, {"mops", MopsJson(mops)}};
+  json j = {{"w", worker_},
+            {"g", gen_},
+            {"i", index},
+            {"t", MonotonicNs()},
+            {"type", TypeName(type)},
+            {"f", f},
+            {"mops", MopsJson(mops)}};
   if (!error.empty()) j["error"] = error;
   Write(j);
 }
 
 void HistoryWriter::Stat(int64_t rss_kb, int64_t fds) {
-  Write({{"w", worker_}, {"g", gen_}, {"t", MonotonicNs()}, {"type", "stat"}, {"rss_kb", rss_kb},
+  Write({{"w", worker_},
+         {"g", gen_},
+         {"t", MonotonicNs()},
+         {"type", "stat"},
+         {"rss_kb", rss_kb},
          {"fds", fds}});
 }
 

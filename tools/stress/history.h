@@ -71,8 +71,8 @@ class HistoryWriter {
   // invocation.
   int64_t NextIndex() const { return next_; }
   int64_t Invoke(const std::string& f, const std::vector<MicroOp>& mops);
-  void Complete(int64_t index, const std::string& f, OpType type,
-                const std::vector<MicroOp>& mops, const std::string& error = "");
+  void Complete(int64_t index, const std::string& f, OpType type, const std::vector<MicroOp>& mops,
+                const std::string& error = "");
   // A line of resource figures (soak mode): {"type":"stat",...}.
   void Stat(int64_t rss_kb, int64_t fds);
   // A fault the fault injector reported: {"type":"fault","line":...}.

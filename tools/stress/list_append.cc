@@ -61,10 +61,14 @@ class ListAppend final : public Workload {
 
   void RunOne(WorkerContext& ctx) override {
     const uint64_t dice = ctx.rng() % 100;
-    if (dice < 40) Transaction(ctx);
-    else if (dice < 65) PlainAppend(ctx);
-    else if (dice < 85) PlainRead(ctx);
-    else Query(ctx);
+    if (dice < 40)
+      Transaction(ctx);
+    else if (dice < 65)
+      PlainAppend(ctx);
+    else if (dice < 85)
+      PlainRead(ctx);
+    else
+      Query(ctx);
   }
 
   std::string Check(const std::vector<Op>& history, Store& store) override {
@@ -77,9 +81,12 @@ class ListAppend final : public Workload {
       auto table = store.OpenTable(k.table);
       if (!table.ok()) return table.status().ToString();
       auto e = table->Get(k.pk, k.rk, ReadPolicy::Validate());
-      if (e.ok()) final_state[key] = ListOf(*e);
-      else if (e.status().IsNotFound()) final_state[key] = {};
-      else return "reading the final state of " + key + ": " + e.status().ToString();
+      if (e.ok())
+        final_state[key] = ListOf(*e);
+      else if (e.status().IsNotFound())
+        final_state[key] = {};
+      else
+        return "reading the final state of " + key + ": " + e.status().ToString();
     }
     return CheckListAppend(history, final_state);
   }

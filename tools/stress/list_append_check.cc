@@ -35,7 +35,8 @@ class Checker {
   std::string Run() {
     for (size_t i = 0; i < h_.size(); ++i)
       for (const MicroOp& m : h_[i].mops)
-        if (m.kind == "a" && m.value.is_string()) append_of_[{m.key, m.value.get<std::string>()}] = i;
+        if (m.kind == "a" && m.value.is_string())
+          append_of_[{m.key, m.value.get<std::string>()}] = i;
     for (const auto& [key, list] : final_) {
       for (size_t p = 0; p < list.size(); ++p) pos_[{key, list[p]}] = p;
       if (auto bad = CheckList(key, list, "the final state")) return *bad;
@@ -78,8 +79,7 @@ class Checker {
         return "duplicate: '" + x + "' twice in key " + key + " in " + where;
       auto it = append_of_.find({key, x});
       if (it == append_of_.end())
-        return "invented: '" + x + "' in key " + key + " in " + where +
-               " was never appended to it";
+        return "invented: '" + x + "' in key " + key + " in " + where + " was never appended to it";
       if (h_[it->second].type == OpType::kFail)
         return Violation("aborted read: '" + x + "' in key " + key + " in " + where +
                              ", appended by an operation that failed",
@@ -135,8 +135,10 @@ class Checker {
         if (!Read(m)) continue;
         const std::vector<std::string>& fin = final_.at(m.key);
         if (!IsPrefix(m))
-          return Violation("not a prefix: a read of " + m.key + " is not a prefix of its final "
-                               "list " + nlohmann::json(fin).dump(),
+          return Violation("not a prefix: a read of " + m.key +
+                               " is not a prefix of its final "
+                               "list " +
+                               nlohmann::json(fin).dump(),
                            {&op});
         const size_t read_length = m.value.size();
         const size_t need = Needed(ended[m.key], op.start);
@@ -266,8 +268,10 @@ class Checker {
         }
         if (e < edges[v].size()) {
           const size_t w = edges[v][e++].first;
-          if (index[w] == -1) work.push_back({w, 0});
-          else if (on_stack[w]) low[v] = std::min(low[v], index[w]);
+          if (index[w] == -1)
+            work.push_back({w, 0});
+          else if (on_stack[w])
+            low[v] = std::min(low[v], index[w]);
           continue;
         }
         if (low[v] == index[v]) {

@@ -22,14 +22,14 @@ struct Config {
   // deterministic interleaving simulation, seeds first..first+seeds-1).
   std::string mode = "processes";
   uint64_t sim_first = 1, sim_seeds = 1000;
-  std::string store;               // a directory or a connection string
+  std::string store;  // a directory or a connection string
   std::string container = "stress";
   std::string workload = "list-append";
   int processes = 3;
-  double seconds = 30;             // the whole run
-  double round_seconds = 10;       // a check after each round
-  uint64_t seed = 0;               // 0: drawn, and printed
-  int fault_rate = 0;              // about 1 call in this many meets a fault (0: none)
+  double seconds = 30;        // the whole run
+  double round_seconds = 10;  // a check after each round
+  uint64_t seed = 0;          // 0: drawn, and printed
+  int fault_rate = 0;         // about 1 call in this many meets a fault (0: none)
   // Azure stores on 127.0.0.1: workers reach storage through the fault
   // proxy (tools/proxy), which gives about one request in this many a
   // network fault (0: no proxy).
@@ -37,13 +37,13 @@ struct Config {
   // How long the proxy holds a stalled request's answer (it was applied):
   // past a queue item's visibility (15 s), a held Complete outlives its lease.
   int proxy_stall_seconds = 3;
-  double kill_every = 0;           // mean seconds between SIGKILLs (0: none)
-  bool cache = false;              // Azure stores: read through the local cache
-  std::string cache_dir;           // default: <work dir>/cache
-  double clock_speed = 1;          // local stores: time runs this many times faster
-  std::string work_dir;            // histories; default: a new temporary directory
-  bool soak = false;               // no kills; resource figures must stay flat
-  int lease_seconds = 15;          // transactions' leases
+  double kill_every = 0;   // mean seconds between SIGKILLs (0: none)
+  bool cache = false;      // Azure stores: read through the local cache
+  std::string cache_dir;   // default: <work dir>/cache
+  double clock_speed = 1;  // local stores: time runs this many times faster
+  std::string work_dir;    // histories; default: a new temporary directory
+  bool soak = false;       // no kills; resource figures must stay flat
+  int lease_seconds = 15;  // transactions' leases
   // Local stores: how transactions commit. "atomic" (one LMDB write
   // transaction, the store's default), "coordinator" (the lease protocol),
   // or "mixed": even workers atomic, odd ones through the coordinator, on
@@ -60,7 +60,7 @@ struct Config {
 
   // Set for a worker process by the supervisor.
   int worker = -1, gen = 0;
-  int64_t deadline_ns = 0;         // CLOCK_MONOTONIC
+  int64_t deadline_ns = 0;  // CLOCK_MONOTONIC
   int64_t clock_base_wall_ns = 0, clock_base_steady_ns = 0;
 
   bool azure() const;

@@ -62,9 +62,10 @@ int main(int argc, char** argv) {
   blobtable::sim::ExhaustiveOptions explore;
   bool classic = false;
   app.add_flag("--classic", classic, "sim: the random simulation without its extensions");
-  app.add_option("--exhaustive", exhaustive,
-                 "sim: search every schedule of these scenarios (comma-separated, or all: "
-                 "late-abort, read-fence, clock-step, atomic-stamp, reader-settle) instead of seeds");
+  app.add_option(
+      "--exhaustive", exhaustive,
+      "sim: search every schedule of these scenarios (comma-separated, or all: "
+      "late-abort, read-fence, clock-step, atomic-stamp, reader-settle) instead of seeds");
   app.add_option("--preemptions", explore.preemptions, "sim --exhaustive: preemption bound");
   app.add_option("--fault-bound", explore.faults, "sim --exhaustive: fault bound");
   app.add_option("--max-schedules", explore.max_schedules, "sim --exhaustive: stop after N");
@@ -80,8 +81,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"list-append", "bank", "queue", "lock"}));
   app.add_option("--processes", c.processes, "worker processes (default 3)")
       ->check(CLI::Range(1, 64));
-  app.add_option("--seconds", c.seconds, "the whole run (default 30)")
-      ->check(CLI::PositiveNumber);
+  app.add_option("--seconds", c.seconds, "the whole run (default 30)")->check(CLI::PositiveNumber);
   app.add_option("--round-seconds", c.round_seconds,
                  "the history is checked after each round of this long (default 10)")
       ->check(CLI::PositiveNumber);
@@ -154,5 +154,6 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (c.worker >= 0) return blobtable::stress::RunWorker(c);
-  return blobtable::stress::RunSupervisor(c, std::vector<std::string>(argv, argv + argc), std::cout);
+  return blobtable::stress::RunSupervisor(c, std::vector<std::string>(argv, argv + argc),
+                                          std::cout);
 }

@@ -103,11 +103,11 @@ class Supervisor {
     if (!started.ok()) return started.status().ToString();
     proxy_ = std::move(*started);
     const int n = c_.proxy_fault_rate;
-    for (auto [fault, rate] : {std::pair{proxy::ProxyFault::kAnswer503, n},
-                               std::pair{proxy::ProxyFault::kLoseAnswer, n},
-                               std::pair{proxy::ProxyFault::kResetRequest, n},
-                               std::pair{proxy::ProxyFault::kResetResponse, n},
-                               std::pair{proxy::ProxyFault::kStall, 4 * n}})
+    for (auto [fault, rate] :
+         {std::pair{proxy::ProxyFault::kAnswer503, n}, std::pair{proxy::ProxyFault::kLoseAnswer, n},
+          std::pair{proxy::ProxyFault::kResetRequest, n},
+          std::pair{proxy::ProxyFault::kResetResponse, n},
+          std::pair{proxy::ProxyFault::kStall, 4 * n}})
       proxy_->InjectRate(fault, rate);
     proxy_->SetStall(std::chrono::seconds(c_.proxy_stall_seconds));
     const std::string named = loopback + std::to_string(port);
@@ -132,9 +132,9 @@ class Supervisor {
          {std::string("--worker"), std::to_string(worker), std::string("--gen"),
           std::to_string(gens_[worker]), std::string("--deadline-ns"), std::to_string(deadline_),
           std::string("--seed"), std::to_string(c_.seed), std::string("--work-dir"), c_.work_dir,
-          std::string("--cache-dir"), c_.cache_dir,
-          std::string("--clock-base-wall-ns"), std::to_string(c_.clock_base_wall_ns),
-          std::string("--clock-base-steady-ns"), std::to_string(c_.clock_base_steady_ns)})
+          std::string("--cache-dir"), c_.cache_dir, std::string("--clock-base-wall-ns"),
+          std::to_string(c_.clock_base_wall_ns), std::string("--clock-base-steady-ns"),
+          std::to_string(c_.clock_base_steady_ns)})
       args.push_back(a);
     pid_t pid = fork();
     if (pid == 0) {
@@ -261,10 +261,10 @@ class Supervisor {
         // no verdict.
         const Status& failed = !recovered.ok() ? recovered.status() : left.status();
         if (!failed.ok() && failed.IsUnavailable()) return {"", failed.ToString()};
-        return {"transactions still unresolved after their leases ran out: " +
-                    (failed.ok() ? std::to_string(*left) + " records or intents"
-                                 : failed.ToString()),
-                ""};
+        return {
+            "transactions still unresolved after their leases ran out: " +
+                (failed.ok() ? std::to_string(*left) + " records or intents" : failed.ToString()),
+            ""};
       }
       clock.SleepFor(milliseconds(500));
     }
@@ -294,11 +294,11 @@ class Supervisor {
   void Report(const std::string& what, const Counts& n, int violations) {
     out_ << "stress: " << what << ": seed " << c_.seed << ", " << c_.workload << " on "
          << (c_.azure() ? "azure" : "local (" + c_.commit + " commits)")
-         << (c_.cache ? " (cache)" : "") << ", "
-         << c_.processes << " processes: " << n.ops << " operations (" << n.ok << " ok, "
-         << n.fail << " failed, " << n.unknown << " unknown), " << n.txns << " transactions, "
-         << n.faults << " faults injected, " << kills_ << " processes killed, violations: "
-         << violations << std::endl;  // a line as each round ends, even into a file
+         << (c_.cache ? " (cache)" : "") << ", " << c_.processes << " processes: " << n.ops
+         << " operations (" << n.ok << " ok, " << n.fail << " failed, " << n.unknown
+         << " unknown), " << n.txns << " transactions, " << n.faults << " faults injected, "
+         << kills_ << " processes killed, violations: " << violations
+         << std::endl;  // a line as each round ends, even into a file
     if (setup_errors_ > 0)
       out_ << "stress: warning: " << setup_errors_ << " worker(s) could not start\n";
   }
@@ -347,7 +347,8 @@ int RunSupervisor(const Config& config, const std::vector<std::string>& argv, st
     return 2;
   }
   if (c.work_dir.empty()) {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "blobtable-stress-XXXXXX").string();
+    std::string tmpl =
+        (std::filesystem::temp_directory_path() / "blobtable-stress-XXXXXX").string();
     if (mkdtemp(tmpl.data()) == nullptr) {
       out << "stress: cannot make a work directory\n";
       return 2;

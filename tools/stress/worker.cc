@@ -85,8 +85,8 @@ int RunWorker(const Config& c) {
   signal(SIGTERM, OnTerm);
   std::unique_ptr<Clock> scaled;
   if (c.clock_speed != 1)
-    scaled = std::make_unique<ScaledClock>(c.clock_speed, c.clock_base_wall_ns,
-                                           c.clock_base_steady_ns);
+    scaled =
+        std::make_unique<ScaledClock>(c.clock_speed, c.clock_base_wall_ns, c.clock_base_steady_ns);
   const std::string base =
       c.work_dir + "/w" + std::to_string(c.worker) + "g" + std::to_string(c.gen);
   HistoryWriter history(base + ".jsonl", c.worker, c.gen);

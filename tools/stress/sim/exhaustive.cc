@@ -30,7 +30,7 @@ struct ActorScript {
 
 struct Scenario {
   std::string name, about;
-  bool atomic = false;                         // a second store committing as one batch
+  bool atomic = false;                        // a second store committing as one batch
   std::vector<std::pair<int, bool>> initial;  // keys set up (true: by an atomic batch)
   ExploreBounds bounds;
   std::vector<ActorScript> actors;
@@ -41,13 +41,19 @@ struct Scenario {
 // after a was replaced under it (holes 2 and 3).
 std::vector<ActorScript> ReadFenceActors() {
   return {
-      {"T", [](Actor& a) { a.Txn(0, {{kA, Plan::kReadOnly}, {kC, Plan::kReadWrite}}, false); }},
+      {"T",
+       [](Actor& a) {
+         a.Txn(0, {{kA, Plan::kReadOnly}, {kC, Plan::kReadWrite}}, false);
+       }},
       {"W",
        [](Actor& a) {
          a.Get(0, kA);
          a.Replace(1, kA);
        }},
-      {"R", [](Actor& a) { a.Txn(0, {{kA, Plan::kReadOnly}, {kC, Plan::kReadOnly}}, false); }},
+      {"R",
+       [](Actor& a) {
+         a.Txn(0, {{kA, Plan::kReadOnly}, {kC, Plan::kReadOnly}}, false);
+       }},
   };
 }
 
@@ -62,7 +68,10 @@ std::vector<Scenario> AllScenarios() {
     s.bounds.preemptions = 2;
     s.bounds.faults = 3;
     s.actors = {
-        {"T", [](Actor& a) { a.Txn(0, {{kB, Plan::kReadWrite}}, false); }},
+        {"T",
+         [](Actor& a) {
+           a.Txn(0, {{kB, Plan::kReadWrite}}, false);
+         }},
         {"W", [](Actor& a) { a.Replace(0, kB); }},
         {"R",
          [](Actor& a) {
@@ -98,15 +107,22 @@ std::vector<Scenario> AllScenarios() {
   {
     Scenario s;
     s.name = "atomic-stamp";
-    s.about = "hole 4: a written by an atomic batch; T reads a, writes c; U reads and writes a; "
-              "W replaces a";
+    s.about =
+        "hole 4: a written by an atomic batch; T reads a, writes c; U reads and writes a; "
+        "W replaces a";
     s.atomic = true;
     s.initial = {{kA, true}, {kC, false}};
     s.bounds.preemptions = 2;
     s.bounds.faults = 1;
     s.actors = {
-        {"T", [](Actor& a) { a.Txn(0, {{kA, Plan::kReadOnly}, {kC, Plan::kReadWrite}}, false); }},
-        {"U", [](Actor& a) { a.Txn(0, {{kA, Plan::kReadWrite}}, false); }},
+        {"T",
+         [](Actor& a) {
+           a.Txn(0, {{kA, Plan::kReadOnly}, {kC, Plan::kReadWrite}}, false);
+         }},
+        {"U",
+         [](Actor& a) {
+           a.Txn(0, {{kA, Plan::kReadWrite}}, false);
+         }},
         {"W",
          [](Actor& a) {
            a.Get(0, kA);
@@ -118,8 +134,9 @@ std::vector<Scenario> AllScenarios() {
   {
     Scenario s;
     s.name = "reader-settle";
-    s.about = "issue 29's false Conflict: T writes a, then writes it again; R reads a (and "
-              "rewrites the decided intent it meets)";
+    s.about =
+        "issue 29's false Conflict: T writes a, then writes it again; R reads a (and "
+        "rewrites the decided intent it meets)";
     s.initial = {{kA, false}};
     s.bounds.preemptions = 3;
     s.bounds.faults = 0;
@@ -230,8 +247,8 @@ ExhaustiveResult RunExhaustive(const std::string& name, const ExhaustiveOptions&
   }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   out << "exhaustive " << name << " (preemptions " << bounds.preemptions << ", faults "
-      << bounds.faults << "): schedules " << r.schedules << (r.complete ? "" : " (stopped)")
-      << ", " << r.seconds << " s, violations " << r.violations;
+      << bounds.faults << "): schedules " << r.schedules << (r.complete ? "" : " (stopped)") << ", "
+      << r.seconds << " s, violations " << r.violations;
   if (r.violations) out << ", first at schedule " << r.first_schedule;
   out << "\n";
   return r;

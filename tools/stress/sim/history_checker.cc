@@ -24,8 +24,7 @@ bool Holds(const HistOp& op, const State& s, bool check_reads) {
     case Kind::kUpsert: return true;
     case Kind::kReplace:
     case Kind::kDelete:
-    case Kind::kMerge:
-      return cur.has_value() && (!op.if_version || *op.if_version == *cur);
+    case Kind::kMerge: return cur.has_value() && (!op.if_version || *op.if_version == *cur);
   }
   return false;
 }
@@ -77,12 +76,13 @@ std::string History::Describe() const {
     static const char* kOutcome[] = {"ok", "not-found", "exists", "no-effect", "unknown"};
     out << "  [" << i << "] " << e.who << " @" << e.start << ".."
         << (e.end == std::numeric_limits<uint64_t>::max() ? std::string("never")
-                                                           : std::to_string(e.end))
+                                                          : std::to_string(e.end))
         << " " << kOutcome[static_cast<int>(e.outcome)] << (e.txn ? " txn{" : " ");
     for (const HistOp& op : e.ops) {
       static const char* kKind[] = {"get", "insert", "replace", "upsert", "delete", "merge"};
       out << kKind[static_cast<int>(op.kind)] << "(" << op.key;
-      if (op.kind == Kind::kGet) out << ")=" << Show(op.observed) << " ";
+      if (op.kind == Kind::kGet)
+        out << ")=" << Show(op.observed) << " ";
       else {
         if (!op.value.empty()) out << "," << op.value;
         if (op.if_version) out << ",if=" << *op.if_version;
@@ -115,7 +115,8 @@ std::string History::UnexplainedConflicts() const {
       if (&o == &t || o.start >= t.end || o.end <= t.start) continue;
       for (const HistOp& op : t.ops) explained = explained || contends(o, op.key);
     }
-    if (!explained) out += t.who + " failed with a Conflict no other write explains: " + t.detail + "\n";
+    if (!explained)
+      out += t.who + " failed with a Conflict no other write explains: " + t.detail + "\n";
   }
   return out;
 }

@@ -42,11 +42,11 @@ struct HistOp {
 
 struct HistEntry {
   enum class Outcome {
-    kOk,          // acknowledged: happened, with its answers
-    kAbsent,      // failed with "not found": the key was absent at some point
-    kExists,      // failed with "already exists": the key was present
-    kNoEffect,    // failed and asserts nothing: left out
-    kUnknown,     // may or may not have happened (wholly)
+    kOk,        // acknowledged: happened, with its answers
+    kAbsent,    // failed with "not found": the key was absent at some point
+    kExists,    // failed with "already exists": the key was present
+    kNoEffect,  // failed and asserts nothing: left out
+    kUnknown,   // may or may not have happened (wholly)
   };
   std::string who;   // actor and operation, for messages
   bool txn = false;  // a transaction: ops apply at one point, reads first

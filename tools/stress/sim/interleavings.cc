@@ -33,9 +33,9 @@ namespace {
 using std::chrono::milliseconds;
 
 const char* const kSyncPoints[] = {
-    "txn.locks_acquired", "txn.prewritten",      "txn.committed",    "txn.finished_one",
-    "txn.finished",       "txn.record_deleted",  "txn.renewed",      "recovery.decided",
-    "recovery.settled_one"};
+    "txn.locks_acquired", "txn.prewritten",   "txn.committed",
+    "txn.finished_one",   "txn.finished",     "txn.record_deleted",
+    "txn.renewed",        "recovery.decided", "recovery.settled_one"};
 
 SimFaults FaultsFor(uint64_t seed, const SimConfig& config) {
   SimFaults faults;
@@ -87,7 +87,8 @@ RunStats RunSeed(uint64_t seed, bool verbose, std::ostream& out, const SimConfig
     if (rng() % 2) v = "init" + std::to_string(k);
     // In mixed runs, some start as an atomic batch left them (stamped).
     Store& by = mixed && rng() % 2 ? *world.atomic() : world.protocol();
-    if (!world.SetInitial(k, v, by).ok()) stats.violation += "setting up " + KeyName(k) + " failed\n";
+    if (!world.SetInitial(k, v, by).ok())
+      stats.violation += "setting up " + KeyName(k) + " failed\n";
   }
   // Half the extended runs work on two keys only (one a partition): the
   // holes need several actors on the same entities at once.
@@ -123,7 +124,8 @@ RunStats RunSeed(uint64_t seed, bool verbose, std::ostream& out, const SimConfig
   stats.lost = sched.lost_responses();
   stats.jumps = sched.jumps();
   if (verbose || !stats.violation.empty()) {
-    out << "seed " << seed << ":\n" << (stats.violation.empty() ? world.Describe() : stats.violation);
+    out << "seed " << seed << ":\n"
+        << (stats.violation.empty() ? world.Describe() : stats.violation);
     if (verbose) out << "schedule (last events):\n" << sched.Trace();
   }
   return stats;

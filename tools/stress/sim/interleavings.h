@@ -34,8 +34,7 @@ RunStats RunSeed(uint64_t seed, bool verbose, std::ostream& out, const SimConfig
 // violation go to `failing`. Prints a summary line ("interleavings: seeds
 // ..., violations N").
 RunStats RunSeeds(uint64_t first, uint64_t count, std::optional<uint64_t> verbose_seed,
-                  std::ostream& out, std::vector<uint64_t>* failing,
-                  const SimConfig& config = {});
+                  std::ostream& out, std::vector<uint64_t>* failing, const SimConfig& config = {});
 
 }  // namespace blobtable::sim
 

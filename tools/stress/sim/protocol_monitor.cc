@@ -43,8 +43,7 @@ Result<WriteResult> ProtocolMonitor::Put(std::string_view n, std::string_view d,
       // handle when the intent left the version as it was).
       auto next = DecodeIntent(d, n);
       const bool same_version = i.prev_exists && i.reads_only;
-      return next.ok() && next->prev_exists == i.next_exists &&
-             next->prev_body == i.next_body &&
+      return next.ok() && next->prev_exists == i.next_exists && next->prev_body == i.next_body &&
              (next->prev_etag == cur.etag || (same_version && next->prev_etag == i.prev_etag));
     }
     return FinishesCommitted(i, cur, d, o.metadata);

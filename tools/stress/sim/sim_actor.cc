@@ -9,7 +9,11 @@ using Kind = HistOp::Kind;
 }  // namespace
 
 Actor::Actor(int id, uint64_t seed, World& world, SimScheduler& sched, Store* atomic)
-    : id_(id), rng_(seed * 1000 + id), world_(world), sched_(sched), atomic_(atomic),
+    : id_(id),
+      rng_(seed * 1000 + id),
+      world_(world),
+      sched_(sched),
+      atomic_(atomic),
       table_(*world.protocol().OpenTable("sim")) {
   if (atomic_ != nullptr) atomic_table_ = *atomic_->OpenTable("sim");
 }
@@ -160,8 +164,8 @@ void Actor::RandomTxn(int op, bool read_only) {
   int first = rng_() % n_keys, count = (read_only ? 2 : 1) + rng_() % (read_only ? 2 : 3);
   std::vector<Step> steps;
   for (int n = 0; n < std::min(count, n_keys); ++n)
-    steps.push_back({keys_[(first + n) % n_keys],
-                     read_only ? Plan::kReadOnly : static_cast<Plan>(rng_() % 3)});
+    steps.push_back(
+        {keys_[(first + n) % n_keys], read_only ? Plan::kReadOnly : static_cast<Plan>(rng_() % 3)});
   const bool atomic = atomic_ != nullptr && rng_() % 2;
   RunTxn(op, steps, atomic, /*scripted=*/false, lock_timeout);
 }
@@ -180,9 +184,18 @@ HistOp Actor::BufferWrite(Transaction& txn, int op, int k, std::optional<bool> p
   int pick = scripted ? (present.value_or(false) ? 2 : 1) : static_cast<int>(rng_() % 5);
   if (!scripted && present.has_value()) pick = *present ? 2 + pick % 3 : pick % 2;
   switch (pick) {
-    case 0: w.kind = Kind::kInsert; s = txn.Insert(table, Make(k, w.value)); break;
-    case 1: w.kind = Kind::kUpsert; s = txn.Upsert(table, Make(k, w.value)); break;
-    case 2: w.kind = Kind::kReplace; s = txn.Replace(table, Make(k, w.value), "*"); break;
+    case 0:
+      w.kind = Kind::kInsert;
+      s = txn.Insert(table, Make(k, w.value));
+      break;
+    case 1:
+      w.kind = Kind::kUpsert;
+      s = txn.Upsert(table, Make(k, w.value));
+      break;
+    case 2:
+      w.kind = Kind::kReplace;
+      s = txn.Replace(table, Make(k, w.value), "*");
+      break;
     case 4: {
       w.kind = Kind::kMerge;
       Entity patch(kKeys[k][0], kKeys[k][1]);
@@ -207,8 +220,9 @@ void Actor::RunTxn(int op, const std::vector<Step>& steps, bool atomic, bool scr
   t.lock_timeout = lock_timeout;
   HistEntry e;
   e.txn = true;
-  e.who = Who(op) + (atomic ? " (atomic batch" : " (lock timeout " +
-                                                     std::to_string(lock_timeout.count()) + " ms") +
+  e.who = Who(op) +
+          (atomic ? " (atomic batch"
+                  : " (lock timeout " + std::to_string(lock_timeout.count()) + " ms") +
           ")";
   size_t i = Begin(e);
   Store& store = atomic ? *atomic_ : world_.protocol();

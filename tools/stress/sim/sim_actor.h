@@ -62,11 +62,12 @@ class Actor {
   std::string NewValue(int op, int key) const;
   Entity Make(int key, const std::string& v) const;
   size_t Begin(HistEntry e);
-  void End(size_t i, HistEntry::Outcome o, const Status& s,
-           std::optional<Version> observed = {});
+  void End(size_t i, HistEntry::Outcome o, const Status& s, std::optional<Version> observed = {});
   void SetOps(size_t i, std::vector<HistOp> ops);
   static HistEntry::Outcome Failed(const Status& s);
-  std::string Who(int op) const { return "actor" + std::to_string(id_) + " op" + std::to_string(op); }
+  std::string Who(int op) const {
+    return "actor" + std::to_string(id_) + " op" + std::to_string(op);
+  }
 
   void Plain(int op);
   void PlainWrite(int op, int k, int kind);

@@ -76,8 +76,12 @@ SimScheduler::SimScheduler(uint64_t seed, FakeClock& clock, SimFaults faults)
     : clock_(clock), faults_(faults), rng_(seed) {}
 
 SimScheduler::SimScheduler(ChoiceLog& log, FakeClock& clock, ExploreBounds bounds)
-    : clock_(clock), rng_(0), log_(&log), bounds_(bounds),
-      preemptions_left_(bounds.preemptions), faults_left_(bounds.faults) {}
+    : clock_(clock),
+      rng_(0),
+      log_(&log),
+      bounds_(bounds),
+      preemptions_left_(bounds.preemptions),
+      faults_left_(bounds.faults) {}
 
 SimScheduler::~SimScheduler() {
   for (auto& t : threads_)
@@ -99,8 +103,8 @@ int64_t SimScheduler::NowMs() const {
 }
 
 void SimScheduler::Note(std::string event) {
-  trace_.push_back("#" + std::to_string(step_) + " t=" + std::to_string(NowMs() % 1'000'000) +
-                   " " + std::move(event));
+  trace_.push_back("#" + std::to_string(step_) + " t=" + std::to_string(NowMs() % 1'000'000) + " " +
+                   std::move(event));
   if (trace_.size() > kTraceLength) trace_.pop_front();
 }
 
@@ -117,8 +121,10 @@ void SimScheduler::PickNextLocked(int me) {
     int64_t now = NowMs(), earliest = std::numeric_limits<int64_t>::max();
     for (size_t i = 0; i < actors_.size(); ++i) {
       if (actors_[i].done) continue;
-      if (actors_[i].wake_ms <= now) runnable.push_back(static_cast<int>(i));
-      else earliest = std::min(earliest, actors_[i].wake_ms);
+      if (actors_[i].wake_ms <= now)
+        runnable.push_back(static_cast<int>(i));
+      else
+        earliest = std::min(earliest, actors_[i].wake_ms);
     }
     if (!runnable.empty()) break;
     if (earliest == std::numeric_limits<int64_t>::max()) {
@@ -134,8 +140,7 @@ void SimScheduler::PickNextLocked(int me) {
   // Explore: round robin from `me` (itself first if runnable, else the one
   // after it); any other pick is a preemption, within the bound.
   const int n = static_cast<int>(actors_.size());
-  const bool me_runs =
-      me >= 0 && std::find(runnable.begin(), runnable.end(), me) != runnable.end();
+  const bool me_runs = me >= 0 && std::find(runnable.begin(), runnable.end(), me) != runnable.end();
   const int from = me < 0 ? 0 : me_runs ? me : me + 1;
   std::vector<int> order;
   for (int k = 0; k < n; ++k) {
@@ -171,8 +176,7 @@ void SimScheduler::Run() {
       }
       try {
         actors_[i].body();
-      } catch (const SimKilled&) {
-      }
+      } catch (const SimKilled&) {}
       std::lock_guard<std::mutex> lk(mu_);
       actors_[i].done = true;
       --live_;
@@ -212,8 +216,8 @@ void SimScheduler::RandomFaults(Actor& a, std::string_view where, PointKind kind
   std::uniform_real_distribution<double> p(0.0, 1.0);
   const bool step = IsStep(where);
   const double kill = where == faults_.focus_step ? faults_.kill_at_focus
-                      : step                       ? faults_.kill_at_step
-                                                   : faults_.kill;
+                      : step                      ? faults_.kill_at_step
+                                                  : faults_.kill;
   if (a.killable && kills_ < faults_.max_kills && p(rng_) < kill && Kill(a, where))
     throw SimKilled{};  // the thread's epilogue hands over
   // Draws for the newer faults only where they are on: seeds of runs
@@ -308,9 +312,7 @@ bool SimScheduler::LoseResponse() {
   bool lose = false;
   if (log_ != nullptr) {
     if (!bounds_.lose || faults_left_ <= 0) return false;
-    lose = log_->Choose(2, [&](int) {
-      return actors_[tl_actor].name + ": loses the answer";
-    }) == 1;
+    lose = log_->Choose(2, [&](int) { return actors_[tl_actor].name + ": loses the answer"; }) == 1;
     if (lose) --faults_left_;
   } else {
     lose = std::uniform_real_distribution<double>(0.0, 1.0)(rng_) < faults_.lost_response;

@@ -91,9 +91,9 @@ struct ExploreBounds {
   int preemptions = 2;  // switches away from a runnable actor (or off the default)
   int faults = 2;       // stalls, kills, lost answers and clock steps together
   bool stall = true, long_stall = false, kill = false, lose = false, jump = false;
-  std::chrono::milliseconds stall_for{16'000};   // past a 15 s lease
+  std::chrono::milliseconds stall_for{16'000};  // past a 15 s lease
   std::chrono::milliseconds long_stall_for{31'000};
-  std::chrono::milliseconds jump_by{31'000};     // forward
+  std::chrono::milliseconds jump_by{31'000};  // forward
   // Waits (backoff) last at least this long: a waiter polling every few
   // milliseconds would give a search thousands of points; oversleeping is
   // something a real waiter may do anyway.

@@ -45,8 +45,7 @@ class SimStore final : public BlobStoreWrapper {
     return Write("put", n, KindOfPut(n, d, o), [&] { return BlobStoreWrapper::Put(n, d, o); });
   }
   Status Delete(std::string_view n, const WriteOptions& o) override {
-    return Write("delete", n, PointKind::kRequest,
-                 [&] { return BlobStoreWrapper::Delete(n, o); });
+    return Write("delete", n, PointKind::kRequest, [&] { return BlobStoreWrapper::Delete(n, o); });
   }
   Result<WriteResult> SetMetadata(std::string_view n, const Metadata& m,
                                   const WriteOptions& o) override {
@@ -98,8 +97,7 @@ class SimStore final : public BlobStoreWrapper {
     return r;
   }
   template <typename F>
-  auto Write(const char* what, std::string_view name, PointKind kind, F call)
-      -> decltype(call()) {
+  auto Write(const char* what, std::string_view name, PointKind kind, F call) -> decltype(call()) {
     s_.Point(std::string(what) + " " + std::string(name), kind);
     auto r = call();
     std::string outcome = StatusOf(r).ok() ? "ok" : StatusOf(r).ToString();
