@@ -12,7 +12,7 @@
 #include <string>
 
 #include "blobtable/blob_store.h"
-#include "blobtable/options.h"  // Clock
+#include "blobtable/clock.h"
 #include "txn/finisher.h"
 #include "txn/recovery.h"
 

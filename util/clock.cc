@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "blobtable/options.h"
+#include "blobtable/clock.h"
 
 #include <time.h>
 

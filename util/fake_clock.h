@@ -11,7 +11,7 @@
 #include <functional>
 #include <string>
 
-#include "blobtable/options.h"
+#include "blobtable/clock.h"
 
 namespace blobtable {
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Options and injectable services (the clock) shared by the store layers.
+// Options shared by the store layers (the clock has its own header, included
+// here as before: blobtable/clock.h).
 #ifndef BLOBTABLE_OPTIONS_H_
 #define BLOBTABLE_OPTIONS_H_
 
@@ -9,44 +10,12 @@
 #include <memory>
 #include <string>
 
+#include "blobtable/clock.h"
 #include "blobtable/export.h"
 
 namespace blobtable {
 
 class BlobStore;
-
-using TimePoint = std::chrono::system_clock::time_point;
-using SteadyTime = std::chrono::steady_clock::time_point;
-
-// The one time service, injected once (StoreOptions::clock): three clocks
-// for three purposes, and the way to wait.
-// - Now(), wall-clock time, for timestamps (an entity's Timestamp, a blob's
-//   last-modified, how old an aborted record is).
-// - Steady(), monotonic time, for every wait and timeout (busy_timeout,
-//   lock_timeout, lease renewal, the Azure retry budget): a wall-clock step
-//   never stretches or cuts a wait. The real one counts time the machine
-//   spent suspended (CLOCK_BOOTTIME), as lease expiry does.
-// - SinceBoot() with BootId(): what the embedded store judges leases by, a
-//   monotonic time that every process on the machine shares, and the boot
-//   it counts from. Setting the wall clock lets no lease lapse or last
-//   longer, and a lease from before a reboot counts as run out (README
-//   "Clocks"). Defaults: CLOCK_BOOTTIME and the kernel's boot id.
-// - SleepFor(), every wait between tries (backoff at busy entities and
-//   locks, Azure retries).
-// Tests inject a fake clock whose SleepFor moves time instead of sleeping.
-// Implementations must be thread-safe.
-class BLOBTABLE_EXPORT Clock {
- public:
-  virtual ~Clock() = default;
-  virtual TimePoint Now() const = 0;
-  virtual SteadyTime Steady() const = 0;
-  virtual void SleepFor(std::chrono::milliseconds d) const = 0;
-  virtual std::chrono::milliseconds SinceBoot() const;
-  virtual std::string BootId() const;
-  // The process-wide real clock (system_clock, and CLOCK_BOOTTIME for
-  // Steady). Never null.
-  static Clock* Real();
-};
 
 // How a read may answer from the local cache (StoreOptions::cache_*), in
 // the words of HTTP caching (RFC 9111, RFC 5861). Only entity reads
