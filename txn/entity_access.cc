@@ -51,6 +51,14 @@ class BusyWait {
   int round_ = 0;  // backoff only
 };
 
+// How a writer (and a reader following an intent) reads: storage, never a
+// stale copy.
+ReadOptions Validated() { return ReadOptions(ReadPolicy::Validate(), ""); }
+
+Status NoLongerMatches(std::string_view if_match, const std::string& now) {
+  return Status::Conflict("ETag " + std::string(if_match) + " no longer matches (now " + now + ")");
+}
+
 // One try at a write or delete, and what comes next.
 struct Try {
   enum Kind { kDone, kHeld, kRaced, kFailed } kind;
@@ -87,10 +95,8 @@ Try Settle(const TxnContext& core, const std::string& blob, Attempt attempt) {
 // the reader's to settle.
 void SettleLater(const TxnContext& core, const std::string& blob, const GetResult& seen,
                  bool committed) {
-  std::shared_ptr<BlobStore> blobs = core.blobs;
-  ResolveContext resolver = core.Resolver();
-  auto job = [blobs, blob, seen, committed, clock = &resolver.clock, lease = resolver.lease_seconds,
-              inline_max = resolver.inline_body_max] {
+  auto job = [blobs = core.blobs, clock = core.clock, lease = core.txn_lease_seconds,
+              inline_max = core.inline_body_max, blob, seen, committed] {
     (void)FinishDecided({*blobs, *clock, lease, inline_max}, blob, seen, committed);
   };
   if (core.finisher)
@@ -143,15 +149,14 @@ Try CurrentETag(const Result<GetResult>& head, const std::string& blob, std::str
 // named), or Conflict naming the ETag now.
 Try AfterFailedMatch(const TxnContext& core, const std::string& blob, std::string_view if_match,
                      std::string* match) {
-  auto now = ReadVisible(core, blob, ReadOptions(ReadPolicy::Validate(), ""));
+  auto now = ReadVisible(core, blob, Validated());
   if (now.status().IsNotFound()) return Failed(Status::NotFound("not found"));
   if (!now.ok()) return Failed(now.status());
   if (SameAs(*core.blobs, blob, now->etag, *match)) {
     *match = now->etag;  // the version it named, rewritten: write at it
     return Raced();
   }
-  return Failed(Status::Conflict("ETag " + std::string(if_match) + " no longer matches (now " +
-                                 now->etag + ")"));
+  return Failed(NoLongerMatches(if_match, now->etag));
 }
 
 Try TryWrite(const TxnContext& core, const std::string& blob, WriteMode mode,
@@ -165,11 +170,10 @@ Try TryWrite(const TxnContext& core, const std::string& blob, WriteMode mode,
   std::optional<VisibleVersion> current;
   if (merge) {
     // Merge into the current version, written back only if it is still that one.
-    auto cur = ReadVisible(core, blob, ReadOptions(ReadPolicy::Validate(), ""));
+    auto cur = ReadVisible(core, blob, Validated());
     if (cur.ok()) {
       if (!any_version && cur->etag != *match && !SameAs(*core.blobs, blob, cur->etag, *match))
-        return Failed(Status::Conflict("ETag " + std::string(if_match) +
-                                       " no longer matches (now " + cur->etag + ")"));
+        return Failed(NoLongerMatches(if_match, cur->etag));
       cond.if_match = cur->etag;
       current = std::move(*cur);
     } else if (cur.status().IsNotFound() && create_if_missing) {
@@ -205,7 +209,7 @@ Try TryWrite(const TxnContext& core, const std::string& blob, WriteMode mode,
   if (HoldsIntent(*core.blobs, blob)) return Held(Status::Busy("held by a transaction"));
   if (any_version) return Raced();  // between reading and writing
   if (insert_only) {
-    auto now = ReadVisible(core, blob, ReadOptions(ReadPolicy::Validate(), ""));
+    auto now = ReadVisible(core, blob, Validated());
     if (now.ok()) return Failed(Status::Conflict("already exists"));
     if (!now.status().IsNotFound()) return Failed(now.status());
     return Held(s);  // deleted since: insert again
@@ -274,7 +278,6 @@ Result<Entity> DecodeVisible(VisibleVersion v, const std::string& blob, std::str
 Result<VisibleVersion> ReadVisible(const TxnContext& core, const std::string& blob,
                                    const ReadOptions& read) {
   auto got = core.blobs->Get(blob, read);
-  const ReadOptions again(ReadPolicy::Validate(), "");
   for (int moved = 0; got.ok(); ++moved) {
     BT_RETURN_IF_ERROR(RefuseProtocolOneMark(got->properties, blob));
     if (PrewritingTransaction(got->properties).empty()) break;
@@ -282,7 +285,7 @@ Result<VisibleVersion> ReadVisible(const TxnContext& core, const std::string& bl
     if (moved >= 100) return Status::Busy("kept changing under a transaction while it was read");
     BT_ASSIGN_OR_RETURN(std::optional<IntentView> view, View(core, blob, *got));
     if (!view) {
-      got = core.blobs->Get(blob, again);
+      got = core.blobs->Get(blob, Validated());
       continue;
     }
     if (view->decided) SettleLater(core, blob, *got, view->committed);

@@ -144,16 +144,16 @@ Result<int> RecoverAbandoned(const ResolveContext& ctx, bool discard_damaged,
     BT_ASSIGN_OR_RETURN(ListPage page, ctx.blobs.List(list));
     for (const BlobItem& item : page.items) {
       const std::string txn = item.name.substr(std::string(kRecordPrefix).size());
-      auto rec = ReadRecord(ctx.blobs, item.name);
+      auto got = ctx.blobs.Get(item.name, {});
+      if (got.status().IsNotFound()) continue;  // finished meanwhile
+      if (!got.ok()) return got.status();
+      auto rec = DecodeRecord(got->data, item.name);
       if (rec.ok()) {
-        BT_ASSIGN_OR_RETURN(bool was_to_do, RecoverRecord(ctx, item.name, rec->first, rec->second));
+        BT_ASSIGN_OR_RETURN(bool was_to_do, RecoverRecord(ctx, item.name, *rec, got->properties));
         if (was_to_do && !settled.count(txn)) ++resolved;
         continue;
       }
-      if (rec.status().IsNotFound()) continue;  // finished meanwhile
-      if (!rec.status().IsCorruption()) return rec.status();
-      auto body = ctx.blobs.Get(item.name, {});
-      if (body.ok() && IsProtocolOneRecord(body->data)) return rec.status();  // refused
+      if (IsProtocolOneRecord(got->data)) return rec.status();  // refused
       if (!discard_damaged) {
         damaged.push_back(rec.status());
         continue;
