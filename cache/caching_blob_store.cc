@@ -6,6 +6,7 @@
 #include "remote/conditions.h"
 #include "remote/http_transport.h"
 #include "remote/inline_body.h"
+#include "util/macros.h"
 
 namespace blobtable {
 namespace {
@@ -80,20 +81,27 @@ bool CachingBlobStore::Fenced(std::string_view name, const Sent& sent) const {
   return it != fences_.end() && it->second.seq > sent.seq;
 }
 
-GetResult CachingBlobStore::Answer(CacheEntry entry, bool stale) {
-  GetResult r;
-  r.properties = std::move(entry.properties);
-  r.data = std::move(entry.data);
+CachedGet CachingBlobStore::Answer(CacheEntry entry, bool stale) {
+  CachedGet r;
+  r.result.properties = std::move(entry.properties);
+  r.result.data = std::move(entry.data);
   r.stale = stale;
   if (stale) ++cache_->counters().stale;
   return r;
 }
 
-Result<GetResult> CachingBlobStore::Get(std::string_view name, const ReadOptions& o) {
-  if (!o.allow_cache || HasConditions(o.conditions) || !Cacheable(name))
-    return BlobStoreWrapper::Get(name, o);
-  std::optional<CacheEntry> entry = cache_->Lookup(scope_, name);
+Result<CachedGet> CachingBlobStore::Read(std::string_view name, const CachedReadOptions& o) {
   const ReadPolicy& policy = o.policy;
+  if (!Cacheable(name)) {
+    if (policy.mode == ReadPolicy::Mode::kOffline)
+      return Status::FromStorage(Code::kNotFound, 404, "BlobNotFound",
+                                 "blob '" + std::string(name) + "' is never cached (offline)");
+    ReadOptions ask;
+    ask.deadline = o.deadline;
+    BT_ASSIGN_OR_RETURN(GetResult got, BlobStoreWrapper::Get(name, ask));
+    return CachedGet{std::move(got), false};
+  }
+  std::optional<CacheEntry> entry = cache_->Lookup(scope_, name);
   if (!entry) {
     if (policy.mode == ReadPolicy::Mode::kOffline)
       return Status::FromStorage(Code::kNotFound, 404, "BlobNotFound",
@@ -119,7 +127,7 @@ Result<GetResult> CachingBlobStore::Get(std::string_view name, const ReadOptions
 }
 
 // A cached copy asked about with If-None-Match.
-Result<GetResult> CachingBlobStore::Revalidate(std::string_view name, const ReadOptions& o,
+Result<CachedGet> CachingBlobStore::Revalidate(std::string_view name, const CachedReadOptions& o,
                                                CacheEntry entry) {
   ReadOptions ask;
   ask.conditions.if_none_match = entry.properties.etag;
@@ -137,21 +145,21 @@ Result<GetResult> CachingBlobStore::Revalidate(std::string_view name, const Read
   if (got.ok()) {
     ++cache_->counters().changed;
     Keep(name, *got, sent);
-    return got;
+    return CachedGet{*std::move(got), false};
   }
   if (got.status().IsNotFound()) {
     cache_->Evict(scope_, name, BlobCache::Source::kRead, sent.at, FencedSince(sent));
-    return got;
+    return got.status();
   }
   if (got.status().IsUnavailable()) {
     Unreachable();
     if (o.policy.stale_if_error) return Answer(std::move(entry), /*stale=*/true);
   }
-  return got;
+  return got.status();
 }
 
 // A blob not cached: read, and kept.
-Result<GetResult> CachingBlobStore::Fetch(std::string_view name, const ReadOptions& o) {
+Result<CachedGet> CachingBlobStore::Fetch(std::string_view name, const CachedReadOptions& o) {
   if (o.policy.stale_if_error && KnownUnreachable())
     return Status::Unavailable("blob '" + std::string(name) +
                                "': storage was unreachable moments ago, and it is not cached");
@@ -166,10 +174,10 @@ Result<GetResult> CachingBlobStore::Fetch(std::string_view name, const ReadOptio
     Reachable();
     ++cache_->counters().misses;
     Keep(name, *got, sent);
-  } else if (got.status().IsUnavailable()) {
-    Unreachable();
+    return CachedGet{*std::move(got), false};
   }
-  return got;
+  if (got.status().IsUnavailable()) Unreachable();
+  return got.status();
 }
 
 Result<WriteResult> CachingBlobStore::Put(std::string_view name, std::string_view data,
@@ -240,13 +248,25 @@ Result<WriteResult> CachingBlobStore::SetMetadata(std::string_view name, const M
 }
 
 Result<ListPage> CachingBlobStore::List(const ListOptions& o) {
-  const bool fallback = o.policy.stale_if_error;
-  if (o.policy.mode == ReadPolicy::Mode::kOffline) return CachedRange(o);
+  return ListAndSync(o, o.has_fallback);
+}
+
+Result<CachedList> CachingBlobStore::ListCached(const ListOptions& o, const ReadPolicy& policy) {
+  const bool fallback = policy.stale_if_error;
+  if (policy.mode == ReadPolicy::Mode::kOffline) return CachedRange(o);
   if (fallback && KnownUnreachable())
     return CachedRangeIfSeen(o, Status::Unavailable("storage was unreachable moments ago"));
   ListOptions ask = o;
-  ask.deadline = DeadlineFor(o.policy, o.deadline);
-  ask.has_fallback = fallback;
+  ask.deadline = DeadlineFor(policy, o.deadline);
+  auto page = ListAndSync(ask, o.has_fallback || fallback);
+  if (page.ok()) return CachedList{*std::move(page), false};
+  if (fallback && page.status().IsUnavailable()) return CachedRangeIfSeen(o, page.status());
+  return page.status();
+}
+
+Result<ListPage> CachingBlobStore::ListAndSync(const ListOptions& o, bool has_fallback) {
+  ListOptions ask = o;
+  ask.has_fallback = has_fallback;
   ask.include_data = false;  // see traits()
   const Sent sent = SendingNow();
   auto page = BlobStoreWrapper::List(ask);
@@ -257,11 +277,8 @@ Result<ListPage> CachingBlobStore::List(const ListOptions& o) {
     // (a range of more rows than a page is never answered stale).
     if (o.marker.empty() && o.start_from <= o.prefix && page->next_marker.empty())
       cache_->SawRange(scope_, o.prefix);
-    return page;
-  }
-  if (page.status().IsUnavailable()) {
+  } else if (page.status().IsUnavailable()) {
     Unreachable();
-    if (fallback) return CachedRangeIfSeen(o, page.status());
   }
   return page;
 }
@@ -269,22 +286,22 @@ Result<ListPage> CachingBlobStore::List(const ListOptions& o) {
 // stale-if-error answers only from what the cache knows: a range it never
 // listed (another account's, a table never queried here) would answer
 // "empty" for rows it never saw.
-Result<ListPage> CachingBlobStore::CachedRangeIfSeen(const ListOptions& o, const Status& why) {
+Result<CachedList> CachingBlobStore::CachedRangeIfSeen(const ListOptions& o, const Status& why) {
   if (cache_->KnowsRange(scope_, o.prefix)) return CachedRange(o);
   return Status::Unavailable("listing '" + o.prefix + "': storage is unreachable (" +
                              why.message() + "), and this range was never listed into the cache");
 }
 
 // The cached entries of a listing's range, as one page marked stale.
-Result<ListPage> CachingBlobStore::CachedRange(const ListOptions& o) {
-  ListPage page;
-  page.stale = true;
+CachedList CachingBlobStore::CachedRange(const ListOptions& o) {
+  CachedList cached;
+  cached.stale = true;
   ++cache_->counters().stale;
   for (CacheEntry& e : cache_->Range(scope_, o.prefix, o.start_from)) {
     if (!o.marker.empty() && e.name <= o.marker) continue;
-    page.items.push_back(BlobItem{std::move(e.name), std::move(e.properties), std::nullopt});
+    cached.page.items.push_back(BlobItem{std::move(e.name), std::move(e.properties), std::nullopt});
   }
-  return page;
+  return cached;
 }
 
 // Entries the listing shows changed (another ETag) or gone (absent from the

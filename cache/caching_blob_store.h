@@ -1,20 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
-// The local cache as a BlobStore wrapper (README "The local cache"). It sits
-// on top of the stack, under the tables: backend -> StoreOptions::
-// wrap_blob_store -> cache -> Store, so request counters and fault injectors
-// below it see the requests the cache really sends.
+// The local cache (README "The local cache"): its own read entry points,
+// and a BlobStore wrapper that keeps it in step with writes. It sits on top
+// of the stack, under the tables: backend -> StoreOptions::wrap_blob_store
+// -> cache -> Store, so request counters and fault injectors below it see
+// the requests the cache really sends.
 //
-// What it answers from the cache: only Get calls that ask for it
-// (ReadOptions::policy, listed_etag; the table layer's entity reads), and
-// only for blobs `cacheable` accepts. Everything else goes to storage:
-// conditional reads, Head, every lease action, every read of the
-// transaction machinery. Lease state is never answered from the cache.
+// Storage knows no cache: a read the cache may answer comes through Read()
+// (with its ReadPolicy and the ETag a listing just showed) and a listing it
+// may answer through ListCached(); the store core calls them for entity
+// reads (txn/txn_context.h). Every BlobStore call goes to storage as asked:
+// conditional reads, Head, lease actions, a plain Get or List. Lease state
+// is never answered from the cache. Only blobs `cacheable` accepts are kept.
 //
-//   Get, fresh      cached: If-None-Match <etag> (304: the cached body);
+//   Read, fresh     cached: If-None-Match <etag> (304: the cached body);
 //                   not cached: GET, then kept
-//   Get, listed ETag equal to the cached one: the cached body, no request
-//   Get, max stale  cached and validated within max_stale: no request
-//   Get, offline    cached: the cached body (stale); else NotFound
+//   Read, listed ETag equal to the cached one: the cached body, no request
+//   Read, max stale cached and validated within max_stale: no request
+//   Read, offline   cached: the cached body (stale); else NotFound
 //   stale-if-error  storage unreachable (Unavailable, or no answer by
 //                   stale_if_error_deadline): the cached body, stale; and
 //                   for unreachable_interval after, no request is tried
@@ -27,11 +29,13 @@
 // confirmed by a later-sent request (BlobCache::Source), and no answer to a
 // request sent before this process's write or delete of the blob was
 // acknowledged changes its entry (a slow read landing after the write).
-//   List            passes through; entries whose ETag changed, and those
-//                   gone from the listed range, are evicted; listed blobs
-//                   that carry their body inline (remote/inline_body.h) are
-//                   kept. Offline, or storage unreachable with
-//                   stale_if_error: the cached entries of the range, stale
+//   List, ListCached  storage's listing: entries whose ETag changed, and
+//                   those gone from the listed range, are evicted; listed
+//                   blobs that carry their body inline (remote/inline_body.h)
+//                   are kept. ListCached only, Offline, or storage
+//                   unreachable with stale_if_error: the cached entries of
+//                   the range, stale. A plain List is never answered from
+//                   the cache: it fails as storage does.
 //
 // Thread-safe.
 #ifndef BLOBTABLE_CACHE_CACHING_BLOB_STORE_H_
@@ -41,10 +45,12 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
 #include "blobtable/blob_store.h"
+#include "blobtable/cache.h"
 #include "cache/blob_cache.h"
 
 namespace blobtable {
@@ -57,12 +63,43 @@ struct CachingOptions {
   std::function<bool(std::string_view name)> cacheable;
 };
 
+// A read the cache may answer.
+struct CachedReadOptions {
+  ReadPolicy policy;
+  // The ETag a listing just reported for this blob: a cached copy with this
+  // ETag is current, and answers without a request.
+  std::string listed_etag;
+  std::optional<SteadyTime> deadline;  // as ReadOptions::deadline
+};
+
+// What Read answers: storage's answer, or a cached copy's.
+struct CachedGet {
+  GetResult result;
+  // A copy the cache holds, not validated now (Offline, or storage out of
+  // reach with stale_if_error): its version may be old, its lease state is.
+  bool stale = false;
+};
+
+// What ListCached answers.
+struct CachedList {
+  ListPage page;
+  // The cached entries of the range: blobs the cache never saw are missing.
+  bool stale = false;
+};
+
 class CachingBlobStore final : public BlobStoreWrapper {
  public:
   CachingBlobStore(std::shared_ptr<BlobStore> target, std::shared_ptr<BlobCache> cache,
                    CachingOptions options);
 
-  Result<GetResult> Get(std::string_view name, const ReadOptions& o) override;
+  // Reads `name` as `o.policy` allows (see the table above). Fails as Get
+  // does; an Offline read of a blob not cached is NotFound.
+  Result<CachedGet> Read(std::string_view name, const CachedReadOptions& o);
+  // Lists as List does, or, as `policy` allows, answers from the cached
+  // entries of the range (stale); Unavailable for a range never listed
+  // whole here while storage is out of reach.
+  Result<CachedList> ListCached(const ListOptions& o, const ReadPolicy& policy);
+
   Result<WriteResult> Put(std::string_view name, std::string_view data,
                           const PutOptions& o) override;
   Status Delete(std::string_view name, const WriteOptions& o) override;
@@ -83,9 +120,11 @@ class CachingBlobStore final : public BlobStoreWrapper {
   BlobCache& cache() { return *cache_; }
 
  private:
-  Result<GetResult> Revalidate(std::string_view name, const ReadOptions& o, CacheEntry entry);
-  Result<GetResult> Fetch(std::string_view name, const ReadOptions& o);
-  GetResult Answer(CacheEntry entry, bool stale);
+  Result<CachedGet> Revalidate(std::string_view name, const CachedReadOptions& o, CacheEntry entry);
+  Result<CachedGet> Fetch(std::string_view name, const CachedReadOptions& o);
+  CachedGet Answer(CacheEntry entry, bool stale);
+  // Storage's listing, the cache brought in line with it.
+  Result<ListPage> ListAndSync(const ListOptions& o, bool has_fallback);
   // When a request was sent: by the wall clock (an entry's age), and in
   // this process's order of sends and acknowledgements (fences).
   struct Sent {
@@ -108,10 +147,10 @@ class CachingBlobStore final : public BlobStoreWrapper {
   // answers instead).
   std::optional<SteadyTime> DeadlineFor(const ReadPolicy& policy,
                                         std::optional<SteadyTime> caller) const;
-  Result<ListPage> CachedRange(const ListOptions& o);
+  CachedList CachedRange(const ListOptions& o);
   // CachedRange if a listing of the range ever succeeded here, else
   // Unavailable (`why`: storage's failure).
-  Result<ListPage> CachedRangeIfSeen(const ListOptions& o, const Status& why);
+  Result<CachedList> CachedRangeIfSeen(const ListOptions& o, const Status& why);
   // Brings the cached entries of the range a listing covered in line with
   // it (see List).
   void SyncListedRange(const ListOptions& o, const ListPage& page, const Sent& sent);

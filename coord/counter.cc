@@ -82,7 +82,6 @@ Result<int64_t> Counter::Add(int64_t delta, int* attempts) const {
 Result<int64_t> Counter::Get() const {
   ListOptions list;
   list.prefix = coord::CounterPrefix(name_);
-  list.policy = ReadPolicy::Validate();
   int64_t total = 0;
   for (int pages = 0;;) {
     auto page = store_->blob_store().List(list);

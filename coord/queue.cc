@@ -122,7 +122,6 @@ Result<std::optional<QueueItem>> WorkQueue::Dequeue() const {
   ListOptions list;
   list.prefix = coord::QueueItemPrefix(name_);
   list.max_results = options_.list_page;
-  list.policy = ReadPolicy::Validate();
   for (int pages = 0;;) {
     auto page = store_->blob_store().List(list);
     if (!page.ok()) return page.status().WithContext(ctx);
@@ -201,7 +200,6 @@ Result<std::vector<QueueEntry>> WorkQueue::ListPrefix(const std::string& prefix,
   ListOptions list;
   list.prefix = prefix;
   list.max_results = std::clamp(max, 1, 5000);
-  list.policy = ReadPolicy::Validate();
   std::vector<QueueEntry> out;
   for (int pages = 0; static_cast<int>(out.size()) < max;) {
     auto page = store_->blob_store().List(list);

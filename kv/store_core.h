@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // What a Store shares with its Tables, scans and watches (internal): the
 // transaction layer's context (txn/txn_context.h) plus what only the façade
-// uses, the cache and every option as given.
+// uses: every option as given, and listings the cache may answer.
 #ifndef BLOBTABLE_KV_STORE_CORE_H_
 #define BLOBTABLE_KV_STORE_CORE_H_
 
@@ -10,7 +10,6 @@
 #include <string>
 
 #include "blobtable/options.h"
-#include "cache/blob_cache.h"
 #include "txn/txn_context.h"
 
 namespace blobtable::internal {
@@ -25,8 +24,16 @@ inline void WarnUser(const StoreOptions& options, const std::string& message) {
 }
 
 struct StoreCore : TxnContext {
-  std::shared_ptr<BlobCache> cache;  // null: reads go to storage
   StoreOptions options;
+
+  // Lists entity blobs as `policy` allows: through the cache when the store
+  // has one (it may answer from its copies, stale), else from storage.
+  Result<CachedList> ListEntityBlobs(const ListOptions& list, const ReadPolicy& policy) const {
+    if (cache) return cache->ListCached(list, policy);
+    auto page = blobs->List(list);
+    if (!page.ok()) return page.status();
+    return CachedList{*std::move(page), false};
+  }
 
   void Warn(const std::string& message) const { WarnUser(options, message); }
 };

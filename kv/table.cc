@@ -75,16 +75,16 @@ std::vector<Result<Entity>> Table::GetMany(
 
 Result<Entity> Table::Get(std::string_view pk, std::string_view rk,
                           const ReadPolicy& policy) const {
-  return Read(pk, rk, ReadOptions(policy, ""));
+  return Read(pk, rk, policy, "");
 }
 
-Result<Entity> Table::Read(std::string_view pk, std::string_view rk,
-                           const ReadOptions& read) const {
+Result<Entity> Table::Read(std::string_view pk, std::string_view rk, const ReadPolicy& policy,
+                           std::string_view listed_etag) const {
   // Named in errors only: built when one needs it (reads are hot).
   auto ctx = [&] { return EntityContext(name_, pk, rk); };
   auto name = EntityBlobName(pk, rk);
   if (!name.ok()) return name.status().WithContext(ctx());
-  auto visible = internal::ReadVisible(*core_, *name, read);
+  auto visible = internal::ReadVisible(*core_, *name, policy, listed_etag);
   if (!visible.ok()) return visible.status().WithContext(ctx());
   return internal::DecodeVisible(*std::move(visible), *name, pk, rk, nullptr);
 }

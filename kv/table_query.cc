@@ -118,16 +118,16 @@ Result<QueryPage> Table::Query(const QueryOptions& options) const {
 
   const ReadPolicy policy = q.policy.value_or(core_->options.read_policy);
   const size_t top = static_cast<size_t>(q.top);
-  list.policy = policy;
   QueryPage page;
   std::string last;         // the last row the page answered for
   std::string last_listed;  // the last row the listings reached
   bool more = false;
   int pages = 0;
   for (;;) {
-    auto listed = core_->blobs->List(list);
-    if (!listed.ok()) return listed.status().WithContext(ctx);
-    page.stale = page.stale || listed->stale;
+    auto cached = core_->ListEntityBlobs(list, policy);
+    if (!cached.ok()) return cached.status().WithContext(ctx);
+    page.stale = page.stale || cached->stale;
+    const ListPage* listed = &cached->page;
     std::vector<Row> rows;
     bool past_range = false;
     for (const BlobItem& item : listed->items) {
@@ -160,7 +160,7 @@ Result<QueryPage> Table::Query(const QueryOptions& options) const {
       std::vector<size_t> to_read;
       for (size_t i = 0; i < n; ++i) {
         // A listing the cache answered (stale) has no copies to trust.
-        std::optional<Entity> e = listed->stale ? std::nullopt : FromListing(rows[next + i]);
+        std::optional<Entity> e = cached->stale ? std::nullopt : FromListing(rows[next + i]);
         if (e)
           got[i] = std::move(*e);
         else
@@ -169,9 +169,8 @@ Result<QueryPage> Table::Query(const QueryOptions& options) const {
       ParallelFor(to_read.size(), static_cast<size_t>(core_->parallel_reads), [&](size_t j) {
         const Row& row = rows[next + to_read[j]];
         // The listing's ETag lets a cached copy answer without a request.
-        const std::string listed_etag = listed->stale ? "" : row.item->properties.etag;
-        got[to_read[j]] =
-            Read(row.key.partition_key, row.key.row_key, ReadOptions(policy, listed_etag));
+        const std::string listed_etag = cached->stale ? "" : row.item->properties.etag;
+        got[to_read[j]] = Read(row.key.partition_key, row.key.row_key, policy, listed_etag);
       });
       for (size_t i = 0; i < n; ++i) {
         if (got[i].status().IsNotFound()) continue;  // deleted since it was listed

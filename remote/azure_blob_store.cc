@@ -94,10 +94,6 @@ class AzureBlobStore final : public BlobStore {
   }
 
   Result<GetResult> Get(std::string_view name, const ReadOptions& o) override {
-    if (o.policy.mode == ReadPolicy::Mode::kOffline)
-      return Status::FromStorage(
-          Code::kNotFound, 404, "BlobNotFound",
-          "blob '" + std::string(name) + "': an offline read, and this store has no cache");
     Budget budget = NewBudget();
     budget.deadline = o.deadline;
     budget.give_up_if_refused = o.has_fallback;

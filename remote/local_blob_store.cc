@@ -52,7 +52,8 @@ class LocalBlobStore final : public BlobStore {
     env_->ReleaseDatabase(kMetaDb);
   }
 
-  // Every policy reads the files: nothing here is further away than a cache.
+  // No deadline or fallback applies: nothing here is further away than a
+  // cache.
   Result<GetResult> Get(std::string_view name, const ReadOptions& o) override {
     return Read(name, o.conditions, /*with_data=*/true);
   }

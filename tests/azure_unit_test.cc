@@ -567,12 +567,18 @@ TEST(Retry, AReadWithADeadlineAnswersByThen) {
 }
 
 // Without a cache there is nothing to read offline: NotFound, no request.
+// (The store applies the policy; the backend knows none.)
 TEST(Retry, AnOfflineReadWithoutACacheSendsNothing) {
   Harness h;
-  ReadOptions o;
-  o.policy = ReadPolicy::Offline();
-  EXPECT_EQ(h.store->Get("b", o).status().code(), Code::kNotFound);
+  StoreOptions o;
+  o.clock = &h.clock;
+  auto store = Store::FromBlobStore(h.store, o);
+  auto table = store->OpenTable("orders");
+  ASSERT_TRUE(table.ok());
+  EXPECT_EQ(table->Get("p", "r", ReadPolicy::Offline()).status().code(), Code::kNotFound);
   EXPECT_TRUE(h.service->requests.empty());
+  (void)table->Get("p", "r", ReadPolicy::Fresh());
+  EXPECT_FALSE(h.service->requests.empty());  // a fresh read asks
 }
 
 // A conditional write refused after an attempt whose answer was lost is

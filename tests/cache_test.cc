@@ -400,6 +400,26 @@ TEST_F(CacheTest, AQueryWhileStorageIsUnreachableServesTheCachedRangeStale) {
   EXPECT_EQ(whole.status().code(), Code::kUnavailable) << whole.status().ToString();
 }
 
+// Issue 31, step 2: only reads that ask the cache (an entity read, a query)
+// may be answered from it. A plain listing through the cache's wrapper
+// (Recover's, a queue's, a counter's) is storage's or fails: before, it
+// answered from the cached range when storage was out of reach, and
+// Recover said "nothing to recover" on copies while storage was down.
+TEST_F(CacheTest, APlainListingIsNeverAnsweredFromTheCache) {
+  ASSERT_TRUE(table().Insert(Row("a", 1)).ok());
+  ASSERT_TRUE(table().Query(QueryOptions{}).ok());  // the table's range listed whole
+  ASSERT_TRUE(store_->Recover().ok());              // and every range Recover lists
+  unplugged_->down = true;
+  ListOptions list;
+  list.prefix = naming::EntityPrefix("orders");
+  EXPECT_EQ(caching_->List(list).status().code(), Code::kUnavailable);
+  EXPECT_EQ(store_->Recover().status().code(), Code::kUnavailable);
+  auto page = table().Query(QueryOptions{});  // a query may: stale
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  EXPECT_TRUE(page->stale);
+  EXPECT_EQ(page->entities.size(), 1u);
+}
+
 // Issue 30, hole 5: with storage unreachable, a range the cache never
 // listed (a mistyped account, a table never queried here) answered "no
 // rows", stale, and the CLI exited 0 with an empty export. It is

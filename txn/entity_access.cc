@@ -51,10 +51,6 @@ class BusyWait {
   int round_ = 0;  // backoff only
 };
 
-// How a writer (and a reader following an intent) reads: storage, never a
-// stale copy.
-ReadOptions Validated() { return ReadOptions(ReadPolicy::Validate(), ""); }
-
 Status NoLongerMatches(std::string_view if_match, const std::string& now) {
   return Status::Conflict("ETag " + std::string(if_match) + " no longer matches (now " + now + ")");
 }
@@ -108,10 +104,10 @@ void SettleLater(const TxnContext& core, const std::string& blob, const GetResul
 // The version an intent on `seen` stands for now; nullopt if the blob moved
 // on while it was looked at.
 Result<std::optional<IntentView>> View(const TxnContext& core, const std::string& blob,
-                                       const GetResult& seen) {
-  if (!seen.stale) return ViewIntent(*core.blobs, blob, seen);
+                                       const CachedGet& seen) {
+  if (!seen.stale) return ViewIntent(*core.blobs, blob, seen.result);
   // Storage is out of reach: the version before the transaction.
-  BT_ASSIGN_OR_RETURN(IntentView prev, PreviousVersion(blob, seen));
+  BT_ASSIGN_OR_RETURN(IntentView prev, PreviousVersion(blob, seen.result));
   return std::optional<IntentView>(std::move(prev));
 }
 
@@ -149,7 +145,7 @@ Try CurrentETag(const Result<GetResult>& head, const std::string& blob, std::str
 // named), or Conflict naming the ETag now.
 Try AfterFailedMatch(const TxnContext& core, const std::string& blob, std::string_view if_match,
                      std::string* match) {
-  auto now = ReadVisible(core, blob, Validated());
+  auto now = ReadVisible(core, blob, ReadPolicy::Validate());
   if (now.status().IsNotFound()) return Failed(Status::NotFound("not found"));
   if (!now.ok()) return Failed(now.status());
   if (SameAs(*core.blobs, blob, now->etag, *match)) {
@@ -170,7 +166,7 @@ Try TryWrite(const TxnContext& core, const std::string& blob, WriteMode mode,
   std::optional<VisibleVersion> current;
   if (merge) {
     // Merge into the current version, written back only if it is still that one.
-    auto cur = ReadVisible(core, blob, Validated());
+    auto cur = ReadVisible(core, blob, ReadPolicy::Validate());
     if (cur.ok()) {
       if (!any_version && cur->etag != *match && !SameAs(*core.blobs, blob, cur->etag, *match))
         return Failed(NoLongerMatches(if_match, cur->etag));
@@ -209,7 +205,7 @@ Try TryWrite(const TxnContext& core, const std::string& blob, WriteMode mode,
   if (HoldsIntent(*core.blobs, blob)) return Held(Status::Busy("held by a transaction"));
   if (any_version) return Raced();  // between reading and writing
   if (insert_only) {
-    auto now = ReadVisible(core, blob, Validated());
+    auto now = ReadVisible(core, blob, ReadPolicy::Validate());
     if (now.ok()) return Failed(Status::Conflict("already exists"));
     if (!now.status().IsNotFound()) return Failed(now.status());
     return Held(s);  // deleted since: insert again
@@ -276,25 +272,27 @@ Result<Entity> DecodeVisible(VisibleVersion v, const std::string& blob, std::str
 }
 
 Result<VisibleVersion> ReadVisible(const TxnContext& core, const std::string& blob,
-                                   const ReadOptions& read) {
-  auto got = core.blobs->Get(blob, read);
+                                   const ReadPolicy& policy, std::string_view listed_etag) {
+  auto got = core.ReadEntityBlob(blob, policy, listed_etag);
   for (int moved = 0; got.ok(); ++moved) {
-    BT_RETURN_IF_ERROR(RefuseProtocolOneMark(got->properties, blob));
-    if (PrewritingTransaction(got->properties).empty()) break;
+    const BlobProperties& seen = got->result.properties;
+    BT_RETURN_IF_ERROR(RefuseProtocolOneMark(seen, blob));
+    if (PrewritingTransaction(seen).empty()) break;
     // A transaction's intent: the version committed now, without waiting.
     if (moved >= 100) return Status::Busy("kept changing under a transaction while it was read");
     BT_ASSIGN_OR_RETURN(std::optional<IntentView> view, View(core, blob, *got));
     if (!view) {
-      got = core.blobs->Get(blob, Validated());
+      got = core.ReadEntityBlob(blob, ReadPolicy::Validate());
       continue;
     }
-    if (view->decided) SettleLater(core, blob, *got, view->committed);
+    if (view->decided) SettleLater(core, blob, got->result, view->committed);
     if (!view->exists) return Status::NotFound("not found");
     return VisibleVersion{std::move(view->body), std::move(view->etag), std::move(view->handles),
                           got->stale};
   }
   if (!got.ok()) return got.status().IsNotFound() ? Status::NotFound("not found") : got.status();
-  return VisibleVersion{std::move(got->data), got->properties.etag, SameAsOf(got->properties),
+  GetResult& plain = got->result;
+  return VisibleVersion{std::move(plain.data), plain.properties.etag, SameAsOf(plain.properties),
                         got->stale};
 }
 

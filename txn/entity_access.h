@@ -36,11 +36,12 @@ struct VisibleVersion {
   bool stale = false;  // answered by the cache with storage out of reach
 };
 
-// Reads entity blob `blob`. An intent on it is viewed as the version
-// committed now (a decided one is left to the store's finisher to rewrite
-// plain); never waits. NotFound if the entity does not exist.
+// Reads entity blob `blob` as `policy` allows (TxnContext::ReadEntityBlob;
+// `listed_etag`: what a listing just showed). An intent on it is viewed as
+// the version committed now (a decided one is left to the store's finisher
+// to rewrite plain); never waits. NotFound if the entity does not exist.
 Result<VisibleVersion> ReadVisible(const TxnContext& core, const std::string& blob,
-                                   const ReadOptions& read);
+                                   const ReadPolicy& policy, std::string_view listed_etag = {});
 
 // The entity `v` holds (`blob`'s, keys `pk`, `rk`), with its ETag, and its
 // other handles into `handles` if not null. Corruption if it does not

@@ -89,8 +89,8 @@ Result<Entity> Transaction::Get(const Table& table, std::string_view pk, std::st
   BT_ASSIGN_OR_RETURN(Intent * i, IntentFor(*buffer_, table, pk, rk));
   std::string handles;  // kept by an intent on it (docs/protocol.md, H1)
   Result<Entity> e = Status::Internal("not read");
-  auto visible = internal::ReadVisible(
-      *buffer_->core, i->blob, ReadOptions(ReadPolicy::Validate(), ""));  // never stale here
+  auto visible =
+      internal::ReadVisible(*buffer_->core, i->blob, ReadPolicy::Validate());  // never stale here
   if (visible.ok())
     e = internal::DecodeVisible(*std::move(visible), i->blob, pk, rk, &handles);
   else

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // What the transaction layer needs from the store that opened it (internal):
-// the storage, the time service, and the few settings its waits, retries
-// and rewrites follow. The store's own core (kv/store_core.h) is one of
-// these plus what only the façade uses (the cache, every option).
+// the storage, the cache's read entry point, the time service, and the few
+// settings its waits, retries and rewrites follow. The store's own core
+// (kv/store_core.h) is one of these plus every option as given.
 #ifndef BLOBTABLE_TXN_TXN_CONTEXT_H_
 #define BLOBTABLE_TXN_TXN_CONTEXT_H_
 
@@ -13,13 +13,18 @@
 
 #include "blobtable/blob_store.h"
 #include "blobtable/clock.h"
+#include "cache/caching_blob_store.h"
 #include "txn/finisher.h"
 #include "txn/recovery.h"
 
 namespace blobtable::internal {
 
 struct TxnContext {
+  // The top of the store's stack: the cache's wrapper when there is one.
   std::shared_ptr<BlobStore> blobs;
+  // The same object as `blobs` when the store reads through a cache; null
+  // without one.
+  std::shared_ptr<CachingBlobStore> cache;
   Clock* clock = nullptr;  // never null once opened
   // StoreOptions::txn_lease_seconds, busy_timeout, max_merge_attempts,
   // atomic_commits.
@@ -49,6 +54,13 @@ struct TxnContext {
   void Backoff(int* round) const {
     Wait(std::chrono::milliseconds(std::min(200, 2 << std::min((*round)++, 7))));
   }
+  // Reads entity blob `blob` as `policy` allows: through the cache when the
+  // store has one (`listed_etag`: what a listing just showed); without one
+  // from storage, except that an Offline read of a remote store is NotFound
+  // without a request (nothing is cached). ReadPolicy::Validate() is
+  // storage's answer, never stale (a cached copy still saves the body).
+  Result<CachedGet> ReadEntityBlob(const std::string& blob, const ReadPolicy& policy,
+                                   std::string_view listed_etag = {}) const;
   // What settling another transaction's leftovers takes.
   ResolveContext Resolver() const { return {*blobs, *clock, txn_lease_seconds, inline_body_max}; }
 };

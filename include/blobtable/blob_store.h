@@ -90,32 +90,19 @@ struct BlobProperties {
   LeaseDurationType lease_duration = LeaseDurationType::kNone;
 };
 
-// How one Get is made: its conditions, and what a cache or a backend may do
-// with it. Converts from AccessConditions, so Get(name, conditions) reads as
-// before.
+// How one Get is made. Converts from AccessConditions, so Get(name,
+// conditions) reads as before.
 struct ReadOptions {
   ReadOptions() = default;
   ReadOptions(AccessConditions c) : conditions(std::move(c)) {}  // NOLINT: implicit on purpose
-  // A read a cache may answer (an entity read of the table layer).
-  ReadOptions(ReadPolicy p, std::string listed)
-      : allow_cache(true), policy(p), listed_etag(std::move(listed)) {}
 
   AccessConditions conditions;
-  // A cache answers only reads that allow it: their answer's lease state is
-  // then not current. Others (the transaction machinery's) go to storage.
-  bool allow_cache = false;
-  // For a cache (see ReadPolicy); a backend honours only kOffline (the Azure
-  // backend then fails NotFound without a request; the local backend reads).
-  ReadPolicy policy;
-  // The ETag a listing just reported for this blob: a cached copy with this
-  // ETag is current, and a cache answers with it without a request.
-  std::string listed_etag;
   // Answer by then: the Azure backend stops retrying and shortens its
   // request timeout to fit (Unavailable when it runs out). Unset: the
   // store's own retry budget alone.
   std::optional<SteadyTime> deadline;
   // The caller has an answer of its own should storage be out of reach (a
-  // cache's copy): a connection storage refuses ends the read at once,
+  // cached copy, say): a connection storage refuses ends the read at once,
   // Unavailable, instead of being retried.
   bool has_fallback = false;
 };
@@ -124,10 +111,6 @@ struct GetResult {
   // True when a read condition answered 304: `data` is empty and
   // `properties` holds only etag and last_modified.
   bool not_modified = false;
-  // Answered by a cache without validating it (ReadPolicy: max stale,
-  // offline, or stale-if-error while storage is unreachable). The lease
-  // state of a cached answer is never current.
-  bool stale = false;
   BlobProperties properties;
   std::string data;  // empty for Head
 };
@@ -164,10 +147,6 @@ struct ListOptions {
   // start of the prefix. Combines with marker (both must pass).
   std::string start_from;
   int max_results = 5000;  // 1..5000
-  // For a cache: Offline, or stale-if-error while storage is unreachable,
-  // answer with the cached blobs of the range (ListPage::stale). Backends
-  // ignore it.
-  ReadPolicy policy;
   // As ReadOptions::deadline and has_fallback (the Azure backend honours
   // them).
   std::optional<SteadyTime> deadline;
@@ -187,8 +166,6 @@ struct BlobItem {
 struct ListPage {
   std::vector<BlobItem> items;  // in byte-wise name order
   std::string next_marker;      // empty when the listing is complete
-  // Answered by a cache from what it holds: blobs it never saw are missing.
-  bool stale = false;
 };
 
 // A listing that goes on for more pages than this is taken as broken (a

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// The local cache of an Azure store (README "The local cache"): what it
-// counted, and how to read or clear a cache directory.
+// The local cache of an Azure store (README "The local cache"): how a read
+// may answer from it, what it counted, and how to read or clear a cache
+// directory.
 #ifndef BLOBTABLE_CACHE_H_
 #define BLOBTABLE_CACHE_H_
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -11,6 +13,34 @@
 #include "blobtable/status.h"
 
 namespace blobtable {
+
+// How a read may answer from the local cache (StoreOptions::cache_*), in
+// the words of HTTP caching (RFC 9111, RFC 5861). Only entity reads
+// (Table::Get, Table::Query) use a policy other than Fresh; the transaction
+// machinery, conditional writes and every read of lease state always ask
+// storage. Without a cache: the local backend reads its files whatever the
+// policy; a remote store (Azure) fails Offline reads NotFound without a
+// request (nothing is cached). Storage itself (BlobStore) knows no policy:
+// the store applies it.
+struct ReadPolicy {
+  enum class Mode {
+    kFresh,     // revalidate a cached copy (If-None-Match: 304 costs no body)
+    kMaxStale,  // serve a copy validated less than max_stale ago, no request
+    kOffline,   // never contact storage; NotFound unless cached
+  };
+  Mode mode = Mode::kFresh;
+  std::chrono::milliseconds max_stale{0};  // kMaxStale only
+  // When storage is unreachable (refused, reset, timed out, 5xx after
+  // retries), answer with the cached copy, marked stale (Entity::stale(),
+  // QueryPage::stale) instead of failing Unavailable.
+  bool stale_if_error = true;
+
+  static ReadPolicy Fresh() { return {}; }
+  static ReadPolicy MaxStale(std::chrono::milliseconds d) { return {Mode::kMaxStale, d, true}; }
+  static ReadPolicy Offline() { return {Mode::kOffline, {}, true}; }
+  // Fresh, and never stale: what transactions and conditional writes read by.
+  static ReadPolicy Validate() { return {Mode::kFresh, {}, false}; }
+};
 
 struct CacheStats {
   // Reads answered from the cache without a request (max stale, offline, a

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Options shared by the store layers (the clock has its own header, included
-// here as before: blobtable/clock.h).
+// Options shared by the store layers (the clock and the cache's ReadPolicy
+// have their own headers, included here as before: blobtable/clock.h,
+// blobtable/cache.h).
 #ifndef BLOBTABLE_OPTIONS_H_
 #define BLOBTABLE_OPTIONS_H_
 
@@ -10,38 +11,13 @@
 #include <memory>
 #include <string>
 
+#include "blobtable/cache.h"
 #include "blobtable/clock.h"
 #include "blobtable/export.h"
 
 namespace blobtable {
 
 class BlobStore;
-
-// How a read may answer from the local cache (StoreOptions::cache_*), in
-// the words of HTTP caching (RFC 9111, RFC 5861). Only entity reads
-// (Table::Get, Table::Query) use a policy other than Fresh; the transaction
-// machinery, conditional writes and every read of lease state always ask
-// storage. Without a cache: the local backend reads its files whatever the
-// policy; an Azure store fails Offline reads NotFound (nothing is cached).
-struct ReadPolicy {
-  enum class Mode {
-    kFresh,     // revalidate a cached copy (If-None-Match: 304 costs no body)
-    kMaxStale,  // serve a copy validated less than max_stale ago, no request
-    kOffline,   // never contact storage; NotFound unless cached
-  };
-  Mode mode = Mode::kFresh;
-  std::chrono::milliseconds max_stale{0};  // kMaxStale only
-  // When storage is unreachable (refused, reset, timed out, 5xx after
-  // retries), answer with the cached copy, marked stale (Entity::stale(),
-  // QueryPage::stale) instead of failing Unavailable.
-  bool stale_if_error = true;
-
-  static ReadPolicy Fresh() { return {}; }
-  static ReadPolicy MaxStale(std::chrono::milliseconds d) { return {Mode::kMaxStale, d, true}; }
-  static ReadPolicy Offline() { return {Mode::kOffline, {}, true}; }
-  // Fresh, and never stale: what transactions and conditional writes read by.
-  static ReadPolicy Validate() { return {Mode::kFresh, {}, false}; }
-};
 
 // Local backend: what an acknowledged write survives.
 enum class LocalDurability {

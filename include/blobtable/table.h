@@ -196,7 +196,10 @@ class BLOBTABLE_EXPORT Table {
   // kReplace and kMerge only.
   BLOBTABLE_HIDDEN Result<Entity> Write(const Entity& entity, std::string_view if_match,
                                         internal::WriteMode mode) const;
-  Result<Entity> Read(std::string_view pk, std::string_view rk, const ReadOptions& read) const;
+  // The one read path (`listed_etag`: what a listing just showed).
+  BLOBTABLE_HIDDEN Result<Entity> Read(std::string_view pk, std::string_view rk,
+                                       const ReadPolicy& policy,
+                                       std::string_view listed_etag) const;
 
   std::shared_ptr<const internal::StoreCore> core_;
   std::string name_;
