@@ -455,7 +455,7 @@ void DefineCommands(CLI::App& app, Command& c) {
       "EXPR] [--select A,B] [--limit N] [--top N] [--format jsonl|json|table]: prints "
       "matching entities in (PartitionKey, RowKey) order, one JSON object a line by "
       "default; the RowKey range is inclusive. --filter: an Azure Tables $filter "
-      "(README \"Filters\"); --select: only these properties. --limit N stops after N "
+      "(docs/api.md#filters); --select: only these properties. --limit N stops after N "
       "entities; --top N is the page size (1..1000, as in the API).");
   query->add_option("TABLE", c.table)->required();
   query->add_option("--pk", c.query.partition_key);
@@ -480,7 +480,7 @@ void DefineCommands(CLI::App& app, Command& c) {
   exp->add_option("--rk-from", c.query.row_key_from, "RK: from this RowKey (with --pk)");
   exp->add_option("--rk-to", c.query.row_key_to,
                   "RK: to this one, inclusive (with --pk and --rk-from, progress shows how far)");
-  exp->add_option("--filter", c.query.filter, "EXPR: only matching rows (README \"Filters\")");
+  exp->add_option("--filter", c.query.filter, "EXPR: only matching rows (docs/api.md#filters)");
   exp->add_flag("--quiet", c.bulk.quiet, "no progress, no summary");
 
   auto* imp = app.add_subcommand(
@@ -558,7 +558,7 @@ void DefineCommands(CLI::App& app, Command& c) {
   auto* queue = app.add_subcommand(
       "queue",
       "queue put|take|done|abandon|list NAME ...: a work queue shared by every client "
-      "(README \"Coordination\"): items taken under a lease, completed once.");
+      "(docs/coordination.md#coordination): items taken under a lease, completed once.");
   queue->require_subcommand(1, 1);
   auto queue_action = [&c, queue](const char* action, const char* help) {
     auto* sub = queue->add_subcommand(action, help);
@@ -588,7 +588,7 @@ void DefineCommands(CLI::App& app, Command& c) {
   auto* counter = app.add_subcommand(
       "counter",
       "counter add NAME [DELTA] [--shards N] | counter get NAME: a counter shared by "
-      "every client (README \"Coordination\"); prints its value after the add, or now.");
+      "every client (docs/coordination.md#coordination); prints its value after the add, or now.");
   counter->require_subcommand(1, 1);
   auto* add = counter->add_subcommand("add", "adds DELTA (default 1; negative subtracts)");
   add->add_option("NAME", c.lock_name)->required();
