@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// blobtable-bench: the benchmark suite (README "Performance"). Prints a
+// blobtable-bench: the benchmark suite (docs/performance.md#the-benchmark-suite). Prints a
 // table and writes a CSV; scripts/bench builds it in Release, starts what
 // the remote workloads need, and draws the plot.
 //

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Transactions on the embedded store (README "On the embedded store"): a
+// Transactions on the embedded store
+// (docs/transactions.md#on-the-embedded-store-one-lmdb-write-transaction): a
 // plain write against a transaction of the same write committed as one
 // LMDB write transaction and through the lease coordinator, and a 2,000-
 // entity transaction over 50 partitions each way. Same durability (LMDB's

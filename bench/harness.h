@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The benchmark suite's harness (README "Performance"): every system of a
+// The benchmark suite's harness (docs/performance.md#the-benchmark-suite): every system of a
 // cell runs once per round, in an order rotated each round, and the figures
 // reported are medians over rounds, ratios as the median of per-round
 // ratios against the cell's reference system (this machine is noisy, fsync

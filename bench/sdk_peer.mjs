@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The official Azure Storage SDK for JavaScript (@azure/storage-blob, pinned
-// in package.json) as a W2 system of blobtable-bench (README "Performance"):
+// in package.json) as a W2 system of blobtable-bench (docs/performance.md#the-benchmark-suite):
 // the same operations on blobs of the same size, through the same proxy.
 //
 //   node bench/sdk_peer.mjs CONN CONTAINER OP CONCURRENCY OPS BYTES PREFIX

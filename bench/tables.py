@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Prints the README "Performance" tables (Markdown) from the suite's CSV.
+"""Prints the tables of docs/performance.md#figures (Markdown) from the suite's CSV.
 
     bench/tables.py [bench/results/latest.csv]
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Azurite's own Table service, through the official SDK (@azure/data-tables,
 // pinned in package.json), as a system of blobtable-bench's W4 and W5
-// (README "Performance"). Every entity is PartitionKey "p", a RowKey, and a
+// (docs/performance.md#the-benchmark-suite). Every entity is PartitionKey "p", a RowKey, and a
 // binary property "v" of BYTES bytes, as blobtable's are.
 //
 //   node bench/tables_peer.mjs CONN TABLE load ROWS BYTES

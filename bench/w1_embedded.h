@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // W1: the embedded store against SQLite, RocksDB and raw LMDB, one process,
-// the same value bytes and key order (README "Performance").
+// the same value bytes and key order (docs/performance.md#the-benchmark-suite).
 #ifndef BLOBTABLE_BENCH_W1_EMBEDDED_H_
 #define BLOBTABLE_BENCH_W1_EMBEDDED_H_
 

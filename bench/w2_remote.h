@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // W2: the Azure backend against the official Azure Storage SDK for
 // JavaScript on the same Azurite, through the latency proxy, both of
-// blobtable's HTTP transports (README "Performance").
+// blobtable's HTTP transports (docs/performance.md#the-benchmark-suite).
 #ifndef BLOBTABLE_BENCH_W2_REMOTE_H_
 #define BLOBTABLE_BENCH_W2_REMOTE_H_
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // W3: reads of an Azure store through the local cache, by read policy,
-// against uncached reads and against the embedded store's (README
-// "Performance").
+// against uncached reads and against the embedded store's
+// (docs/performance.md#the-benchmark-suite).
 #ifndef BLOBTABLE_BENCH_W3_CACHED_H_
 #define BLOBTABLE_BENCH_W3_CACHED_H_
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // W4: partition queries on an Azure store, cold, cached and with 1 % of
 // the rows changed behind the store's back, against a GET per row and
-// against Azurite's own Table service (README "Performance").
+// against Azurite's own Table service (docs/performance.md#the-benchmark-suite).
 #ifndef BLOBTABLE_BENCH_W4_QUERIES_H_
 #define BLOBTABLE_BENCH_W4_QUERIES_H_
 

@@ -2,7 +2,7 @@
 // W5: multi-partition transactions on an Azure store through the latency
 // proxy: commit latency and requests by partitions touched, against the
 // same writes made plainly and against Azurite's Table service entity group
-// transaction; and transfers under contention (README "Performance").
+// transaction; and transfers under contention (docs/performance.md#the-benchmark-suite).
 #ifndef BLOBTABLE_BENCH_W5_TRANSACTIONS_H_
 #define BLOBTABLE_BENCH_W5_TRANSACTIONS_H_
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The local cache's storage: blobs of remote stores kept in an LMDB
-// environment of their own directory (README "The local cache").
+// environment of their own directory (docs/cache.md#the-local-cache).
 //
 // Entries are keyed by scope (endpoint, account and container: a store's
 // Location() and container()) and blob name, and hold what a read answers:

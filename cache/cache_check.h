@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // A check of a cache's LMDB file where a crash cannot hurt: in a child
-// process (README "The local cache"). LMDB trusts its file: a damaged page
+// process (docs/cache.md#the-local-cache). LMDB trusts its file: a damaged page
 // can fail an assertion or fault in the process that reads it, and a cache
 // that crashed every process opening it would be worse than none.
 #ifndef BLOBTABLE_CACHE_CACHE_CHECK_H_

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The local cache (README "The local cache"): its own read entry points,
+// The local cache (docs/cache.md#the-local-cache): its own read entry points,
 // and a BlobStore wrapper that keeps it in step with writes. It sits on top
 // of the stack, under the tables: backend -> StoreOptions::wrap_blob_store
 // -> cache -> Store, so request counters and fault injectors below it see

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Where the coordination primitives keep their blobs (README
-// "Coordination"): under c/, beside the tables' t/ and the transaction
+// Where the coordination primitives keep their blobs
+// (docs/coordination.md#coordination): under c/, beside the tables' t/ and the transaction
 // records, one prefix a primitive:
 //   c/locks/-<key(name)>             a Lock
 //   c/counters/-<key(name)>/<shard>  a Counter's shards (0, 1, ...)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Increments a counter with optimistic concurrency (Table::Update): read
 // it, change it, write it If-Match the ETag read; a write that lost a race
-// is retried. The README's "Examples" shows the marked part.
+// is retried. docs/api.md#examples shows the marked part.
 //   read_modify_write STORE      (a directory, or an Azure connection string)
 #include <blobtable/store.h>
 

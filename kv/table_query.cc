@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Table::Query: one listing answers for the rows it can (their inline
-// copies, README "Stored form"); the others are read, concurrently, each
+// copies, docs/data-model.md#stored-form); the others are read, concurrently, each
 // through the cache if the store has one.
 #include <algorithm>
 #include <optional>

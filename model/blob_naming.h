@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Where entities live: the stable mapping from (table, PartitionKey, RowKey)
-// to blob names. See README "Blob naming" for the full description.
+// to blob names. See docs/data-model.md#blob-naming for the full description.
 //
 //   entity blob:  t/<table>/e/-<key(PK)>/-<key(RK)>
 //   lock blob:    t/<table>/l/-<key(PK)>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Query filters in Azure Tables' OData syntax ($filter), parsed once and
-// evaluated on entities (README "Filters").
+// evaluated on entities (docs/api.md#filters).
 //
 //   expr       := or
 //   or         := and ('or' and)*

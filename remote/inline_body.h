@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// A small blob's body carried in its own metadata (README "Stored form"):
+// A small blob's body carried in its own metadata (docs/data-model.md#stored-form):
 // List Blobs returns every blob's metadata, so a listing then answers for
 // the blob without a GET, with or without a cache.
 //

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The files of a local store's directory, and the checks that keep damage
-// from looking like an empty store or crashing a reader (README "Local
-// backend: what damages a store"):
+// from looking like an empty store or crashing a reader
+// (docs/backends.md#what-damages-a-local-store):
 //   data.mdb, lock.mdb   LMDB's data and lock files;
 //   blobtable.store      written once the data file is made: from then on a
 //                        missing or empty data.mdb is damage, not a new store.

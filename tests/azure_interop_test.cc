@@ -455,7 +455,7 @@ TEST_P(InteropTest, WritesWhoseAnswerWasLostAreNeverMisreported) {
 // meets is the action's own effect. Each must say what happened: the
 // acquire, change, renew and break succeed (they are idempotent for the id
 // or the state they leave); a conditional write under the lease is
-// recognised by its write id. README "Write ids" has the table.
+// recognised by its write id. docs/azure.md#write-ids has the table.
 TEST_P(InteropTest, LeaseActionsWhoseAnswerWasLostAreNeverMisreported) {
   auto proxied = StartProxied(GetParam(), container_);
   ASSERT_TRUE(proxied.ok()) << proxied.status().ToString();
@@ -574,7 +574,7 @@ TEST_P(InteropTest, ACreateIsNeverSentAgainAfterAnAttemptThatMayHaveBeenApplied)
 }
 
 // Issue 30, hole 8: what Unavailable means for an unconditional write
-// (README "Errors"). An Upsert whose every attempt was applied and whose
+// (docs/api.md#errors). An Upsert whose every attempt was applied and whose
 // answers were held past the request timeout says Unavailable, and the
 // write is there: an unconditional write that says Unavailable may have
 // been applied, and calling it again is harmless (it writes the same).

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Every bad input of README "Reliability: bad input" and the answer it
+// Every bad input of docs/testing.md#bad-input and the answer it
 // gets, through the CLI as a user meets it (exit code, and a message that
 // says what and where), on the local store and on Azurite. Nothing crashes,
 // nothing is lost.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Blob naming: property-based checks over random keys (round trip, prefix
-// containment, order), plus the fixed examples the README documents.
+// containment, order), plus the fixed examples docs/data-model.md#blob-naming documents.
 #include "model/blob_naming.h"
 
 #include <gtest/gtest.h>

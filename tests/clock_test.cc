@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Clocks: every wait and timeout measures monotonic time, so setting the
 // wall clock (an NTP step, an operator) neither stretches a wait past its
-// timeout nor cuts it short; leases stay wall-clock instants (README
-// "Clocks"). Local backend with the fake clock: Jump() moves the wall clock
+// timeout nor cuts it short; leases stay wall-clock instants
+// (docs/backends.md#clocks). Local backend with the fake clock: Jump() moves the wall clock
 // alone, a wait (SleepFor) moves both.
 #include <gtest/gtest.h>
 

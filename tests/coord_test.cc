@@ -243,7 +243,7 @@ TEST_F(LockRenewalTest, ALeaderSteppingDownLeavesItsLeaseToRunOut) {
   EXPECT_GE(clock_.Steady(), expiry);
 }
 
-// What each call costs in requests (README "Coordination").
+// What each call costs in requests (docs/coordination.md#coordination).
 TEST(CoordCost, RequestsPerCall) {
   TempDir dir;
   std::shared_ptr<CountingBlobStore> counter;

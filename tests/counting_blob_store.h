@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The one counting wrapper: counts requests by kind, to assert round trips
-// (README "Cost in round trips"). Stacks anywhere a BlobStoreWrapper does.
+// (docs/transactions.md#cost). Stacks anywhere a BlobStoreWrapper does.
 // Thread-safe.
 #ifndef BLOBTABLE_TESTS_COUNTING_BLOB_STORE_H_
 #define BLOBTABLE_TESTS_COUNTING_BLOB_STORE_H_

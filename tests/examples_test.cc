@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The examples (examples/, README "Examples") run as a user would run them:
+// The examples (examples/, docs/api.md#examples) run as a user would run them:
 // the embedded ones on a directory, the Azure ones on Azurite (started by
 // the test), each checked by what it prints.
 #include <gtest/gtest.h>

@@ -14,14 +14,14 @@ cmake --build "$work/consumer" >/dev/null
 "$work/consumer/consumer" "$work/store-cmake"
 if ! find "$work/prefix" -name 'libblobtable.so' | grep -q .; then
   # A static library: pkg-config would need every dependency's .pc file
-  # (cpprestsdk ships none); the README offers pkg-config for the shared one.
+  # (cpprestsdk ships none); docs/api.md#linking offers pkg-config for the shared one.
   "$work/prefix/bin/blobtable" --version
   echo "install test: ok (static: CMake consumer only)"
   exit 0
 fi
 libdir=$(dirname "$(find "$work/prefix" -name 'blobtable.pc' | head -1)")
 export PKG_CONFIG_PATH="$libdir"
-# Exactly the README's line: flags and rpath come from the .pc file.
+# Exactly the line of docs/api.md#linking: flags and rpath come from the .pc file.
 c++ "$src/tests/install_consumer/main.cc" -o "$work/consumer-pc" $(pkg-config --cflags --libs blobtable)
 "$work/consumer-pc" "$work/store-pc"
 "$work/prefix/bin/blobtable" --version

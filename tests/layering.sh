@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Fails when an #include crosses a layer the wrong way (README "Layout").
+# Fails when an #include crosses a layer the wrong way (CONTRIBUTING.md#layout).
 # Layers, bottom to top; each may include its own and lower ones, and the
 # public headers (blobtable/...). Public headers include only public ones.
 # Args: SOURCE_DIR

@@ -190,7 +190,7 @@ TEST(LocalBlobStore, LongNamesSharingAPrefixGetABucketEachAndKeepTheirOrder) {
   // listing still gives exact name order, across pages.
   // The cost, measured by hand until the benchmarks exist: insert and get
   // 3,000 entities under a 10-byte and a 470-byte PartitionKey through
-  // Store::Open(dir)->OpenTable("orders"), timing each loop (README "Names").
+  // Store::Open(dir)->OpenTable("orders"), timing each loop (docs/backends.md#the-local-backend).
   TempDir dir;
   auto store = OpenLocalBlobStore(dir.path(), {});
   ASSERT_TRUE(store.ok());

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The local backend under damage and misuse from outside the API: restored
 // backups, aliased paths, crashed readers, damaged files, full disks, long
-// keys, read-only users (README "Local backend: what damages a store").
+// keys, read-only users (docs/backends.md#what-damages-a-local-store).
 #include <gtest/gtest.h>
 
 #include <sched.h>

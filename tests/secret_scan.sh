@@ -4,8 +4,8 @@
 # arguments) for secrets: the account key the tests use (Azurite's, the
 # stand-in for a real one), a Shared Key Authorization header, a SAS
 # signature. Prints "secret scan: ok (N bytes)", or the numbers of the lines
-# that hold one (never the lines themselves) and fails. README
-# "Reliability: security".
+# that hold one (never the lines themselves) and fails.
+# SECURITY.md#what-is-checked.
 set -euo pipefail
 status=0
 bytes=0

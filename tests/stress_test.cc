@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Short runs of blobtable-stress in CI, on each backend, with faults
 // injected and workers killed: the tool reports no violation. Longer runs
-// are the command in README "Reliability".
+// are the command in docs/testing.md#randomized-stress-with-history-checking.
 #include <gtest/gtest.h>
 
 #include "tests/azurite.h"

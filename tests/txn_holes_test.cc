@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Four interleavings that broke README "Guarantees" (issue 29), each played
-// deterministically on the embedded store through the protocol
+// Four interleavings that broke docs/transactions.md#guarantees-and-the-tests-that-check-them
+// (issue 29), each played deterministically on the embedded store through the protocol
 // (atomic_commits off, finishing inline, one request at a time): sync points
 // stop a coordinator at a step, a request-hooking wrapper holds one request
 // of one thread at a gate, and the fake clock steps between them. Each test

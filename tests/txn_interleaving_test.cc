@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Search for interleavings that break the transaction guarantees (README
-// "Transactions"): the randomized simulation of tools/stress/sim/
+// Search for interleavings that break the transaction guarantees
+// (docs/transactions.md#randomized-interleavings): the randomized simulation of tools/stress/sim/
 // interleavings.h over many seeds, and the bounded-exhaustive search of
 // small scenarios (exhaustive.h); both also `blobtable-stress --mode sim`.
 //

@@ -193,7 +193,7 @@ TEST_P(TxnTest, ConditionsAreChecked) {
 
 TEST_P(TxnTest, RoundTripsPerCommit) {
   // Reads, then writes, one entity in each of k partitions, all existing:
-  // the cost the README states, counted request by request, with the
+  // the cost docs/transactions.md#cost states, counted request by request, with the
   // partitions' lock blobs already made by an earlier transaction.
   for (int k : {1, 2, 4}) {
     auto key = [&](int p) { return "p" + std::to_string(k) + "-" + std::to_string(p); };

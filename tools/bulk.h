@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The CLI's bulk commands (README "Import and export"): a table's rows out
+// The CLI's bulk commands (docs/cli.md#import-and-export): a table's rows out
 // as JSON lines, and JSON lines in, one entity a line in the form `get`
 // prints.
 #ifndef BLOBTABLE_TOOLS_BULK_H_

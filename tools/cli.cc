@@ -395,7 +395,7 @@ void DefineCommands(CLI::App& app, Command& c) {
                "log every storage request to stderr (method, blob, status, error code, "
                "milliseconds, attempt; never keys or signatures); a revalidated cached entity "
                "shows as 304");
-  // The local cache (Azure stores only; README "The local cache").
+  // The local cache (Azure stores only; docs/cache.md#the-local-cache).
   app.add_option("--cache", c.options.cache_directory,
                  "DIR of the local cache of an Azure store (default: $XDG_CACHE_HOME/blobtable, "
                  "else ~/.cache/blobtable)");

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Transactions on a backend that applies an atomic batch (the local store:
-// one LMDB write transaction), README "Transactions on the embedded store".
+// one LMDB write transaction),
+// docs/transactions.md#on-the-embedded-store-one-lmdb-write-transaction.
 #ifndef BLOBTABLE_TXN_ATOMIC_COMMIT_H_
 #define BLOBTABLE_TXN_ATOMIC_COMMIT_H_
 

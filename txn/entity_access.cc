@@ -221,7 +221,7 @@ Try TryDelete(const TxnContext& core, const std::string& blob, std::string_view 
     auto head = core.blobs->Head(blob, {});
     if (head.status().IsCorruption()) {
       // Its stored record is damaged: there is no version to compare, and
-      // removing it is the repair (README "what damages a store").
+      // removing it is the repair (docs/backends.md#what-damages-a-local-store).
       Status removed = core.blobs->Delete(blob, {});
       return removed.ok() ? Done() : Failed(removed);
     }

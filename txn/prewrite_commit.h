@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The commit protocol on a store without atomic batches (README "The
-// protocol"): three rounds of independent requests before Commit() returns,
+// The commit protocol on a store without atomic batches
+// (docs/transactions.md#the-protocol): three rounds of independent requests before Commit()
+// returns,
 //   1. every partition lock leased (finite, renewed); every entity given
 //      its intent (both versions; for one only read or checked, the same
 //      version twice) at the version the transaction expects (If-Match, or

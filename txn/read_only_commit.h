@@ -6,7 +6,7 @@
 // the first re-read every entity was at the version the transaction saw, so
 // it is serialised there. One round, one GET per entity, no lease, no
 // record, and no waiting for a transaction in progress (a reader never
-// waits; README "Transactions").
+// waits; docs/transactions.md#the-protocol).
 #ifndef BLOBTABLE_TXN_READ_ONLY_COMMIT_H_
 #define BLOBTABLE_TXN_READ_ONLY_COMMIT_H_
 

@@ -4,7 +4,7 @@
 // move the fake clock). Compiled in only in blobtable_testing, the static
 // library tests link (BLOBTABLE_SYNC_POINTS); the library users link and
 // install has none, whatever the build type. The names are listed in
-// README "Transactions".
+// docs/transactions.md#sync-points.
 #ifndef BLOBTABLE_TXN_SYNC_POINT_H_
 #define BLOBTABLE_TXN_SYNC_POINT_H_
 

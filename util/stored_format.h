@@ -2,7 +2,8 @@
 // Every name blobtable writes to storage, in one place: what a stored blob,
 // its metadata, or a local store's files are called. Changing any of these
 // changes the stored format (existing stores would no longer be read).
-// README "Blob naming", "Transactions" and the local backend describe them.
+// docs/data-model.md#blob-naming, docs/transactions.md#the-protocol and
+// docs/backends.md#the-local-backend describe them.
 #ifndef BLOBTABLE_UTIL_STORED_FORMAT_H_
 #define BLOBTABLE_UTIL_STORED_FORMAT_H_
 

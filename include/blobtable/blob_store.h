@@ -2,7 +2,7 @@
 // BlobStore: the storage interface every backend implements (local LMDB
 // directory, Azure Blob REST). One BlobStore addresses one container.
 //
-// Semantics are Azure Blob Storage's (see README "BlobStore semantics"):
+// Semantics are Azure Blob Storage's (see docs/backends.md#blobstore-semantics):
 // every failure carries the Code the caller should act on, plus the Azure
 // error code (Status::storage_code()) and HTTP status (Status::http_status())
 // that Azure would have answered, so that the same test suite runs against

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The local cache of an Azure store (README "The local cache"): how a read
+// The local cache of an Azure store (docs/cache.md#the-local-cache): how a read
 // may answer from it, what it counted, and how to read or clear a cache
 // directory.
 #ifndef BLOBTABLE_CACHE_H_

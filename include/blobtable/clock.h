@@ -24,8 +24,8 @@ using SteadyTime = std::chrono::steady_clock::time_point;
 // - SinceBoot() with BootId(): what the embedded store judges leases by, a
 //   monotonic time that every process on the machine shares, and the boot
 //   it counts from. Setting the wall clock lets no lease lapse or last
-//   longer, and a lease from before a reboot counts as run out (README
-//   "Clocks"). Defaults: CLOCK_BOOTTIME and the kernel's boot id.
+//   longer, and a lease from before a reboot counts as run out
+//   (docs/backends.md#clocks). Defaults: CLOCK_BOOTTIME and the kernel's boot id.
 // - SleepFor(), every wait between tries (backoff at busy entities and
 //   locks, Azure retries).
 // Tests inject a fake clock whose SleepFor moves time instead of sleeping.

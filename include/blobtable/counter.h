@@ -6,8 +6,8 @@
 //   auto now = visits->Add(1);          // the new value
 //   auto total = visits->Get();
 //
-// A counter is one blob a shard, c/counters/-<name>/<shard> (README
-// "Coordination"), whose value is its body and also its metadata, so that a
+// A counter is one blob a shard, c/counters/-<name>/<shard>
+// (docs/coordination.md#coordination), whose value is its body and also its metadata, so that a
 // listing of the counter's prefix reads every shard at once. Add picks a
 // shard (at random when there are several), reads it (HEAD) and writes it
 // back If-Match the ETag read, retrying a lost race under the RetryPolicy:

@@ -61,7 +61,7 @@ inline EdmType TypeOf(const PropertyValue& v) { return static_cast<EdmType>(v.in
 BLOBTABLE_EXPORT std::string_view EdmTypeName(EdmType type);
 
 // Limits (Azure Table Storage's, except where blob naming is tighter; see
-// README "Limits").
+// docs/data-model.md#data-model-and-limits).
 inline constexpr size_t kMaxKeyBytes = 1024;   // each key, UTF-8 bytes
 inline constexpr size_t kMaxProperties = 252;  // custom properties
 inline constexpr size_t kMaxPropertyNameChars = 255;

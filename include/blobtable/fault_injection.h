@@ -5,7 +5,7 @@
 // storage fails, at seeded random.
 //
 // Each fault is what a caller of a real backend can see, and does to
-// storage what the real failure would (README "Reliability"):
+// storage what the real failure would (docs/testing.md#fault-injection):
 //
 //   kind            storage                      the caller sees
 //   server_busy     nothing done                 Unavailable, 503 ServerBusy

@@ -7,8 +7,8 @@
 //     while ((*election)->is_leader()) { ... FencedUpdate(..., (*election)->term(), ...) ... }
 //   }
 //
-// A leader holds the lease of the blob c/leaders/-<name> (README
-// "Coordination"), taken and renewed as a Lock's: the term is that lock's
+// A leader holds the lease of the blob c/leaders/-<name>
+// (docs/coordination.md#coordination), taken and renewed as a Lock's: the term is that lock's
 // fencing token. Start() campaigns on a background thread: it tries to take
 // the lease, and while someone else leads, tries again after a random wait
 // of 100..1000 ms. A leader stays leader until it resigns or its lease is

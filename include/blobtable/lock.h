@@ -8,7 +8,7 @@
 //   FencedUpdate(table, pk, rk, (*lock)->token(), fn);   // refused once a newer holder wrote
 //   // released when *lock is destroyed (or by Release())
 //
-// The lock is the blob c/locks/-<name> (README "Coordination"). Acquiring
+// The lock is the blob c/locks/-<name> (docs/coordination.md#coordination). Acquiring
 // takes its lease and raises the fencing token stored with it: every
 // acquisition gets a larger token than any before it. A background thread
 // renews the lease every third of it; a renewal that fails for a reason

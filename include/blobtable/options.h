@@ -80,8 +80,8 @@ struct StoreOptions {
   int txn_lease_seconds = 30;
   // Transactions on a backend that applies an atomic batch (the local store)
   // commit as one batch, one LMDB write transaction: no record, locks or
-  // leases. Off: through the lease coordinator, as on Azure (README
-  // "Transactions"); for tests of that protocol. Both may run on one store.
+  // leases. Off: through the lease coordinator, as on Azure
+  // (docs/transactions.md#the-protocol); for tests of that protocol. Both may run on one store.
   bool atomic_commits = true;
   // Through the protocol, Commit() returns at the commit point and
   // the rest (intents rewritten plain, leases let go, the record deleted)
@@ -93,7 +93,7 @@ struct StoreOptions {
   bool finish_in_background = true;
 
   // Entities whose stored form is at most this many bytes carry a copy of
-  // it in their blob's metadata (base64, README "Stored form"), so that a
+  // it in their blob's metadata (base64, docs/data-model.md#stored-form), so that a
   // query answers them from its listing without a GET, with or without the
   // cache. 0: no copies. Backends that run in-process (the local store)
   // never get them: their reads cost no round trip.
@@ -122,7 +122,7 @@ struct StoreOptions {
   // HTTP status, error code, milliseconds, attempt. Never secrets.
   std::function<void(const std::string& line)> request_log;
 
-  // ---- The local cache (Azure stores; README "The local cache") ----
+  // ---- The local cache (Azure stores; docs/cache.md#the-local-cache) ----
   // Reads of an Azure store go through a local LMDB cache, revalidated with
   // If-None-Match; off for the local backend, which would only duplicate.
   bool cache = true;

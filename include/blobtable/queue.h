@@ -10,7 +10,7 @@
 //     Status done = q->Complete(**item);      // LeaseLost: it timed out and went to another
 //   }
 //
-// Each item is a blob c/queues/-<name>/i/<id> (README "Coordination"),
+// Each item is a blob c/queues/-<name>/i/<id> (docs/coordination.md#coordination),
 // created once (If-None-Match *), ids ordered by enqueue time so that older
 // items come first. Dequeue lists one page of the queue (not the whole
 // queue), picks at random among the first visible items (so that workers

@@ -38,7 +38,7 @@ enum class Code : int {
   // transaction that says so did not take effect; an unconditional write
   // (Table::Upsert, Table::Delete with "*", a blob Put or Delete with no
   // condition and no lease) may have been applied, and calling it again is
-  // harmless (README "Errors").
+  // harmless (docs/api.md#errors).
   kUnavailable,
   // The request itself is invalid (bad key, too large, bad argument).
   kInvalidArgument,

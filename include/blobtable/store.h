@@ -41,7 +41,7 @@ struct RecoveryReport {
   // reader, writer or Recover settles it.
   struct InFlight {
     std::string txn_id;
-    std::vector<std::string> blobs;  // entity blobs holding its intents (README "Blob naming")
+    std::vector<std::string> blobs;  // entity blobs of its intents (docs/data-model.md#blob-naming)
   };
   std::vector<InFlight> in_flight;
   static constexpr int kMaxLeaseSeconds = 60;
@@ -59,7 +59,7 @@ class BLOBTABLE_EXPORT Store {
   // InvalidArgument on a bad container name or connection string, IOError if
   // the directory cannot be used. A service that cannot be reached is
   // found by the first call that needs it (Unavailable, or an answer from
-  // the cache; README "The local cache").
+  // the cache; docs/cache.md#the-local-cache).
   static Result<std::unique_ptr<Store>> Open(std::string_view location,
                                              const StoreOptions& options = {});
 

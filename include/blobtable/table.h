@@ -55,7 +55,7 @@ struct QueryOptions {
   // How rows may be answered from the local cache; unset: the store's
   // StoreOptions::read_policy.
   std::optional<ReadPolicy> policy;
-  // Only rows matching this Azure Tables $filter (README "Filters"), e.g.
+  // Only rows matching this Azure Tables $filter (docs/api.md#filters), e.g.
   // "PartitionKey eq 'p' and Price ge 10.0"; empty: every row. Malformed:
   // InvalidArgument naming the position. PartitionKey eq and RowKey bounds
   // in its top-level `and` narrow the listing like the fields above; other
@@ -177,7 +177,7 @@ class BLOBTABLE_EXPORT Table {
                   policy, attempts);
   }
 
-  // Where an entity and its partition's lock live (see README "Blob naming").
+  // Where an entity and its partition's lock live (see docs/data-model.md#blob-naming).
   Result<std::string> EntityBlobName(std::string_view partition_key,
                                      std::string_view row_key) const;
   Result<std::string> LockBlobName(std::string_view partition_key) const;

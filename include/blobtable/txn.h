@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Transactions: atomic, serializable updates across entities, partitions and
-// tables, coordinated with blob leases (see README "Transactions").
+// tables, coordinated with blob leases (see docs/transactions.md#transactions).
 //
 //   auto txn = store->Begin();                                // Result<Transaction>
 //   auto from = txn->Get(accounts, "eu", "alice");          // read: validated at commit
@@ -9,7 +9,7 @@
 //   auto committed = txn->Commit();                          // all or nothing
 //
 // Store::RunTransaction runs such a function and reruns it when the commit
-// lost a race (README "Retrying").
+// lost a race (docs/api.md#retrying-tableupdate-and-storeruntransaction).
 //
 // Operations are buffered; nothing is locked or written until Commit(). A
 // Transaction is used from one thread at a time (it may be moved to
@@ -19,7 +19,7 @@
 //
 // On the local store, Commit() applies every write and check as one LMDB
 // write transaction (StoreOptions::atomic_commits); elsewhere it runs the
-// protocol of README "Transactions" (three rounds: locks and intents,
+// protocol of docs/transactions.md#the-protocol (three rounds: locks and intents,
 // intents leased, the record created committed), and rewriting the intents
 // as plain entities happens after it returns, in the store's background
 // thread (StoreOptions::finish_in_background). A transaction that writes

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // A TCP proxy for HTTP/1.1 between a client and a storage service on this
 // machine (Azurite), adding latency and injecting the network's faults
-// (README "Reliability"). Tests drive it in-process; blobtable-proxy
+// (docs/testing.md#the-fault-and-latency-proxy). Tests drive it in-process; blobtable-proxy
 // (proxy_main.cc) runs it alone, driven over a control port, for the stress
 // tool and the benchmarks.
 //

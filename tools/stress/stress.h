@@ -2,8 +2,8 @@
 // blobtable-stress: several processes run a workload's random operations on
 // one store, with faults injected and processes SIGKILLed and restarted at
 // random; after each round every abandoned transaction is recovered and the
-// workload's checker judges the whole history so far (README
-// "Reliability").
+// workload's checker judges the whole history so far
+// (docs/testing.md#randomized-stress-with-history-checking).
 #ifndef BLOBTABLE_TOOLS_STRESS_STRESS_H_
 #define BLOBTABLE_TOOLS_STRESS_STRESS_H_
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// blobtable-stress (README "Reliability"). Examples:
+// blobtable-stress (docs/testing.md#randomized-stress-with-history-checking). Examples:
 //   blobtable-stress --store /tmp/s --workload list-append --seconds 60
 //       --faults 50 --kill-every 3 --clock-speed 10
 //   blobtable-stress --store "UseDevelopmentStorage=true" --workload bank

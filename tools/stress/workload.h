@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // A stress workload: the operations worker processes run at random, and the
-// checker that judges their history (README "Reliability").
+// checker that judges their history (docs/testing.md#randomized-stress-with-history-checking).
 #ifndef BLOBTABLE_TOOLS_STRESS_WORKLOAD_H_
 #define BLOBTABLE_TOOLS_STRESS_WORKLOAD_H_
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The randomized interleaving simulation (README "Transactions:
-// Randomized interleavings"), as a mode of the stress tool and as a test.
+// The randomized interleaving simulation
+// (docs/transactions.md#randomized-interleavings), as a mode of the stress tool and as a test.
 // Each seed runs a few actors on the embedded store, one request at a time
 // under the deterministic scheduler (sim_scheduler.h): transactions with
 // short and long lock timeouts (read-write, with entities only read, and

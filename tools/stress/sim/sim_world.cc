@@ -62,7 +62,8 @@ Status World::Open(bool atomic) {
   protocol_ = std::move(*store);
   if (!atomic) return Status::OK();
   // The same directory, committing as one LMDB batch: both kinds of commit
-  // run on one store at once (README "On the embedded store").
+  // run on one store at once
+  // (docs/transactions.md#on-the-embedded-store-one-lmdb-write-transaction).
   o.atomic_commits = true;
   auto batch = Store::Open(dir_.path(), o);
   if (!batch.ok()) return batch.status();
