@@ -21,8 +21,8 @@
 #include <cstring>
 #include <filesystem>
 
-#include "remote/blob_record.h"
-#include "remote/lmdb_env.h"
+#include "storage/local/blob_record.h"
+#include "storage/local/lmdb_env.h"
 #include "util/macros.h"
 #include "util/stored_format.h"
 #include "util/msgpack_util.h"

@@ -3,9 +3,9 @@
 
 #include <map>
 
-#include "remote/conditions.h"
-#include "remote/http_transport.h"
-#include "remote/inline_body.h"
+#include "storage/conditions.h"
+#include "storage/storage_errors.h"
+#include "model/inline_body.h"
 #include "util/macros.h"
 
 namespace blobtable {

@@ -31,7 +31,7 @@
 // acknowledged changes its entry (a slow read landing after the write).
 //   List, ListCached  storage's listing: entries whose ETag changed, and
 //                   those gone from the listed range, are evicted; listed
-//                   blobs that carry their body inline (remote/inline_body.h)
+//                   blobs that carry their body inline (model/inline_body.h)
 //                   are kept. ListCached only, Offline, or storage
 //                   unreachable with stale_if_error: the cached entries of
 //                   the range, stale. A plain List is never answered from

@@ -7,7 +7,7 @@
 #include "cache/caching_blob_store.h"
 
 #include "model/blob_naming.h"
-#include "remote/open_blob_store.h"
+#include "storage/open_blob_store.h"
 #include "txn/recovery.h"
 #include "kv/retry_loop.h"
 #include "kv/store_core.h"

@@ -10,7 +10,7 @@
 #include "model/blob_naming.h"
 #include "model/entity_codec.h"
 #include "model/filter.h"
-#include "remote/inline_body.h"
+#include "model/inline_body.h"
 #include "txn/recovery.h"
 #include "kv/store_core.h"
 #include "util/macros.h"

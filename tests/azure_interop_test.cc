@@ -15,7 +15,7 @@
 #include <sstream>
 
 #include "blobtable/store.h"
-#include "remote/http_transport.h"
+#include "storage/azure/http_transport.h"
 #include "tests/azurite.h"
 #include "tests/shell.h"
 #include "tools/proxy/fault_proxy.h"

@@ -11,9 +11,9 @@
 
 #include "blobtable/store.h"
 #include "util/base64.h"
-#include "remote/azure_blob_store.h"
-#include "remote/azure_config.h"
-#include "remote/shared_key.h"
+#include "storage/azure/azure_blob_store.h"
+#include "storage/azure/azure_config.h"
+#include "storage/azure/shared_key.h"
 #include "util/stored_format.h"
 #include "tests/test_util.h"
 

@@ -5,7 +5,7 @@
 
 #include <atomic>
 
-#include "remote/open_blob_store.h"
+#include "storage/open_blob_store.h"
 #include "tests/azurite.h"
 #include "tests/test_util.h"
 

@@ -6,7 +6,7 @@
 # Args: SOURCE_DIR
 set -euo pipefail
 cd "$1"
-layers=(util remote cache model txn kv coord tools)
+layers=(util storage model cache txn kv coord tools)
 bad=0
 rank() { local i; for i in "${!layers[@]}"; do [ "${layers[$i]}" = "$1" ] && echo "$i" && return; done; echo -1; }
 for i in "${!layers[@]}"; do

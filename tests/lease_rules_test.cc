@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // The lease state machine as pure functions (the conformance suite checks the
 // same rules through a real store), and the storage-error -> Code mapping.
-#include "remote/lease_rules.h"
+#include "storage/lease_rules.h"
 
 #include <gtest/gtest.h>
 
-#include "remote/storage_errors.h"
+#include "storage/storage_errors.h"
 
 namespace blobtable::lease {
 namespace {

@@ -14,8 +14,8 @@
 
 #include "blobtable/blob_store.h"
 #include "blobtable/store.h"
-#include "remote/lmdb_env.h"
-#include "remote/blob_record.h"
+#include "storage/local/lmdb_env.h"
+#include "storage/local/blob_record.h"
 #include "util/msgpack_util.h"
 #include "tests/blob_store_conformance.h"
 #include "tests/counting_blob_store.h"

@@ -17,8 +17,8 @@
 #include "blobtable/blob_store.h"
 #include "blobtable/store.h"
 #include "model/blob_naming.h"
-#include "remote/lmdb_env.h"
-#include "remote/blob_record.h"
+#include "storage/local/lmdb_env.h"
+#include "storage/local/blob_record.h"
 #include "tests/test_util.h"
 
 namespace blobtable::testing {

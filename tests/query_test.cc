@@ -14,7 +14,7 @@
 #include "cache/caching_blob_store.h"
 #include "model/blob_naming.h"
 #include "model/entity_codec.h"
-#include "remote/inline_body.h"
+#include "model/inline_body.h"
 #include "tests/counting_blob_store.h"
 #include "tests/test_util.h"
 #include "txn/intent.h"

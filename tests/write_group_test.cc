@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// Group commit (remote/write_group.h): concurrent writers share one durable
+// Group commit (storage/local/write_group.h): concurrent writers share one durable
 // commit, each body checked on its own.
-#include "remote/write_group.h"
+#include "storage/local/write_group.h"
 
 #include <gtest/gtest.h>
 
 #include <future>
 #include <thread>
 
-#include "remote/lmdb_env.h"
+#include "storage/local/lmdb_env.h"
 #include "tests/test_util.h"
 
 namespace blobtable {

@@ -20,7 +20,7 @@
 #include <map>
 #include <optional>
 
-#include "remote/inline_body.h"
+#include "model/inline_body.h"
 #include "txn/intent_resolver.h"
 #include "txn/recovery.h"
 #include "txn/txn_context.h"

@@ -5,7 +5,7 @@
 #include <optional>
 
 #include "model/entity_codec.h"
-#include "remote/inline_body.h"
+#include "model/inline_body.h"
 #include "txn/intent_resolver.h"
 #include "txn/recovery.h"
 #include "txn/txn_record.h"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "txn/intent_resolver.h"
 
-#include "remote/inline_body.h"
+#include "model/inline_body.h"
 #include "txn/sync_point.h"
 #include "txn/txn_record.h"
 #include "util/macros.h"

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "model/blob_naming.h"
-#include "remote/inline_body.h"
+#include "model/inline_body.h"
 #include "txn/intent_resolver.h"
 #include "util/macros.h"
 #include "util/random.h"

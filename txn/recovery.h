@@ -19,7 +19,7 @@ namespace blobtable {
 
 // What resolution needs: the store, the clock, the length of the leases a
 // transaction takes (15..60), and up to what size a write it applies
-// carries an inline copy of its body (remote/inline_body.h).
+// carries an inline copy of its body (model/inline_body.h).
 struct ResolveContext {
   BlobStore& blobs;
   Clock& clock;

@@ -40,7 +40,7 @@ inline constexpr char kPrewriteMetadata[] = "btpw";
 // the transaction only read, the ETag the intent replaced and the handles
 // that version carried. A condition on any of them still means this version.
 inline constexpr char kSameAsMetadata[] = "btsame";
-// A copy of a small blob's whole body, base64 (remote/inline_body.h), so a
+// A copy of a small blob's whole body, base64 (model/inline_body.h), so a
 // listing answers for it without a GET. Trusted only while the MD5 of the
 // copy equals the blob's Content-MD5.
 inline constexpr char kInlineBodyMetadata[] = "btbody";

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// Connection strings (remote/azure_config.h): any text gives a
+// Connection strings (storage/azure/azure_config.h): any text gives a
 // configuration or InvalidArgument, never a crash; no message repeats a key
 // or signature it was given.
 #include <cstdint>
 #include <string>
 
-#include "remote/azure_config.h"
+#include "storage/azure/azure_config.h"
 #include "tests/fuzz/fuzz_check.h"
 
 namespace {

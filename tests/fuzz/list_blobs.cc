@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// List Blobs answers (remote/azure_parsing.h): any bytes give a page or
+// List Blobs answers (storage/azure/azure_parsing.h): any bytes give a page or
 // Corruption, never a crash or an exception; no name before startFrom, and
 // never the marker it was given as the next one.
 #include <cstdint>
 #include <string_view>
 
-#include "remote/azure_parsing.h"
+#include "storage/azure/azure_parsing.h"
 #include "tests/fuzz/fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

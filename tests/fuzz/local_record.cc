@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// The local backend's record buckets (remote/blob_record.h): any bytes give
+// The local backend's record buckets (storage/local/blob_record.h): any bytes give
 // a bucket or Corruption, never a crash; a bucket encodes back to bytes
 // that decode to the same names, ETags, data references and inline data.
 #include <cstdint>
 #include <string_view>
 
-#include "remote/blob_record.h"
+#include "storage/local/blob_record.h"
 #include "tests/fuzz/fuzz_check.h"
 
 using namespace blobtable;

@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "blobtable/store.h"
-#include "remote/azure_config.h"
+#include "storage/azure/azure_config.h"
 #include "tools/proxy/fault_proxy.h"
 #include "tools/stress/scaled_clock.h"
 #include "tools/stress/stress.h"

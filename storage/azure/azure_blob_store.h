@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+// The Azure Blob REST backend: every BlobStore call as Blob service requests
+// (Azure Storage or Azurite), with Shared Key or SAS authentication, retries
+// and a request log.
+#ifndef BLOBTABLE_STORAGE_AZURE_AZURE_BLOB_STORE_H_
+#define BLOBTABLE_STORAGE_AZURE_AZURE_BLOB_STORE_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "blobtable/blob_store.h"
+#include "storage/azure/azure_config.h"
+#include "storage/azure/azure_parsing.h"  // FormatHttpDate, ParseHttpDate
+#include "storage/azure/http_transport.h"
+#include "storage/azure/retry.h"
+
+namespace blobtable {
+
+// The service version sent (x-ms-version): 2026-02-06 brings List Blobs'
+// startFrom. Azurite needs --skipApiVersionCheck for it.
+inline constexpr char kAzureApiVersion[] = "2026-02-06";
+
+struct AzureStoreOptions {
+  AzureConfig config;
+  std::string container = "blobtable";
+  std::shared_ptr<HttpTransport> transport;  // required
+  HttpRetryPolicy retry;
+  std::chrono::milliseconds request_timeout{30'000};
+  std::function<void(const std::string& line)> request_log;  // optional
+  // Waits between attempts (SleepFor) and the retry budget's time
+  // (Steady); null: Clock::Real(). Not owned. Tests inject a fake clock that
+  // their transport moves (a request timing out).
+  const Clock* clock = nullptr;
+  // Off: a write that finds the container missing fails NotFound instead
+  // of creating it (StoreOptions::create_if_missing).
+  bool create_container = true;
+};
+
+// Opens the store without a request: the container is created by the first
+// write that finds it missing (a listing of a missing container is empty,
+// a read NotFound).
+Result<std::shared_ptr<BlobStore>> OpenAzureBlobStore(AzureStoreOptions options);
+
+// The same, without touching the network (tests of the request path).
+std::shared_ptr<BlobStore> MakeAzureBlobStore(AzureStoreOptions options);
+
+}  // namespace blobtable
+
+#endif  // BLOBTABLE_STORAGE_AZURE_AZURE_BLOB_STORE_H_

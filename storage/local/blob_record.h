@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: Apache-2.0
+// How the local backend stores blobs in LMDB.
+//
+// LMDB keys are at most 511 bytes but blob names may be up to 1,024
+// characters, so blobs live in *buckets*, one LMDB value per key:
+// - a name of up to kBucketPrefix (480) bytes is its own key;
+// - a longer one is keyed by its first kGroupPrefix (448) bytes and the
+//   SHA-256 of the whole name (32 bytes).
+// So every bucket holds one blob, whatever the key lengths (a partition
+// under a long PartitionKey is not one shared bucket). Order: keys no
+// longer than 448 bytes sort as their names do. Keys longer than 448 bytes
+// that share their first 448 (a *group*: the names longer than 448 bytes
+// with that prefix) lie together in key order, each group exactly where its
+// names belong, but inside a group the digests scramble the order: a
+// listing reads a group whole and sorts it by name. Blob data is not in the
+// bucket: it lives in a second database under an 8-byte id.
+//
+// Stores written before 2026-11 keyed names over 480 bytes by their first
+// 480 bytes, many to a bucket; they are re-keyed once, when their container
+// is opened (MigrateBuckets).
+//
+// Value format 3 (written since 2026-11-25): the byte 0xB2, the CRC-32
+// (gzip's, as zlib computes it; 4 bytes little-endian) of everything after
+// it, then msgpack [3, [[name, record], ...]] with record = [etag,
+// last_modified_s, {metadata}, lease_state, lease_id, lease_duration,
+// lease_expires_ms, lease_broken_at_ms, data_id, data_size, data_crc or nil,
+// data_md5 or nil, data or nil]. Data of up to kInlineDataBytes lives in the
+// record itself (one LMDB value to read and write, covered by the record's
+// checksum; data_id 0); larger data in the data database under data_id.
+// Format 2 (written until 2026-11-24; still read) is the same with 2 and no
+// inline data; its records written before 2026-11-24 end at data_crc (11
+// fields), and readers take any record of at least 11.
+// Format 1 (still read; written until 2026-11) is the bare
+// msgpack [1, entries] with 10-field records: no checksum anywhere.
+// Binaries from before format 3 refuse a format-3 value as Corruption
+// ("unknown format version"): processes sharing a store upgrade together.
+#ifndef BLOBTABLE_STORAGE_LOCAL_BLOB_RECORD_H_
+#define BLOBTABLE_STORAGE_LOCAL_BLOB_RECORD_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <lmdb.h>
+
+#include "blobtable/blob_store.h"
+#include "storage/lease_rules.h"
+#include "util/digest.h"  // Crc32
+
+namespace blobtable {
+
+inline constexpr size_t kBucketPrefix = 480;  // < LMDB's 511-byte key limit
+inline constexpr size_t kGroupPrefix = 448;   // + a 32-byte digest = 480
+// Data up to this size is kept in its record (see above). A record with it
+// still fits a page or two; lease changes, which rewrite only the record,
+// copy it too.
+inline constexpr size_t kInlineDataBytes = 4096;
+
+struct BlobRecord {
+  std::string etag;
+  int64_t last_modified_s = 0;
+  Metadata metadata;
+  lease::LeaseRecord lease;
+  uint64_t data_id = 0;                    // key of the data in the data database; 0 if inline
+  std::optional<std::string> inline_data;  // the data, if kept in the record
+  uint64_t data_size = 0;
+  // CRC-32 of the data, checked on every read; none for blobs written in
+  // format 1 and not rewritten since.
+  std::optional<uint32_t> data_crc;
+  // The data's MD5 in base64 (the Content-MD5 that Azure reports); empty for
+  // blobs written before it was kept.
+  std::string data_md5;
+};
+
+// The key of a blob's data in the data database: its id, big-endian.
+inline void DataKey(uint64_t id, char out[8]) {
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<char>(id >> (56 - 8 * i));
+}
+
+struct BucketEntry {
+  std::string name;
+  BlobRecord record;
+};
+
+// Entries sorted by name.
+using Bucket = std::vector<BucketEntry>;
+
+// The data of bucket entry `e`: its inline data (checked with its record),
+// or from data database `data` in `txn`, checked against its checksum (if
+// it has one). Corruption naming the blob if it is missing or does not
+// match; IOError if LMDB fails. Valid while `txn` and `e` are.
+Result<std::string_view> ReadData(MDB_txn* txn, MDB_dbi data, const BucketEntry& e);
+
+// The LMDB key of blob `name`'s bucket.
+std::string BucketKey(std::string_view name);
+
+// Where a listing that must include `name` (or names after it) starts: the
+// name itself, or the start of the group it falls in.
+inline std::string_view SeekKey(std::string_view name) {
+  return name.substr(0, std::min(name.size(), kGroupPrefix));
+}
+
+// True if LMDB key `key` is in a group (see above): read with its group.
+inline bool InGroup(std::string_view key) { return key.size() > kGroupPrefix; }
+
+std::string EncodeBucket(const Bucket& bucket);
+// Corruption naming `key` if the value is not a bucket of either format, or
+// its checksum does not match.
+Result<Bucket> DecodeBucket(std::string_view value, std::string_view key);
+
+}  // namespace blobtable
+
+#endif  // BLOBTABLE_STORAGE_LOCAL_BLOB_RECORD_H_

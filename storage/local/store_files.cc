@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "storage/local/store_files.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "util/stored_format.h"
+
+namespace blobtable {
+namespace {
+
+const std::string kMarker = std::string("/") + kStoreMarkerFile;
+// More than LMDB's lock file needs for 1,024 readers (64 bytes each plus a
+// header); LMDB sets the exact size itself, within these blocks.
+constexpr off_t kLockFileBytes = 256 << 10;
+
+Status Errno(const std::string& what, int err) {
+  return Status::IOError(what + ": " + std::strerror(err));
+}
+
+Status SyncDirectory(const std::string& dir) {
+  int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return Errno("opening directory " + dir + " to sync it", errno);
+  int rc = fsync(fd);
+  int err = errno;
+  close(fd);
+  return rc == 0 ? Status::OK() : Errno("syncing directory " + dir, err);
+}
+
+bool Exists(const std::string& path, struct stat* st) { return stat(path.c_str(), st) == 0; }
+
+}  // namespace
+
+Status CheckBeforeOpen(const std::string& dir, unsigned file_mode) {
+  struct stat st;
+  const std::string data = dir + "/data.mdb";
+  if (Exists(dir + kMarker, &st)) {
+    if (!Exists(data, &st))
+      return Status::Corruption("local store " + dir +
+                                ": data.mdb is missing, but the directory "
+                                "held a store (blobtable.store): restore it from a backup");
+    if (st.st_size == 0)
+      return Status::Corruption("local store " + dir +
+                                ": data.mdb is empty, but the directory "
+                                "held a store (blobtable.store): restore it from a backup");
+    return Status::OK();
+  }
+  const std::string lock = dir + "/lock.mdb";
+  if (Exists(lock, &st)) return Status::OK();
+  int fd = open(lock.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, file_mode);
+  if (fd < 0) {
+    if (errno == EEXIST || errno == EACCES || errno == EROFS) return Status::OK();  // see LMDB
+    return Errno("creating " + lock, errno);
+  }
+  int rc = posix_fallocate(fd, 0, kLockFileBytes);
+  close(fd);
+  if (rc != 0) {
+    unlink(lock.c_str());
+    return Errno("creating the local store in " + dir + " (allocating lock.mdb)", rc);
+  }
+  return Status::OK();
+}
+
+Status CheckAfterOpen(MDB_env* env, const std::string& dir, bool mark, unsigned file_mode) {
+  MDB_envinfo info;
+  MDB_stat stat_info;
+  if (mdb_env_info(env, &info) != 0 || mdb_env_stat(env, &stat_info) != 0)
+    return Status::IOError("local store " + dir + ": cannot read LMDB's meta page");
+  struct stat st;
+  const std::string data = dir + "/data.mdb";
+  if (!Exists(data, &st)) return Errno("local store " + dir + ": data.mdb", errno);
+  const uint64_t needed = (static_cast<uint64_t>(info.me_last_pgno) + 1) * stat_info.ms_psize;
+  if (static_cast<uint64_t>(st.st_size) < needed)
+    return Status::Corruption("local store " + dir + ": data.mdb is truncated (" +
+                              std::to_string(st.st_size) + " bytes, but its meta page says " +
+                              std::to_string(needed) + " are in use): restore it from a backup");
+  struct stat marker;
+  if (!mark || Exists(dir + kMarker, &marker)) return Status::OK();
+  int fd = open((dir + kMarker).c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, file_mode);
+  if (fd < 0) return Errno("marking " + dir + " as a store", errno);
+  int rc = fsync(fd);
+  int err = errno;
+  close(fd);
+  if (rc != 0) return Errno("marking " + dir + " as a store", err);
+  // data.mdb, lock.mdb and the marker are named durably, and so is the
+  // directory itself if it was just made.
+  Status synced = SyncDirectory(dir);
+  if (!synced.ok()) return synced;
+  const size_t slash = dir.find_last_of('/');
+  return SyncDirectory(slash == 0 ? "/" : dir.substr(0, slash));
+}
+
+std::string SpaceHint(const std::string& dir, int rc) {
+  if (rc != ENOSPC && rc != EIO) return "";
+  struct statvfs vfs;
+  if (statvfs(dir.c_str(), &vfs) != 0) return "";
+  const uint64_t free_bytes = static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize;
+  if (rc == EIO && free_bytes >= (uint64_t{16} << 20)) return "";
+  return " (no space left: " + std::to_string(free_bytes) + " bytes free on the file system of " +
+         dir + ")";
+}
+
+}  // namespace blobtable

@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: Apache-2.0
+// Store locations: a directory or a connection string, and the backend each opens.
+#include "storage/open_blob_store.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <fstream>
+
+#include "blobtable/store.h"
+#include "storage/azure/azure_blob_store.h"
+#include "storage/azure/azure_config.h"
+
+namespace blobtable {
+
+bool IsConnectionString(std::string_view location) {
+  return location.substr(0, 5) != "file:" && NamesAConnectionStringKey(location);
+}
+
+namespace {
+
+Result<std::shared_ptr<BlobStore>> OpenAzure(std::string_view connection_string,
+                                             const StoreOptions& options) {
+  auto config = ParseConnectionString(connection_string);
+  if (!config.ok()) return config.status();
+  AzureStoreOptions o;
+  o.config = std::move(*config);
+  o.container = options.container;
+  if (!options.http_transport.empty()) o.config.transport = options.http_transport;
+  if (!options.ca_file.empty()) o.config.ca_file = options.ca_file;
+  TransportOptions t;
+  t.ca_file = o.config.ca_file;
+  // Both transports read it only when a TLS connection is made: say so now,
+  // once, rather than as a failure to connect (retried as Unavailable).
+  if (!t.ca_file.empty() && !std::ifstream(t.ca_file).good())
+    return Status::InvalidArgument("CaFile '" + t.ca_file + "' cannot be read");
+  if (o.config.transport == "curl")
+    o.transport = MakeCurlTransport(t);
+  else if (o.config.transport == "cpprest")
+    o.transport = MakeCpprestTransport(t);
+  else
+    return Status::InvalidArgument("unknown HTTP transport '" + o.config.transport +
+                                   "' (curl or cpprest)");
+  o.retry.max_attempts = std::max(1, options.max_attempts);
+  o.retry.initial_delay = options.retry_initial_delay;
+  o.retry.max_delay = options.retry_max_delay;
+  o.retry.max_total = options.retry_max_total;
+  o.request_timeout = options.request_timeout;
+  o.request_log = options.request_log;
+  o.clock = options.clock;
+  o.create_container = options.create_if_missing;
+  return OpenAzureBlobStore(std::move(o));
+}
+
+}  // namespace
+
+Result<std::shared_ptr<BlobStore>> OpenBlobStore(std::string_view location,
+                                                 const StoreOptions& options) {
+  if (location.empty()) return Status::InvalidArgument("store location is empty");
+  if (IsConnectionString(location)) {
+    return OpenAzure(location, options);
+  } else if (location.substr(0, 5) != "file:" && location.find(';') != std::string_view::npos &&
+             location.find('=') != std::string_view::npos) {
+    // Never make a directory named after a mistyped connection string (it
+    // may hold an account key).
+    return Status::InvalidArgument(
+        "store location looks like a connection string (Key=Value;...) but names no key "
+        "blobtable knows (UseDevelopmentStorage, AccountName, AccountKey, BlobEndpoint, ...); "
+        "for a directory whose name holds ';' and '=', write file:DIRECTORY");
+  } else {
+    std::string dir(location.substr(0, 5) == "file:" ? location.substr(5) : location);
+    struct stat st;
+    if (!options.create_if_missing && stat((dir + "/data.mdb").c_str(), &st) != 0)
+      return Status::NotFound("no store at " + dir + " (create_if_missing is off)");
+    return OpenLocalBlobStore(dir, options);
+  }
+}
+
+}  // namespace blobtable
