@@ -20,7 +20,7 @@ INSTANTIATE_TEST_SUITE_P(Azurite, CoordTest, ::testing::Values(AzuriteBackend("c
 
 #include "tests/azurite.h"
 #include "tests/counting_blob_store.h"
-#include "tools/proxy/fault_proxy.h"
+#include "devtools/proxy/fault_proxy.h"
 
 namespace blobtable::testing {
 namespace {

@@ -3,10 +3,12 @@
 # Fails when an #include crosses a layer the wrong way (CONTRIBUTING.md#layout).
 # Layers, bottom to top; each may include its own and lower ones, and the
 # public headers (blobtable/...). Public headers include only public ones.
+# Every file of a layer's directory is checked, its subdirectories' too
+# (storage/local/, tools/cli/, devtools/stress/sim/, ...).
 # Args: SOURCE_DIR
 set -euo pipefail
 cd "$1"
-layers=(util storage model cache txn kv coord tools)
+layers=(util storage model cache txn kv coord tools devtools)
 bad=0
 rank() { local i; for i in "${!layers[@]}"; do [ "${layers[$i]}" = "$1" ] && echo "$i" && return; done; echo -1; }
 for i in "${!layers[@]}"; do
@@ -18,8 +20,8 @@ for i in "${!layers[@]}"; do
     if [ "$r" -lt 0 ] || [ "$r" -gt "$i" ]; then
       echo "$file:$line: $dir/ may not include \"$include\" (layer $target)"; bad=1
     fi
-  done < <(grep -HnoE '^#include "[a-z_]+/[^"]+"' "$dir"/*.h "$dir"/*.cc 2>/dev/null |
-           sed -E 's/#include "([^"]+)"/\1/')
+  done < <(grep -rHnoE --include='*.h' --include='*.cc' '^#include "[a-z_]+/[^"]+"' "$dir" |
+           sed -E 's/#include "([^"]+)"/\1/' | sort -t: -k1,1 -k2,2n)
 done
 if grep -HnE '^#include "' include/blobtable/*.h | grep -v '#include "blobtable/'; then
   echo "public headers may include only public headers"; bad=1
