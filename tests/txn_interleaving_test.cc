@@ -27,7 +27,7 @@
 #include "devtools/stress/sim/sim_scheduler.h"
 #include "util/stored_format.h"
 #include "txn/intent_resolver.h"
-#include "txn/sync_point.h"
+#include "testing/sync_point.h"
 
 namespace blobtable::testing {
 namespace {

@@ -14,7 +14,7 @@
 #include "devtools/stress/sim/sim_actor.h"
 #include "devtools/stress/sim/sim_scheduler.h"
 #include "devtools/stress/sim/sim_world.h"
-#include "util/fake_clock.h"
+#include "testing/fake_clock.h"
 
 namespace blobtable::sim {
 namespace {

@@ -24,8 +24,8 @@
 #include "devtools/stress/sim/sim_actor.h"
 #include "devtools/stress/sim/sim_scheduler.h"
 #include "devtools/stress/sim/sim_world.h"
-#include "txn/sync_point.h"
-#include "util/fake_clock.h"
+#include "testing/fake_clock.h"
+#include "testing/sync_point.h"
 
 namespace blobtable::sim {
 namespace {

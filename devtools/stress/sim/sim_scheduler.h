@@ -37,7 +37,7 @@
 #include <vector>
 
 #include "blobtable/blob_store.h"
-#include "util/fake_clock.h"
+#include "testing/fake_clock.h"
 
 namespace blobtable::sim {
 

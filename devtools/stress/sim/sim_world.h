@@ -13,7 +13,7 @@
 #include "blobtable/store.h"
 #include "devtools/stress/sim/history_checker.h"
 #include "devtools/stress/sim/sim_scheduler.h"
-#include "util/fake_clock.h"
+#include "testing/fake_clock.h"
 
 namespace blobtable::sim {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "txn/sync_point.h"
+#include "testing/sync_point.h"
 
 #include <map>
 #include <mutex>

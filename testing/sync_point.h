@@ -5,8 +5,8 @@
 // library tests link (BLOBTABLE_SYNC_POINTS); the library users link and
 // install has none, whatever the build type. The names are listed in
 // docs/transactions.md#sync-points.
-#ifndef BLOBTABLE_TXN_SYNC_POINT_H_
-#define BLOBTABLE_TXN_SYNC_POINT_H_
+#ifndef BLOBTABLE_TESTING_SYNC_POINT_H_
+#define BLOBTABLE_TESTING_SYNC_POINT_H_
 
 #include <functional>
 #include <string>
@@ -32,4 +32,4 @@ class SyncPoints {
 #define BT_SYNC_POINT(name) ((void)0)
 #endif
 
-#endif  // BLOBTABLE_TXN_SYNC_POINT_H_
+#endif  // BLOBTABLE_TESTING_SYNC_POINT_H_

@@ -2,8 +2,8 @@
 // The one counting wrapper: counts requests by kind, to assert round trips
 // (docs/transactions.md#cost). Stacks anywhere a BlobStoreWrapper does.
 // Thread-safe.
-#ifndef BLOBTABLE_TESTS_COUNTING_BLOB_STORE_H_
-#define BLOBTABLE_TESTS_COUNTING_BLOB_STORE_H_
+#ifndef BLOBTABLE_TESTING_COUNTING_BLOB_STORE_H_
+#define BLOBTABLE_TESTING_COUNTING_BLOB_STORE_H_
 
 #include <atomic>
 #include <map>
@@ -95,4 +95,4 @@ class CountingBlobStore final : public BlobStoreWrapper {
 
 }  // namespace blobtable::testing
 
-#endif  // BLOBTABLE_TESTS_COUNTING_BLOB_STORE_H_
+#endif  // BLOBTABLE_TESTING_COUNTING_BLOB_STORE_H_

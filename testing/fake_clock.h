@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // A fake time service (Clock, include/blobtable/options.h) for tests and the
 // deterministic simulation: lease expiry and waits without sleeping.
-#ifndef BLOBTABLE_UTIL_FAKE_CLOCK_H_
-#define BLOBTABLE_UTIL_FAKE_CLOCK_H_
+#ifndef BLOBTABLE_TESTING_FAKE_CLOCK_H_
+#define BLOBTABLE_TESTING_FAKE_CLOCK_H_
 
 #include <sys/mman.h>
 
@@ -67,4 +67,4 @@ class FakeClock final : public Clock {
 
 }  // namespace blobtable
 
-#endif  // BLOBTABLE_UTIL_FAKE_CLOCK_H_
+#endif  // BLOBTABLE_TESTING_FAKE_CLOCK_H_
