@@ -10,7 +10,7 @@
 
 #include "bench/harness.h"
 #include "blobtable/options.h"
-#include "tests/counting_blob_store.h"
+#include "testing/counting_blob_store.h"
 
 namespace bench {
 

@@ -16,7 +16,7 @@
 
 #include "blobtable/store.h"
 #include "tests/backend.h"
-#include "tests/counting_blob_store.h"
+#include "testing/counting_blob_store.h"
 #include "tests/test_util.h"
 
 namespace blobtable::testing {

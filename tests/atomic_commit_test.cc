@@ -7,10 +7,10 @@
 
 #include "blobtable/fault_injection.h"
 #include "blobtable/store.h"
-#include "tests/counting_blob_store.h"
+#include "testing/counting_blob_store.h"
 #include "tests/test_util.h"
 #include "util/macros.h"
-#include "txn/sync_point.h"
+#include "testing/sync_point.h"
 
 namespace blobtable::testing {
 namespace {

@@ -18,7 +18,7 @@
 #include "storage/azure/http_transport.h"
 #include "tests/azurite.h"
 #include "tests/shell.h"
-#include "tools/proxy/fault_proxy.h"
+#include "devtools/proxy/fault_proxy.h"
 #include "tests/test_util.h"
 
 namespace blobtable::testing {

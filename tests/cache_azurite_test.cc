@@ -17,7 +17,7 @@
 #include "model/entity_codec.h"
 #include "tests/azurite.h"
 #include "tests/backend.h"
-#include "tests/counting_blob_store.h"
+#include "testing/counting_blob_store.h"
 #include "tests/shell.h"
 #include "tests/test_util.h"
 #include "util/parallel.h"

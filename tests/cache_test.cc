@@ -21,7 +21,7 @@
 #include "blobtable/store.h"
 #include "cache/caching_blob_store.h"
 #include "model/blob_naming.h"
-#include "tests/counting_blob_store.h"
+#include "testing/counting_blob_store.h"
 #include "tests/test_util.h"
 
 namespace blobtable::testing {

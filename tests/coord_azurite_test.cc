@@ -19,8 +19,8 @@ INSTANTIATE_TEST_SUITE_P(Azurite, CoordTest, ::testing::Values(AzuriteBackend("c
 #include <thread>
 
 #include "tests/azurite.h"
-#include "tests/counting_blob_store.h"
-#include "tools/proxy/fault_proxy.h"
+#include "testing/counting_blob_store.h"
+#include "devtools/proxy/fault_proxy.h"
 
 namespace blobtable::testing {
 namespace {

@@ -19,7 +19,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "tests/counting_blob_store.h"
+#include "testing/counting_blob_store.h"
 #include "tools/held_command.h"
 
 namespace blobtable::testing {

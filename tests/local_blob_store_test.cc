@@ -18,7 +18,7 @@
 #include "storage/local/blob_record.h"
 #include "util/msgpack_util.h"
 #include "tests/blob_store_conformance.h"
-#include "tests/counting_blob_store.h"
+#include "testing/counting_blob_store.h"
 #include "tests/test_util.h"
 
 namespace blobtable::testing {

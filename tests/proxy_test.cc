@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The fault and latency proxy (tools/proxy) between blobtable and Azurite:
+// The fault and latency proxy (devtools/proxy) between blobtable and Azurite:
 // each fault does to the request what it says, blobtable answers each as
 // its contract says, and the control protocol drives it all.
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@
 #include "tests/azurite.h"
 #include "tests/backend.h"
 #include "tests/test_util.h"
-#include "tools/proxy/fault_proxy.h"
+#include "devtools/proxy/fault_proxy.h"
 
 namespace blobtable::testing {
 namespace {

@@ -15,7 +15,7 @@
 #include "model/blob_naming.h"
 #include "model/entity_codec.h"
 #include "model/inline_body.h"
-#include "tests/counting_blob_store.h"
+#include "testing/counting_blob_store.h"
 #include "tests/test_util.h"
 #include "txn/intent.h"
 #include "util/base64.h"

@@ -5,9 +5,9 @@
 
 #include "blobtable/store.h"
 #include "tests/test_util.h"
-#include "tools/stress/coord_check.h"
-#include "tools/stress/list_append.h"
-#include "tools/stress/workload.h"
+#include "devtools/stress/coord_check.h"
+#include "devtools/stress/list_append.h"
+#include "devtools/stress/workload.h"
 
 namespace blobtable::stress {
 namespace {

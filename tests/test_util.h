@@ -18,12 +18,12 @@
 #include "blobtable/blob_store.h"
 #include "blobtable/options.h"
 #include "blobtable/status.h"
-#include "util/fake_clock.h"
+#include "testing/fake_clock.h"
 #include "util/macros.h"
 
 namespace blobtable::testing {
 
-// The fake clock (util/fake_clock.h), as the tests have always named it.
+// The fake clock (testing/fake_clock.h), as the tests have always named it.
 using blobtable::FakeClock;
 
 // StatusOf (util/macros.h), as the tests have always named it.

@@ -16,7 +16,7 @@
 #include "blobtable/watch.h"
 #include "model/blob_naming.h"
 #include "tests/test_util.h"
-#include "txn/sync_point.h"
+#include "testing/sync_point.h"
 #include "util/stored_format.h"
 
 namespace blobtable::testing {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Search for interleavings that break the transaction guarantees
-// (docs/transactions.md#randomized-interleavings): the randomized simulation of tools/stress/sim/
+// (docs/transactions.md#randomized-interleavings): the randomized simulation of
+// devtools/stress/sim/
 // interleavings.h over many seeds, and the bounded-exhaustive search of
 // small scenarios (exhaustive.h); both also `blobtable-stress --mode sim`.
 //
@@ -19,14 +20,14 @@
 #include <iostream>
 #include <sstream>
 
-#include "tools/stress/sim/exhaustive.h"
-#include "tools/stress/sim/history_checker.h"
-#include "tools/stress/sim/interleavings.h"
-#include "tools/stress/sim/protocol_monitor.h"
-#include "tools/stress/sim/sim_scheduler.h"
+#include "devtools/stress/sim/exhaustive.h"
+#include "devtools/stress/sim/history_checker.h"
+#include "devtools/stress/sim/interleavings.h"
+#include "devtools/stress/sim/protocol_monitor.h"
+#include "devtools/stress/sim/sim_scheduler.h"
 #include "util/stored_format.h"
 #include "txn/intent_resolver.h"
-#include "txn/sync_point.h"
+#include "testing/sync_point.h"
 
 namespace blobtable::testing {
 namespace {

@@ -19,9 +19,9 @@
 #include "blobtable/store.h"
 #include "model/blob_naming.h"
 #include "tests/backend.h"
-#include "tests/counting_blob_store.h"
+#include "testing/counting_blob_store.h"
 #include "tests/test_util.h"
-#include "txn/sync_point.h"
+#include "testing/sync_point.h"
 #include "txn/txn_record.h"
 #include "util/macros.h"
 

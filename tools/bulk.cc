@@ -6,9 +6,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <iostream>
 #include <istream>
 #include <ostream>
 #include <vector>
+
+#include <unistd.h>
 
 #include "tools/cli.h"
 #include "tools/entity_json.h"
@@ -101,6 +104,8 @@ double Fraction(std::string_view s, size_t skip) {
 }
 
 }  // namespace
+
+bool ShowsProgress(const std::ostream& err) { return &err == &std::cerr && isatty(STDERR_FILENO); }
 
 double RangeFraction(std::string_view from, std::string_view to, std::string_view key) {
   size_t common = 0;

@@ -28,6 +28,9 @@ struct BulkOptions {
   std::string format = "jsonl";  // export: how rows print (tools/entity_output.h; `query --format`)
 };
 
+// Whether progress is shown on `err`: it is stderr, and a terminal.
+bool ShowsProgress(const std::ostream& err);
+
 // How far `key` is through [from, to], 0..1: the bytes after the prefix
 // `from` and `to` share, read as a base-256 fraction. An export of a known
 // RowKey range shows it as its estimated progress.

@@ -17,6 +17,8 @@
 #include <ostream>
 #include <thread>
 
+#include <CLI/CLI.hpp>
+
 #include "tools/cli.h"
 
 namespace blobtable::cli {
@@ -226,6 +228,30 @@ int NotHad(std::ostream& err, const Status& s, int conflict_exit_code) {
 }
 
 }  // namespace
+
+void DefineHeldCommand(CLI::App& command, HeldCommandOptions& options,
+                       std::chrono::milliseconds* timeout, int* lease_seconds,
+                       const char* timeout_help) {
+  command.add_option("NAME", options.name)->required();
+  command.add_option("COMMAND", options.command, "the command and its arguments, after --")
+      ->required()
+      ->expected(-1);
+  command
+      .add_option_function<double>(
+          "--timeout",
+          [timeout](double s) {
+            *timeout = std::chrono::milliseconds(static_cast<int64_t>(s * 1000));
+          },
+          timeout_help)
+      ->check(CLI::NonNegativeNumber);
+  command.add_option("--lease", *lease_seconds, "SECONDS, 15..60 (default 30)")
+      ->check(CLI::Range(15, 60));
+  command
+      .add_option("--conflict-exit-code", options.conflict_exit_code,
+                  "N: the exit code when it could not be had in time (default 5), as flock -E, "
+                  "to tell it from the command's own")
+      ->check(CLI::Range(0, 255));
+}
 
 int CmdLock(const Store& store, const std::string& name, const LockOptions& options,
             const std::vector<std::string>& command, int conflict_exit_code, std::ostream& err) {

@@ -13,8 +13,27 @@
 #include "blobtable/leader.h"
 #include "blobtable/lock.h"
 #include "blobtable/store.h"
+#include "tools/cli.h"
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace blobtable::cli {
+
+// What `lock` and `leader` share on their command lines:
+// NAME [--timeout SECONDS] [--lease SECONDS] [--conflict-exit-code N] -- COMMAND [ARGS...]
+struct HeldCommandOptions {
+  std::string name;
+  std::vector<std::string> command;
+  int conflict_exit_code = kExitLockTimeout;  // could not be had in time
+};
+
+// Declares them on `command` (lock's or leader's): --timeout into `*timeout`
+// (described by `timeout_help`), --lease into `*lease_seconds`.
+void DefineHeldCommand(CLI::App& command, HeldCommandOptions& options,
+                       std::chrono::milliseconds* timeout, int* lease_seconds,
+                       const char* timeout_help);
 
 // Acquires `name` (if it stays held past options.timeout: exit
 // `conflict_exit_code`, 5 by default), runs `command` with

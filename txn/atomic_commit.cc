@@ -24,7 +24,7 @@
 #include "txn/intent_resolver.h"
 #include "txn/recovery.h"
 #include "txn/txn_context.h"
-#include "txn/sync_point.h"
+#include "testing/sync_point.h"
 #include "util/macros.h"
 #include "util/random.h"
 #include "util/stored_format.h"

@@ -2,7 +2,7 @@
 #include "txn/intent_resolver.h"
 
 #include "model/inline_body.h"
-#include "txn/sync_point.h"
+#include "testing/sync_point.h"
 #include "txn/txn_record.h"
 #include "util/macros.h"
 #include "util/stored_format.h"

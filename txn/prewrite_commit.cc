@@ -14,7 +14,7 @@
 #include "txn/intent.h"
 #include "txn/intent_resolver.h"
 #include "txn/txn_context.h"
-#include "txn/sync_point.h"
+#include "testing/sync_point.h"
 #include "txn/txn_record.h"
 #include "util/macros.h"
 #include "util/parallel.h"

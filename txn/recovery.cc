@@ -10,7 +10,7 @@
 #include "txn/intent_resolver.h"
 #include "util/macros.h"
 #include "util/random.h"
-#include "txn/sync_point.h"
+#include "testing/sync_point.h"
 #include "txn/txn_record.h"
 
 namespace blobtable {

@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: Apache-2.0
+// The scenarios of the bounded-exhaustive search (exhaustive.h) and its
+// depth-first driver. Each scenario is a few scripted actors over keys of
+// sim_world.h (a = p0/a, b = p0/b, c = p1/c), with the faults that may
+// happen and the bounds; the four named after the holes they were made to
+// reach are the smallest workloads in which each can happen at all.
+#include "devtools/stress/sim/exhaustive.h"
+
+#include <chrono>
+#include <functional>
+#include <iostream>
+#include <memory>
+
+#include "devtools/stress/sim/sim_actor.h"
+#include "devtools/stress/sim/sim_scheduler.h"
+#include "devtools/stress/sim/sim_world.h"
+#include "testing/fake_clock.h"
+
+namespace blobtable::sim {
+namespace {
+
+using std::chrono::milliseconds;
+using Plan = Actor::Plan;
+constexpr int kA = 0, kB = 1, kC = 2;
+
+struct ActorScript {
+  std::string name;
+  std::function<void(Actor&)> body;
+};
+
+struct Scenario {
+  std::string name, about;
+  bool atomic = false;                        // a second store committing as one batch
+  std::vector<std::pair<int, bool>> initial;  // keys set up (true: by an atomic batch)
+  ExploreBounds bounds;
+  std::vector<ActorScript> actors;
+};
+
+// T reads a and writes c; W replaces a (as it read it); R reads a and c in
+// a read-only transaction: a transaction that only read a must not commit
+// after a was replaced under it (holes 2 and 3).
+std::vector<ActorScript> ReadFenceActors() {
+  return {
+      {"T",
+       [](Actor& a) {
+         a.Txn(0, {{kA, Plan::kReadOnly}, {kC, Plan::kReadWrite}}, false);
+       }},
+      {"W",
+       [](Actor& a) {
+         a.Get(0, kA);
+         a.Replace(1, kA);
+       }},
+      {"R",
+       [](Actor& a) {
+         a.Txn(0, {{kA, Plan::kReadOnly}, {kC, Plan::kReadOnly}}, false);
+       }},
+  };
+}
+
+std::vector<Scenario> AllScenarios() {
+  std::vector<Scenario> all;
+  {
+    Scenario s;
+    s.name = "late-abort";
+    s.about = "hole 1: T writes b; W replaces b (any version); R reads b twice";
+    s.initial = {{kB, false}};
+    s.bounds.long_stall = true;
+    s.bounds.preemptions = 2;
+    s.bounds.faults = 3;
+    s.actors = {
+        {"T",
+         [](Actor& a) {
+           a.Txn(0, {{kB, Plan::kReadWrite}}, false);
+         }},
+        {"W", [](Actor& a) { a.Replace(0, kB); }},
+        {"R",
+         [](Actor& a) {
+           a.Get(0, kB);
+           a.Get(1, kB);
+         }},
+    };
+    all.push_back(std::move(s));
+  }
+  {
+    Scenario s;
+    s.name = "read-fence";
+    s.about = "hole 2: T reads a, writes c; W replaces a; R reads a and c; stalls";
+    s.initial = {{kA, false}, {kC, false}};
+    s.bounds.long_stall = true;
+    s.bounds.preemptions = 1;
+    s.bounds.faults = 2;
+    s.actors = ReadFenceActors();
+    all.push_back(std::move(s));
+  }
+  {
+    Scenario s;
+    s.name = "clock-step";
+    s.about = "hole 3: as read-fence, with wall-clock steps instead of stalls";
+    s.initial = {{kA, false}, {kC, false}};
+    s.bounds.stall = false;
+    s.bounds.jump = true;
+    s.bounds.preemptions = 2;
+    s.bounds.faults = 1;
+    s.actors = ReadFenceActors();
+    all.push_back(std::move(s));
+  }
+  {
+    Scenario s;
+    s.name = "atomic-stamp";
+    s.about =
+        "hole 4: a written by an atomic batch; T reads a, writes c; U reads and writes a; "
+        "W replaces a";
+    s.atomic = true;
+    s.initial = {{kA, true}, {kC, false}};
+    s.bounds.preemptions = 2;
+    s.bounds.faults = 1;
+    s.actors = {
+        {"T",
+         [](Actor& a) {
+           a.Txn(0, {{kA, Plan::kReadOnly}, {kC, Plan::kReadWrite}}, false);
+         }},
+        {"U",
+         [](Actor& a) {
+           a.Txn(0, {{kA, Plan::kReadWrite}}, false);
+         }},
+        {"W",
+         [](Actor& a) {
+           a.Get(0, kA);
+           a.Replace(1, kA);
+         }},
+    };
+    all.push_back(std::move(s));
+  }
+  {
+    Scenario s;
+    s.name = "reader-settle";
+    s.about =
+        "issue 29's false Conflict: T writes a, then writes it again; R reads a (and "
+        "rewrites the decided intent it meets)";
+    s.initial = {{kA, false}};
+    s.bounds.preemptions = 3;
+    s.bounds.faults = 0;
+    s.actors = {
+        {"T",
+         [](Actor& a) {
+           a.Txn(0, {{kA, Plan::kReadWrite}}, false);
+           a.Txn(1, {{kA, Plan::kReadWrite}}, false);
+         }},
+        {"R", [](Actor& a) { a.Get(0, kA); }},
+    };
+    all.push_back(std::move(s));
+  }
+  return all;
+}
+
+const Scenario* Find(const std::vector<Scenario>& all, const std::string& name) {
+  for (const Scenario& s : all)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+ExploreBounds BoundsOf(const Scenario& s, const ExhaustiveOptions& o) {
+  ExploreBounds b = s.bounds;
+  if (o.preemptions >= 0) b.preemptions = o.preemptions;
+  if (o.faults >= 0) b.faults = o.faults;
+  return b;
+}
+
+// One run of `s` under the choices of `log`; its violation ("" if none).
+std::string RunOnce(const Scenario& s, ChoiceLog& log, const ExploreBounds& bounds,
+                    std::ostream* verbose) {
+  FakeClock clock;
+  SimScheduler sched(log, clock, bounds);
+  World world(clock, sched);
+  if (Status st = world.Open(s.atomic); !st.ok()) return "opening the store: " + st.ToString();
+  std::string violation;
+  for (const auto& [k, by_batch] : s.initial) {
+    Store& by = by_batch ? *world.atomic() : world.protocol();
+    // Through transactions: the lock blobs exist from the start (fewer
+    // points to search, none of them about the protocol).
+    if (!world.SetInitial(k, "init" + std::to_string(k), by, /*via_txn=*/true).ok())
+      violation += "setting up " + KeyName(k) + " failed\n";
+  }
+  std::vector<std::unique_ptr<Actor>> actors;
+  for (size_t i = 0; i < s.actors.size(); ++i) {
+    actors.push_back(std::make_unique<Actor>(static_cast<int>(i), 0, world, sched, world.atomic()));
+    Actor* actor = actors.back().get();
+    const auto& body = s.actors[i].body;
+    sched.Spawn(s.actors[i].name, /*killable=*/true, [actor, &body] { body(*actor); });
+  }
+  sched.Run();
+  violation += world.Finish();
+  for (const auto& a : actors) violation += a->buffer_errors();
+  if (verbose != nullptr) {
+    *verbose << "scenario " << s.name << ", schedule " << log.Compact() << ":\n"
+             << log.Describe() << (violation.empty() ? world.Describe() : violation)
+             << "trace (last events):\n"
+             << sched.Trace();
+  }
+  return violation;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> Scenarios() {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const Scenario& s : AllScenarios()) out.emplace_back(s.name, s.about);
+  return out;
+}
+
+ExhaustiveResult RunExhaustive(const std::string& name, const ExhaustiveOptions& options,
+                               std::ostream& out) {
+  ExhaustiveResult r;
+  r.scenario = name;
+  const auto all = AllScenarios();
+  const Scenario* s = Find(all, name);
+  if (s == nullptr) {
+    r.violations = 1;
+    r.first_violation = "no scenario named " + name;
+    out << r.first_violation << "\n";
+    return r;
+  }
+  const ExploreBounds bounds = BoundsOf(*s, options);
+  const auto started = std::chrono::steady_clock::now();
+  std::vector<int> prefix;
+  for (;;) {
+    ChoiceLog log(prefix);
+    std::string violation = RunOnce(*s, log, bounds, nullptr);
+    ++r.schedules;
+    if (!violation.empty()) {
+      if (r.violations++ == 0) {
+        r.first_schedule = log.Compact();
+        r.first_violation = log.Describe() + violation;
+      }
+      if (options.stop_at_first) {
+        r.complete = !log.Next().has_value();
+        break;
+      }
+    }
+    auto next = log.Next();
+    if (!next) break;
+    if (options.max_schedules != 0 && r.schedules >= options.max_schedules) {
+      r.complete = false;
+      break;
+    }
+    prefix = std::move(*next);
+  }
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  out << "exhaustive " << name << " (preemptions " << bounds.preemptions << ", faults "
+      << bounds.faults << "): schedules " << r.schedules << (r.complete ? "" : " (stopped)") << ", "
+      << r.seconds << " s, violations " << r.violations;
+  if (r.violations) out << ", first at schedule " << r.first_schedule;
+  out << "\n";
+  return r;
+}
+
+std::string ReplaySchedule(const std::string& name, const std::string& schedule,
+                           const ExhaustiveOptions& options, std::ostream& out) {
+  const auto all = AllScenarios();
+  const Scenario* s = Find(all, name);
+  if (s == nullptr) return "no scenario named " + name;
+  ChoiceLog log(schedule == "-" ? std::vector<int>{} : ChoiceLog::ParseSchedule(schedule));
+  return RunOnce(*s, log, BoundsOf(*s, options), &out);
+}
+
+}  // namespace blobtable::sim

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "devtools/stress/sim/protocol_monitor.h"
+
+#include "devtools/stress/sim/sim_scheduler.h"
+#include "txn/intent_resolver.h"
+#include "txn/recovery.h"
+#include "util/macros.h"
+#include "util/stored_format.h"
+
+namespace blobtable::sim {
+namespace {
+
+std::string PrewriteIn(const Metadata& m) {
+  auto it = m.find(kPrewriteMetadata);
+  return it == m.end() ? "" : it->second;
+}
+
+bool Never(const EntityIntent&, const BlobProperties&) { return false; }
+
+}  // namespace
+
+// The finishing put: the new body, stamped with the transaction, and a
+// btsame list (space-separated) naming the intent's own ETag, or the
+// version before it (an intent that keeps the version as it was may be
+// finished under the older handle).
+bool ProtocolMonitor::FinishesCommitted(const EntityIntent& i, const BlobProperties& cur,
+                                        std::string_view body, const Metadata& metadata) {
+  auto stamp = metadata.find(kTxnMetadata);
+  auto same = metadata.find(kSameAsMetadata);
+  if (!i.next_exists || body != i.next_body || stamp == metadata.end() ||
+      stamp->second != i.txn_id || same == metadata.end())
+    return false;
+  // A new version is named by the intent's ETag; an entity only read keeps
+  // its version, named by the ETag the intent replaced (H1).
+  return NamesVersion(same->second, i.reads_only ? i.prev_etag : cur.etag);
+}
+
+Result<WriteResult> ProtocolMonitor::Put(std::string_view n, std::string_view d,
+                                         const PutOptions& o) {
+  auto finishes = [&](const EntityIntent& i, const BlobProperties& cur) {
+    if (!PrewriteIn(o.metadata).empty()) {
+      // The next transaction's intent, over the new version (under either
+      // handle when the intent left the version as it was).
+      auto next = DecodeIntent(d, n);
+      const bool same_version = i.prev_exists && i.reads_only;
+      return next.ok() && next->prev_exists == i.next_exists && next->prev_body == i.next_body &&
+             (next->prev_etag == cur.etag || (same_version && next->prev_etag == i.prev_etag));
+    }
+    return FinishesCommitted(i, cur, d, o.metadata);
+  };
+  return Watch(n, o.lease_id, "put", finishes, [&] { return BlobStoreWrapper::Put(n, d, o); });
+}
+
+Status ProtocolMonitor::Delete(std::string_view n, const WriteOptions& o) {
+  auto finishes = [](const EntityIntent& i, const BlobProperties&) { return !i.next_exists; };
+  return Watch(n, o.lease_id, "delete", finishes, [&] { return BlobStoreWrapper::Delete(n, o); });
+}
+
+Result<WriteResult> ProtocolMonitor::SetMetadata(std::string_view n, const Metadata& m,
+                                                 const WriteOptions& o) {
+  return Watch(n, o.lease_id, "metadata", Never,
+               [&] { return BlobStoreWrapper::SetMetadata(n, m, o); });
+}
+
+Result<LeaseResult> ProtocolMonitor::AcquireLease(std::string_view n, int d, std::string_view p,
+                                                  const AccessConditions& c) {
+  auto no_write = [](const EntityIntent&, const BlobProperties&) { return true; };
+  return Watch(n, std::string(p), "lease", no_write,
+               [&] { return BlobStoreWrapper::AcquireLease(n, d, p, c); });
+}
+
+// A batch is one request: every step that writes is checked before it.
+BatchResult ProtocolMonitor::CommitBatch(const std::vector<BatchOp>& ops) {
+  std::vector<std::string> around;
+  for (const BatchOp& op : ops)
+    if (op.kind != BatchOp::Kind::kCheck) around.push_back(Around(op.blob, Never));
+  BatchResult r = BlobStoreWrapper::CommitBatch(ops);
+  if (r.status.ok())
+    for (const std::string& txn : around)
+      if (!txn.empty()) Flag("an atomic batch wrote around committed transaction " + txn + "\n");
+  return r;
+}
+
+void ProtocolMonitor::Flag(const std::string& what) {
+  if (sink != nullptr) *sink += what;
+}
+
+std::optional<TxnRecord> ProtocolMonitor::Committed(const std::string& txn) {
+  auto record = target().Get(RecordBlobName(txn), {});
+  if (!record.ok()) return std::nullopt;
+  auto rec = DecodeRecord(record->data, "");
+  if (!rec.ok() || rec->state != TxnState::kCommitted) return std::nullopt;
+  return *rec;
+}
+
+// Which committed transaction a successful write on `name` would go around
+// ("" if none).
+std::string ProtocolMonitor::Around(std::string_view name, const Finishes& finishes) {
+  if (name.find("/e/") == std::string_view::npos) return "";
+  auto cur = target().Get(name, {});
+  if (!cur.ok()) return "";
+  const std::string pw = PrewritingTransaction(cur->properties);
+  if (pw.empty()) return "";
+  auto intent = DecodeIntent(cur->data, name);
+  if (!intent.ok() || !Committed(pw)) return "";
+  return finishes(*intent, cur->properties) ? "" : pw;
+}
+
+}  // namespace blobtable::sim

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: Apache-2.0
+// The one counting wrapper: counts requests by kind, to assert round trips
+// (docs/transactions.md#cost). Stacks anywhere a BlobStoreWrapper does.
+// Thread-safe.
+#ifndef BLOBTABLE_TESTING_COUNTING_BLOB_STORE_H_
+#define BLOBTABLE_TESTING_COUNTING_BLOB_STORE_H_
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "blobtable/blob_store.h"
+
+namespace blobtable::testing {
+
+class CountingBlobStore final : public BlobStoreWrapper {
+ public:
+  using BlobStoreWrapper::BlobStoreWrapper;
+
+  // Requests by kind: get, head, put, delete, list, metadata, lease, renew,
+  // change, release, break, batch (kinds never sent are absent).
+  std::map<std::string, int> Counts() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return counts_;
+  }
+  int Total() const {
+    int total = 0;
+    for (const auto& [kind, n] : Counts()) total += n;
+    return total;
+  }
+  void Clear() {
+    std::lock_guard<std::mutex> lock(mu_);
+    counts_.clear();
+    not_modified_ = 0;
+  }
+
+  Result<GetResult> Get(std::string_view n, const ReadOptions& o) override {
+    Count("get");
+    auto r = BlobStoreWrapper::Get(n, o);
+    if (r.ok() && r->not_modified) not_modified_ += 1;
+    return r;
+  }
+  // Of the gets, how many were answered 304 (no body).
+  int NotModified() const { return not_modified_.load(); }
+  Result<GetResult> Head(std::string_view n, const AccessConditions& c) override {
+    return Count("head"), BlobStoreWrapper::Head(n, c);
+  }
+  Result<WriteResult> Put(std::string_view n, std::string_view d, const PutOptions& o) override {
+    return Count("put"), BlobStoreWrapper::Put(n, d, o);
+  }
+  Status Delete(std::string_view n, const WriteOptions& o) override {
+    return Count("delete"), BlobStoreWrapper::Delete(n, o);
+  }
+  Result<ListPage> List(const ListOptions& o) override {
+    return Count("list"), BlobStoreWrapper::List(o);
+  }
+  Result<WriteResult> SetMetadata(std::string_view n, const Metadata& m,
+                                  const WriteOptions& o) override {
+    return Count("metadata"), BlobStoreWrapper::SetMetadata(n, m, o);
+  }
+  Result<LeaseResult> AcquireLease(std::string_view n, int d, std::string_view p,
+                                   const AccessConditions& c) override {
+    return Count("lease"), BlobStoreWrapper::AcquireLease(n, d, p, c);
+  }
+  Result<LeaseResult> RenewLease(std::string_view n, std::string_view id,
+                                 const AccessConditions& c) override {
+    return Count("renew"), BlobStoreWrapper::RenewLease(n, id, c);
+  }
+  Result<LeaseResult> ChangeLease(std::string_view n, std::string_view id, std::string_view p,
+                                  const AccessConditions& c) override {
+    return Count("change"), BlobStoreWrapper::ChangeLease(n, id, p, c);
+  }
+  Result<LeaseResult> ReleaseLease(std::string_view n, std::string_view id,
+                                   const AccessConditions& c) override {
+    return Count("release"), BlobStoreWrapper::ReleaseLease(n, id, c);
+  }
+  Result<LeaseResult> BreakLease(std::string_view n, std::optional<int> p,
+                                 const AccessConditions& c) override {
+    return Count("break"), BlobStoreWrapper::BreakLease(n, p, c);
+  }
+  BatchResult CommitBatch(const std::vector<BatchOp>& ops) override {
+    return Count("batch"), BlobStoreWrapper::CommitBatch(ops);
+  }
+
+ private:
+  void Count(const char* kind) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++counts_[kind];
+  }
+  mutable std::mutex mu_;
+  std::atomic<int> not_modified_{0};
+  std::map<std::string, int> counts_;
+};
+
+}  // namespace blobtable::testing
+
+#endif  // BLOBTABLE_TESTING_COUNTING_BLOB_STORE_H_

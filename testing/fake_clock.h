@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: Apache-2.0
+// A fake time service (Clock, include/blobtable/options.h) for tests and the
+// deterministic simulation: lease expiry and waits without sleeping.
+#ifndef BLOBTABLE_TESTING_FAKE_CLOCK_H_
+#define BLOBTABLE_TESTING_FAKE_CLOCK_H_
+
+#include <sys/mman.h>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <string>
+
+#include "blobtable/clock.h"
+
+namespace blobtable {
+
+// Wall-clock and monotonic time that move only when told, shared with forked
+// children (its time lives in shared anonymous memory, so processes forked
+// after it was made see every Advance()). Advance() moves both, as real time
+// passing does; Jump() moves the wall clock alone, as setting it does.
+// SleepFor() advances, or runs the hook set_sleep() gave it.
+class FakeClock final : public Clock {
+ public:
+  explicit FakeClock(TimePoint start = TimePoint(std::chrono::seconds(1'700'000'000)))
+      : ms_(static_cast<std::atomic<int64_t>*>(mmap(nullptr, 2 * sizeof(std::atomic<int64_t>),
+                                                    PROT_READ | PROT_WRITE,
+                                                    MAP_SHARED | MAP_ANONYMOUS, -1, 0))) {
+    new (&ms_[0]) std::atomic<int64_t>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(start.time_since_epoch()).count());
+    new (&ms_[1]) std::atomic<int64_t>(0);
+  }
+  ~FakeClock() override { munmap(ms_, 2 * sizeof(*ms_)); }
+  FakeClock(const FakeClock&) = delete;
+  FakeClock& operator=(const FakeClock&) = delete;
+
+  TimePoint Now() const override { return TimePoint(std::chrono::milliseconds(ms_[0].load())); }
+  SteadyTime Steady() const override {
+    return SteadyTime(std::chrono::milliseconds(ms_[1].load()));
+  }
+  void SleepFor(std::chrono::milliseconds d) const override {
+    if (sleep_)
+      sleep_(d);
+    else
+      Advance(d);
+  }
+  // Leases on the embedded store follow the monotonic time: Jump() lets
+  // none lapse.
+  std::chrono::milliseconds SinceBoot() const override {
+    return std::chrono::milliseconds(ms_[1].load());
+  }
+  std::string BootId() const override { return "fake-clock"; }
+  void Advance(std::chrono::milliseconds d) const {
+    ms_[0].fetch_add(d.count());
+    ms_[1].fetch_add(d.count());
+  }
+  void Jump(std::chrono::milliseconds d) const { ms_[0].fetch_add(d.count()); }
+  // Set before the clock is shared with other threads.
+  void set_sleep(std::function<void(std::chrono::milliseconds)> sleep) {
+    sleep_ = std::move(sleep);
+  }
+
+ private:
+  std::atomic<int64_t>* ms_;  // [0] wall, [1] monotonic
+  std::function<void(std::chrono::milliseconds)> sleep_;
+};
+
+}  // namespace blobtable
+
+#endif  // BLOBTABLE_TESTING_FAKE_CLOCK_H_

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: Apache-2.0
+// A command of the blobtable CLI: its name, its help, whether it writes, its
+// options (bound to a small struct of its own) and its run. Each command is
+// one file in tools/cli/, which makes it with MakeCommand;
+// tools/cli/registry.cc lists them in the order `blobtable --help` shows.
+#ifndef BLOBTABLE_TOOLS_CLI_COMMAND_H_
+#define BLOBTABLE_TOOLS_CLI_COMMAND_H_
+
+#include <iosfwd>
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "blobtable/store.h"
+#include "blobtable/txn.h"
+
+namespace blobtable::cli {
+
+// The options every command shares (given before or after it; tools/cli.cc
+// declares them).
+struct GlobalOptions {
+  std::string location;    // --store (tools/open_store.h: DefaultLocation)
+  StoreOptions store;      // --container, --lock-timeout, the cache's flags, -v's request log
+  TransactionOptions txn;  // --lock-timeout
+  bool verbose = false;    // -v
+  bool no_create = false;  // --no-create
+};
+
+// What a command runs with.
+struct Context {
+  GlobalOptions& global;
+  // Whether the command writes (Command::Writes): only writes make a store
+  // that is missing (tools/open_store.h).
+  bool writes = false;
+  std::istream& in;
+  std::ostream& out;
+  std::ostream& err;
+};
+
+// A command line the parser took that the command refuses: exit 2, with a
+// pointer to --help.
+struct UsageError {
+  std::string message;
+};
+
+// One command, as the registry holds it.
+class Command {
+ public:
+  virtual ~Command() = default;
+  virtual const char* name() const = 0;
+  // Adds the command to `app`, its options bound to this object.
+  virtual void Define(CLI::App& app) = 0;
+  // Whether the command as parsed writes.
+  virtual bool Writes() const = 0;
+  // Runs the command as parsed; its exit code.
+  virtual int Run(Context& context) = 0;
+};
+
+// A command, described by its file.
+template <typename Options>
+struct CommandSpec {
+  const char* name;
+  const char* help;  // what `--help` says of it
+  // Whether it writes: always or never, or as its options say (a command
+  // whose subcommands differ).
+  bool writes = false;
+  bool (*writes_if)(const Options&) = nullptr;
+  // Declares its options (and subcommands) on `command`, bound to `options`.
+  void (*define)(CLI::App& command, Options& options) = nullptr;
+  int (*run)(Options& options, Context& context) = nullptr;
+};
+
+template <typename Options>
+class CommandOf final : public Command {
+ public:
+  explicit CommandOf(const CommandSpec<Options>& spec) : spec_(spec) {}
+  const char* name() const override { return spec_.name; }
+  void Define(CLI::App& app) override {
+    CLI::App* command = app.add_subcommand(spec_.name, spec_.help);
+    if (spec_.define != nullptr) spec_.define(*command, options_);
+  }
+  bool Writes() const override {
+    return spec_.writes_if != nullptr ? spec_.writes_if(options_) : spec_.writes;
+  }
+  int Run(Context& context) override { return spec_.run(options_, context); }
+
+ private:
+  CommandSpec<Options> spec_;
+  Options options_;
+};
+
+template <typename Options>
+std::unique_ptr<Command> MakeCommand(const CommandSpec<Options>& spec) {
+  return std::make_unique<CommandOf<Options>>(spec);
+}
+
+// How `get` and `query` may print entities (--format; tools/entity_output.h).
+inline CLI::IsMember FormatNames() { return CLI::IsMember({"jsonl", "json", "table"}); }
+
+}  // namespace blobtable::cli
+
+#endif  // BLOBTABLE_TOOLS_CLI_COMMAND_H_

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+// `blobtable export TABLE [--pk PK [--rk-from RK] [--rk-to RK]] [--filter EXPR]
+// [--quiet]`: every row as JSON lines (tools/bulk.h).
+#include <string>
+
+#include "tools/bulk.h"
+#include "tools/cli.h"
+#include "tools/cli/registry.h"
+#include "tools/open_store.h"
+
+namespace blobtable::cli {
+namespace {
+
+struct ExportCommandOptions {
+  std::string table;
+  QueryOptions query;
+  BulkOptions bulk;
+};
+
+void Define(CLI::App& exp, ExportCommandOptions& o) {
+  exp.add_option("TABLE", o.table)->required();
+  exp.add_option("--pk", o.query.partition_key);
+  exp.add_option("--rk-from", o.query.row_key_from, "RK: from this RowKey (with --pk)");
+  exp.add_option("--rk-to", o.query.row_key_to,
+                 "RK: to this one, inclusive (with --pk and --rk-from, progress shows how far)");
+  exp.add_option("--filter", o.query.filter, "EXPR: only matching rows (docs/api.md#filters)");
+  exp.add_flag("--quiet", o.bulk.quiet, "no progress, no summary");
+}
+
+int Run(ExportCommandOptions& o, Context& c) {
+  auto opened = OpenTable(c, o.table);
+  if (!opened.ok()) return Fail(c.err, opened.status());
+  o.bulk.progress = ShowsProgress(c.err);
+  return CmdExport(opened->table, o.query, o.bulk, c.out, c.err);
+}
+
+}  // namespace
+
+std::unique_ptr<Command> ExportCommand() {
+  return MakeCommand<ExportCommandOptions>({
+      .name = "export",
+      .help = "export TABLE [--pk PK [--rk-from RK] [--rk-to RK]] [--filter EXPR] [--quiet]: "
+              "every row, one JSON object a line (the form `get` prints) on stdout; progress "
+              "on stderr when it is a terminal, and a summary line.",
+      .define = Define,
+      .run = Run,
+  });
+}
+
+}  // namespace blobtable::cli

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: Apache-2.0
+// `blobtable query TABLE [--pk PK] [--rk-from RK] ... [--format F]`: an export
+// without its progress and summary.
+#include <string>
+
+#include "tools/bulk.h"
+#include "tools/cli/registry.h"
+#include "tools/open_store.h"
+#include "tools/cli.h"
+
+namespace blobtable::cli {
+namespace {
+
+struct QueryCommandOptions {
+  std::string table;
+  QueryOptions query;
+  long limit = -1;  // all
+  std::string format = "jsonl";
+};
+
+void Define(CLI::App& query, QueryCommandOptions& o) {
+  query.add_option("TABLE", o.table)->required();
+  query.add_option("--pk", o.query.partition_key);
+  query.add_option("--rk-from", o.query.row_key_from);
+  query.add_option("--rk-to", o.query.row_key_to);
+  query.add_option("--filter", o.query.filter, "EXPR, e.g. \"Price ge 10.0 and Active eq true\"");
+  query.add_option("--select", o.query.select, "A,B: only these properties")->delimiter(',');
+  query.add_option("--rk-prefix", o.query.row_key_prefix, "P: only RowKeys starting with P");
+  query.add_option("--limit", o.limit, "N: at most N entities in all")->check(CLI::PositiveNumber);
+  query.add_option("--top", o.query.top, "N: entities a page, 1..1000 (default 1000)")
+      ->check(CLI::Range(1, 1000));
+  query.add_option("--format", o.format, "jsonl (default), json (an array) or table")
+      ->check(FormatNames());
+}
+
+int Run(QueryCommandOptions& o, Context& c) {
+  auto opened = OpenTable(c, o.table);
+  if (!opened.ok()) return Fail(c.err, opened.status());
+  BulkOptions bulk;
+  bulk.quiet = true;
+  bulk.limit = o.limit;
+  bulk.format = o.format;
+  return CmdExport(opened->table, o.query, bulk, c.out, c.err);
+}
+
+}  // namespace
+
+std::unique_ptr<Command> QueryCommand() {
+  return MakeCommand<QueryCommandOptions>({
+      .name = "query",
+      .help = "query TABLE [--pk PK] [--rk-from RK] [--rk-to RK] [--rk-prefix P] [--filter "
+              "EXPR] [--select A,B] [--limit N] [--top N] [--format jsonl|json|table]: prints "
+              "matching entities in (PartitionKey, RowKey) order, one JSON object a line by "
+              "default; the RowKey range is inclusive. --filter: an Azure Tables $filter "
+              "(docs/api.md#filters); --select: only these properties. --limit N stops after N "
+              "entities; --top N is the page size (1..1000, as in the API).",
+      .define = Define,
+      .run = Run,
+  });
+}
+
+}  // namespace blobtable::cli

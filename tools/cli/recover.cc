@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: Apache-2.0
+// `blobtable recover [--discard-damaged]`: settles transactions whose
+// coordinator died.
+#include <ostream>
+
+#include <nlohmann/json.hpp>
+
+#include "tools/cli.h"
+#include "tools/cli/registry.h"
+#include "tools/open_store.h"
+
+namespace blobtable::cli {
+namespace {
+
+struct RecoverCommandOptions {
+  bool discard_damaged = false;
+};
+
+void Define(CLI::App& recover, RecoverCommandOptions& o) {
+  recover.add_flag("--discard-damaged", o.discard_damaged,
+                   "delete transaction records that are damaged");
+}
+
+// {"resolved": N, "in_flight": [{"txn": ID, "blobs": [...],
+// "leases_run_out_within_seconds": 60}, ...]}
+nlohmann::json RecoveryToJson(const RecoveryReport& report) {
+  nlohmann::json in_flight = nlohmann::json::array();
+  for (const RecoveryReport::InFlight& t : report.in_flight)
+    in_flight.push_back({{"txn", t.txn_id},
+                         {"blobs", t.blobs},
+                         {"leases_run_out_within_seconds", RecoveryReport::kMaxLeaseSeconds}});
+  return {{"resolved", report.resolved}, {"in_flight", in_flight}};
+}
+
+int Run(RecoverCommandOptions& o, Context& c) {
+  auto store = OpenStore(c);
+  if (!store.ok()) return Fail(c.err, store.status());
+  auto report = (*store)->RecoverAndReport(o.discard_damaged);
+  if (!report.ok()) return Fail(c.err, report.status());
+  c.out << RecoveryToJson(*report).dump() << "\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+std::unique_ptr<Command> RecoverCommand() {
+  return MakeCommand<RecoverCommandOptions>({
+      .name = "recover",
+      .help = "recover [--discard-damaged]: finishes or undoes transactions whose coordinator "
+              "died (normally done by whoever next touches their partitions); prints "
+              "{\"resolved\": N}. A damaged transaction record is reported (exit 1) after the "
+              "others are resolved; --discard-damaged deletes such records instead (a committed "
+              "one's writes not yet applied are lost).",
+      .define = Define,
+      .run = Run,
+  });
+}
+
+}  // namespace blobtable::cli

@@ -1,0 +1,15 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "tools/cli/registry.h"
+
+namespace blobtable::cli {
+
+std::vector<std::unique_ptr<Command>> Commands() {
+  std::vector<std::unique_ptr<Command>> all;
+  for (auto make : {PutCommand, GetCommand, DeleteCommand, QueryCommand, ExportCommand,
+                    ImportCommand, LocateCommand, TxnCommand, LockCommand, LeaderCommand,
+                    QueueCommand, CounterCommand, RecoverCommand, CacheCommand, CheckCommand})
+    all.push_back(make());
+  return all;
+}
+
+}  // namespace blobtable::cli
