@@ -17,6 +17,7 @@
 #include <string>
 
 #include "blobtable/store.h"
+#include "testing/hooks.h"
 
 namespace {
 
@@ -31,7 +32,7 @@ class BenchStore {
     std::string tmpl = (std::filesystem::temp_directory_path() / "blobtable-bench-XXXXXX").string();
     dir_ = mkdtemp(tmpl.data());
     StoreOptions o;
-    o.atomic_commits = atomic;
+    o = blobtable::internal::WithAtomicCommits(o, atomic);
     auto opened = Store::Open(dir_, o);
     if (opened.ok()) store_ = std::move(*opened);
   }

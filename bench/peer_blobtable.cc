@@ -19,7 +19,7 @@ class BlobtablePeer final : public KvPeer {
   explicit BlobtablePeer(LocalDurability durability) : durability_(durability) {}
   Status Open(const std::string& dir, int threads) override {
     StoreOptions o;
-    o.local_durability = durability_;
+    o.local.durability = durability_;
     auto store = Store::Open(dir, o);
     if (!store.ok()) return store.status();
     store_ = std::move(*store);

@@ -62,8 +62,8 @@ struct Cell {
 Result<Sample> BlobtableRound(const std::string& transport, const Cell& c, const W2Options& o,
                               const std::string& value) {
   blobtable::StoreOptions so;
-  so.http_transport = transport;
-  so.cache = false;
+  so.azure.http_transport = transport;
+  so.cache.enabled = false;
   so.container = FreshName("w2c");
   const RequestCounter counter = CountRequests(so);
   auto store = blobtable::Store::Open(ConnectionTo(c.port), so);

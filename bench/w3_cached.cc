@@ -39,8 +39,8 @@ Result<Sample> Round(const Mode& m, int port, const W3Options& o, const std::str
   Scratch dir;
   if (dir.path().empty()) return Status::IOError("no scratch directory");
   blobtable::StoreOptions so;
-  so.cache = m.cached;
-  so.cache_directory = dir.path() + "/cache";
+  so.cache.enabled = m.cached;
+  so.cache.directory = dir.path() + "/cache";
   so.container = FreshName("w3c");
   const RequestCounter counter = CountRequests(so);
   auto store = blobtable::Store::Open(m.remote ? ConnectionTo(port) : dir.path() + "/store", so);

@@ -36,9 +36,9 @@ struct Opened {
 Result<Opened> Open(const Cell& c, bool cached) {
   blobtable::StoreOptions so;
   so.container = c.container;
-  so.cache = cached;
+  so.cache.enabled = cached;
   auto dir = std::make_unique<Scratch>();
-  if (cached) so.cache_directory = dir->path() + "/cache";
+  if (cached) so.cache.directory = dir->path() + "/cache";
   RequestCounter counter = CountRequests(so);
   auto store = blobtable::Store::Open(ConnectionTo(c.port), so);
   if (!store.ok()) return store.status();

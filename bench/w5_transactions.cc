@@ -34,7 +34,7 @@ struct Opened {
 Result<Opened> Open(int port) {
   blobtable::StoreOptions so;
   so.container = FreshName("w5c");
-  so.cache = false;
+  so.cache.enabled = false;
   RequestCounter counter = CountRequests(so);
   auto store = blobtable::Store::Open(ConnectionTo(port), so);
   if (!store.ok()) return store.status();

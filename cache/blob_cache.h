@@ -34,7 +34,7 @@
 
 #include "blobtable/blob_store.h"
 #include "blobtable/cache.h"
-#include "blobtable/options.h"
+#include "blobtable/clock.h"
 
 namespace blobtable {
 

@@ -13,8 +13,8 @@ int main(int argc, char** argv) {
   }
   // [readme]
   blobtable::StoreOptions options;
-  options.cache = true;                 // the default for Azure stores
-  options.cache_directory = argv[2];    // shared by the processes that use it
+  options.cache.enabled = true;        // the default for Azure stores
+  options.cache.directory = argv[2];   // shared by the processes that use it
   auto store = blobtable::Store::Open(argv[1], options);
   if (!store.ok()) return 1;
   auto config = *(*store)->OpenTable("config");

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cache/caching_blob_store.h"
+#include "testing/hooks.h"
 
 #include "model/blob_naming.h"
 #include "storage/open_blob_store.h"
@@ -21,11 +22,11 @@ namespace {
 // The cache an Azure store reads through (null: none, or none could be
 // opened: the store works without it, after one warning).
 std::shared_ptr<BlobCache> OpenCache(std::string_view location, const StoreOptions& options) {
-  if (!options.cache || !IsConnectionString(location)) return nullptr;
+  if (!options.cache.enabled || !IsConnectionString(location)) return nullptr;
   std::string dir =
-      options.cache_directory.empty() ? DefaultCacheDirectory() : options.cache_directory;
+      options.cache.directory.empty() ? DefaultCacheDirectory() : options.cache.directory;
   auto warn = [options](const std::string& m) { internal::WarnUser(options, m); };
-  auto cache = BlobCache::Open(dir, options.cache_max_bytes,
+  auto cache = BlobCache::Open(dir, options.cache.max_bytes,
                                options.clock != nullptr ? options.clock : Clock::Real(), warn);
   if (!cache.ok()) {
     warn("blobtable: reading without the local cache: " + cache.status().ToString());
@@ -37,15 +38,15 @@ std::shared_ptr<BlobCache> OpenCache(std::string_view location, const StoreOptio
 }  // namespace
 
 Result<std::unique_ptr<Store>> Store::Open(std::string_view location, const StoreOptions& options) {
-  auto blobs = OpenBlobStore(location, options);
+  auto blobs = OpenBlobStore(location, internal::BackendOptionsOf(options));
   if (!blobs.ok()) return blobs.status();
   std::shared_ptr<BlobStore> backend = std::move(*blobs);
   if (options.wrap_blob_store) backend = options.wrap_blob_store(std::move(backend));
   if (std::shared_ptr<BlobCache> cache = OpenCache(location, options)) {
     CachingOptions c;
     c.clock = options.clock;
-    c.stale_if_error_deadline = options.stale_if_error_deadline;
-    c.unreachable_interval = options.unreachable_interval;
+    c.stale_if_error_deadline = options.cache.stale_if_error_deadline;
+    c.unreachable_interval = options.cache.unreachable_interval;
     c.cacheable = naming::IsEntityBlobName;
     backend =
         std::make_shared<CachingBlobStore>(std::move(backend), std::move(cache), std::move(c));
@@ -65,7 +66,7 @@ std::unique_ptr<Store> Store::FromBlobStore(std::shared_ptr<BlobStore> blobs,
   core->txn_lease_seconds = options.txn_lease_seconds;
   core->busy_timeout = options.busy_timeout;
   core->max_merge_attempts = options.max_merge_attempts;
-  core->atomic_commits = options.atomic_commits;
+  core->atomic_commits = internal::HooksOf(options).atomic_commits;
   const bool in_process = core->blobs->traits().in_process;
   core->inline_body_max = in_process ? 0 : options.inline_body_max_bytes;
   core->parallel_reads = in_process ? 1 : std::max(1, options.max_parallel_reads);

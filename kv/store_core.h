@@ -10,6 +10,7 @@
 #include <string>
 
 #include "blobtable/options.h"
+#include "storage/open_blob_store.h"
 #include "txn/txn_context.h"
 
 namespace blobtable::internal {
@@ -21,6 +22,12 @@ inline void WarnUser(const StoreOptions& options, const std::string& message) {
     options.warn(message);
   else
     std::cerr << message << std::endl;
+}
+
+// What opening the backend takes from `options`.
+inline BackendOptions BackendOptionsOf(const StoreOptions& options) {
+  return BackendOptions{options.container, options.create_if_missing, options.clock, options.local,
+                        options.azure};
 }
 
 struct StoreCore : TxnContext {

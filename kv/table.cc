@@ -52,12 +52,12 @@ Result<std::string> Table::LockBlobName(std::string_view pk) const {
 
 Result<Entity> Table::Get(std::string_view pk, std::string_view rk) const {
   BT_RETURN_IF_ERROR(Usable());
-  return Get(pk, rk, core_->options.read_policy);
+  return Get(pk, rk, core_->options.cache.read_policy);
 }
 
 std::vector<Result<Entity>> Table::GetMany(
     const std::vector<std::pair<std::string, std::string>>& keys) const {
-  return GetMany(keys, core_ ? core_->options.read_policy : ReadPolicy());
+  return GetMany(keys, core_ ? core_->options.cache.read_policy : ReadPolicy());
 }
 
 std::vector<Result<Entity>> Table::GetMany(

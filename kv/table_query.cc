@@ -116,7 +116,7 @@ Result<QueryPage> Table::Query(const QueryOptions& options) const {
   // listing a page (without that slot, every continued full page took two).
   list.max_results = std::min(5000, q.top + 1 + (after.empty() ? 0 : 1));
 
-  const ReadPolicy policy = q.policy.value_or(core_->options.read_policy);
+  const ReadPolicy policy = q.policy.value_or(core_->options.cache.read_policy);
   const size_t top = static_cast<size_t>(q.top);
   QueryPage page;
   std::string last;         // the last row the page answered for

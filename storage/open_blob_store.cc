@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <fstream>
 
-#include "blobtable/store.h"
 #include "storage/azure/azure_blob_store.h"
 #include "storage/azure/azure_config.h"
 
@@ -20,14 +19,15 @@ bool IsConnectionString(std::string_view location) {
 namespace {
 
 Result<std::shared_ptr<BlobStore>> OpenAzure(std::string_view connection_string,
-                                             const StoreOptions& options) {
+                                             const BackendOptions& options) {
   auto config = ParseConnectionString(connection_string);
   if (!config.ok()) return config.status();
   AzureStoreOptions o;
   o.config = std::move(*config);
   o.container = options.container;
-  if (!options.http_transport.empty()) o.config.transport = options.http_transport;
-  if (!options.ca_file.empty()) o.config.ca_file = options.ca_file;
+  const AzureOptions& azure = options.azure;
+  if (!azure.http_transport.empty()) o.config.transport = azure.http_transport;
+  if (!azure.ca_file.empty()) o.config.ca_file = azure.ca_file;
   TransportOptions t;
   t.ca_file = o.config.ca_file;
   // Both transports read it only when a TLS connection is made: say so now,
@@ -41,12 +41,12 @@ Result<std::shared_ptr<BlobStore>> OpenAzure(std::string_view connection_string,
   else
     return Status::InvalidArgument("unknown HTTP transport '" + o.config.transport +
                                    "' (curl or cpprest)");
-  o.retry.max_attempts = std::max(1, options.max_attempts);
-  o.retry.initial_delay = options.retry_initial_delay;
-  o.retry.max_delay = options.retry_max_delay;
-  o.retry.max_total = options.retry_max_total;
-  o.request_timeout = options.request_timeout;
-  o.request_log = options.request_log;
+  o.retry.max_attempts = std::max(1, azure.retry.max_attempts);
+  o.retry.initial_delay = azure.retry.initial_delay;
+  o.retry.max_delay = azure.retry.max_delay;
+  o.retry.max_total = azure.retry.max_total;
+  o.request_timeout = azure.request_timeout;
+  o.request_log = azure.request_log;
   o.clock = options.clock;
   o.create_container = options.create_if_missing;
   return OpenAzureBlobStore(std::move(o));
@@ -55,7 +55,7 @@ Result<std::shared_ptr<BlobStore>> OpenAzure(std::string_view connection_string,
 }  // namespace
 
 Result<std::shared_ptr<BlobStore>> OpenBlobStore(std::string_view location,
-                                                 const StoreOptions& options) {
+                                                 const BackendOptions& options) {
   if (location.empty()) return Status::InvalidArgument("store location is empty");
   if (IsConnectionString(location)) {
     return OpenAzure(location, options);
@@ -72,7 +72,7 @@ Result<std::shared_ptr<BlobStore>> OpenBlobStore(std::string_view location,
     struct stat st;
     if (!options.create_if_missing && stat((dir + "/data.mdb").c_str(), &st) != 0)
       return Status::NotFound("no store at " + dir + " (create_if_missing is off)");
-    return OpenLocalBlobStore(dir, options);
+    return OpenLocalBlobStore(dir, options.container, options.local, options.clock);
   }
 }
 

@@ -6,17 +6,33 @@
 #define BLOBTABLE_STORAGE_OPEN_BLOB_STORE_H_
 
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "blobtable/blob_store.h"
-#include "blobtable/options.h"
+#include "blobtable/clock.h"
+#include "blobtable/export.h"
+#include "blobtable/storage_options.h"
 
 namespace blobtable {
 
+// What opening a backend takes (StoreOptions' share of it).
+struct BackendOptions {
+  std::string container = kDefaultContainer;
+  bool create_if_missing = true;  // as StoreOptions::create_if_missing
+  Clock* clock = nullptr;         // null: Clock::Real()
+  LocalOptions local;
+  AzureOptions azure;
+};
+
 // Opens the backend `location` names (see Store::Open for the rules and
-// failures). The wrapper in options.wrap_blob_store is not applied here.
+// failures).
 Result<std::shared_ptr<BlobStore>> OpenBlobStore(std::string_view location,
-                                                 const StoreOptions& options);
+                                                 const BackendOptions& options);
+
+// Declared for users in blobtable/store.h; defined here, where locations are
+// told apart.
+BLOBTABLE_EXPORT bool IsConnectionString(std::string_view location);
 
 }  // namespace blobtable
 

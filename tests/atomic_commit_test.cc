@@ -29,12 +29,7 @@ AccessConditions IfAbsent() { return IfNoneMatch(std::string(kAnyETag)); }
 
 class LocalBatchTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    StoreOptions o;
-    o.clock = &clock_;
-    o.container = "batch";
-    blobs_ = *OpenLocalBlobStore(dir_.path(), o);
-  }
+  void SetUp() override { blobs_ = *OpenLocalBlobStore(dir_.path(), "batch", {}, &clock_); }
   std::string Data(const std::string& name) { return blobs_->Get(name, {})->data; }
 
   FakeClock clock_;

@@ -158,7 +158,7 @@ TEST_P(InteropTest, HttpsVerifiesCertificatesAndAcceptsAGivenCaFile) {
   ASSERT_NE(tls, nullptr);
   StoreOptions o;
   o.container = container_;
-  o.max_attempts = 1;
+  o.azure.retry.max_attempts = 1;
   auto unverified = Store::Open(tls->ConnectionString(GetParam()), o);  // sends nothing
   ASSERT_TRUE(unverified.ok()) << unverified.status().ToString();
   auto refused = (*unverified)->OpenTable("secure")->Upsert(Entity("p", "r"));
@@ -180,10 +180,10 @@ TEST_P(InteropTest, HttpsToAPlainHttpPortSaysSo) {
   ASSERT_NE(a, nullptr);
   StoreOptions o;
   o.container = container_;
-  o.max_attempts = 3;
-  o.retry_initial_delay = std::chrono::milliseconds(1);
+  o.azure.retry.max_attempts = 3;
+  o.azure.retry.initial_delay = std::chrono::milliseconds(1);
   std::vector<std::string> log;
-  o.request_log = [&](const std::string& line) { log.push_back(line); };
+  o.azure.request_log = [&](const std::string& line) { log.push_back(line); };
   auto store = Store::Open(
       "UseDevelopmentStorage=true;BlobEndpoint=https://127.0.0.1:" + std::to_string(a->port()) +
           "/devstoreaccount1;HttpTransport=" + GetParam(),
@@ -208,11 +208,11 @@ TEST_P(InteropTest, UnansweredRequestsTimeOutAsUnavailable) {
   ASSERT_EQ(listen(fd, 16), 0);  // the kernel completes handshakes; nobody reads
   ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
   StoreOptions o;
-  o.request_timeout = std::chrono::milliseconds(300);
-  o.max_attempts = 2;
-  o.retry_initial_delay = std::chrono::milliseconds(1);
+  o.azure.request_timeout = std::chrono::milliseconds(300);
+  o.azure.retry.max_attempts = 2;
+  o.azure.retry.initial_delay = std::chrono::milliseconds(1);
   std::vector<std::string> log;
-  o.request_log = [&](const std::string& line) { log.push_back(line); };
+  o.azure.request_log = [&](const std::string& line) { log.push_back(line); };
   auto store = Store::Open(
       "AccountName=devstoreaccount1;AccountKey=YmFy;BlobEndpoint=http://127.0.0.1:" +
           std::to_string(ntohs(addr.sin_port)) + "/devstoreaccount1;HttpTransport=" + GetParam(),
@@ -294,8 +294,8 @@ std::string Answer(const std::string& status_line, const std::string& headers = 
 Result<std::unique_ptr<Store>> OpenAgainst(const std::string& address, const std::string& transport,
                                            int max_attempts) {
   StoreOptions o;
-  o.max_attempts = max_attempts;
-  o.retry_initial_delay = std::chrono::milliseconds(1);
+  o.azure.retry.max_attempts = max_attempts;
+  o.azure.retry.initial_delay = std::chrono::milliseconds(1);
   return Store::Open("AccountName=devstoreaccount1;AccountKey=YmFy;BlobEndpoint=http://" + address +
                          "/devstoreaccount1;HttpTransport=" + transport,
                      o);
@@ -381,7 +381,7 @@ Result<std::unique_ptr<Store>> OpenViaProxy(int proxy_port, const std::string& t
                                             const std::string& container) {
   StoreOptions o;
   o.container = container;
-  o.retry_initial_delay = std::chrono::milliseconds(1);
+  o.azure.retry.initial_delay = std::chrono::milliseconds(1);
   return Store::Open(
       "UseDevelopmentStorage=true;BlobEndpoint=http://127.0.0.1:" + std::to_string(proxy_port) +
           "/devstoreaccount1;HttpTransport=" + transport,
@@ -553,9 +553,9 @@ TEST_P(InteropTest, ACreateIsNeverSentAgainAfterAnAttemptThatMayHaveBeenApplied)
   int puts = 0;
   StoreOptions o = direct_options;
   o.clock = &clock;
-  o.request_timeout = std::chrono::milliseconds(300);
-  o.retry_initial_delay = std::chrono::milliseconds(1);
-  o.request_log = [&](const std::string& line) {
+  o.azure.request_timeout = std::chrono::milliseconds(300);
+  o.azure.retry.initial_delay = std::chrono::milliseconds(1);
+  o.azure.request_log = [&](const std::string& line) {
     if (line.find("PUT") != std::string::npos && line.find("item") != std::string::npos) ++puts;
   };
   auto store = Store::Open("UseDevelopmentStorage=true;BlobEndpoint=http://127.0.0.1:" +
@@ -585,9 +585,9 @@ TEST_P(InteropTest, AnUnconditionalWriteThatSaysUnavailableMayHaveBeenApplied) {
   ASSERT_TRUE(proxy.ok()) << proxy.status().ToString();
   StoreOptions o;
   o.container = container_;
-  o.request_timeout = std::chrono::milliseconds(300);
-  o.max_attempts = 2;
-  o.retry_initial_delay = std::chrono::milliseconds(1);
+  o.azure.request_timeout = std::chrono::milliseconds(300);
+  o.azure.retry.max_attempts = 2;
+  o.azure.retry.initial_delay = std::chrono::milliseconds(1);
   auto store = Store::Open("UseDevelopmentStorage=true;BlobEndpoint=http://127.0.0.1:" +
                                std::to_string((*proxy)->port()) +
                                "/devstoreaccount1;HttpTransport=" + GetParam(),

@@ -237,7 +237,7 @@ TEST(ConnectionString, AnyCaseIsAConnectionStringNeverADirectory) {
   EXPECT_EQ(store.status().message().find("SECRETKEY"), std::string::npos);
   EXPECT_TRUE(std::filesystem::is_empty(cwd.path())) << "a directory was made";
   StoreOptions once;
-  once.max_attempts = 1;
+  once.azure.retry.max_attempts = 1;
   auto lower = Store::Open(
       "accountname=devstoreaccount1;accountkey=YmFy;blobendpoint=http://127.0.0.1:9/"
       "devstoreaccount1",

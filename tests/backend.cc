@@ -5,9 +5,11 @@
 
 #include <atomic>
 
+#include "kv/store_core.h"
 #include "storage/open_blob_store.h"
 #include "tests/azurite.h"
 #include "tests/test_util.h"
+#include "testing/hooks.h"
 
 namespace blobtable::testing {
 
@@ -56,7 +58,7 @@ Result<std::shared_ptr<BlobStore>> OpenBackendBlobStore(const Backend& backend,
   std::string location = backend.location();
   if (location.empty()) return Status::Unavailable("backend " + backend.name + " is not running");
   if (options.container.empty()) options.container = FreshContainer("blobs");
-  auto store = OpenBlobStore(location, options);
+  auto store = OpenBlobStore(location, internal::BackendOptionsOf(options));
   if (!store.ok() || !backend.wrap) return store;
   return backend.wrap(std::move(*store));
 }
@@ -65,11 +67,12 @@ Result<std::unique_ptr<Store>> OpenBackendStore(const Backend& backend, StoreOpt
   std::string location = backend.location();
   if (location.empty()) return Status::Unavailable("backend " + backend.name + " is not running");
   if (options.container.empty()) options.container = FreshContainer("store");
-  options.cache = backend.cache;
-  options.atomic_commits = options.atomic_commits && backend.atomic;
+  options.cache.enabled = backend.cache;
+  options = internal::WithAtomicCommits(
+      options, internal::HooksOf(options).atomic_commits && backend.atomic);
   if (backend.cache) {
     static TempDir* dir = new TempDir;  // kept until the program exits
-    options.cache_directory = dir->path() + "/cache";
+    options.cache.directory = dir->path() + "/cache";
   }
   if (backend.wrap) {
     options.wrap_blob_store = [inner = backend.wrap, outer = std::move(options.wrap_blob_store)](

@@ -36,7 +36,7 @@ struct Backend {
   // Stores read through the local cache (one directory for the program);
   // off otherwise, so that plain backends count only storage requests.
   bool cache = false;
-  // Transactions commit as one atomic batch (StoreOptions::atomic_commits:
+  // Transactions commit as one atomic batch (TestingHooks::atomic_commits:
   // the local store's own way); off: through the lease coordinator, whose
   // protocol the suites test on the local store with the fake clock (and a
   // store opened with atomic_commits off uses it on any backend).

@@ -142,7 +142,7 @@ TEST_F(BadInput, ACorruptTransactionRecordIsNamedAndCanBeDiscarded) {
 // saying so, and what was stored stays readable.
 TEST_F(BadInput, ALocalMapTooSmallIsAClearErrorAndLosesNothing) {
   StoreOptions o;
-  o.local_map_size = 4u << 20;
+  o.local.map_size = 4u << 20;
   auto opened = Store::Open(dir_.path() + "/small", o);
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
   auto table = *(*opened)->OpenTable("orders");
@@ -152,7 +152,7 @@ TEST_F(BadInput, ALocalMapTooSmallIsAClearErrorAndLosesNothing) {
     failed = table.Upsert(Entity("p", std::to_string(written)).Set("pad", std::string(30000, 'x')))
                  .status();
   EXPECT_EQ(failed.code(), Code::kIOError) << failed.ToString();
-  EXPECT_NE(failed.message().find("local_map_size"), std::string::npos) << failed.ToString();
+  EXPECT_NE(failed.message().find("local.map_size"), std::string::npos) << failed.ToString();
   for (int i = 0; i + 1 < written; ++i) EXPECT_TRUE(table.Get("p", std::to_string(i)).ok()) << i;
 }
 

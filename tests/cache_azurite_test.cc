@@ -61,10 +61,10 @@ class CacheAzuriteTest : public ::testing::Test {
   // cache and every HTTP attempt in the log.
   std::unique_ptr<Store> Open(bool cache = true, StoreOptions o = {}, std::string conn = "") {
     o.container = container_;
-    o.cache = cache;
-    o.cache_directory = cache_dir_.path() + "/cache";
-    o.retry_initial_delay = milliseconds(1);
-    o.request_log = [this](const std::string& line) {
+    o.cache.enabled = cache;
+    o.cache.directory = cache_dir_.path() + "/cache";
+    o.azure.retry.initial_delay = milliseconds(1);
+    o.azure.request_log = [this](const std::string& line) {
       std::lock_guard<std::mutex> lock(mu_);
       log_.push_back(line);
     };
@@ -221,7 +221,7 @@ TEST_F(CacheAzuriteTest, StaleIfErrorAnswersAtOnceWhenAzuriteIsKilled) {
   auto own = Azurite::StartOwn();
   ASSERT_NE(own, nullptr);
   StoreOptions o;
-  o.unreachable_interval = std::chrono::minutes(10);  // longer than the test
+  o.cache.unreachable_interval = std::chrono::minutes(10);  // longer than the test
   auto store = Open(true, o, own->ConnectionString());
   auto table = *store->OpenTable("orders");
   for (const char* rk : {"a", "b"}) ASSERT_TRUE(table.Insert(Row("p", rk, 1, 10)).ok());
@@ -256,8 +256,8 @@ TEST_F(CacheAzuriteTest, StaleIfErrorAnswersByItsDeadlineWhenRequestsHang) {
   auto own = Azurite::StartOwn();
   ASSERT_NE(own, nullptr);
   StoreOptions o;
-  o.stale_if_error_deadline = milliseconds(300);
-  o.request_timeout = std::chrono::seconds(30);
+  o.cache.stale_if_error_deadline = milliseconds(300);
+  o.azure.request_timeout = std::chrono::seconds(30);
   auto store = Open(true, o, own->ConnectionString());
   auto table = *store->OpenTable("orders");
   ASSERT_TRUE(table.Insert(Row("p", "a", 1, 10)).ok());
@@ -353,7 +353,7 @@ TEST_F(CacheAzuriteTest, OnlyRowsChangedBehindTheStoresBackAreFetched) {
 
 TEST_F(CacheAzuriteTest, EvictionKeepsTheSizeBound) {
   StoreOptions o;
-  o.cache_max_bytes = 256 << 10;
+  o.cache.max_bytes = 256 << 10;
   auto store = Open(true, o);
   auto table = *store->OpenTable("orders");
   for (int i = 0; i < 150; ++i) ASSERT_TRUE(table.Insert(Row("p", Rk(i), i, 4000)).ok());

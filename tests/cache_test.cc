@@ -100,10 +100,7 @@ class CacheTest : public ::testing::Test {
   void Reopen(uint64_t max_bytes = uint64_t{1} << 30) {
     store_.reset();
     caching_.reset();
-    StoreOptions lo;
-    lo.clock = &clock_;
-    lo.container = "cache-test";
-    storage_ = *OpenLocalBlobStore(storage_dir_.path(), lo);
+    storage_ = *OpenLocalBlobStore(storage_dir_.path(), "cache-test", {}, &clock_);
     unplugged_ = std::make_shared<Unplugged>(storage_);
     counter_ = std::make_shared<CountingBlobStore>(unplugged_);
     auto cache = BlobCache::Open(cache_dir(), max_bytes, &clock_,

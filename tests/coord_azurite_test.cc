@@ -93,7 +93,7 @@ TEST(CoordAzurite, ACompletionWhoseAnswerWasLostNeverAlsoSaysOk) {
   });
   StoreOptions a_options = direct_options;
   a_options.clock = &clock;
-  a_options.retry_initial_delay = std::chrono::milliseconds(1);
+  a_options.azure.retry.initial_delay = std::chrono::milliseconds(1);
   auto a_store = Store::Open("UseDevelopmentStorage=true;BlobEndpoint=http://127.0.0.1:" +
                                  std::to_string((*proxy)->port()) + "/devstoreaccount1",
                              a_options);

@@ -7,18 +7,14 @@
 #include "blobtable/fault_injection.h"
 #include "blobtable/store.h"
 #include "tests/test_util.h"
+#include "testing/hooks.h"
 
 namespace blobtable::testing {
 namespace {
 
 class FaultInjectionTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    StoreOptions o;
-    o.clock = &clock_;
-    o.container = "faults";
-    storage_ = *OpenLocalBlobStore(dir_.path(), o);
-  }
+  void SetUp() override { storage_ = *OpenLocalBlobStore(dir_.path(), "faults", {}, &clock_); }
   // A wrapper that injects `fault` into every call (and logs it).
   std::shared_ptr<FaultInjectingBlobStore> Always(FaultRates rates, uint64_t seed = 1) {
     FaultOptions o;
@@ -141,7 +137,7 @@ TEST_F(FaultInjectionTest, ALostAnswerBeforeTheCommitPointMeansNothingWasCommitt
   auto faulty = std::make_shared<FaultInjectingBlobStore>(storage_, o);
   StoreOptions so;
   so.clock = &clock_;
-  so.atomic_commits = false;  // the lease coordinator's steps are under test
+  so = internal::WithAtomicCommits(so, false);  // the lease coordinator's steps are under test
   auto store = Store::FromBlobStore(faulty, so);
   auto table = *store->OpenTable("accounts");
   faulty->set_enabled(false);

@@ -30,7 +30,7 @@ class RecordFinishedMeanwhile final : public BlobStoreWrapper {
 
 class IntentResolverTest : public ::testing::Test {
  protected:
-  void SetUp() override { local_ = *OpenLocalBlobStore(dir_.path(), {}); }
+  void SetUp() override { local_ = *OpenLocalBlobStore(dir_.path()); }
   TempDir dir_;
   std::shared_ptr<BlobStore> local_;
 };

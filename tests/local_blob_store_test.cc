@@ -40,13 +40,13 @@ TEST(LocalBlobStore, DataSurvivesReopen) {
   TempDir dir;
   std::string etag;
   {
-    auto store = OpenLocalBlobStore(dir.path(), {});
+    auto store = OpenLocalBlobStore(dir.path());
     ASSERT_TRUE(store.ok());
     auto put = (*store)->Put("k", "persisted", {});
     ASSERT_TRUE(put.ok());
     etag = put->etag;
   }
-  auto store = OpenLocalBlobStore(dir.path(), {});
+  auto store = OpenLocalBlobStore(dir.path());
   ASSERT_TRUE(store.ok());
   auto got = (*store)->Get("k", {});
   ASSERT_TRUE(got.ok());
@@ -58,7 +58,7 @@ TEST(LocalBlobStore, DataSurvivesReopen) {
 // snapshot; a query on a local store then reads no row on its own.
 TEST(LocalBlobStore, ListsWithTheBodiesWhenAskedAndAQueryReadsNoRowOnItsOwn) {
   TempDir dir;
-  auto store = OpenLocalBlobStore(dir.path(), {});
+  auto store = OpenLocalBlobStore(dir.path());
   ASSERT_TRUE(store.ok());
   EXPECT_TRUE((*store)->traits().list_data);
   const std::string big(64 * 1024, 'x');
@@ -106,11 +106,8 @@ TEST(LocalBlobStore, ListsWithTheBodiesWhenAskedAndAQueryReadsNoRowOnItsOwn) {
 
 TEST(LocalBlobStore, ContainersAreSeparate) {
   TempDir dir;
-  StoreOptions a, b;
-  a.container = "alpha";
-  b.container = "beta";
-  auto sa = OpenLocalBlobStore(dir.path(), a);
-  auto sb = OpenLocalBlobStore(dir.path(), b);
+  auto sa = OpenLocalBlobStore(dir.path(), "alpha");
+  auto sb = OpenLocalBlobStore(dir.path(), "beta");
   ASSERT_TRUE(sa.ok() && sb.ok());
   ASSERT_TRUE((*sa)->Put("x", "in alpha", {}).ok());
   EXPECT_TRUE((*sb)->Get("x", {}).status().IsNotFound());
@@ -120,9 +117,7 @@ TEST(LocalBlobStore, ContainersAreSeparate) {
 TEST(LocalBlobStore, BadContainerNameIsInvalidArgument) {
   TempDir dir;
   for (const char* name : {"ab", "Upper", "-lead", "trail-", "dou--ble", "has_underscore"}) {
-    StoreOptions o;
-    o.container = name;
-    auto s = OpenLocalBlobStore(dir.path(), o);
+    auto s = OpenLocalBlobStore(dir.path(), name);
     EXPECT_EQ(s.status().code(), Code::kInvalidArgument) << name;
   }
 }
@@ -133,17 +128,15 @@ TEST(LocalBlobStore, BadContainerNameIsInvalidArgument) {
 TEST(LocalBlobStore, NothingIsWrittenOutsideItsDirectory) {
   TempDir parent;
   const std::string dir = parent.path() + "/store";
-  StoreOptions o;
-  o.container = "box";
-  auto store = OpenLocalBlobStore(dir, o);
+  auto store = OpenLocalBlobStore(dir, "box");
   ASSERT_TRUE(store.ok());
   for (const char* name : {"../escape", "a/../../escape", "/etc/passwd", "..", "x/./y"})
     EXPECT_EQ((*store)->Put(name, "x", {}).status().code(), Code::kInvalidArgument) << name;
   for (const char* name : {"t/a/e/-~2E~2E/-r", "x%2F..%2Fy", "dir\\..\\up", "~"})
     EXPECT_TRUE((*store)->Put(name, "x", {}).ok()) << name;
   for (const char* container : {"../up", "a/b", "..", "C"}) {
-    o.container = container;
-    EXPECT_EQ(OpenLocalBlobStore(dir, o).status().code(), Code::kInvalidArgument) << container;
+    EXPECT_EQ(OpenLocalBlobStore(dir, container).status().code(), Code::kInvalidArgument)
+        << container;
   }
   std::vector<std::string> beside;
   for (const auto& e : std::filesystem::directory_iterator(parent.path()))
@@ -157,18 +150,18 @@ TEST(LocalBlobStore, NothingIsWrittenOutsideItsDirectory) {
 }
 
 TEST(LocalBlobStore, UnwritableDirectoryIsIOError) {
-  auto s = OpenLocalBlobStore("/proc/blobtable-cannot-exist", {});
+  auto s = OpenLocalBlobStore("/proc/blobtable-cannot-exist");
   EXPECT_EQ(s.status().code(), Code::kIOError) << s.status().ToString();
 }
 
 TEST(LocalBlobStore, CorruptRecordIsCorruptionNamingTheBlob) {
   TempDir dir;
-  auto store = OpenLocalBlobStore(dir.path(), {});
+  auto store = OpenLocalBlobStore(dir.path());
   ASSERT_TRUE(store.ok());
   ASSERT_TRUE((*store)->Put("victim", "x", {}).ok());
   {
     // Overwrite the stored bucket with garbage behind the store's back.
-    auto env = LmdbEnv::Open(dir.path(), StoreOptions{}.local_map_size);
+    auto env = LmdbEnv::Open(dir.path(), StoreOptions{}.local.map_size);
     ASSERT_TRUE(env.ok());
     auto dbi = (*env)->Database("container:blobtable");
     ASSERT_TRUE(dbi.ok());
@@ -192,7 +185,7 @@ TEST(LocalBlobStore, LongNamesSharingAPrefixGetABucketEachAndKeepTheirOrder) {
   // 3,000 entities under a 10-byte and a 470-byte PartitionKey through
   // Store::Open(dir)->OpenTable("orders"), timing each loop (docs/backends.md#the-local-backend).
   TempDir dir;
-  auto store = OpenLocalBlobStore(dir.path(), {});
+  auto store = OpenLocalBlobStore(dir.path());
   ASSERT_TRUE(store.ok());
   const std::string prefix(kBucketPrefix + 10, 'p');
   std::vector<std::string> names;
@@ -219,7 +212,7 @@ TEST(LocalBlobStore, LongNamesSharingAPrefixGetABucketEachAndKeepTheirOrder) {
   ASSERT_TRUE(from.ok());
   EXPECT_EQ(from->items[0].name, names[30]);
 
-  auto env = LmdbEnv::Open(dir.path(), StoreOptions{}.local_map_size);
+  auto env = LmdbEnv::Open(dir.path(), StoreOptions{}.local.map_size);
   auto dbi = (*env)->Database("container:blobtable");
   auto txn = LmdbTxn::Begin(**env, true);
   for (const std::string& n : names) {
@@ -239,13 +232,13 @@ TEST(LocalBlobStore, AStoreWithSharedBucketsIsReKeyedOnOpen) {
   const std::string prefix(kBucketPrefix + 10, 'p');
   const std::vector<std::string> names = {prefix + "a", prefix + "b", prefix.substr(0, 480)};
   {
-    auto store = OpenLocalBlobStore(dir.path(), {});
+    auto store = OpenLocalBlobStore(dir.path());
     ASSERT_TRUE(store.ok());
     for (const std::string& n : names) ASSERT_TRUE((*store)->Put(n, "data of " + n, {}).ok());
   }
   {
     // Rewrite it into the old layout: one bucket under the first 480 bytes.
-    auto env = LmdbEnv::Open(dir.path(), StoreOptions{}.local_map_size);
+    auto env = LmdbEnv::Open(dir.path(), StoreOptions{}.local.map_size);
     auto dbi = (*env)->Database("container:blobtable");
     auto meta = (*env)->Database("meta");
     auto txn = LmdbTxn::Begin(**env, false);
@@ -268,7 +261,7 @@ TEST(LocalBlobStore, AStoreWithSharedBucketsIsReKeyedOnOpen) {
     ASSERT_EQ(mdb_del(txn->get(), *meta, &done, nullptr), 0);
     ASSERT_TRUE(txn->Commit().ok());
   }
-  auto store = OpenLocalBlobStore(dir.path(), {});
+  auto store = OpenLocalBlobStore(dir.path());
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   for (const std::string& n : names) {
     auto got = (*store)->Get(n, {});
@@ -292,7 +285,7 @@ TEST(LocalBlobStore, ThreadsOpeningAndClosingOneDirectoryStayConsistent) {
   for (int t = 0; t < 4; ++t)
     threads.emplace_back([&, t] {
       for (int i = 0; i < 50; ++i) {
-        auto store = OpenLocalBlobStore(dir.path(), {});
+        auto store = OpenLocalBlobStore(dir.path());
         if (!store.ok()) {
           ++failures;
           continue;
@@ -312,16 +305,14 @@ TEST(LocalBlobStore, ThreadsOpeningAndClosingOneDirectoryStayConsistent) {
 TEST(LocalBlobStore, LeasesHoldAcrossProcessesAndExpireForAll) {
   TempDir dir;
   FakeClock clock;
-  StoreOptions o;
-  o.clock = &clock;
   {
-    auto store = OpenLocalBlobStore(dir.path(), o);
+    auto store = OpenLocalBlobStore(dir.path(), kDefaultContainer, {}, &clock);
     ASSERT_TRUE(store.ok());
     ASSERT_TRUE((*store)->Put("lock", "", {}).ok());
   }
   // Child 1 takes a 15 s lease and exits.
   pid_t holder = ForkChild([&] {
-    auto store = OpenLocalBlobStore(dir.path(), o);
+    auto store = OpenLocalBlobStore(dir.path(), kDefaultContainer, {}, &clock);
     if (!store.ok()) return 2;
     return (*store)->AcquireLease("lock", 15, "", {}).ok() ? 0 : 3;
   });
@@ -329,7 +320,7 @@ TEST(LocalBlobStore, LeasesHoldAcrossProcessesAndExpireForAll) {
   // Child 2 cannot take it while it lasts...
   auto try_acquire = [&] {
     return WaitChild(ForkChild([&] {
-      auto store = OpenLocalBlobStore(dir.path(), o);
+      auto store = OpenLocalBlobStore(dir.path(), kDefaultContainer, {}, &clock);
       if (!store.ok()) return 2;
       auto acq = (*store)->AcquireLease("lock", 15, "", {});
       if (acq.ok()) return 0;
@@ -347,7 +338,7 @@ TEST(LocalBlobStore, LeasesHoldAcrossProcessesAndExpireForAll) {
 TEST(LocalBlobStore, ConcurrentProcessesIncrementWithoutLoss) {
   TempDir dir;
   {
-    auto store = OpenLocalBlobStore(dir.path(), {});
+    auto store = OpenLocalBlobStore(dir.path());
     ASSERT_TRUE(store.ok());
     ASSERT_TRUE((*store)->Put("n", "0", {}).ok());
   }
@@ -355,7 +346,7 @@ TEST(LocalBlobStore, ConcurrentProcessesIncrementWithoutLoss) {
   std::vector<pid_t> pids;
   for (int p = 0; p < kProcs; ++p) {
     pids.push_back(ForkChild([&] {
-      auto store = OpenLocalBlobStore(dir.path(), {});
+      auto store = OpenLocalBlobStore(dir.path());
       if (!store.ok()) return 2;
       for (int i = 0; i < kEach; ++i) {
         for (;;) {
@@ -372,7 +363,7 @@ TEST(LocalBlobStore, ConcurrentProcessesIncrementWithoutLoss) {
     }));
   }
   for (pid_t pid : pids) EXPECT_EQ(WaitChild(pid), 0);
-  auto store = OpenLocalBlobStore(dir.path(), {});
+  auto store = OpenLocalBlobStore(dir.path());
   ASSERT_TRUE(store.ok());
   EXPECT_EQ((*store)->Get("n", {})->data, std::to_string(kProcs * kEach));
 }
@@ -385,7 +376,7 @@ namespace {
 
 // The values in `dbi` (the data database: how many blobs keep data apart).
 size_t CountValues(const std::string& dir, const std::string& db) {
-  auto env = LmdbEnv::Open(dir, StoreOptions{}.local_map_size);
+  auto env = LmdbEnv::Open(dir, StoreOptions{}.local.map_size);
   EXPECT_TRUE(env.ok());
   auto dbi = (*env)->Database(db);
   EXPECT_TRUE(dbi.ok());
@@ -403,7 +394,7 @@ size_t CountValues(const std::string& dir, const std::string& db) {
 // across the line moves, leaving nothing behind.
 TEST(LocalBlobStore, SmallDataLivesInItsRecordAndMovesWhenItGrowsOrShrinks) {
   TempDir dir;
-  auto store = OpenLocalBlobStore(dir.path(), {});
+  auto store = OpenLocalBlobStore(dir.path());
   ASSERT_TRUE(store.ok());
   const std::string small(kInlineDataBytes, 's'), large(kInlineDataBytes + 1, 'L');
   ASSERT_TRUE((*store)->Put("b", small, {}).ok());
@@ -431,11 +422,11 @@ TEST(LocalBlobStore, SmallDataLivesInItsRecordAndMovesWhenItGrowsOrShrinks) {
 TEST(LocalBlobStore, AFormat2RecordIsReadAndMovedInlineWhenRewritten) {
   TempDir dir;
   {
-    auto store = OpenLocalBlobStore(dir.path(), {});  // creates the databases
+    auto store = OpenLocalBlobStore(dir.path());  // creates the databases
     ASSERT_TRUE(store.ok());
   }
   {
-    auto env = LmdbEnv::Open(dir.path(), StoreOptions{}.local_map_size);
+    auto env = LmdbEnv::Open(dir.path(), StoreOptions{}.local.map_size);
     auto buckets = (*env)->Database("container:blobtable");
     auto data = (*env)->Database("data:blobtable");
     ASSERT_TRUE(buckets.ok() && data.ok());
@@ -475,7 +466,7 @@ TEST(LocalBlobStore, AFormat2RecordIsReadAndMovedInlineWhenRewritten) {
     (*env)->ReleaseDatabase("container:blobtable");
     (*env)->ReleaseDatabase("data:blobtable");
   }
-  auto store = OpenLocalBlobStore(dir.path(), {});
+  auto store = OpenLocalBlobStore(dir.path());
   ASSERT_TRUE(store.ok());
   auto got = (*store)->Get("old", {});
   ASSERT_TRUE(got.ok()) << got.status().ToString();

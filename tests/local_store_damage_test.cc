@@ -26,8 +26,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-Result<std::shared_ptr<BlobStore>> OpenAt(const std::string& dir, StoreOptions o = {}) {
-  return OpenLocalBlobStore(dir, o);
+Result<std::shared_ptr<BlobStore>> OpenAt(const std::string& dir, LocalOptions o = {}) {
+  return OpenLocalBlobStore(dir, kDefaultContainer, o);
 }
 
 // A store restored from a copy counts on from the copy's counter; an ETag
@@ -114,9 +114,9 @@ TEST(LocalStoreDamage, AliasedPathsShareOneEnvironment) {
 // asked for when that is larger (it shares the first one's environment).
 TEST(LocalStoreDamage, ALaterOpenAskingForALargerMapGetsIt) {
   TempDir dir;
-  StoreOptions small, large;
-  small.local_map_size = 4 << 20;
-  large.local_map_size = 64 << 20;
+  LocalOptions small, large;
+  small.map_size = 4 << 20;
+  large.map_size = 64 << 20;
   auto first = OpenAt(dir.path(), small);
   ASSERT_TRUE(first.ok());
   const std::string mib(1 << 20, 'x');
@@ -163,14 +163,14 @@ TEST(LocalStoreDamage, WritersReclaimTheSlotsOfReadersThatDied) {
 
 TEST(LocalStoreDamage, AFullMapReclaimsDeadReadersBeforeGivingUp) {
   TempDir dir;
-  StoreOptions o;
-  o.local_map_size = 8 << 20;
+  LocalOptions o;
+  o.map_size = 8 << 20;
   auto store = OpenAt(dir.path(), o);
   ASSERT_TRUE(store.ok());
   const std::string mib(1 << 20, 'x');
   ASSERT_TRUE((*store)->Put("big", mib, {}).ok());
   ASSERT_EQ(WaitChild(ChildKilledWhileReading(dir.path())), 128 + SIGKILL);
-  auto env = LmdbEnv::Open(dir.path(), o.local_map_size);
+  auto env = LmdbEnv::Open(dir.path(), o.map_size);
   ASSERT_TRUE(env.ok());
   (*env)->set_reader_check_interval(std::chrono::hours(1));  // only MAP_FULL looks
   for (int i = 0; i < 30; ++i) ASSERT_TRUE((*store)->Put("big", mib, {}).ok()) << i;
@@ -255,7 +255,7 @@ TEST(LocalStoreDamage, ADiskFullIsAClearErrorAndWritesResumeWhenSpaceReturns) {
 // data ("data"), behind the store's back, as a bad disk sector would.
 void FlipAByte(const std::string& dir, const std::string& name, const std::string& where,
                const std::string& container = "blobtable") {
-  auto env = LmdbEnv::Open(dir, StoreOptions{}.local_map_size);
+  auto env = LmdbEnv::Open(dir, LocalOptions{}.map_size);
   ASSERT_TRUE(env.ok());
   auto buckets = (*env)->Database("container:" + container);
   auto data = (*env)->Database("data:" + container);
@@ -406,15 +406,12 @@ TEST(LocalStoreDamage, CheckListsDamagedBlobsAndTheCliRepairsThem) {
 TEST(LocalStoreDamage, ClosedContainersGiveTheirDatabaseHandlesBack) {
   TempDir dir;
   for (int i = 0; i < 600; ++i) {
-    StoreOptions o;
-    o.container = "c" + std::to_string(1000 + i);
-    auto store = OpenAt(dir.path(), o);
+    const std::string container = "c" + std::to_string(1000 + i);
+    auto store = OpenLocalBlobStore(dir.path(), container);
     ASSERT_TRUE(store.ok()) << i << ": " << store.status().ToString();
-    ASSERT_TRUE((*store)->Put("b", o.container, {}).ok()) << i;
+    ASSERT_TRUE((*store)->Put("b", container, {}).ok()) << i;
   }
-  StoreOptions first;
-  first.container = "c1000";
-  auto again = OpenAt(dir.path(), first);
+  auto again = OpenLocalBlobStore(dir.path(), "c1000");
   ASSERT_TRUE(again.ok());
   EXPECT_EQ((*again)->Get("b", {})->data, "c1000");
 }
@@ -422,8 +419,8 @@ TEST(LocalStoreDamage, ClosedContainersGiveTheirDatabaseHandlesBack) {
 // The files' mode is the caller's to choose (owner-only here).
 TEST(LocalStoreDamage, FilesGetTheModeAsked) {
   TempDir dir;
-  StoreOptions o;
-  o.local_file_mode = 0600;
+  LocalOptions o;
+  o.file_mode = 0600;
   const std::string store_dir = dir.path() + "/private";
   auto store = OpenAt(store_dir, o);
   ASSERT_TRUE(store.ok()) << store.status().ToString();
@@ -497,7 +494,7 @@ TEST(LocalStoreDamage, RelaxedDurabilityLosesNothingAcknowledgedWhenTheProcessIs
   pid_t pid = ForkChild([&] {
     close(acks[0]);
     StoreOptions o;
-    o.local_durability = LocalDurability::kRelaxed;
+    o.local.durability = LocalDurability::kRelaxed;
     auto store = Store::Open(dir.path(), o);
     if (!store.ok()) return 2;
     auto table = (*store)->OpenTable("orders");
@@ -526,7 +523,7 @@ TEST(LocalStoreDamage, RelaxedDurabilityLosesNothingAcknowledgedWhenTheProcessIs
   ASSERT_TRUE(table.ok());
   for (uint32_t i = 0; i <= last; ++i)
     ASSERT_TRUE(table->Get("p", std::to_string(i)).ok()) << "acknowledged write " << i << " lost";
-  auto check = CheckLocalStore(dir.path(), {});
+  auto check = CheckLocalStore(dir.path());
   ASSERT_TRUE(check.ok()) << check.status().ToString();
   EXPECT_TRUE(check->damaged.empty());
 }

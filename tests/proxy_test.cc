@@ -29,9 +29,9 @@ class ProxyTest : public ::testing::Test {
     proxy_ = std::move(*started);
     StoreOptions o;
     o.container = FreshContainer("proxy");
-    o.request_timeout = milliseconds(500);
-    o.max_attempts = 1;  // each fault meets the caller as it is
-    o.cache = false;
+    o.azure.request_timeout = milliseconds(500);
+    o.azure.retry.max_attempts = 1;  // each fault meets the caller as it is
+    o.cache.enabled = false;
     auto direct = Store::Open(a->ConnectionString(), o);
     ASSERT_TRUE(direct.ok());
     direct_ = std::move(*direct);

@@ -77,10 +77,7 @@ class GetBarrier final : public BlobStoreWrapper {
 class QueryTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    StoreOptions lo;
-    lo.clock = &clock_;
-    lo.container = "query-test";
-    storage_ = *OpenLocalBlobStore(dir_.path(), lo);
+    storage_ = *OpenLocalBlobStore(dir_.path(), "query-test", {}, &clock_);
     counter_ = std::make_shared<CountingBlobStore>(std::make_shared<Remote>(storage_));
     Open(counter_);
   }

@@ -18,6 +18,7 @@
 #include "tests/test_util.h"
 #include "testing/sync_point.h"
 #include "util/stored_format.h"
+#include "testing/hooks.h"
 
 namespace blobtable::testing {
 namespace {
@@ -121,10 +122,10 @@ class TxnHolesTest : public ::testing::Test {
   std::unique_ptr<Store> Open(bool atomic, std::chrono::milliseconds busy_timeout = seconds(1)) {
     StoreOptions o;
     o.clock = &clock_;
-    o.atomic_commits = atomic;
     o.finish_in_background = false;  // Commit() finishes before it returns
     o.busy_timeout = busy_timeout;
-    o.cache = false;
+    o = internal::WithAtomicCommits(o, atomic);
+    o.cache.enabled = false;
     o.wrap_blob_store = [this](std::shared_ptr<BlobStore> b) {
       return std::make_shared<HookedBlobStore>(std::move(b), &hook_, &hook_mu_);
     };
@@ -504,8 +505,8 @@ TEST_F(TxnHolesTest, AReadersBackgroundSettleLeavesTheNextTransactionsIntentAlon
   Put("p", "y", 0);
   StoreOptions o;
   o.clock = &clock_;
-  o.atomic_commits = false;
-  o.cache = false;  // finish_in_background: the reader settles on its own thread
+  o = internal::WithAtomicCommits(o, false);
+  o.cache.enabled = false;  // finish_in_background: the reader settles on its own thread
   o.wrap_blob_store = [this](std::shared_ptr<BlobStore> b) {
     return std::make_shared<HookedBlobStore>(std::move(b), &hook_, &hook_mu_);
   };

@@ -24,6 +24,7 @@
 #include "testing/sync_point.h"
 #include "txn/txn_record.h"
 #include "util/macros.h"
+#include "testing/hooks.h"
 
 namespace blobtable::testing {
 
@@ -72,7 +73,7 @@ class TxnTest : public ::testing::TestWithParam<Backend> {
   // backend commits as one batch (a store of each kind on one directory).
   std::unique_ptr<Store> Open(bool coordinator = false) {
     StoreOptions o = Options();
-    o.atomic_commits = !coordinator;
+    o = internal::WithAtomicCommits(o, !coordinator);
     auto s = OpenBackendStore(GetParam(), o);
     EXPECT_TRUE(s.ok()) << s.status().ToString();
     return s.ok() ? std::move(*s) : nullptr;

@@ -74,22 +74,23 @@ void DefineGlobalOptions(CLI::App& app, GlobalOptions& g) {
 
 // The local cache's options (Azure stores only; docs/cache.md#the-local-cache).
 void DefineCacheOptions(CLI::App& app, GlobalOptions& g) {
-  app.add_option("--cache", g.store.cache_directory,
+  app.add_option("--cache", g.store.cache.directory,
                  "DIR of the local cache of an Azure store (default: $XDG_CACHE_HOME/blobtable, "
                  "else ~/.cache/blobtable)");
   app.add_flag_callback(
-      "--no-cache", [&g] { g.store.cache = false; }, "read an Azure store without the local cache");
+      "--no-cache", [&g] { g.store.cache.enabled = false; },
+      "read an Azure store without the local cache");
   app.add_option_function<double>(
          "--max-stale",
          [&g](double seconds) {
-           g.store.read_policy = ReadPolicy::MaxStale(
+           g.store.cache.read_policy = ReadPolicy::MaxStale(
                std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)));
          },
          "SECONDS: get and query answer from the cache without a request if storage confirmed "
          "the copy less than this long ago")
       ->check(CLI::NonNegativeNumber);
   app.add_flag_callback(
-      "--offline", [&g] { g.store.read_policy = ReadPolicy::Offline(); },
+      "--offline", [&g] { g.store.cache.read_policy = ReadPolicy::Offline(); },
       "get and query never contact storage: cached copies (with a warning "
       "that they are stale), else not found (exit 3)");
 }

@@ -111,7 +111,7 @@ void LogRequests(const std::string& location, StoreOptions& options, std::ostrea
   auto log = std::make_shared<RequestLog>(err);
   if (IsConnectionString(location)) {
     // The Azure backend logs every HTTP attempt itself (with retries).
-    options.request_log = [log](const std::string& line) { log->Line(line); };
+    options.azure.request_log = [log](const std::string& line) { log->Line(line); };
   } else {
     options.wrap_blob_store = [log](std::shared_ptr<BlobStore> backend) {
       return std::make_shared<LoggingBlobStore>(std::move(backend), log);

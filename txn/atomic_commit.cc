@@ -10,7 +10,7 @@
 // again, where a change that breaks its reads or conditions is reported.
 //
 // Transactions that go through the lease coordinator on the same store
-// (StoreOptions::atomic_commits off, or an older blobtable) leave marks,
+// (TestingHooks::atomic_commits off, or an older blobtable) leave marks,
 // reservations and leases: an entity's mark is settled (its transaction
 // resolved, or waited for) before the entity is used, and a lease makes the
 // batch fail Busy for that entity, which waits as the coordinator would.

@@ -13,7 +13,7 @@
 namespace blobtable::internal {
 
 // True when `buffer` commits with CommitAtomically: its backend offers
-// CommitBatch and StoreOptions::atomic_commits is on.
+// CommitBatch and TestingHooks::atomic_commits is on.
 bool CommitsAtomically(const TxnBuffer& buffer);
 
 // Commits `buffer` as one batch: every entity is read (another transaction's

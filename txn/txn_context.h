@@ -26,8 +26,8 @@ struct TxnContext {
   // without one.
   std::shared_ptr<CachingBlobStore> cache;
   Clock* clock = nullptr;  // never null once opened
-  // StoreOptions::txn_lease_seconds, busy_timeout, max_merge_attempts,
-  // atomic_commits.
+  // StoreOptions::txn_lease_seconds, busy_timeout, max_merge_attempts;
+  // TestingHooks::atomic_commits (testing/hooks.h).
   int txn_lease_seconds = 30;
   std::chrono::milliseconds busy_timeout{70'000};
   int max_merge_attempts = 16;

@@ -243,11 +243,11 @@ class Supervisor {
   // coordinators), then checks the whole history so far.
   Verdict CheckAll(Workload& workload) {
     StoreOptions o = c_.Options(clock_.get());
-    o.cache = false;  // the state as storage holds it
+    o.cache.enabled = false;  // the state as storage holds it
     // Patient: a service loaded by the run just ended may answer slowly.
-    o.request_timeout = std::chrono::seconds(30);
-    o.retry_max_total = std::chrono::seconds(120);
-    o.max_attempts = 10;
+    o.azure.request_timeout = std::chrono::seconds(30);
+    o.azure.retry.max_total = std::chrono::seconds(120);
+    o.azure.retry.max_attempts = 10;
     auto store = Store::Open(c_.store, o);
     if (!store.ok()) return {"", "opening the store to check it: " + store.status().ToString()};
     const Clock& clock = clock_ ? *clock_ : *Clock::Real();

@@ -18,6 +18,7 @@
 #include "devtools/stress/stress.h"
 #include "devtools/stress/workload.h"
 #include "util/random.h"
+#include "testing/hooks.h"
 
 namespace blobtable::stress {
 namespace {
@@ -64,19 +65,19 @@ StoreOptions Config::Options(Clock* clock) const {
   StoreOptions o;
   o.container = container;
   o.clock = clock;
-  o.cache = cache;
-  o.cache_directory = cache_dir;
+  o.cache.enabled = cache;
+  o.cache.directory = cache_dir;
   // A stale answer would be an old version by design: the checkers judge
   // answers that claim to be current.
-  o.read_policy.stale_if_error = false;
+  o.cache.read_policy.stale_if_error = false;
   o.busy_timeout = std::chrono::seconds(20 + lease_seconds);
   o.txn_lease_seconds = lease_seconds;
-  o.atomic_commits = commit == "atomic" || (commit == "mixed" && worker % 2 == 0);
-  o.retry_initial_delay = std::chrono::milliseconds(20);
-  o.retry_max_total = std::chrono::seconds(20);
+  o = internal::WithAtomicCommits(o, commit == "atomic" || (commit == "mixed" && worker % 2 == 0));
+  o.azure.retry.initial_delay = std::chrono::milliseconds(20);
+  o.azure.retry.max_total = std::chrono::seconds(20);
   // Short enough for the proxy's stalls to outlast it without slowing a
   // run to a crawl.
-  o.request_timeout = std::chrono::seconds(proxy_fault_rate > 0 ? 2 : 10);
+  o.azure.request_timeout = std::chrono::seconds(proxy_fault_rate > 0 ? 2 : 10);
   o.warn = [](const std::string& m) { std::cerr << m << "\n"; };
   return o;
 }

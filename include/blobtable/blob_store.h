@@ -41,7 +41,8 @@
 #include <vector>
 
 #include "blobtable/export.h"
-#include "blobtable/options.h"
+#include "blobtable/clock.h"
+#include "blobtable/storage_options.h"
 #include "blobtable/status.h"
 
 namespace blobtable {
@@ -360,11 +361,13 @@ class BLOBTABLE_EXPORT BlobStoreWrapper : public BlobStore {
 };
 
 // Opens the local (LMDB) blob store in `directory`, creating the directory
-// and the container if missing. Several stores, threads and processes may
-// use the same directory at once. Fails InvalidArgument on a bad container
-// name, IOError if the directory cannot be created or opened.
-BLOBTABLE_EXPORT Result<std::shared_ptr<BlobStore>> OpenLocalBlobStore(const std::string& directory,
-                                                                       const StoreOptions& options);
+// and `container` if missing; `clock` (not owned; null: Clock::Real()) times
+// its leases. Several stores, threads and processes may use the same
+// directory at once. Fails InvalidArgument on a bad container name, IOError
+// if the directory cannot be created or opened.
+BLOBTABLE_EXPORT Result<std::shared_ptr<BlobStore>> OpenLocalBlobStore(
+    const std::string& directory, std::string_view container = kDefaultContainer,
+    const LocalOptions& options = {}, Clock* clock = nullptr);
 
 // One damaged blob found by CheckLocalStore.
 struct StoreDamage {
@@ -379,13 +382,14 @@ struct CheckReport {
   std::vector<StoreDamage> damaged;
 };
 
-// Walks every record and every blob's data in the local store's container
-// (options.container), verifying checksums; lists what is damaged, and goes
+// Walks every record and every blob's data in the local store's
+// `container`, verifying checksums; lists what is damaged, and goes
 // on past it. A damaged blob is repaired by an unconditional Put or Delete
 // of it (Table: Upsert, or Delete with "*"). Fails only if the store cannot
 // be opened or read at all (Corruption for damaged files, see Open).
 BLOBTABLE_EXPORT Result<CheckReport> CheckLocalStore(const std::string& directory,
-                                                     const StoreOptions& options);
+                                                     std::string_view container = kDefaultContainer,
+                                                     const LocalOptions& options = {});
 
 }  // namespace blobtable
 

@@ -14,7 +14,7 @@
 
 namespace blobtable {
 
-// How a read may answer from the local cache (StoreOptions::cache_*), in
+// How a read may answer from the local cache (StoreOptions::cache), in
 // the words of HTTP caching (RFC 9111, RFC 5861). Only entity reads
 // (Table::Get, Table::Query) use a policy other than Fresh; the transaction
 // machinery, conditional writes and every read of lease state always ask
@@ -40,6 +40,27 @@ struct ReadPolicy {
   static ReadPolicy Offline() { return {Mode::kOffline, {}, true}; }
   // Fresh, and never stale: what transactions and conditional writes read by.
   static ReadPolicy Validate() { return {Mode::kFresh, {}, false}; }
+};
+
+// The local cache of an Azure store (StoreOptions::cache).
+struct CacheOptions {
+  // Reads of an Azure store go through a local LMDB cache, revalidated with
+  // If-None-Match; off for the local backend, which would only duplicate.
+  bool enabled = true;
+  // Its directory, shared by every store and process that names it (made
+  // owner-only); empty: $XDG_CACHE_HOME/blobtable, else ~/.cache/blobtable.
+  std::string directory;
+  // Bound on cached bytes (bodies and properties); the least recently used
+  // entries are evicted beyond it.
+  uint64_t max_bytes = uint64_t{1} << 30;  // 1 GiB
+  // The policy of Table::Get and Table::Query when the call names none.
+  ReadPolicy read_policy;
+  // A stale-if-error read answers from the cache once this much time has
+  // gone on a storage request that has not answered, retries or not.
+  std::chrono::milliseconds stale_if_error_deadline{2'000};
+  // After storage was found unreachable, reads answer from the cache without
+  // trying storage for this long; the first read after it tries again.
+  std::chrono::milliseconds unreachable_interval{5'000};
 };
 
 struct CacheStats {

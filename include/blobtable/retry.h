@@ -29,7 +29,7 @@ struct RetryPolicy {
   // No attempt starts later than this after the first (>= 0).
   std::chrono::milliseconds max_total{30'000};
   // Also retry Unavailable. Off by default: the backend already retried the
-  // request within StoreOptions::max_attempts and retry_max_total, and a
+  // request within StoreOptions::azure.retry (attempts and total time), and a
   // service that stayed away that long is better reported than waited for.
   bool retry_unavailable = false;
 

@@ -53,7 +53,7 @@ struct QueryOptions {
   // From the previous page's QueryPage::continuation; empty for the first.
   std::string continuation;
   // How rows may be answered from the local cache; unset: the store's
-  // StoreOptions::read_policy.
+  // StoreOptions::cache.read_policy.
   std::optional<ReadPolicy> policy;
   // Only rows matching this Azure Tables $filter (docs/api.md#filters), e.g.
   // "PartitionKey eq 'p' and Price ge 10.0"; empty: every row. Malformed:
@@ -103,7 +103,7 @@ class BLOBTABLE_EXPORT Table {
   const std::string& name() const { return name_; }
 
   // The entity with its ETag and Timestamp, read by the store's
-  // StoreOptions::read_policy, or by `policy` (Entity::stale() says whether
+  // StoreOptions::cache.read_policy, or by `policy` (Entity::stale() says whether
   // it came from the cache unvalidated).
   Result<Entity> Get(std::string_view partition_key, std::string_view row_key) const;
   Result<Entity> Get(std::string_view partition_key, std::string_view row_key,

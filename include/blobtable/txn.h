@@ -18,7 +18,7 @@
 // buffer: nothing was locked yet).
 //
 // On the local store, Commit() applies every write and check as one LMDB
-// write transaction (StoreOptions::atomic_commits); elsewhere it runs the
+// write transaction (TestingHooks::atomic_commits); elsewhere it runs the
 // protocol of docs/transactions.md#the-protocol (three rounds: locks and intents,
 // intents leased, the record created committed), and rewriting the intents
 // as plain entities happens after it returns, in the store's background

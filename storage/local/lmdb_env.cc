@@ -26,7 +26,7 @@ Status LmdbError(int rc, std::string_view what, std::string_view hint) {
   if (rc == MDB_MAP_FULL) {
     msg +=
         " (the local store reached its map size; open it with a larger "
-        "StoreOptions::local_map_size)";
+        "StoreOptions::local.map_size)";
     return Status::FromStorage(Code::kIOError, 0, kLmdbMapFull, std::move(msg));
   }
   return Status::IOError(std::move(msg));

@@ -619,18 +619,19 @@ Status MigrateBuckets(LmdbEnv& env, MDB_dbi blobs, MDB_dbi meta, const std::stri
 }  // namespace
 
 Result<std::shared_ptr<BlobStore>> OpenLocalBlobStore(const std::string& directory,
-                                                      const StoreOptions& options) {
-  BT_RETURN_IF_ERROR(ValidateContainerName(options.container));
+                                                      std::string_view container_name,
+                                                      const LocalOptions& options, Clock* clock) {
+  BT_RETURN_IF_ERROR(ValidateContainerName(container_name));
+  const std::string container(container_name);
   BT_ASSIGN_OR_RETURN(
       std::shared_ptr<LmdbEnv> env,
-      LmdbEnv::Open(directory, options.local_map_size, options.local_file_mode,
-                    options.local_durability == LocalDurability::kRelaxed ? LmdbEnv::Sync::kRelaxed
-                                                                          : LmdbEnv::Sync::kFull));
+      LmdbEnv::Open(directory, options.map_size, options.file_mode,
+                    options.durability == LocalDurability::kRelaxed ? LmdbEnv::Sync::kRelaxed
+                                                                    : LmdbEnv::Sync::kFull));
   // Each handle taken is released by the store, or here if opening fails.
   std::vector<std::string> taken;
   MDB_dbi dbis[3];
-  const std::string names[3] = {kContainerDbPrefix + options.container,
-                                kDataDbPrefix + options.container, kMetaDb};
+  const std::string names[3] = {kContainerDbPrefix + container, kDataDbPrefix + container, kMetaDb};
   Status s;
   for (int i = 0; i < 3 && s.ok(); ++i) {
     auto dbi = env->Database(names[i]);
@@ -640,15 +641,14 @@ Result<std::shared_ptr<BlobStore>> OpenLocalBlobStore(const std::string& directo
       taken.push_back(names[i]);
     }
   }
-  if (s.ok()) s = MigrateBuckets(*env, dbis[0], dbis[2], options.container);
+  if (s.ok()) s = MigrateBuckets(*env, dbis[0], dbis[2], container);
   if (!s.ok()) {
     for (const std::string& name : taken) env->ReleaseDatabase(name);
     return s;
   }
   const MDB_dbi blobs = dbis[0], data = dbis[1], meta = dbis[2];
-  Clock* clock = options.clock != nullptr ? options.clock : Clock::Real();
   return std::shared_ptr<BlobStore>(std::make_shared<LocalBlobStore>(
-      std::move(env), blobs, data, meta, options.container, clock));
+      std::move(env), blobs, data, meta, container, clock != nullptr ? clock : Clock::Real()));
 }
 
 }  // namespace blobtable

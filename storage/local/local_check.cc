@@ -55,12 +55,13 @@ Result<CheckReport> Walk(LmdbEnv& env, MDB_dbi buckets, MDB_dbi data) {
 
 }  // namespace
 
-Result<CheckReport> CheckLocalStore(const std::string& directory, const StoreOptions& options) {
-  BT_RETURN_IF_ERROR(ValidateContainerName(options.container));
+Result<CheckReport> CheckLocalStore(const std::string& directory, std::string_view container,
+                                    const LocalOptions& options) {
+  BT_RETURN_IF_ERROR(ValidateContainerName(container));
   BT_ASSIGN_OR_RETURN(std::shared_ptr<LmdbEnv> env,
-                      LmdbEnv::Open(directory, options.local_map_size, options.local_file_mode));
-  const std::string bucket_db = kContainerDbPrefix + options.container;
-  const std::string data_db = kDataDbPrefix + options.container;
+                      LmdbEnv::Open(directory, options.map_size, options.file_mode));
+  const std::string bucket_db = kContainerDbPrefix + std::string(container);
+  const std::string data_db = kDataDbPrefix + std::string(container);
   BT_ASSIGN_OR_RETURN(MDB_dbi buckets, env->Database(bucket_db));
   auto data = env->Database(data_db);
   if (!data.ok()) {

@@ -46,7 +46,7 @@ int Stats(const std::string& dir, std::ostream& out, std::ostream& err) {
 
 // On the directory --cache names, else the default one.
 int Run(CacheCommandOptions& o, Context& c) {
-  const std::string& configured = c.global.store.cache_directory;
+  const std::string& configured = c.global.store.cache.directory;
   const std::string dir = configured.empty() ? DefaultCacheDirectory() : configured;
   if (dir.empty())
     return Fail(c.err, Status::InvalidArgument("no cache directory: set XDG_CACHE_HOME or HOME, "

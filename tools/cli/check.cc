@@ -21,7 +21,7 @@ int Run(CheckCommandOptions&, Context& c) {
   if (IsConnectionString(location))
     throw UsageError{"check works on a local store (a directory), not on Azure Storage"};
   std::string dir = location.substr(0, 5) == "file:" ? location.substr(5) : location;
-  auto report = CheckLocalStore(dir, c.global.store);
+  auto report = CheckLocalStore(dir, c.global.store.container, c.global.store.local);
   if (!report.ok()) return Fail(c.err, report.status());
   for (const StoreDamage& d : report->damaged)
     c.out << nlohmann::json{{"blob", d.blob}, {"damage", d.what}, {"detail", d.detail}}.dump(

@@ -13,6 +13,7 @@
 #include "txn/txn_record.h"
 #include "util/macros.h"
 #include "util/stored_format.h"
+#include "testing/hooks.h"
 
 namespace blobtable::sim {
 
@@ -44,7 +45,7 @@ TempDirectory::~TempDirectory() {
 Status World::Open(bool atomic) {
   StoreOptions o;
   o.clock = &clock_;
-  o.atomic_commits = false;  // the lease protocol's interleavings are what it searches
+  o = internal::WithAtomicCommits(o, false);  // the lease protocol's interleavings are searched
   // Finishing runs in the committing actor (the scheduler runs one request
   // at a time and knows only its own threads).
   o.finish_in_background = false;
@@ -64,7 +65,7 @@ Status World::Open(bool atomic) {
   // The same directory, committing as one LMDB batch: both kinds of commit
   // run on one store at once
   // (docs/transactions.md#on-the-embedded-store-one-lmdb-write-transaction).
-  o.atomic_commits = true;
+  o = internal::WithAtomicCommits(o, true);
   auto batch = Store::Open(dir_.path(), o);
   if (!batch.ok()) return batch.status();
   atomic_ = std::move(*batch);

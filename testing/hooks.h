@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: Apache-2.0
+// Seams a test or a benchmark sets on a store (StoreOptions::testing): what
+// a user has no reason to change, kept off the public options.
+#ifndef BLOBTABLE_TESTING_HOOKS_H_
+#define BLOBTABLE_TESTING_HOOKS_H_
+
+#include <memory>
+
+#include "blobtable/options.h"
+
+namespace blobtable::internal {
+
+struct TestingHooks {
+  // Transactions on a backend that applies an atomic batch (the local store)
+  // commit as one batch, one LMDB write transaction: no record, locks or
+  // leases. Off: through the lease coordinator, as on Azure
+  // (docs/transactions.md#the-protocol), for tests of that protocol. Both
+  // may run on one store.
+  bool atomic_commits = true;
+};
+
+// `options` with its hooks' atomic_commits set to `on` (other hooks kept).
+inline StoreOptions WithAtomicCommits(StoreOptions options, bool on) {
+  TestingHooks hooks = options.testing ? *options.testing : TestingHooks{};
+  hooks.atomic_commits = on;
+  options.testing = std::make_shared<const TestingHooks>(hooks);
+  return options;
+}
+
+// The hooks `options` asks for (the defaults when none).
+inline TestingHooks HooksOf(const StoreOptions& options) {
+  return options.testing ? *options.testing : TestingHooks{};
+}
+
+}  // namespace blobtable::internal
+
+#endif  // BLOBTABLE_TESTING_HOOKS_H_
