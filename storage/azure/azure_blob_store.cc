@@ -9,6 +9,7 @@
 #include <optional>
 #include <thread>
 
+#include "util/backoff.h"
 #include "util/digest.h"
 #include "util/macros.h"
 #include "util/random.h"
@@ -43,7 +44,7 @@ struct Outcome {
   bool unseen = false;
 };
 
-// One operation's share of HttpRetryPolicy::max_total: its attempts, the waits
+// One operation's share of RetryPolicy::max_total: its attempts, the waits
 // between them and its follow-up checks all count against it.
 struct Budget {
   SteadyTime start;
@@ -334,13 +335,13 @@ class AzureBlobStore final : public BlobStore {
         out.unseen = true;  // the transport's own retry
       double ms = std::chrono::duration<double, std::milli>(o_.clock->Steady() - t0).count();
       Log(call, attempt, ms, out.response);
-      bool retryable = out.response.ok() ? HttpRetryPolicy::IsRetryableStatus(out.response->status)
+      bool retryable = out.response.ok() ? IsRetryableHttpStatus(out.response->status)
                                          : out.response.status().IsUnavailable() &&
                                                !(budget.give_up_if_refused &&
                                                  out.response.status().storage_code() == kNotSent);
       if (!retryable || attempt >= o_.retry.max_attempts) break;
       if (call.once_maybe_applied && (out.unseen || MayHaveBeenApplied(out.response))) break;
-      auto delay = o_.retry.DelayBefore(attempt + 1, RandomU64());
+      auto delay = BackoffDelay(o_.retry, attempt, RandomU64());
       if (!Affords(budget, delay)) break;
       out.unseen = out.unseen || MayHaveBeenApplied(out.response);
       o_.clock->SleepFor(delay);
@@ -500,8 +501,7 @@ class AzureBlobStore final : public BlobStore {
   static std::optional<Status> UnknownIfMaybeApplied(std::string_view name, const Outcome& out,
                                                      bool conditional) {
     if (!conditional) return std::nullopt;
-    const bool unanswered =
-        !out.response.ok() || HttpRetryPolicy::IsRetryableStatus(out.response->status);
+    const bool unanswered = !out.response.ok() || IsRetryableHttpStatus(out.response->status);
     if (!unanswered || !(out.unseen || MayHaveBeenApplied(out.response))) return std::nullopt;
     return Status::OutcomeUnknown(
         "blob '" + std::string(name) + "': no answer after " + std::to_string(out.attempts) +

@@ -25,7 +25,10 @@ struct AzureStoreOptions {
   AzureConfig config;
   std::string container = "blobtable";
   std::shared_ptr<HttpTransport> transport;  // required
-  HttpRetryPolicy retry;
+  // The HTTP retries: attempts, backoff, and each operation's time budget
+  // (retry_unavailable is not read). The caller sets it; by default
+  // DefaultHttpRetryPolicy() (5 attempts, 200 ms to 8 s, 60 s in all).
+  RetryPolicy retry = DefaultHttpRetryPolicy();
   std::chrono::milliseconds request_timeout{30'000};
   std::function<void(const std::string& line)> request_log;  // optional
   // Waits between attempts (SleepFor) and the retry budget's time

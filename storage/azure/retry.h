@@ -1,27 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
-// Retry policy for storage requests: which answers are worth another try and
-// how long to wait before it (exponential backoff with full jitter).
+// The Azure backend's HTTP retries: which answers are worth another try, and
+// the retry policy's defaults. The waits are BackoffDelay's (util/backoff.h).
 #ifndef BLOBTABLE_STORAGE_AZURE_RETRY_H_
 #define BLOBTABLE_STORAGE_AZURE_RETRY_H_
 
-#include <chrono>
-#include <cstdint>
+#include "blobtable/retry.h"
 
 namespace blobtable {
 
-struct HttpRetryPolicy {
-  int max_attempts = 5;
-  std::chrono::milliseconds initial_delay{200};
-  std::chrono::milliseconds max_delay{8'000};
-  std::chrono::milliseconds max_total{60'000};
+// 408, 429, 500, 502, 503, 504 (Azure's throttling and transient answers).
+bool IsRetryableHttpStatus(int http_status);
 
-  // 408, 429, 500, 502, 503, 504 (Azure's throttling and transient answers).
-  static bool IsRetryableStatus(int http_status);
-  // The wait before attempt `attempt` (2, 3, ...): uniform in [d/2, d] with
-  // d = min(max_delay, initial_delay * 2^(attempt-2)); `random` supplies the
-  // jitter.
-  std::chrono::milliseconds DelayBefore(int attempt, uint64_t random) const;
-};
+// The HTTP retries' defaults (and StoreOptions' max_attempts and retry_*):
+// 5 attempts, waits from 200 ms doubling to 8 s, 60 s in all.
+// (retry_unavailable is not read: the backend always retries no answer.)
+RetryPolicy DefaultHttpRetryPolicy();
 
 }  // namespace blobtable
 
