@@ -14,6 +14,7 @@
 #include "util/macros.h"
 #include "util/random.h"
 #include "storage/azure/azure_parsing.h"
+#include "storage/azure/requests.h"
 #include "storage/conditions.h"
 #include "storage/lease_rules.h"
 #include "storage/azure/shared_key.h"
@@ -23,6 +24,8 @@
 namespace blobtable {
 
 namespace {
+
+using azure::Stamp;
 
 // One storage request: how to build it (fresh for every attempt: date and
 // signature change) and what to call it in the log.
@@ -58,7 +61,8 @@ struct Budget {
 
 class AzureBlobStore final : public BlobStore {
  public:
-  explicit AzureBlobStore(AzureStoreOptions o) : o_(std::move(o)) {
+  explicit AzureBlobStore(AzureStoreOptions o)
+      : o_(std::move(o)), target_{o_.config.blob_endpoint, o_.container} {
     if (o_.clock == nullptr) o_.clock = Clock::Real();
   }
 
@@ -66,7 +70,7 @@ class AzureBlobStore final : public BlobStore {
   // first finds it missing, within that write's budget.
   Status CreateContainerIfMissing(Budget& budget) {
     Outcome out = Execute(
-        {"CREATE-CONTAINER", "", [&] { return Request("PUT", ContainerUrl("restype=container")); }},
+        {"CREATE-CONTAINER", "", [&] { return azure::CreateContainer(target_, Stamp::Now()); }},
         budget, /*follow_up=*/true);
     if (!out.response.ok()) return out.response.status();
     const HttpResponse& r = *out.response;
@@ -109,26 +113,17 @@ class AzureBlobStore final : public BlobStore {
                           const PutOptions& o) override {
     BT_RETURN_IF_ERROR(ValidateBlobName(name));
     BT_RETURN_IF_ERROR(CheckUserMetadata(o.metadata));
-    std::string write_id = HasConditions(o.conditions) ? NewGuid() : "";
+    const std::string write_id = HasConditions(o.conditions) ? NewGuid() : "";
     // The service checks the body against it and keeps it as the blob's
     // Content-MD5 (what listings' inline copies are checked against).
     const std::string md5 = Md5Base64(data);
     Budget budget = NewBudget();
     budget.deadline = o.deadline;
-    Outcome out =
-        ExecuteCreating({"PUT", name,
-                         [&] {
-                           HttpRequest r = Request("PUT", BlobUrl(name));
-                           r.headers.emplace_back("x-ms-blob-type", "BlockBlob");
-                           r.headers.emplace_back("Content-Type", "application/octet-stream");
-                           r.headers.emplace_back("Content-MD5", md5);
-                           AddMetadata(r, o.metadata, write_id);
-                           AddWriteOptions(r, o);
-                           r.body = data;
-                           return r;
-                         },
-                         o.conditions.if_none_match == kAnyETag},
-                        budget);
+    Outcome out = ExecuteCreating(
+        {"PUT", name,
+         [&] { return azure::PutBlob(target_, Stamp::Now(), name, data, md5, o, write_id); },
+         o.conditions.if_none_match == kAnyETag},
+        budget);
     return FinishWrite(name, out, budget, write_id, 201);
   }
 
@@ -136,13 +131,9 @@ class AzureBlobStore final : public BlobStore {
     BT_RETURN_IF_ERROR(ValidateBlobName(name));
     Budget budget = NewBudget();
     budget.deadline = o.deadline;
-    Outcome out = Execute({"DELETE", name,
-                           [&] {
-                             HttpRequest r = Request("DELETE", BlobUrl(name));
-                             AddWriteOptions(r, o);
-                             return r;
-                           }},
-                          budget);
+    Outcome out =
+        Execute({"DELETE", name, [&] { return azure::DeleteBlob(target_, Stamp::Now(), name, o); }},
+                budget);
     // A lease id makes a delete as conditional as an ETag does: a retry
     // that finds the blob gone may find it deleted by the next holder of
     // the lease (a work item completed by another worker).
@@ -177,15 +168,13 @@ class AzureBlobStore final : public BlobStore {
                                   const WriteOptions& o) override {
     BT_RETURN_IF_ERROR(ValidateBlobName(name));
     BT_RETURN_IF_ERROR(CheckUserMetadata(metadata));
-    std::string write_id = HasConditions(o.conditions) ? NewGuid() : "";
+    const std::string write_id = HasConditions(o.conditions) ? NewGuid() : "";
     Budget budget = NewBudget();
     budget.deadline = o.deadline;
     Outcome out = Execute({"SET-METADATA", name,
                            [&] {
-                             HttpRequest r = Request("PUT", BlobUrl(name, "comp=metadata"));
-                             AddMetadata(r, metadata, write_id);
-                             AddWriteOptions(r, o);
-                             return r;
+                             return azure::SetBlobMetadata(target_, Stamp::Now(), name, metadata, o,
+                                                           write_id);
                            }},
                           budget);
     return FinishWrite(name, out, budget, write_id, 200);
@@ -199,35 +188,30 @@ class AzureBlobStore final : public BlobStore {
     BT_RETURN_IF_ERROR(lease::ValidateProposedId(proposed));
     // Always propose an id: a retried acquire with the same id is harmless.
     std::string id = proposed.empty() ? NewGuid() : std::string(proposed);
-    return Lease("LEASE-ACQUIRE", name, c, 201,
-                 {{"x-ms-lease-action", "acquire"},
-                  {"x-ms-lease-duration", std::to_string(duration)},
-                  {"x-ms-proposed-lease-id", id}});
+    return Lease("LEASE-ACQUIRE", name, 201,
+                 [&] { return azure::AcquireLease(target_, Stamp::Now(), name, duration, id, c); });
   }
   Result<LeaseResult> RenewLease(std::string_view name, std::string_view id,
                                  const AccessConditions& c) override {
-    return Lease("LEASE-RENEW", name, c, 200,
-                 {{"x-ms-lease-action", "renew"}, {"x-ms-lease-id", std::string(id)}});
+    return Lease("LEASE-RENEW", name, 200,
+                 [&] { return azure::RenewLease(target_, Stamp::Now(), name, id, c); });
   }
   Result<LeaseResult> ChangeLease(std::string_view name, std::string_view id,
                                   std::string_view proposed, const AccessConditions& c) override {
     BT_RETURN_IF_ERROR(lease::ValidateProposedId(proposed));
-    return Lease("LEASE-CHANGE", name, c, 200,
-                 {{"x-ms-lease-action", "change"},
-                  {"x-ms-lease-id", std::string(id)},
-                  {"x-ms-proposed-lease-id", std::string(proposed)}});
+    return Lease("LEASE-CHANGE", name, 200,
+                 [&] { return azure::ChangeLease(target_, Stamp::Now(), name, id, proposed, c); });
   }
   Result<LeaseResult> ReleaseLease(std::string_view name, std::string_view id,
                                    const AccessConditions& c) override {
-    return Lease("LEASE-RELEASE", name, c, 200,
-                 {{"x-ms-lease-action", "release"}, {"x-ms-lease-id", std::string(id)}});
+    return Lease("LEASE-RELEASE", name, 200,
+                 [&] { return azure::ReleaseLease(target_, Stamp::Now(), name, id, c); });
   }
   Result<LeaseResult> BreakLease(std::string_view name, std::optional<int> period,
                                  const AccessConditions& c) override {
     BT_RETURN_IF_ERROR(lease::ValidateBreakPeriod(period));
-    std::vector<std::pair<std::string, std::string>> h = {{"x-ms-lease-action", "break"}};
-    if (period) h.emplace_back("x-ms-lease-break-period", std::to_string(*period));
-    return Lease("LEASE-BREAK", name, c, 202, h);
+    return Lease("LEASE-BREAK", name, 202,
+                 [&] { return azure::BreakLease(target_, Stamp::Now(), name, period, c); });
   }
 
   std::string Location() const override { return o_.config.blob_endpoint; }
@@ -240,43 +224,6 @@ class AzureBlobStore final : public BlobStore {
         return Status::InvalidArgument(std::string("metadata name '") + kWriteIdMetadata +
                                        "' is reserved by blobtable");
     return ValidateMetadata(m);
-  }
-
-  std::string ContainerUrl(const std::string& query) const {
-    return o_.config.blob_endpoint + "/" + o_.container + (query.empty() ? "" : "?" + query);
-  }
-  std::string BlobUrl(std::string_view name, const std::string& query = "") const {
-    return o_.config.blob_endpoint + "/" + o_.container + "/" + PercentEncode(name, true) +
-           (query.empty() ? "" : "?" + query);
-  }
-
-  HttpRequest Request(const char* method, std::string url) const {
-    HttpRequest r;
-    r.method = method;
-    r.url = std::move(url);
-    r.timeout = o_.request_timeout;
-    r.headers.emplace_back("x-ms-version", kAzureApiVersion);
-    r.headers.emplace_back("x-ms-date", FormatHttpDate(std::chrono::system_clock::now()));
-    r.headers.emplace_back("x-ms-client-request-id", NewGuid());
-    return r;
-  }
-
-  static void AddConditions(HttpRequest& r, const AccessConditions& c) {
-    if (c.if_match) r.headers.emplace_back("If-Match", *c.if_match);
-    if (c.if_none_match) r.headers.emplace_back("If-None-Match", *c.if_none_match);
-    if (c.if_modified_since)
-      r.headers.emplace_back("If-Modified-Since", FormatHttpDate(*c.if_modified_since));
-    if (c.if_unmodified_since)
-      r.headers.emplace_back("If-Unmodified-Since", FormatHttpDate(*c.if_unmodified_since));
-  }
-  static void AddWriteOptions(HttpRequest& r, const WriteOptions& o) {
-    AddConditions(r, o.conditions);
-    if (!o.lease_id.empty()) r.headers.emplace_back("x-ms-lease-id", o.lease_id);
-  }
-  static void AddMetadata(HttpRequest& r, const Metadata& m, const std::string& write_id) {
-    for (const auto& [name, value] : m) r.headers.emplace_back("x-ms-meta-" + name, value);
-    if (!write_id.empty())
-      r.headers.emplace_back(std::string("x-ms-meta-") + kWriteIdMetadata, write_id);
   }
 
   // Authenticates (SAS in the URL, or a Shared Key signature: last, as it
@@ -355,8 +302,9 @@ class AzureBlobStore final : public BlobStore {
   }
   // The blob as it is now, within what is left of an operation's budget.
   Outcome HeadFollowUp(std::string_view name, Budget& budget) {
-    return Execute({"HEAD", name, [&] { return Request("HEAD", BlobUrl(name)); }}, budget,
-                   /*follow_up=*/true);
+    return Execute(
+        {"HEAD", name, [&] { return azure::ReadBlob(target_, Stamp::Now(), "HEAD", name, {}); }},
+        budget, /*follow_up=*/true);
   }
   // Whether an attempt that is about to be retried may have been applied:
   // no answer (unless the request was never sent), or a timeout answer.
@@ -466,13 +414,9 @@ class AzureBlobStore final : public BlobStore {
   Result<GetResult> Read(const char* method, std::string_view name, const AccessConditions& c,
                          Budget& budget) {
     BT_RETURN_IF_ERROR(ValidateBlobName(name));
-    Outcome out = Execute({method, name,
-                           [&] {
-                             HttpRequest r = Request(method, BlobUrl(name));
-                             AddConditions(r, c);
-                             return r;
-                           }},
-                          budget);
+    Outcome out = Execute(
+        {method, name, [&] { return azure::ReadBlob(target_, Stamp::Now(), method, name, c); }},
+        budget);
     if (!out.response.ok()) return out.response.status();
     HttpResponse& r = *out.response;
     GetResult result;
@@ -570,19 +514,11 @@ class AzureBlobStore final : public BlobStore {
     return BlobErrorOf(r, name);
   }
 
-  Result<LeaseResult> Lease(const char* op, std::string_view name, const AccessConditions& c,
-                            int success_status,
-                            const std::vector<std::pair<std::string, std::string>>& headers) {
+  Result<LeaseResult> Lease(const char* op, std::string_view name, int success_status,
+                            const std::function<HttpRequest()>& build) {
     BT_RETURN_IF_ERROR(ValidateBlobName(name));
     Budget budget = NewBudget();
-    Outcome out = Execute({op, name,
-                           [&] {
-                             HttpRequest r = Request("PUT", BlobUrl(name, "comp=lease"));
-                             for (const auto& h : headers) r.headers.push_back(h);
-                             AddConditions(r, c);
-                             return r;
-                           }},
-                          budget);
+    Outcome out = Execute({op, name, build}, budget);
     if (!out.response.ok()) return out.response.status();
     const HttpResponse& r = *out.response;
     bool release = std::string_view(op) == "LEASE-RELEASE";
@@ -612,21 +548,17 @@ class AzureBlobStore final : public BlobStore {
   }
 
   AzureStoreOptions o_;
+  azure::Target target_;
 };
 
 Result<ListPage> AzureBlobStore::List(const ListOptions& o) {
   if (o.max_results < 1 || o.max_results > 5000)
     return StorageError(400, "OutOfRangeQueryParameterValue", "maxresults must be 1..5000");
-  std::string query =
-      "restype=container&comp=list&include=metadata&maxresults=" + std::to_string(o.max_results);
-  if (!o.prefix.empty()) query += "&prefix=" + PercentEncode(o.prefix, false);
-  if (!o.marker.empty()) query += "&marker=" + PercentEncode(o.marker, false);
-  if (!o.start_from.empty()) query += "&startFrom=" + PercentEncode(o.start_from, false);
   Budget budget = NewBudget();
   budget.deadline = o.deadline;
   budget.give_up_if_refused = o.has_fallback;
-  Outcome out =
-      Execute({"LIST", o.prefix, [&] { return Request("GET", ContainerUrl(query)); }}, budget);
+  Outcome out = Execute(
+      {"LIST", o.prefix, [&] { return azure::ListBlobs(target_, Stamp::Now(), o); }}, budget);
   if (ContainerMissing(out)) return ListPage{};  // created by the first write
   if (!out.response.ok()) return out.response.status();
   const HttpResponse& r = *out.response;

@@ -13,13 +13,10 @@
 #include "storage/azure/azure_config.h"
 #include "storage/azure/azure_parsing.h"  // FormatHttpDate, ParseHttpDate
 #include "storage/azure/http_transport.h"
+#include "storage/azure/requests.h"  // kAzureApiVersion
 #include "storage/azure/retry.h"
 
 namespace blobtable {
-
-// The service version sent (x-ms-version): 2026-02-06 brings List Blobs'
-// startFrom. Azurite needs --skipApiVersionCheck for it.
-inline constexpr char kAzureApiVersion[] = "2026-02-06";
 
 struct AzureStoreOptions {
   AzureConfig config;
