@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The Azure Blob REST backend: every BlobStore call as Blob service requests
 // (Azure Storage or Azurite), with Shared Key or SAS authentication, retries
-// and a request log.
+// and a request log. Each call builds its request (storage/azure/requests.h),
+// sends it through the retry budget and the pipeline
+// (storage/azure/retry.h, pipeline.h) and maps the answer
+// (storage/azure/responses.h, write_check.h).
 #ifndef BLOBTABLE_STORAGE_AZURE_AZURE_BLOB_STORE_H_
 #define BLOBTABLE_STORAGE_AZURE_AZURE_BLOB_STORE_H_
 
