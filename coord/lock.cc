@@ -17,6 +17,7 @@
 #include "coord/coord_names.h"
 #include "coord/lease_time.h"
 #include "kv/retry_loop.h"
+#include "util/backoff.h"
 #include "util/macros.h"
 #include "util/random.h"
 
@@ -181,7 +182,7 @@ Result<std::unique_ptr<Lock>> Lock::AcquireAt(const Store& store, std::string na
       return Status::LockTimeout(ctx + ": held by another client for longer than the timeout (" +
                                  std::to_string(options.timeout.count()) + " ms)");
     const milliseconds left = std::chrono::duration_cast<milliseconds>(deadline - now);
-    st->clock->SleepFor(std::min(left, internal::RetryDelay(backoff, attempt)));
+    st->clock->SleepFor(std::min(left, BackoffDelay(backoff, attempt, RandomU64())));
   }
 
   // Held: raise the token. Only the lease holder may write the blob, so

@@ -1,11 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// RetryPolicy's rules and its backoff (blobtable/retry.h, kv/retry_loop.h).
+// RetryPolicy's rules (blobtable/retry.h); its backoff is util/backoff.h.
 #include "blobtable/retry.h"
 
-#include <algorithm>
-
-#include "kv/retry_loop.h"
-#include "util/random.h"
+#include <string>
 
 namespace blobtable {
 
@@ -30,18 +27,4 @@ bool RetriesOn(const Status& status, const RetryPolicy& policy) {
   return status.IsRetryable();
 }
 
-namespace internal {
-
-std::chrono::milliseconds RetryDelay(const RetryPolicy& policy, int attempt) {
-  const int64_t initial = policy.initial_delay.count();
-  const int64_t cap = policy.max_delay.count();
-  // initial * 2^(attempt-1), without overflowing: past 2^30 it is the cap.
-  const int shift = std::clamp(attempt - 1, 0, 30);
-  const int64_t bound = initial > (cap >> shift) ? cap : initial << shift;
-  if (bound <= 0) return std::chrono::milliseconds(0);
-  return std::chrono::milliseconds(
-      static_cast<int64_t>(RandomU64() % static_cast<uint64_t>(bound)));
-}
-
-}  // namespace internal
 }  // namespace blobtable

@@ -10,13 +10,11 @@
 #include "blobtable/options.h"
 #include "blobtable/retry.h"
 #include "blobtable/status.h"
+#include "util/backoff.h"
 #include "util/macros.h"
+#include "util/random.h"
 
 namespace blobtable::internal {
-
-// The wait after attempt `attempt` (1, 2, ...): full jitter, uniform in
-// [0, min(max_delay, initial_delay * 2^(attempt-1))).
-std::chrono::milliseconds RetryDelay(const RetryPolicy& policy, int attempt);
 
 // Calls attempt(&final) until it succeeds, sets `final` (an answer not to
 // retry, whatever its code), returns a status `policy` does not retry, or
@@ -33,7 +31,7 @@ auto WithRetries(const Clock& clock, const RetryPolicy& policy, int* attempts, A
     auto r = attempt(&final);
     const Status& s = StatusOf(r);
     if (s.ok() || final || !RetriesOn(s, policy)) return r;
-    const std::chrono::milliseconds wait = RetryDelay(policy, n);
+    const std::chrono::milliseconds wait = BackoffDelay(policy, n, RandomU64());
     const bool out_of_attempts = n >= policy.max_attempts;
     if (out_of_attempts || clock.Steady() + wait - start > policy.max_total) {
       if (n == 1) return r;

@@ -394,24 +394,18 @@ struct Harness {
   static AzureConfig DevConfig() { return *ParseConnectionString("UseDevelopmentStorage=true"); }
 };
 
-TEST(Retry, BackoffGrowsWithJitterAndStaysBounded) {
-  HttpRetryPolicy p;
-  p.initial_delay = std::chrono::milliseconds(100);
-  p.max_delay = std::chrono::milliseconds(1000);
-  for (uint64_t random : {0ULL, 7ULL, 999999ULL}) {
-    auto d2 = p.DelayBefore(2, random), d3 = p.DelayBefore(3, random),
-         d9 = p.DelayBefore(9, random);
-    EXPECT_GE(d2.count(), 50);
-    EXPECT_LE(d2.count(), 100);
-    EXPECT_GE(d3.count(), 100);
-    EXPECT_LE(d3.count(), 200);
-    EXPECT_GE(d9.count(), 500);
-    EXPECT_LE(d9.count(), 1000);
-  }
-  for (int s : {408, 429, 500, 502, 503, 504})
-    EXPECT_TRUE(HttpRetryPolicy::IsRetryableStatus(s)) << s;
-  for (int s : {200, 304, 400, 403, 404, 409, 412})
-    EXPECT_FALSE(HttpRetryPolicy::IsRetryableStatus(s)) << s;
+// The waits between attempts are BackoffDelay's (util/backoff.h): full
+// jitter below a bound that doubles from initial_delay up to max_delay
+// (before the one retry type, [d/2, d]: BackoffTest has the rule itself).
+TEST(Retry, WaitsAreFullJitterBelowADoublingBound) {
+  Harness h;  // 100 ms doubling to 1 s, 4 attempts
+  h.service->script = {503, 503, 503};
+  ASSERT_TRUE(h.store->Put("b", "data", {}).ok());
+  ASSERT_EQ(h.sleeps.size(), 3u);
+  EXPECT_LT(h.sleeps[0].count(), 100);
+  EXPECT_LT(h.sleeps[1].count(), 200);
+  EXPECT_LT(h.sleeps[2].count(), 400);
+  for (auto d : h.sleeps) EXPECT_GE(d.count(), 0);
 }
 
 TEST(Retry, TransientFailuresAreRetriedThenSucceed) {
@@ -442,11 +436,11 @@ TEST(Retry, GivesUpAfterMaxAttemptsAndReportsUnavailable) {
 TEST(Retry, StopsWhenTheTotalTimeWouldBeExceeded) {
   AzureStoreOptions o;
   auto service = std::make_shared<FakeService>();
-  service->script = {500, 500, 500, 500};
+  service->script = std::deque<int>(1000, 500);
   std::vector<std::chrono::milliseconds> sleeps;
   o.config = Harness::DevConfig();
   o.transport = service;
-  o.retry.max_attempts = 10;
+  o.retry.max_attempts = 1000;  // the budget ends it, not the attempts
   o.retry.initial_delay = std::chrono::milliseconds(4000);
   o.retry.max_delay = std::chrono::milliseconds(4000);
   o.retry.max_total = std::chrono::milliseconds(5000);
@@ -456,9 +450,15 @@ TEST(Retry, StopsWhenTheTotalTimeWouldBeExceeded) {
   o.clock = &clock;
   auto store = MakeAzureBlobStore(o);
   EXPECT_EQ(store->Head("b", {}).status().code(), Code::kUnavailable);
-  // 2-4 s per wait within a 5 s budget: at most two waits.
-  EXPECT_LE(sleeps.size(), 2u);
+  // Waits of 0-4 s (full jitter) within a 5 s budget: a retry is sent only
+  // if its wait and its request timeout fit what is left, and the first
+  // always does.
+  std::chrono::milliseconds waited{0};
+  for (auto d : sleeps) waited += d;
+  EXPECT_LE(waited + o.request_timeout, o.retry.max_total);
   EXPECT_GE(sleeps.size(), 1u);
+  EXPECT_EQ(service->requests.size(), sleeps.size() + 1);
+  EXPECT_LT(service->requests.size(), 1000u);
 }
 
 TEST(Retry, ErrorsThatRetryingCannotFixAreNotRetried) {
@@ -516,7 +516,7 @@ TEST(Responses, MalformedNumericHeadersAreCorruptionNotExceptions) {
   EXPECT_EQ(broken->lease_time_seconds, 7);
 }
 
-// HttpRetryPolicy::max_total bounds the whole operation: a retry is sent only if
+// RetryPolicy::max_total bounds the whole operation: a retry is sent only if
 // it can finish (its request timeout) within what is left.
 TEST(Retry, TheBudgetCountsTimeoutsNotOnlyWaits) {
   Harness h;  // 1 s per request, 10 s in all, 4 attempts
@@ -558,7 +558,9 @@ TEST(Retry, AReadWithADeadlineAnswersByThen) {
   EXPECT_LE(h.clock.Steady() - start, std::chrono::milliseconds(1'500));
   ASSERT_EQ(h.service->requests.size(), 2u);
   EXPECT_EQ(h.service->requests[0].timeout, std::chrono::milliseconds(1'000));
-  EXPECT_LT(h.service->requests[1].timeout, std::chrono::milliseconds(500));
+  // What is left after the first attempt and a wait (full jitter: the wait
+  // may be 0 ms).
+  EXPECT_EQ(h.service->requests[1].timeout, std::chrono::milliseconds(500) - h.sleeps.at(0));
   // A deadline already past sends nothing.
   h.service->requests.clear();
   o.deadline = h.clock.Steady();

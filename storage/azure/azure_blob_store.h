@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The Azure Blob REST backend: every BlobStore call as Blob service requests
 // (Azure Storage or Azurite), with Shared Key or SAS authentication, retries
-// and a request log.
+// and a request log. Each call builds its request (storage/azure/requests.h),
+// sends it through the retry budget and the pipeline
+// (storage/azure/retry.h, pipeline.h) and maps the answer
+// (storage/azure/responses.h, write_check.h).
 #ifndef BLOBTABLE_STORAGE_AZURE_AZURE_BLOB_STORE_H_
 #define BLOBTABLE_STORAGE_AZURE_AZURE_BLOB_STORE_H_
 
@@ -13,19 +16,19 @@
 #include "storage/azure/azure_config.h"
 #include "storage/azure/azure_parsing.h"  // FormatHttpDate, ParseHttpDate
 #include "storage/azure/http_transport.h"
+#include "storage/azure/requests.h"  // kAzureApiVersion
 #include "storage/azure/retry.h"
 
 namespace blobtable {
-
-// The service version sent (x-ms-version): 2026-02-06 brings List Blobs'
-// startFrom. Azurite needs --skipApiVersionCheck for it.
-inline constexpr char kAzureApiVersion[] = "2026-02-06";
 
 struct AzureStoreOptions {
   AzureConfig config;
   std::string container = "blobtable";
   std::shared_ptr<HttpTransport> transport;  // required
-  HttpRetryPolicy retry;
+  // The HTTP retries: attempts, backoff, and each operation's time budget
+  // (retry_unavailable is not read). The caller sets it; by default
+  // DefaultHttpRetryPolicy() (5 attempts, 200 ms to 8 s, 60 s in all).
+  RetryPolicy retry = DefaultHttpRetryPolicy();
   std::chrono::milliseconds request_timeout{30'000};
   std::function<void(const std::string& line)> request_log;  // optional
   // Waits between attempts (SleepFor) and the retry budget's time

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: Apache-2.0
+// The Azure backend's per-attempt policies and their chain
+// (storage/azure/pipeline.h).
+#include "storage/azure/pipeline.h"
+
+#include <cstdio>
+#include <utility>
+
+#include "storage/azure/shared_key.h"
+#include "storage/storage_errors.h"
+
+namespace blobtable::azure {
+
+namespace {
+
+std::string Named(const Attempt& a) { return std::string(a.op) + " '" + std::string(a.blob) + "'"; }
+
+Result<HttpResponse> RefuseRedirect(Result<HttpResponse> r, const Attempt& a) {
+  if (!r.ok() || r->status < 300 || r->status > 399 || r->status == 304) return r;
+  std::string host = "an unnamed location";
+  if (const std::string* location = r->Header("location")) {
+    size_t start = location->find("://");
+    start = start == std::string::npos ? 0 : start + 3;
+    host = "'" + location->substr(start, location->find_first_of("/?#", start) - start) + "'";
+  }
+  return Status::FromStorage(Code::kInvalidArgument, r->status, "Redirect",
+                             Named(a) + ": the service redirected it to " + host +
+                                 "; blobtable follows no redirects (check the endpoint)");
+}
+
+Result<HttpResponse> RefuseCutAnswer(Result<HttpResponse> r, const Attempt& a) {
+  const std::string_view op = a.op;
+  const bool has_etag = op == "PUT" || op == "SET-METADATA" || op == "GET" || op == "HEAD" ||
+                        op.rfind("LEASE-", 0) == 0;
+  if (!r.ok() || !has_etag || r->status < 200 || r->status > 299 || r->Header("etag") != nullptr)
+    return r;
+  return Status::Unavailable(Named(a) + ": the answer was cut short (HTTP " +
+                             std::to_string(r->status) + " without an ETag)");
+}
+
+}  // namespace
+
+Result<HttpResponse> NextHop::Send(HttpRequest& request, const Attempt& attempt) const {
+  if (policies_.empty()) return transport_->Send(request);
+  return policies_.front()->Send(request, attempt, NextHop(*transport_, policies_.subspan(1)));
+}
+
+Result<HttpResponse> AuthPolicy::Send(HttpRequest& request, const Attempt& attempt,
+                                      const NextHop& next) const {
+  if (!sas_.empty()) {
+    request.url += (request.url.find('?') == std::string::npos ? "?" : "&") + sas_;
+  } else {
+    SignWithSharedKey(request, account_, key_);
+  }
+  return next.Send(request, attempt);
+}
+
+std::string LogLine(const Attempt& attempt, double ms, const Result<HttpResponse>& response) {
+  std::string outcome;
+  if (response.ok()) {
+    outcome = std::to_string(response->status);
+    if (const std::string* code = response->Header("x-ms-error-code")) outcome += " " + *code;
+  } else {
+    outcome = "no response (" + std::string(CodeName(response.status().code())) + ")";
+  }
+  char ms_text[32];
+  snprintf(ms_text, sizeof(ms_text), "%.1f", ms);
+  return "blobtable: " + std::string(attempt.op) + " " + std::string(attempt.blob) + " -> " +
+         outcome + " " + ms_text + " ms attempt " + std::to_string(attempt.number);
+}
+
+Result<HttpResponse> LogPolicy::Send(HttpRequest& request, const Attempt& attempt,
+                                     const NextHop& next) const {
+  const SteadyTime t0 = clock_->Steady();
+  Result<HttpResponse> response = next.Send(request, attempt);
+  if (log_) {
+    double ms = std::chrono::duration<double, std::milli>(clock_->Steady() - t0).count();
+    log_(LogLine(attempt, ms, response));
+  }
+  return response;
+}
+
+Result<HttpResponse> RefusalPolicy::Send(HttpRequest& request, const Attempt& attempt,
+                                         const NextHop& next) const {
+  return RefuseCutAnswer(RefuseRedirect(next.Send(request, attempt), attempt), attempt);
+}
+
+Pipeline::Pipeline(const AzureConfig& config, std::shared_ptr<HttpTransport> transport,
+                   std::function<void(const std::string&)> log, const Clock& clock)
+    : auth_(config),
+      log_(std::move(log), clock),
+      chain_{&auth_, &log_, &refusal_},
+      transport_(std::move(transport)) {}
+
+}  // namespace blobtable::azure
