@@ -41,10 +41,8 @@ Result<std::shared_ptr<BlobStore>> OpenAzure(std::string_view connection_string,
   else
     return Status::InvalidArgument("unknown HTTP transport '" + o.config.transport +
                                    "' (curl or cpprest)");
-  o.retry.max_attempts = std::max(1, azure.retry.max_attempts);
-  o.retry.initial_delay = azure.retry.initial_delay;
-  o.retry.max_delay = azure.retry.max_delay;
-  o.retry.max_total = azure.retry.max_total;
+  o.retry = azure.retry;
+  o.retry.max_attempts = std::max(1, o.retry.max_attempts);
   o.request_timeout = azure.request_timeout;
   o.request_log = azure.request_log;
   o.clock = options.clock;

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "blobtable/storage_options.h"
 #include "storage/azure/azure_config.h"
 #include "storage/azure/pipeline.h"
 #include "storage/azure/retry.h"
@@ -17,7 +18,7 @@
 #include "storage/storage_errors.h"
 #include "util/backoff.h"
 #include "util/base64.h"
-#include "util/fake_clock.h"
+#include "testing/fake_clock.h"
 
 namespace blobtable::azure {
 namespace {
@@ -207,7 +208,7 @@ struct RetryHarness {
   FakeClock clock;
   ScriptedHop hop;
   std::vector<milliseconds> sleeps;
-  RetryPolicy policy = DefaultHttpRetryPolicy();
+  RetryPolicy policy = AzureOptions::DefaultStorageRetry();
   milliseconds request_timeout{1'000};
   int built = 0;
 
@@ -375,7 +376,7 @@ TEST(RetryBudgetPolicy, WhatMayHaveBeenApplied) {
 TEST(HttpRetry, RetryableStatusesAndDefaults) {
   for (int s : {408, 429, 500, 502, 503, 504}) EXPECT_TRUE(IsRetryableHttpStatus(s)) << s;
   for (int s : {200, 304, 400, 403, 404, 409, 412}) EXPECT_FALSE(IsRetryableHttpStatus(s)) << s;
-  RetryPolicy p = DefaultHttpRetryPolicy();
+  RetryPolicy p = AzureOptions::DefaultStorageRetry();
   EXPECT_EQ(p.max_attempts, 5);
   EXPECT_EQ(p.initial_delay, milliseconds(200));
   EXPECT_EQ(p.max_delay, milliseconds(8'000));

@@ -8,8 +8,7 @@
 // sleeping). They stop at max_attempts, or when the next wait would end past
 // max_total from the first attempt, returning the last attempt's status.
 // The same rule spaces Lock::Acquire's tries and the Azure backend's HTTP
-// retries (StoreOptions::max_attempts and retry_*, which that backend holds
-// as a RetryPolicy too).
+// retries (StoreOptions::azure.retry, a RetryPolicy too).
 //
 // Thread-safety: a plain value.
 #ifndef BLOBTABLE_RETRY_H_

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "blobtable/blob_store.h"
+#include "blobtable/storage_options.h"
 #include "storage/azure/azure_config.h"
 #include "storage/azure/azure_parsing.h"  // FormatHttpDate, ParseHttpDate
 #include "storage/azure/http_transport.h"
@@ -27,8 +28,9 @@ struct AzureStoreOptions {
   std::shared_ptr<HttpTransport> transport;  // required
   // The HTTP retries: attempts, backoff, and each operation's time budget
   // (retry_unavailable is not read). The caller sets it; by default
-  // DefaultHttpRetryPolicy() (5 attempts, 200 ms to 8 s, 60 s in all).
-  RetryPolicy retry = DefaultHttpRetryPolicy();
+  // AzureOptions::DefaultStorageRetry() (5 attempts, 200 ms to 8 s, 60 s
+  // in all; retry_unavailable is not read: no answer is always retried).
+  RetryPolicy retry = AzureOptions::DefaultStorageRetry();
   std::chrono::milliseconds request_timeout{30'000};
   std::function<void(const std::string& line)> request_log;  // optional
   // Waits between attempts (SleepFor) and the retry budget's time

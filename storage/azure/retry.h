@@ -22,11 +22,6 @@ namespace blobtable {
 // 408, 429, 500, 502, 503, 504 (Azure's throttling and transient answers).
 bool IsRetryableHttpStatus(int http_status);
 
-// The HTTP retries' defaults (and StoreOptions' max_attempts and retry_*):
-// 5 attempts, waits from 200 ms doubling to 8 s, 60 s in all.
-// (retry_unavailable is not read: the backend always retries no answer.)
-RetryPolicy DefaultHttpRetryPolicy();
-
 namespace azure {
 
 // One storage request: how to build it (fresh for every attempt: date and
