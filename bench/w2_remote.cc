@@ -9,6 +9,7 @@
 
 #include "bench/node_peer.h"
 #include "blobtable/store.h"
+#include "blobtable/storage_options.h"
 
 namespace bench {
 
@@ -120,10 +121,10 @@ Result<std::vector<Row>> RunW2(const W2Options& o) {
         const Cell cell{op, concurrency, at.port,
                         std::max<int64_t>(1, o.ops_per_round / concurrency)};
         std::vector<System> systems;
-        for (const char* transport : {"curl", "cpprest"}) {
-          const std::string name = std::string("blobtable-") + transport;
+        for (const std::string& transport : blobtable::HttpTransportNames()) {
+          const std::string name = "blobtable-" + transport;
           if (Wanted(o, name))
-            systems.push_back({name, [&, cell, t = std::string(transport)] {
+            systems.push_back({name, [&, cell, t = transport] {
                                  return BlobtableRound(t, cell, o, value);
                                }});
         }

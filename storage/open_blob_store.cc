@@ -34,17 +34,22 @@ Result<std::shared_ptr<BlobStore>> OpenAzure(std::string_view connection_string,
   // once, rather than as a failure to connect (retried as Unavailable).
   if (!t.ca_file.empty() && !std::ifstream(t.ca_file).good())
     return Status::InvalidArgument("CaFile '" + t.ca_file + "' cannot be read");
-  if (o.config.transport == "curl")
+  if (o.config.transport == "curl") {
     o.transport = MakeCurlTransport(t);
-  else if (o.config.transport == "cpprest")
+  } else if (o.config.transport == "cpprest") {
     o.transport = MakeCpprestTransport(t);
-  else
+    if (o.transport == nullptr)
+      return Status::InvalidArgument(
+          "this blobtable was built without the cpprest HTTP transport "
+          "(BLOBTABLE_WITH_CPPREST off); use HttpTransport=curl");
+  } else {
     return Status::InvalidArgument("unknown HTTP transport '" + o.config.transport +
                                    "' (curl or cpprest)");
+  }
   o.retry = azure.retry;
   o.retry.max_attempts = std::max(1, o.retry.max_attempts);
   o.request_timeout = azure.request_timeout;
-  o.request_log = azure.request_log;
+  o.request_log = options.request_log;
   o.clock = options.clock;
   o.create_container = options.create_if_missing;
   return OpenAzureBlobStore(std::move(o));
@@ -70,7 +75,9 @@ Result<std::shared_ptr<BlobStore>> OpenBlobStore(std::string_view location,
     struct stat st;
     if (!options.create_if_missing && stat((dir + "/data.mdb").c_str(), &st) != 0)
       return Status::NotFound("no store at " + dir + " (create_if_missing is off)");
-    return OpenLocalBlobStore(dir, options.container, options.local, options.clock);
+    auto local = OpenLocalBlobStore(dir, options.container, options.local, options.clock);
+    if (!local.ok() || !options.request_log) return local;
+    return LogRequests(*std::move(local), options.request_log, options.clock);
   }
 }
 

@@ -13,6 +13,7 @@
 #include "blobtable/clock.h"
 #include "blobtable/export.h"
 #include "blobtable/storage_options.h"
+#include "storage/request_log.h"
 
 namespace blobtable {
 
@@ -21,6 +22,7 @@ struct BackendOptions {
   std::string container = kDefaultContainer;
   bool create_if_missing = true;  // as StoreOptions::create_if_missing
   Clock* clock = nullptr;         // null: Clock::Real()
+  RequestLogSink request_log;     // as StoreOptions::request_log
   LocalOptions local;
   AzureOptions azure;
 };

@@ -13,13 +13,12 @@ namespace blobtable::testing {
 namespace {
 
 INSTANTIATE_TEST_SUITE_P(Azurite, BlobStoreConformance,
-                         ::testing::Values(AzuriteBackend("curl"), AzuriteBackend("cpprest")),
-                         PrintBackend);
+                         ::testing::ValuesIn(AzuriteBackendPerTransport()), PrintBackend);
 
 // The Table and transaction suites also run with the local cache on.
 INSTANTIATE_TEST_SUITE_P(Azurite, TableTest,
-                         ::testing::Values(AzuriteBackend("curl"), AzuriteBackend("cpprest"),
-                                           CachedAzuriteBackend("curl")),
+                         ::testing::ValuesIn(AzuriteBackendPerTransport(
+                             {CachedAzuriteBackend("curl")})),
                          PrintBackend);
 
 // The API helpers (curl: the suite forks clients, as the transactions' does).

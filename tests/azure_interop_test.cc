@@ -183,7 +183,7 @@ TEST_P(InteropTest, HttpsToAPlainHttpPortSaysSo) {
   o.azure.retry.max_attempts = 3;
   o.azure.retry.initial_delay = std::chrono::milliseconds(1);
   std::vector<std::string> log;
-  o.azure.request_log = [&](const std::string& line) { log.push_back(line); };
+  o.request_log = [&](const std::string& line) { log.push_back(line); };
   auto store = Store::Open(
       "UseDevelopmentStorage=true;BlobEndpoint=https://127.0.0.1:" + std::to_string(a->port()) +
           "/devstoreaccount1;HttpTransport=" + GetParam(),
@@ -212,7 +212,7 @@ TEST_P(InteropTest, UnansweredRequestsTimeOutAsUnavailable) {
   o.azure.retry.max_attempts = 2;
   o.azure.retry.initial_delay = std::chrono::milliseconds(1);
   std::vector<std::string> log;
-  o.azure.request_log = [&](const std::string& line) { log.push_back(line); };
+  o.request_log = [&](const std::string& line) { log.push_back(line); };
   auto store = Store::Open(
       "AccountName=devstoreaccount1;AccountKey=YmFy;BlobEndpoint=http://127.0.0.1:" +
           std::to_string(ntohs(addr.sin_port)) + "/devstoreaccount1;HttpTransport=" + GetParam(),
@@ -555,7 +555,7 @@ TEST_P(InteropTest, ACreateIsNeverSentAgainAfterAnAttemptThatMayHaveBeenApplied)
   o.clock = &clock;
   o.azure.request_timeout = std::chrono::milliseconds(300);
   o.azure.retry.initial_delay = std::chrono::milliseconds(1);
-  o.azure.request_log = [&](const std::string& line) {
+  o.request_log = [&](const std::string& line) {
     if (line.find("PUT") != std::string::npos && line.find("item") != std::string::npos) ++puts;
   };
   auto store = Store::Open("UseDevelopmentStorage=true;BlobEndpoint=http://127.0.0.1:" +
@@ -699,7 +699,7 @@ TEST_P(CommitPointTest, AnUncheckableLostAnswerIsOutcomeUnknownAndAReadSettlesIt
   EXPECT_TRUE(table->Get("b", "1").ok());
 }
 
-INSTANTIATE_TEST_SUITE_P(Transports, CommitPointTest, ::testing::Values("curl", "cpprest"));
+INSTANTIATE_TEST_SUITE_P(Transports, CommitPointTest, ::testing::ValuesIn(HttpTransportNames()));
 
 // An answer cut inside its headers (the status line, then the connection
 // closes) is never a success with an empty ETag, on either transport.
@@ -713,7 +713,7 @@ TEST_P(InteropTest, AnAnswerCutInsideItsHeadersIsNotASuccess) {
   EXPECT_EQ(put.status().code(), Code::kUnavailable) << put.status().ToString();
 }
 
-INSTANTIATE_TEST_SUITE_P(Transports, InteropTest, ::testing::Values("curl", "cpprest"));
+INSTANTIATE_TEST_SUITE_P(Transports, InteropTest, ::testing::ValuesIn(HttpTransportNames()));
 
 }  // namespace
 }  // namespace blobtable::testing

@@ -48,6 +48,14 @@ Backend CachedAzuriteBackend(const std::string& transport) {
   return b;
 }
 
+std::vector<Backend> AzuriteBackendPerTransport(std::vector<Backend> also) {
+  std::vector<Backend> backends;
+  for (const std::string& transport : HttpTransportNames())
+    backends.push_back(AzuriteBackend(transport));
+  backends.insert(backends.end(), also.begin(), also.end());
+  return backends;
+}
+
 std::string FreshContainer(std::string_view prefix) {
   static std::atomic<int> n{0};
   return std::string(prefix) + "-" + std::to_string(getpid()) + "-" + std::to_string(++n);

@@ -15,6 +15,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "blobtable/blob_store.h"
 #include "blobtable/options.h"
@@ -62,6 +63,9 @@ Backend LocalAtomicBackend();
 Backend AzuriteBackend(const std::string& transport);
 // Azurite read through the local cache: Azurite_<transport>_Cached.
 Backend CachedAzuriteBackend(const std::string& transport);
+// Azurite with each HTTP transport this build has (HttpTransportNames()),
+// then `also`.
+std::vector<Backend> AzuriteBackendPerTransport(std::vector<Backend> also = {});
 
 // A container name this process has not used before: prefix-<pid>-<n>.
 std::string FreshContainer(std::string_view prefix);

@@ -64,7 +64,7 @@ class CacheAzuriteTest : public ::testing::Test {
     o.cache.enabled = cache;
     o.cache.directory = cache_dir_.path() + "/cache";
     o.azure.retry.initial_delay = milliseconds(1);
-    o.azure.request_log = [this](const std::string& line) {
+    o.request_log = [this](const std::string& line) {
       std::lock_guard<std::mutex> lock(mu_);
       log_.push_back(line);
     };

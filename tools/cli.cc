@@ -7,6 +7,7 @@
 #include <exception>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -14,7 +15,6 @@
 
 #include "tools/cli/command.h"
 #include "tools/cli/registry.h"
-#include "tools/logging_blob_store.h"
 #include "tools/open_store.h"
 
 namespace blobtable::cli {
@@ -95,10 +95,20 @@ void DefineCacheOptions(CLI::App& app, GlobalOptions& g) {
       "that they are stale), else not found (exit 3)");
 }
 
+// -v: the store's request log on `err`, a whole line at a time (requests
+// go out from several threads at once: a query's reads, import's writes).
+void LogRequestsTo(std::ostream& err, StoreOptions& options) {
+  auto mu = std::make_shared<std::mutex>();
+  options.request_log = [mu, &err](const std::string& line) {
+    std::lock_guard<std::mutex> lock(*mu);
+    err << line << "\n";
+  };
+}
+
 // Runs the parsed command.
 int Execute(Command& command, GlobalOptions& g, std::istream& in, std::ostream& out,
             std::ostream& err) {
-  if (g.verbose) LogRequests(g.location, g.store, err);
+  if (g.verbose) LogRequestsTo(err, g.store);
   Context context{g, command.Writes(), in, out, err};
   return command.Run(context);
 }

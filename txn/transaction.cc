@@ -6,6 +6,7 @@
 // reads (txn/read_only_commit.cc).
 #include "blobtable/txn.h"
 
+#include "model/blob_naming.h"
 #include "model/key_rules.h"
 #include "util/macros.h"
 #include "txn/atomic_commit.h"
@@ -45,8 +46,15 @@ Result<Intent*> IntentFor(internal::TxnBuffer& b, const Table& table, std::strin
                           std::string_view rk) {
   if (b.finished)
     return Status::InvalidArgument("the transaction has already committed or aborted");
-  BT_ASSIGN_OR_RETURN(std::string blob, table.EntityBlobName(pk, rk));
-  BT_ASSIGN_OR_RETURN(std::string lock, table.LockBlobName(pk));
+  // Named here, by the model's rules (Table names its entities the same way).
+  if (table.name().empty())
+    return Status::InvalidArgument(
+        "an empty Table handle (default-constructed or moved from); "
+        "assign one from Store::OpenTable");
+  BT_RETURN_IF_ERROR(ValidateKey(pk, "PartitionKey"));
+  BT_RETURN_IF_ERROR(ValidateKey(rk, "RowKey"));
+  BT_ASSIGN_OR_RETURN(std::string blob, naming::EntityBlobName(table.name(), pk, rk));
+  BT_ASSIGN_OR_RETURN(std::string lock, naming::LockBlobName(table.name(), pk));
   Intent& i = b.intents[blob];
   if (i.blob.empty()) {
     i.table = table.name();

@@ -42,6 +42,12 @@ struct StoreOptions {
   // Receives warnings (a damaged cache moved aside, a cache that failed);
   // null: standard error.
   std::function<void(const std::string& message)> warn;
+  // If set, receives one line per storage request, whole, possibly from
+  // several threads at once: "blobtable: PUT t/orders/e/-p/-r -> 412
+  // ConditionNotMet 3.2 ms attempt 1" (operation, blob, outcome,
+  // milliseconds, attempt). Azure: each HTTP attempt, retries included;
+  // the local store: each call. Never secrets (docs/azure.md#request-log-interoperability-service-version).
+  std::function<void(const std::string& line)> request_log;
 
   // Each backend's own, read by the one the location names.
   LocalOptions local;

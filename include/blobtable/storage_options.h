@@ -9,7 +9,9 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
+#include "blobtable/export.h"
 #include "blobtable/retry.h"
 
 namespace blobtable {
@@ -51,8 +53,9 @@ struct LocalOptions {
 
 // The Azure backend (a connection string).
 struct AzureOptions {
-  // HTTP transport: "curl" (default) or "cpprest"; empty: the connection
-  // string's HttpTransport setting, else curl.
+  // HTTP transport: "curl" (default) or "cpprest" (where this build has it:
+  // HttpTransportNames()); empty: the connection string's HttpTransport
+  // setting, else curl.
   std::string http_transport;
   // CA bundle for TLS verification; empty: the connection string's CaFile,
   // else the system's. Verification is always on for https.
@@ -64,9 +67,6 @@ struct AzureOptions {
   // attempts and by the total time spent (retry_unavailable is not read:
   // an unanswered request is always retried within these bounds).
   RetryPolicy retry = DefaultStorageRetry();
-  // If set, receives one line per storage request attempt: method, blob,
-  // HTTP status, error code, milliseconds, attempt. Never secrets.
-  std::function<void(const std::string& line)> request_log;
 
   // 5 attempts, waits from 200 ms up to 8 s, a minute in all.
   static RetryPolicy DefaultStorageRetry() {
@@ -78,6 +78,11 @@ struct AzureOptions {
     return r;
   }
 };
+
+// The HTTP transports this build of the library has: "curl", then
+// "cpprest" unless it was built without cpprestsdk (BLOBTABLE_WITH_CPPREST
+// off; asking for it then fails InvalidArgument when the store is opened).
+BLOBTABLE_EXPORT const std::vector<std::string>& HttpTransportNames();
 
 }  // namespace blobtable
 

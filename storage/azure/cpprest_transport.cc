@@ -15,6 +15,7 @@
 #include <mutex>
 
 #include "util/ascii.h"
+#include "blobtable/storage_options.h"
 #include "storage/azure/http_transport.h"
 
 namespace blobtable {
@@ -137,6 +138,11 @@ class CpprestTransport final : public HttpTransport {
 
 std::unique_ptr<HttpTransport> MakeCpprestTransport(const TransportOptions& options) {
   return std::make_unique<CpprestTransport>(options);
+}
+
+const std::vector<std::string>& HttpTransportNames() {
+  static const std::vector<std::string> names{"curl", "cpprest"};
+  return names;
 }
 
 }  // namespace blobtable

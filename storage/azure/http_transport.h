@@ -127,6 +127,7 @@ class HttpTransport {
 };
 
 std::unique_ptr<HttpTransport> MakeCurlTransport(const TransportOptions& options);
+// Null in a build without cpprestsdk (BLOBTABLE_WITH_CPPREST off).
 std::unique_ptr<HttpTransport> MakeCpprestTransport(const TransportOptions& options);
 
 }  // namespace blobtable

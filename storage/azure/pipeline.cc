@@ -3,7 +3,6 @@
 // (storage/azure/pipeline.h).
 #include "storage/azure/pipeline.h"
 
-#include <cstdio>
 #include <utility>
 
 #include "storage/azure/shared_key.h"
@@ -63,10 +62,7 @@ std::string LogLine(const Attempt& attempt, double ms, const Result<HttpResponse
   } else {
     outcome = "no response (" + std::string(CodeName(response.status().code())) + ")";
   }
-  char ms_text[32];
-  snprintf(ms_text, sizeof(ms_text), "%.1f", ms);
-  return "blobtable: " + std::string(attempt.op) + " " + std::string(attempt.blob) + " -> " +
-         outcome + " " + ms_text + " ms attempt " + std::to_string(attempt.number);
+  return RequestLogLine(attempt.op, attempt.blob, outcome, ms, attempt.number);
 }
 
 Result<HttpResponse> LogPolicy::Send(HttpRequest& request, const Attempt& attempt,
@@ -86,7 +82,7 @@ Result<HttpResponse> RefusalPolicy::Send(HttpRequest& request, const Attempt& at
 }
 
 Pipeline::Pipeline(const AzureConfig& config, std::shared_ptr<HttpTransport> transport,
-                   std::function<void(const std::string&)> log, const Clock& clock)
+                   RequestLogSink log, const Clock& clock)
     : auth_(config),
       log_(std::move(log), clock),
       chain_{&auth_, &log_, &refusal_},

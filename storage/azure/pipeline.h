@@ -20,6 +20,7 @@
 #include "blobtable/clock.h"
 #include "storage/azure/azure_config.h"
 #include "storage/azure/http_transport.h"
+#include "storage/request_log.h"
 
 namespace blobtable::azure {
 
@@ -65,22 +66,21 @@ class AuthPolicy final : public Policy {
   std::string account_, key_, sas_;
 };
 
-// "blobtable: PUT t/orders/e/-p/-r -> 412 ConditionNotMet 3.2 ms attempt 1".
-// Only the method, blob name, status and error code: never a URL (it may
-// carry a SAS), a header or a body.
+// The request log's line (storage/request_log.h) for an HTTP attempt: the
+// status and error code, or "no response (CODE)".
 std::string LogLine(const Attempt& attempt, double ms, const Result<HttpResponse>& response);
 
 // The request log: one LogLine per attempt to `log` (none if it is null),
 // timed on `clock`.
 class LogPolicy final : public Policy {
  public:
-  LogPolicy(std::function<void(const std::string&)> log, const Clock& clock)
+  LogPolicy(RequestLogSink log, const Clock& clock)
       : log_(std::move(log)), clock_(&clock) {}
   Result<HttpResponse> Send(HttpRequest& request, const Attempt& attempt,
                             const NextHop& next) const override;
 
  private:
-  std::function<void(const std::string&)> log_;
+  RequestLogSink log_;
   const Clock* clock_;
 };
 
@@ -103,7 +103,7 @@ class RefusalPolicy final : public Policy {
 class Pipeline {
  public:
   Pipeline(const AzureConfig& config, std::shared_ptr<HttpTransport> transport,
-           std::function<void(const std::string&)> log, const Clock& clock);
+           RequestLogSink log, const Clock& clock);
   Pipeline(const Pipeline&) = delete;
   Pipeline& operator=(const Pipeline&) = delete;
 

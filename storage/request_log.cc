@@ -1,45 +1,43 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "tools/logging_blob_store.h"
+#include "storage/request_log.h"
 
 #include <chrono>
 #include <cstdio>
-#include <memory>
-#include <mutex>
-#include <ostream>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
-#include "blobtable/blob_store.h"
-#include "blobtable/store.h"
 #include "util/macros.h"
 
-namespace blobtable::cli {
+namespace blobtable {
+
+std::string RequestLogLine(std::string_view op, std::string_view blob, std::string_view outcome,
+                           double ms, int attempt) {
+  char ms_text[32];
+  snprintf(ms_text, sizeof(ms_text), "%.1f", ms);
+  std::string line = "blobtable: ";
+  line.append(op).append(" ").append(blob).append(" -> ").append(outcome);
+  line.append(" ").append(ms_text).append(" ms attempt ").append(std::to_string(attempt));
+  return line;
+}
+
 namespace {
 
-// The -v request log: whole lines, one at a time. Requests go out from
-// several threads at once (a query's reads, import's writes), and lines
-// written by each straight to the stream came out interleaved.
-class RequestLog {
- public:
-  explicit RequestLog(std::ostream& out) : out_(out) {}
-  void Line(const std::string& line) {
-    std::lock_guard<std::mutex> lock(mu_);
-    out_ << line << "\n";
-  }
-
- private:
-  std::mutex mu_;
-  std::ostream& out_;
-};
-
-// Logs every BlobStore call (the -v request log).
-using blobtable::StatusOf;
+using blobtable::StatusOf;  // util/macros.h: Status and Result<T>
 const Status& StatusOf(const BatchResult& b) { return b.status; }
+
+// "ok", or the code's name and the service's error code if it gave one.
+std::string Outcome(const Status& s) {
+  if (s.ok()) return "ok";
+  std::string outcome(CodeName(s.code()));
+  if (!s.storage_code().empty()) outcome += " " + s.storage_code();
+  return outcome;
+}
 
 class LoggingBlobStore final : public BlobStoreWrapper {
  public:
-  LoggingBlobStore(std::shared_ptr<BlobStore> target, std::shared_ptr<RequestLog> log)
-      : BlobStoreWrapper(std::move(target)), log_(std::move(log)) {}
+  LoggingBlobStore(std::shared_ptr<BlobStore> target, RequestLogSink log, const Clock& clock)
+      : BlobStoreWrapper(std::move(target)), log_(std::move(log)), clock_(&clock) {}
 
   Result<GetResult> Get(std::string_view n, const ReadOptions& o) override {
     return Log("GET", n, [&] { return BlobStoreWrapper::Get(n, o); });
@@ -88,35 +86,24 @@ class LoggingBlobStore final : public BlobStoreWrapper {
  private:
   template <typename Fn>
   std::invoke_result_t<Fn> Log(const char* op, std::string_view name, Fn&& fn) {
-    auto start = std::chrono::steady_clock::now();
+    const SteadyTime t0 = clock_->Steady();
     auto result = fn();
-    double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    const Status& s = StatusOf(result);
-    char buf[32];
-    snprintf(buf, sizeof(buf), "%.2f", ms);
-    log_->Line("blobtable: " + std::string(op) + " " + std::string(name) + " -> " +
-               (s.ok() ? "ok" : std::string(CodeName(s.code()))) +
-               (s.storage_code().empty() ? "" : " " + s.storage_code()) + " " + buf +
-               " ms attempt 1");
+    const double ms = std::chrono::duration<double, std::milli>(clock_->Steady() - t0).count();
+    log_(RequestLogLine(op, name, Outcome(StatusOf(result)), ms, 1));
     return result;
   }
 
-  std::shared_ptr<RequestLog> log_;
+  RequestLogSink log_;
+  const Clock* clock_;
 };
 
 }  // namespace
 
-void LogRequests(const std::string& location, StoreOptions& options, std::ostream& err) {
-  auto log = std::make_shared<RequestLog>(err);
-  if (IsConnectionString(location)) {
-    // The Azure backend logs every HTTP attempt itself (with retries).
-    options.azure.request_log = [log](const std::string& line) { log->Line(line); };
-  } else {
-    options.wrap_blob_store = [log](std::shared_ptr<BlobStore> backend) {
-      return std::make_shared<LoggingBlobStore>(std::move(backend), log);
-    };
-  }
+std::shared_ptr<BlobStore> LogRequests(std::shared_ptr<BlobStore> target, RequestLogSink log,
+                                       const Clock* clock) {
+  if (!log) return target;
+  return std::make_shared<LoggingBlobStore>(std::move(target), std::move(log),
+                                            clock != nullptr ? *clock : *Clock::Real());
 }
 
-}  // namespace blobtable::cli
+}  // namespace blobtable
