@@ -4,6 +4,7 @@
 // (including a lost response), and secrets kept out of logs and errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <deque>
 #include <filesystem>
 #include <map>
@@ -245,6 +246,26 @@ TEST(ConnectionString, AnyCaseIsAConnectionStringNeverADirectory) {
   ASSERT_TRUE(lower.ok()) << lower.status().ToString();  // an Azure store: opening sends nothing
   EXPECT_EQ((*lower)->blob_store().Location(), "http://127.0.0.1:9/devstoreaccount1");
   EXPECT_EQ((*lower)->blob_store().Head("b", {}).status().code(), Code::kUnavailable);
+}
+
+// cpprestsdk is optional (BLOBTABLE_WITH_CPPREST): a build without it lists
+// curl alone and refuses cpprest when the store is opened, with the reason;
+// a build with it opens the store (which sends nothing).
+TEST(Transports, CpprestOpensWhereBuiltAndIsRefusedClearlyWhereNot) {
+  const std::vector<std::string>& names = HttpTransportNames();
+  ASSERT_FALSE(names.empty());
+  EXPECT_EQ(names[0], "curl");
+  const bool built = std::find(names.begin(), names.end(), "cpprest") != names.end();
+  auto store = Store::Open(
+      "AccountName=devstoreaccount1;AccountKey=YmFy;BlobEndpoint=http://127.0.0.1:9/"
+      "devstoreaccount1;HttpTransport=cpprest");
+  if (built) {
+    EXPECT_TRUE(store.ok()) << store.status().ToString();
+  } else {
+    EXPECT_EQ(store.status().code(), Code::kInvalidArgument);
+    EXPECT_NE(store.status().message().find("BLOBTABLE_WITH_CPPREST"), std::string::npos)
+        << store.status().ToString();
+  }
 }
 
 TEST(HttpDate, FormatsAndParsesRfc1123) {
