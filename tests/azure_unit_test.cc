@@ -19,6 +19,7 @@
 
 namespace blobtable {
 namespace {
+using namespace internal;
 
 using testing::FakeClock;
 

@@ -33,7 +33,7 @@ class RequestLog {
 };
 
 // Logs every BlobStore call (the -v request log).
-using blobtable::StatusOf;
+using blobtable::internal::StatusOf;
 const Status& StatusOf(const BatchResult& b) { return b.status; }
 
 class LoggingBlobStore final : public BlobStoreWrapper {

@@ -146,11 +146,11 @@ Status Transaction::Check(const Table& t, std::string_view pk, std::string_view 
 }
 
 Status Transaction::Replace(const Table& t, const Entity& e) {
-  BT_ASSIGN_OR_RETURN(std::string etag, OwnETag(e, "Replace(table, entity)"));
+  BT_ASSIGN_OR_RETURN(std::string etag, internal::OwnETag(e, "Replace(table, entity)"));
   return Replace(t, e, etag);
 }
 Status Transaction::Merge(const Table& t, const Entity& e) {
-  BT_ASSIGN_OR_RETURN(std::string etag, OwnETag(e, "Merge(table, entity)"));
+  BT_ASSIGN_OR_RETURN(std::string etag, internal::OwnETag(e, "Merge(table, entity)"));
   return Merge(t, e, etag);
 }
 

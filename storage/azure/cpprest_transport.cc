@@ -17,7 +17,7 @@
 #include "util/ascii.h"
 #include "storage/azure/http_transport.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 namespace {
 
 namespace http = web::http;
@@ -139,4 +139,4 @@ std::unique_ptr<HttpTransport> MakeCpprestTransport(const TransportOptions& opti
   return std::make_unique<CpprestTransport>(options);
 }
 
-}  // namespace blobtable
+}  // namespace blobtable::internal

@@ -19,7 +19,7 @@
 #include "blobtable/status.h"
 #include "storage/storage_errors.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 
 struct HttpRequest {
   std::string method;  // GET, HEAD, PUT, DELETE
@@ -129,6 +129,6 @@ class HttpTransport {
 std::unique_ptr<HttpTransport> MakeCurlTransport(const TransportOptions& options);
 std::unique_ptr<HttpTransport> MakeCpprestTransport(const TransportOptions& options);
 
-}  // namespace blobtable
+}  // namespace blobtable::internal
 
 #endif  // BLOBTABLE_STORAGE_AZURE_HTTP_TRANSPORT_H_
