@@ -38,9 +38,9 @@ std::string FreshName(const char* stem) {
 }
 
 RequestCounter CountRequests(blobtable::StoreOptions& options) {
-  auto counter = std::make_shared<std::shared_ptr<blobtable::testing::CountingBlobStore>>();
+  auto counter = std::make_shared<std::shared_ptr<blobtable::internal::CountingBlobStore>>();
   options.wrap_blob_store = [counter](std::shared_ptr<blobtable::BlobStore> s) {
-    *counter = std::make_shared<blobtable::testing::CountingBlobStore>(std::move(s));
+    *counter = std::make_shared<blobtable::internal::CountingBlobStore>(std::move(s));
     return std::shared_ptr<blobtable::BlobStore>(*counter);
   };
   return counter;

@@ -41,7 +41,7 @@ std::string FreshName(const char* stem);
 // Puts the counting wrapper under a store opened with `options` (below any
 // cache: it counts what reaches storage); the wrapper is there once the
 // store is open.
-using RequestCounter = std::shared_ptr<std::shared_ptr<blobtable::testing::CountingBlobStore>>;
+using RequestCounter = std::shared_ptr<std::shared_ptr<blobtable::internal::CountingBlobStore>>;
 RequestCounter CountRequests(blobtable::StoreOptions& options);
 
 // Rows with workload "W2-<ms>ms", threads = concurrency.

@@ -27,7 +27,7 @@
 #include "util/stored_format.h"
 #include "util/msgpack_util.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 namespace {
 
 namespace fs = std::filesystem;
@@ -227,6 +227,10 @@ void CompactIfSoleUser(const std::string& directory, uint64_t max_bytes, int loc
 
 }  // namespace
 
+}  // namespace blobtable::internal
+
+namespace blobtable {
+
 std::string DefaultCacheDirectory() {
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg == '/')
     return std::string(xdg) + "/blobtable";
@@ -234,6 +238,10 @@ std::string DefaultCacheDirectory() {
     return std::string(home) + "/.cache/blobtable";
   return "";
 }
+
+}  // namespace blobtable
+
+namespace blobtable::internal {
 
 Result<std::shared_ptr<BlobCache>> BlobCache::Open(const std::string& directory, uint64_t max_bytes,
                                                    const Clock* clock, Warn warn) {
@@ -651,18 +659,24 @@ Status BlobCache::Clear() {
   return ok ? Status::OK() : Status::IOError("cannot clear the cache in " + directory_);
 }
 
+}  // namespace blobtable::internal
+
+namespace blobtable {
+
+namespace fs = std::filesystem;
+
 Result<CacheStats> ReadCacheStats(const std::string& directory) {
   std::error_code ec;
   if (!fs::exists(fs::path(directory) / "data.mdb", ec))
     return Status::NotFound("no cache in " + directory);
-  BT_ASSIGN_OR_RETURN(auto cache, BlobCache::Open(directory, 0, Clock::Real(), nullptr));
+  BT_ASSIGN_OR_RETURN(auto cache, internal::BlobCache::Open(directory, 0, Clock::Real(), nullptr));
   return cache->Stats();
 }
 
 Status ClearCache(const std::string& directory) {
   std::error_code ec;
   if (!fs::exists(fs::path(directory) / "data.mdb", ec)) return Status::OK();
-  BT_ASSIGN_OR_RETURN(auto cache, BlobCache::Open(directory, 0, Clock::Real(), nullptr));
+  BT_ASSIGN_OR_RETURN(auto cache, internal::BlobCache::Open(directory, 0, Clock::Real(), nullptr));
   return cache->Clear();
 }
 

@@ -36,7 +36,7 @@
 #include "blobtable/cache.h"
 #include "blobtable/clock.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 
 class LmdbEnv;
 
@@ -153,6 +153,6 @@ class BlobCache {
   CacheCounters counters_;
 };
 
-}  // namespace blobtable
+}  // namespace blobtable::internal
 
 #endif  // BLOBTABLE_CACHE_BLOB_CACHE_H_

@@ -11,7 +11,7 @@
 #include <csignal>
 #include <cstring>
 
-namespace blobtable {
+namespace blobtable::internal {
 namespace {
 
 // Exit codes of the checking child.
@@ -133,4 +133,4 @@ std::string CheckLmdbInChild(const std::string& directory, uint64_t map_size) {
   return "";
 }
 
-}  // namespace blobtable
+}  // namespace blobtable::internal

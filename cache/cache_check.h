@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string>
 
-namespace blobtable {
+namespace blobtable::internal {
 
 // Forks a child that opens the environment in `directory` (its own, not
 // this process's), reads every page of every database (the free list
@@ -19,6 +19,6 @@ namespace blobtable {
 // child calls only LMDB and exits.
 std::string CheckLmdbInChild(const std::string& directory, uint64_t map_size);
 
-}  // namespace blobtable
+}  // namespace blobtable::internal
 
 #endif  // BLOBTABLE_CACHE_CACHE_CHECK_H_

@@ -8,7 +8,7 @@
 #include "model/inline_body.h"
 #include "util/macros.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 namespace {
 
 int64_t SteadyMs(const Clock& clock) {
@@ -349,4 +349,4 @@ void CachingBlobStore::SyncListedRange(const ListOptions& o, const ListPage& pag
   cache_->Update(scope_, keep, drop, sent.at, FencedSince(sent));
 }
 
-}  // namespace blobtable
+}  // namespace blobtable::internal

@@ -53,7 +53,7 @@
 #include "blobtable/cache.h"
 #include "cache/blob_cache.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 
 struct CachingOptions {
   const Clock* clock = nullptr;  // null: Clock::Real()
@@ -173,6 +173,6 @@ class CachingBlobStore final : public BlobStoreWrapper {
   std::unordered_map<std::string, Sent> fences_;
 };
 
-}  // namespace blobtable
+}  // namespace blobtable::internal
 
 #endif  // BLOBTABLE_CACHE_CACHING_BLOB_STORE_H_

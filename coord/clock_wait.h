@@ -11,7 +11,7 @@
 
 #include "blobtable/options.h"
 
-namespace blobtable::coord {
+namespace blobtable::internal::coord {
 
 // Waits on `cv` (holding `lk`) until `until` on `clock`, a notify, or a
 // spurious wake-up: callers loop. The real clock is waited on directly; any
@@ -24,6 +24,6 @@ inline void WaitOnClock(const Clock& clock, std::condition_variable& cv,
   cv.wait_for(lk, &clock == Clock::Real() ? left : std::min(left, std::chrono::milliseconds(20)));
 }
 
-}  // namespace blobtable::coord
+}  // namespace blobtable::internal::coord
 
 #endif  // BLOBTABLE_COORD_CLOCK_WAIT_H_

@@ -4,7 +4,7 @@
 #include "model/blob_naming.h"
 #include "util/utf8.h"
 
-namespace blobtable::coord {
+namespace blobtable::internal::coord {
 
 Status ValidateName(std::string_view name, std::string_view what) {
   if (name.empty() || name.size() > 256)
@@ -42,4 +42,4 @@ std::string CounterShardName(std::string_view name, int shard) {
   return CounterPrefix(name) + std::to_string(shard);
 }
 
-}  // namespace blobtable::coord
+}  // namespace blobtable::internal::coord

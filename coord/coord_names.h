@@ -16,7 +16,7 @@
 
 #include "blobtable/status.h"
 
-namespace blobtable::coord {
+namespace blobtable::internal::coord {
 
 // InvalidArgument unless `name` is 1..256 bytes of valid UTF-8; `what`
 // ("lock", ...) names it in the message.
@@ -32,6 +32,6 @@ std::string QueueDeadName(std::string_view queue, std::string_view id);
 std::string CounterPrefix(std::string_view name);
 std::string CounterShardName(std::string_view name, int shard);
 
-}  // namespace blobtable::coord
+}  // namespace blobtable::internal::coord
 
 #endif  // BLOBTABLE_COORD_COORD_NAMES_H_

@@ -36,7 +36,7 @@ Result<int64_t> ValueOf(const BlobProperties& p, const std::string& blob) {
 
 Result<Counter> Counter::Open(const Store& store, std::string_view name,
                               const CounterOptions& options) {
-  BT_RETURN_IF_ERROR(coord::ValidateName(name, "counter"));
+  BT_RETURN_IF_ERROR(internal::coord::ValidateName(name, "counter"));
   if (options.shards < 1 || options.shards > 64)
     return Status::InvalidArgument("CounterOptions::shards must be 1..64, got " +
                                    std::to_string(options.shards));
@@ -45,10 +45,11 @@ Result<Counter> Counter::Open(const Store& store, std::string_view name,
 }
 
 Result<int64_t> Counter::Add(int64_t delta, int* attempts) const {
-  const int shard = options_.shards == 1
-                        ? 0
-                        : static_cast<int>(RandomU64() % static_cast<uint64_t>(options_.shards));
-  const std::string blob = coord::CounterShardName(name_, shard);
+  const int shard =
+      options_.shards == 1
+          ? 0
+          : static_cast<int>(internal::RandomU64() % static_cast<uint64_t>(options_.shards));
+  const std::string blob = internal::coord::CounterShardName(name_, shard);
   BlobStore& blobs = store_->blob_store();
   const Clock* clock = store_->options().clock != nullptr ? store_->options().clock : Clock::Real();
   auto r =
@@ -81,7 +82,7 @@ Result<int64_t> Counter::Add(int64_t delta, int* attempts) const {
 
 Result<int64_t> Counter::Get() const {
   ListOptions list;
-  list.prefix = coord::CounterPrefix(name_);
+  list.prefix = internal::coord::CounterPrefix(name_);
   int64_t total = 0;
   for (int pages = 0;;) {
     auto page = store_->blob_store().List(list);

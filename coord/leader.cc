@@ -89,7 +89,7 @@ void LeaderElection::State::Run() {
       if (Campaign(lk)) continue;
       // Someone else leads: try again after 100..1000 ms, at random so that
       // campaigners do not retry in step.
-      cv.wait_for(lk, std::chrono::milliseconds(100 + RandomU64() % 900));
+      cv.wait_for(lk, std::chrono::milliseconds(100 + internal::RandomU64() % 900));
     } else if (!lock->held()) {
       StepDown(lk);
     } else {
@@ -101,7 +101,7 @@ void LeaderElection::State::Run() {
 Result<std::unique_ptr<LeaderElection>> LeaderElection::Start(const Store& store,
                                                               std::string_view name,
                                                               const LeaderOptions& options) {
-  BT_RETURN_IF_ERROR(coord::ValidateName(name, "leader election"));
+  BT_RETURN_IF_ERROR(internal::coord::ValidateName(name, "leader election"));
   if (options.lease_seconds < 15 || options.lease_seconds > 60)
     return Status::InvalidArgument("LeaderOptions::lease_seconds must be 15..60, got " +
                                    std::to_string(options.lease_seconds));
@@ -109,7 +109,7 @@ Result<std::unique_ptr<LeaderElection>> LeaderElection::Start(const Store& store
   st->store = &store;
   st->name = std::string(name);
   st->label = "leader election " + st->name;
-  st->blob = coord::LeaderBlobName(name);
+  st->blob = internal::coord::LeaderBlobName(name);
   st->options = options;
   State* raw = st.get();
   st->thread = std::make_unique<std::thread>([raw] { raw->Run(); });
@@ -117,9 +117,9 @@ Result<std::unique_ptr<LeaderElection>> LeaderElection::Start(const Store& store
 }
 
 Result<LeaderInfo> LeaderElection::Current(const Store& store, std::string_view name) {
-  BT_RETURN_IF_ERROR(coord::ValidateName(name, "leader election"));
+  BT_RETURN_IF_ERROR(internal::coord::ValidateName(name, "leader election"));
   BT_ASSIGN_OR_RETURN(LockInfo info, Lock::InspectAt(store, "leader election " + std::string(name),
-                                                     coord::LeaderBlobName(name)));
+                                                     internal::coord::LeaderBlobName(name)));
   return LeaderInfo{info.held, info.owner, info.token};
 }
 

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <chrono>
 
-namespace blobtable::coord {
+namespace blobtable::internal::coord {
 
 // Storage starts a lease when it takes the request, after the holder sent
 // it: counted from the send time, a lease of `lease_seconds` cannot run
@@ -19,6 +19,6 @@ inline std::chrono::milliseconds UsableFor(int lease_seconds) {
   return lease - std::max<std::chrono::milliseconds>(std::chrono::seconds(1), lease / 10);
 }
 
-}  // namespace blobtable::coord
+}  // namespace blobtable::internal::coord
 
 #endif  // BLOBTABLE_COORD_LEASE_TIME_H_

@@ -81,7 +81,8 @@ struct Lock::State {
   std::unique_ptr<std::thread> renewer;
 
   bool Held() const {
-    return !released && lost.ok() && clock->Steady() < renewed_at + coord::UsableFor(lease_seconds);
+    return !released && lost.ok() &&
+           clock->Steady() < renewed_at + internal::coord::UsableFor(lease_seconds);
   }
   void Renew();
 };
@@ -96,7 +97,7 @@ void Lock::State::Renew() {
   SteadyTime next = renewed_at + interval;
   while (!stopping) {
     if (clock->Steady() < next) {
-      coord::WaitOnClock(*clock, cv, lk, next);
+      internal::coord::WaitOnClock(*clock, cv, lk, next);
       continue;
     }
     lk.unlock();
@@ -112,7 +113,7 @@ void Lock::State::Renew() {
     const Status& s = r.status();
     const bool gone = s.IsLeaseLost() || s.IsNotFound() || s.IsBusy();
     if (gone) gone_at = sent;
-    if (gone || clock->Steady() >= renewed_at + coord::UsableFor(lease_seconds)) {
+    if (gone || clock->Steady() >= renewed_at + internal::coord::UsableFor(lease_seconds)) {
       lost = Status::LeaseLost(label + ": " +
                                (gone ? "the lease is gone (another client took it after it "
                                        "expired): "
@@ -136,9 +137,9 @@ Lock::~Lock() { (void)Release(); }
 
 Result<std::unique_ptr<Lock>> Lock::Acquire(const Store& store, std::string_view name,
                                             const LockOptions& options) {
-  BT_RETURN_IF_ERROR(coord::ValidateName(name, "lock"));
-  return AcquireAt(store, std::string(name), "lock " + std::string(name), coord::LockBlobName(name),
-                   options);
+  BT_RETURN_IF_ERROR(internal::coord::ValidateName(name, "lock"));
+  return AcquireAt(store, std::string(name), "lock " + std::string(name),
+                   internal::coord::LockBlobName(name), options);
 }
 
 Result<std::unique_ptr<Lock>> Lock::AcquireAt(const Store& store, std::string name,
@@ -151,7 +152,7 @@ Result<std::unique_ptr<Lock>> Lock::AcquireAt(const Store& store, std::string na
   st->name = std::move(name);
   st->label = std::move(label);
   st->blob = std::move(blob);
-  st->lease_id = NewGuid();
+  st->lease_id = internal::NewGuid();
   st->owner = options.owner.empty() ? DefaultOwner() : options.owner;
   st->lease_seconds = options.lease_seconds;
   st->on_lost = options.on_lost;
@@ -182,7 +183,8 @@ Result<std::unique_ptr<Lock>> Lock::AcquireAt(const Store& store, std::string na
       return Status::LockTimeout(ctx + ": held by another client for longer than the timeout (" +
                                  std::to_string(options.timeout.count()) + " ms)");
     const milliseconds left = std::chrono::duration_cast<milliseconds>(deadline - now);
-    st->clock->SleepFor(std::min(left, BackoffDelay(backoff, attempt, RandomU64())));
+    st->clock->SleepFor(
+        std::min(left, internal::BackoffDelay(backoff, attempt, internal::RandomU64())));
   }
 
   // Held: raise the token. Only the lease holder may write the blob, so
@@ -195,7 +197,7 @@ Result<std::unique_ptr<Lock>> Lock::AcquireAt(const Store& store, std::string na
     WriteOptions w;
     w.lease_id = st->lease_id;
     w.conditions.if_match = head->properties.etag;
-    w.deadline = st->renewed_at + coord::UsableFor(st->lease_seconds);
+    w.deadline = st->renewed_at + internal::coord::UsableFor(st->lease_seconds);
     return st->blobs
         ->SetMetadata(st->blob, {{kTokenKey, std::to_string(st->token)}, {kOwnerKey, st->owner}}, w)
         .status();
@@ -210,8 +212,8 @@ Result<std::unique_ptr<Lock>> Lock::AcquireAt(const Store& store, std::string na
 }
 
 Result<LockInfo> Lock::Inspect(const Store& store, std::string_view name) {
-  BT_RETURN_IF_ERROR(coord::ValidateName(name, "lock"));
-  return InspectAt(store, "lock " + std::string(name), coord::LockBlobName(name));
+  BT_RETURN_IF_ERROR(internal::coord::ValidateName(name, "lock"));
+  return InspectAt(store, "lock " + std::string(name), internal::coord::LockBlobName(name));
 }
 
 Result<LockInfo> Lock::InspectAt(const Store& store, const std::string& name,

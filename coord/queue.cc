@@ -32,7 +32,7 @@ std::string NewId(const Clock& clock) {
       std::chrono::duration_cast<std::chrono::milliseconds>(clock.Now().time_since_epoch()).count();
   char buf[48];
   std::snprintf(buf, sizeof buf, "%015lld-%016llx", static_cast<long long>(ms),
-                static_cast<unsigned long long>(RandomU64()));
+                static_cast<unsigned long long>(internal::RandomU64()));
   return buf;
 }
 
@@ -55,7 +55,7 @@ Status UsableNow(const Clock& clock, const QueueItem& item, const std::string& c
 
 Result<WorkQueue> WorkQueue::Open(const Store& store, std::string_view name,
                                   const QueueOptions& o) {
-  BT_RETURN_IF_ERROR(coord::ValidateName(name, "queue"));
+  BT_RETURN_IF_ERROR(internal::coord::ValidateName(name, "queue"));
   if (o.visibility_seconds < 15 || o.visibility_seconds > 60)
     return Status::InvalidArgument("QueueOptions::visibility_seconds must be 15..60, got " +
                                    std::to_string(o.visibility_seconds));
@@ -72,17 +72,17 @@ Result<std::string> WorkQueue::Enqueue(std::string_view body) const {
   PutOptions put;
   put.conditions.if_none_match = std::string(kAnyETag);  // created once, never overwritten
   put.metadata[kCountKey] = "0";
-  auto r = store_->blob_store().Put(coord::QueueItemName(name_, id), body, put);
+  auto r = store_->blob_store().Put(internal::coord::QueueItemName(name_, id), body, put);
   if (!r.ok()) return r.status().WithContext("queue " + name_ + ": enqueue");
   return id;
 }
 
 Result<std::optional<QueueItem>> WorkQueue::Take(const std::string& id) const {
   BlobStore& blobs = store_->blob_store();
-  const std::string blob = coord::QueueItemName(name_, id);
-  const std::string lease_id = NewGuid();
+  const std::string blob = internal::coord::QueueItemName(name_, id);
+  const std::string lease_id = internal::NewGuid();
   const SteadyTime usable_until =
-      ClockOf(*store_).Steady() + coord::UsableFor(options_.visibility_seconds);
+      ClockOf(*store_).Steady() + internal::coord::UsableFor(options_.visibility_seconds);
   auto lease = blobs.AcquireLease(blob, options_.visibility_seconds, lease_id, {});
   if (lease.status().IsBusy() || lease.status().IsNotFound()) return std::optional<QueueItem>();
   if (!lease.ok()) return lease.status();
@@ -98,7 +98,7 @@ Result<std::optional<QueueItem>> WorkQueue::Take(const std::string& id) const {
     PutOptions dead;
     dead.conditions.if_none_match = std::string(kAnyETag);
     dead.metadata[kCountKey] = std::to_string(before);
-    Status copied = blobs.Put(coord::QueueDeadName(name_, id), got->data, dead).status();
+    Status copied = blobs.Put(internal::coord::QueueDeadName(name_, id), got->data, dead).status();
     if (!copied.ok() && !copied.IsConflict()) return copied;
     Status removed = blobs.Delete(blob, under_lease);
     // Gone is what was wanted, whoever removed it (a delete under a lease
@@ -120,7 +120,7 @@ Result<std::optional<QueueItem>> WorkQueue::Take(const std::string& id) const {
 Result<std::optional<QueueItem>> WorkQueue::Dequeue() const {
   const std::string ctx = "queue " + name_ + ": dequeue";
   ListOptions list;
-  list.prefix = coord::QueueItemPrefix(name_);
+  list.prefix = internal::coord::QueueItemPrefix(name_);
   list.max_results = options_.list_page;
   for (int pages = 0;;) {
     auto page = store_->blob_store().List(list);
@@ -132,7 +132,7 @@ Result<std::optional<QueueItem>> WorkQueue::Dequeue() const {
     // them instead of all racing for the oldest.
     while (!visible.empty()) {
       const size_t among = std::min(visible.size(), static_cast<size_t>(options_.spread));
-      const size_t pick = static_cast<size_t>(RandomU64() % among);
+      const size_t pick = static_cast<size_t>(internal::RandomU64() % among);
       auto taken = Take(visible[pick]);
       if (!taken.ok()) return taken.status().WithContext(ctx);
       if (*taken) return taken;
@@ -150,7 +150,8 @@ Status WorkQueue::Complete(const QueueItem& item) const {
   WriteOptions under_lease;
   under_lease.lease_id = item.lease_id;
   under_lease.deadline = item.lease_usable_until;
-  Status s = store_->blob_store().Delete(coord::QueueItemName(name_, item.id), under_lease);
+  Status s =
+      store_->blob_store().Delete(internal::coord::QueueItemName(name_, item.id), under_lease);
   if (s.ok()) return s;
   if (s.IsNotFound())
     return Status::NotFound(ctx +
@@ -170,8 +171,8 @@ Status WorkQueue::Complete(const QueueItem& item) const {
 }
 
 Status WorkQueue::Abandon(const QueueItem& item) const {
-  auto r =
-      store_->blob_store().ReleaseLease(coord::QueueItemName(name_, item.id), item.lease_id, {});
+  auto r = store_->blob_store().ReleaseLease(internal::coord::QueueItemName(name_, item.id),
+                                             item.lease_id, {});
   if (r.ok() || r.status().IsLeaseLost() || r.status().IsNotFound() || r.status().IsBusy() ||
       r.status().IsConflict())
     return Status::OK();
@@ -183,11 +184,11 @@ Status WorkQueue::Extend(QueueItem* item) const {
   const Clock& clock = ClockOf(*store_);
   BT_RETURN_IF_ERROR(UsableNow(clock, *item, ctx));
   const SteadyTime sent = clock.Steady();
-  auto r =
-      store_->blob_store().RenewLease(coord::QueueItemName(name_, item->id), item->lease_id, {});
+  auto r = store_->blob_store().RenewLease(internal::coord::QueueItemName(name_, item->id),
+                                           item->lease_id, {});
   if (r.ok()) {
     if (item->lease_usable_until)
-      item->lease_usable_until = sent + coord::UsableFor(options_.visibility_seconds);
+      item->lease_usable_until = sent + internal::coord::UsableFor(options_.visibility_seconds);
     return Status::OK();
   }
   if (r.status().IsNotFound() || r.status().IsBusy() || r.status().IsConflict() ||
@@ -216,11 +217,11 @@ Result<std::vector<QueueEntry>> WorkQueue::ListPrefix(const std::string& prefix,
 }
 
 Result<std::vector<QueueEntry>> WorkQueue::List(int max) const {
-  return ListPrefix(coord::QueueItemPrefix(name_), max);
+  return ListPrefix(internal::coord::QueueItemPrefix(name_), max);
 }
 
 Result<std::vector<QueueEntry>> WorkQueue::DeadLetters(int max) const {
-  return ListPrefix(coord::QueueDeadPrefix(name_), max);
+  return ListPrefix(internal::coord::QueueDeadPrefix(name_), max);
 }
 
 }  // namespace blobtable

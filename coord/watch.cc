@@ -98,7 +98,7 @@ void EntityWatch::State::Run() {
   SteadyTime next = first_due;
   while (!stopping) {
     if (clock->Steady() < next) {
-      coord::WaitOnClock(*clock, cv, lk, next);
+      internal::coord::WaitOnClock(*clock, cv, lk, next);
       continue;
     }
     lk.unlock();

@@ -21,13 +21,14 @@ namespace {
 
 // The cache an Azure store reads through (null: none, or none could be
 // opened: the store works without it, after one warning).
-std::shared_ptr<BlobCache> OpenCache(std::string_view location, const StoreOptions& options) {
+std::shared_ptr<internal::BlobCache> OpenCache(std::string_view location,
+                                               const StoreOptions& options) {
   if (!options.cache.enabled || !IsConnectionString(location)) return nullptr;
   std::string dir =
       options.cache.directory.empty() ? DefaultCacheDirectory() : options.cache.directory;
   auto warn = [options](const std::string& m) { internal::WarnUser(options, m); };
-  auto cache = BlobCache::Open(dir, options.cache.max_bytes,
-                               options.clock != nullptr ? options.clock : Clock::Real(), warn);
+  auto cache = internal::BlobCache::Open(
+      dir, options.cache.max_bytes, options.clock != nullptr ? options.clock : Clock::Real(), warn);
   if (!cache.ok()) {
     warn("blobtable: reading without the local cache: " + cache.status().ToString());
     return nullptr;
@@ -38,18 +39,18 @@ std::shared_ptr<BlobCache> OpenCache(std::string_view location, const StoreOptio
 }  // namespace
 
 Result<std::unique_ptr<Store>> Store::Open(std::string_view location, const StoreOptions& options) {
-  auto blobs = OpenBlobStore(location, internal::BackendOptionsOf(options));
+  auto blobs = internal::OpenBlobStore(location, internal::BackendOptionsOf(options));
   if (!blobs.ok()) return blobs.status();
   std::shared_ptr<BlobStore> backend = std::move(*blobs);
   if (options.wrap_blob_store) backend = options.wrap_blob_store(std::move(backend));
-  if (std::shared_ptr<BlobCache> cache = OpenCache(location, options)) {
-    CachingOptions c;
+  if (std::shared_ptr<internal::BlobCache> cache = OpenCache(location, options)) {
+    internal::CachingOptions c;
     c.clock = options.clock;
     c.stale_if_error_deadline = options.cache.stale_if_error_deadline;
     c.unreachable_interval = options.cache.unreachable_interval;
-    c.cacheable = naming::IsEntityBlobName;
-    backend =
-        std::make_shared<CachingBlobStore>(std::move(backend), std::move(cache), std::move(c));
+    c.cacheable = internal::naming::IsEntityBlobName;
+    backend = std::make_shared<internal::CachingBlobStore>(std::move(backend), std::move(cache),
+                                                           std::move(c));
   }
   return FromBlobStore(std::move(backend), options);
 }
@@ -60,7 +61,7 @@ std::unique_ptr<Store> Store::FromBlobStore(std::shared_ptr<BlobStore> blobs,
   core->blobs = std::move(blobs);
   // A stack topped by the cache (Open's, or a test's): entity reads go
   // through its read entry point.
-  core->cache = std::dynamic_pointer_cast<CachingBlobStore>(core->blobs);
+  core->cache = std::dynamic_pointer_cast<internal::CachingBlobStore>(core->blobs);
   core->options = options;
   core->clock = options.clock != nullptr ? options.clock : Clock::Real();
   core->txn_lease_seconds = options.txn_lease_seconds;
@@ -74,10 +75,12 @@ std::unique_ptr<Store> Store::FromBlobStore(std::shared_ptr<BlobStore> blobs,
   return std::unique_ptr<Store>(new Store(std::move(core)));
 }
 
-Status ValidateTableName(std::string_view name) { return naming::ValidateTableName(name); }
+Status ValidateTableName(std::string_view name) {
+  return internal::naming::ValidateTableName(name);
+}
 
 Result<Table> Store::OpenTable(std::string_view name) const {
-  Status s = naming::ValidateTableName(name);
+  Status s = internal::naming::ValidateTableName(name);
   if (!s.ok()) return s;
   return Table(core_, std::string(name));
 }
@@ -112,7 +115,7 @@ Result<std::vector<std::string>> Store::ListTables() const {
   // listing however many entities it holds.
   std::vector<std::string> tables;
   ListOptions list;
-  list.prefix = naming::AllTablesPrefix();
+  list.prefix = internal::naming::AllTablesPrefix();
   list.max_results = 1;
   for (int pages = 0;;) {
     auto page = core_->blobs->List(list);
@@ -123,29 +126,29 @@ Result<std::vector<std::string>> Store::ListTables() const {
       if (!*next) break;
       continue;
     }
-    auto table = naming::TableOf(page->items.front().name);
+    auto table = internal::naming::TableOf(page->items.front().name);
     if (!table)
       return Status::Corruption("listing tables: blob '" + page->items.front().name +
                                 "' is not a table's");
     // Entity blobs sort before a table's locks: no entity first, none at all.
     if (table->entity) tables.push_back(table->table);
     list.marker.clear();
-    list.start_from = naming::AfterTable(table->table);
+    list.start_from = internal::naming::AfterTable(table->table);
     if (++pages >= kMaxListPages) return Status::Corruption("listing tables did not end");
   }
   return tables;
 }
 
 Result<int> Store::Recover(bool discard_damaged) const {
-  return RecoverAbandoned(core_->Resolver(), discard_damaged);
+  return internal::RecoverAbandoned(core_->Resolver(), discard_damaged);
 }
 
 Result<RecoveryReport> Store::RecoverAndReport(bool discard_damaged) const {
-  std::vector<InFlightTxn> in_flight;
+  std::vector<internal::InFlightTxn> in_flight;
   RecoveryReport report;
   BT_ASSIGN_OR_RETURN(report.resolved,
-                      RecoverAbandoned(core_->Resolver(), discard_damaged, &in_flight));
-  for (InFlightTxn& t : in_flight)
+                      internal::RecoverAbandoned(core_->Resolver(), discard_damaged, &in_flight));
+  for (internal::InFlightTxn& t : in_flight)
     report.in_flight.push_back({std::move(t.txn_id), std::move(t.blobs)});
   return report;
 }

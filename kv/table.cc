@@ -41,13 +41,13 @@ Result<std::string> Table::EntityBlobName(std::string_view pk, std::string_view 
   BT_RETURN_IF_ERROR(Usable());
   BT_RETURN_IF_ERROR(ValidateKey(pk, "PartitionKey"));
   BT_RETURN_IF_ERROR(ValidateKey(rk, "RowKey"));
-  return naming::EntityBlobName(name_, pk, rk);
+  return internal::naming::EntityBlobName(name_, pk, rk);
 }
 
 Result<std::string> Table::LockBlobName(std::string_view pk) const {
   BT_RETURN_IF_ERROR(Usable());
   BT_RETURN_IF_ERROR(ValidateKey(pk, "PartitionKey"));
-  return naming::LockBlobName(name_, pk);
+  return internal::naming::LockBlobName(name_, pk);
 }
 
 Result<Entity> Table::Get(std::string_view pk, std::string_view rk) const {
@@ -68,8 +68,8 @@ std::vector<Result<Entity>> Table::GetMany(
     std::fill(out.begin(), out.end(), usable);
     return out;
   }
-  ParallelFor(keys.size(), static_cast<size_t>(core_->parallel_reads),
-              [&](size_t i) { out[i] = Get(keys[i].first, keys[i].second, policy); });
+  internal::ParallelFor(keys.size(), static_cast<size_t>(core_->parallel_reads),
+                        [&](size_t i) { out[i] = Get(keys[i].first, keys[i].second, policy); });
   return out;
 }
 
@@ -104,7 +104,7 @@ Result<Entity> Table::Merge(const Entity& entity, std::string_view if_match) con
 }
 
 Result<Entity> Table::Replace(const Entity& entity) const {
-  auto etag = OwnETag(entity, "Replace(entity)");
+  auto etag = internal::OwnETag(entity, "Replace(entity)");
   if (!etag.ok())
     return etag.status().WithContext(
         EntityContext(name_, entity.partition_key(), entity.row_key()));
@@ -112,7 +112,7 @@ Result<Entity> Table::Replace(const Entity& entity) const {
 }
 
 Result<Entity> Table::Merge(const Entity& entity) const {
-  auto etag = OwnETag(entity, "Merge(entity)");
+  auto etag = internal::OwnETag(entity, "Merge(entity)");
   if (!etag.ok())
     return etag.status().WithContext(
         EntityContext(name_, entity.partition_key(), entity.row_key()));
@@ -147,7 +147,7 @@ Result<Entity> Table::Write(const Entity& entity, std::string_view if_match,
       if (!merged_ok.ok()) return merged_ok.WithContext("after merging");
     }
     stored.set_timestamp(std::chrono::time_point_cast<Ticks>(core_->clock->Now()));
-    return EncodeEntity(stored);
+    return internal::EncodeEntity(stored);
   };
   auto etag = internal::WriteEntity(*core_, *name, mode, if_match, make);
   if (!etag.ok()) return etag.status().WithContext(ctx);

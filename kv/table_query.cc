@@ -22,7 +22,7 @@ namespace {
 // A listed blob whose entity the page returns (if it still exists).
 struct Row {
   const BlobItem* item;
-  naming::EntityKey key;
+  internal::naming::EntityKey key;
 };
 
 // The entity a listed blob carries, if the listing may answer for it: no
@@ -32,11 +32,11 @@ struct Row {
 // Content-MD5 listed), decoding to this entity.
 std::optional<Entity> FromListing(const Row& row) {
   const BlobProperties& p = row.item->properties;
-  if (!MarkingTransaction(p).empty()) return std::nullopt;
+  if (!internal::MarkingTransaction(p).empty()) return std::nullopt;
   // The body itself (a backend that lists with data), else its inline copy.
   std::optional<std::string> copy;
-  if (!row.item->data && !(copy = InlineBody(p))) return std::nullopt;
-  auto e = DecodeEntity(row.item->data ? *row.item->data : *copy, row.item->name);
+  if (!row.item->data && !(copy = internal::InlineBody(p))) return std::nullopt;
+  auto e = internal::DecodeEntity(row.item->data ? *row.item->data : *copy, row.item->name);
   if (!e.ok() || e->partition_key() != row.key.partition_key || e->row_key() != row.key.row_key)
     return std::nullopt;  // read it: the read says what is wrong
   e->set_etag(p.etag);
@@ -45,8 +45,8 @@ std::optional<Entity> FromListing(const Row& row) {
 
 // Narrows the query's key range to the filter's (PartitionKey eq, RowKey
 // bounds in its top-level conjunction); false if nothing can match.
-bool NarrowToFilter(const Filter& filter, QueryOptions& q) {
-  const FilterKeyRange r = filter.KeyRange();
+bool NarrowToFilter(const internal::Filter& filter, QueryOptions& q) {
+  const internal::FilterKeyRange r = filter.KeyRange();
   if (r.empty) return false;
   if (r.partition_key) {
     if (q.partition_key && *q.partition_key != *r.partition_key) return false;
@@ -73,9 +73,9 @@ Result<QueryPage> Table::Query(const QueryOptions& options) const {
   BT_RETURN_IF_ERROR(Usable());
   const std::string ctx = "table " + name_ + ", query";
   QueryOptions q = options;
-  std::optional<Filter> filter;
+  std::optional<internal::Filter> filter;
   if (!q.filter.empty()) {
-    auto parsed = Filter::Parse(q.filter);
+    auto parsed = internal::Filter::Parse(q.filter);
     if (!parsed.ok()) return parsed.status().WithContext(ctx);
     filter = std::move(*parsed);
   }
@@ -90,15 +90,16 @@ Result<QueryPage> Table::Query(const QueryOptions& options) const {
   }
   if (filter && !NarrowToFilter(*filter, q)) return QueryPage{};  // nothing can match: no request
 
-  const std::string entity_prefix = naming::EntityPrefix(name_);
+  const std::string entity_prefix = internal::naming::EntityPrefix(name_);
   ListOptions list;
-  list.prefix = q.partition_key ? naming::PartitionPrefix(name_, *q.partition_key) : entity_prefix;
+  list.prefix =
+      q.partition_key ? internal::naming::PartitionPrefix(name_, *q.partition_key) : entity_prefix;
   list.include_data = core_->blobs->traits().list_data;
   if (q.partition_key && q.row_key_from)
-    list.start_from = list.prefix + "-" + naming::EncodeKey(*q.row_key_from);
+    list.start_from = list.prefix + "-" + internal::naming::EncodeKey(*q.row_key_from);
   // Keys are escaped byte by byte, so a RowKey prefix is a name prefix.
   if (q.partition_key && q.row_key_prefix)
-    list.prefix += "-" + naming::EncodeKey(*q.row_key_prefix);
+    list.prefix += "-" + internal::naming::EncodeKey(*q.row_key_prefix);
 
   // The continuation token is "1." and the last returned name after the
   // table's entity prefix; listing resumes there.
@@ -135,7 +136,7 @@ Result<QueryPage> Table::Query(const QueryOptions& options) const {
       last_listed = item.name;
       // A reservation is absent unless its (dead) transaction committed:
       // the read below resolves that.
-      auto key = naming::ParseEntityBlobName(name_, item.name);
+      auto key = internal::naming::ParseEntityBlobName(name_, item.name);
       if (!key.ok())
         return Status::Corruption(ctx + ": blob '" + item.name +
                                   "' in the table's entity prefix is not an entity blob");
@@ -166,12 +167,13 @@ Result<QueryPage> Table::Query(const QueryOptions& options) const {
         else
           to_read.push_back(i);
       }
-      ParallelFor(to_read.size(), static_cast<size_t>(core_->parallel_reads), [&](size_t j) {
-        const Row& row = rows[next + to_read[j]];
-        // The listing's ETag lets a cached copy answer without a request.
-        const std::string listed_etag = cached->stale ? "" : row.item->properties.etag;
-        got[to_read[j]] = Read(row.key.partition_key, row.key.row_key, policy, listed_etag);
-      });
+      internal::ParallelFor(
+          to_read.size(), static_cast<size_t>(core_->parallel_reads), [&](size_t j) {
+            const Row& row = rows[next + to_read[j]];
+            // The listing's ETag lets a cached copy answer without a request.
+            const std::string listed_etag = cached->stale ? "" : row.item->properties.etag;
+            got[to_read[j]] = Read(row.key.partition_key, row.key.row_key, policy, listed_etag);
+          });
       for (size_t i = 0; i < n; ++i) {
         if (got[i].status().IsNotFound()) continue;  // deleted since it was listed
         if (!got[i].ok()) return got[i].status();

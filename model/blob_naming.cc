@@ -6,7 +6,7 @@
 #include "blobtable/blob_store.h"
 #include "util/ascii.h"
 
-namespace blobtable::naming {
+namespace blobtable::internal::naming {
 namespace {
 
 constexpr char kHex[] = "0123456789ABCDEF";
@@ -187,4 +187,4 @@ Result<EntityKey> ParseEntityBlobName(std::string_view table, std::string_view n
   return EntityKey{std::move(*pk), std::move(*rk)};
 }
 
-}  // namespace blobtable::naming
+}  // namespace blobtable::internal::naming

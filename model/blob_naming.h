@@ -25,7 +25,7 @@
 #include "blobtable/status.h"
 #include "util/stored_format.h"
 
-namespace blobtable::naming {
+namespace blobtable::internal::naming {
 
 // Escapes and unescapes a key. Decode accepts only what Encode produces
 // (InvalidArgument otherwise), so the mapping is a bijection.
@@ -70,6 +70,6 @@ std::optional<TableOfBlob> TableOf(std::string_view name);
 // may keep; locks and transaction records never do).
 bool IsEntityBlobName(std::string_view name);
 
-}  // namespace blobtable::naming
+}  // namespace blobtable::internal::naming
 
 #endif  // BLOBTABLE_MODEL_BLOB_NAMING_H_

@@ -5,7 +5,7 @@
 
 #include <cstring>
 
-namespace blobtable {
+namespace blobtable::internal {
 namespace {
 constexpr char kMagic[] = "bt.entity";
 }
@@ -115,4 +115,4 @@ Result<Entity> DecodeEntity(std::string_view body, std::string_view blob_name) {
   return e;
 }
 
-}  // namespace blobtable
+}  // namespace blobtable::internal

@@ -16,7 +16,7 @@
 
 #include "blobtable/entity.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 
 inline constexpr int kEntityFormat = 1;
 
@@ -37,6 +37,6 @@ Result<Entity> DecodeEntity(std::string_view body, std::string_view blob_name);
 // InvalidArgument naming the first that is not.
 Status ValidateStoredEntity(const Entity& entity);
 
-}  // namespace blobtable
+}  // namespace blobtable::internal
 
 #endif  // BLOBTABLE_MODEL_ENTITY_CODEC_H_

@@ -11,7 +11,7 @@
 #include "model/key_rules.h"
 #include "util/ascii.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 namespace {
 
 struct Token {
@@ -421,4 +421,4 @@ FilterKeyRange Filter::KeyRange() const {
 
 std::string Filter::ToString() const { return Text(*root_); }
 
-}  // namespace blobtable
+}  // namespace blobtable::internal

@@ -31,7 +31,7 @@
 #include "blobtable/entity.h"
 #include "blobtable/status.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 
 enum class CompareOp { kEq, kNe, kGt, kGe, kLt, kLe };
 
@@ -75,6 +75,6 @@ class Filter {
 // `a op b` for two values of the same type; false for different types.
 bool CompareValues(const PropertyValue& a, CompareOp op, const PropertyValue& b);
 
-}  // namespace blobtable
+}  // namespace blobtable::internal
 
 #endif  // BLOBTABLE_MODEL_FILTER_H_

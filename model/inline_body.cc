@@ -5,7 +5,7 @@
 #include "util/digest.h"
 #include "util/stored_format.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 
 bool AddInlineBody(Metadata& metadata, std::string_view body, size_t max_body) {
   metadata.erase(kInlineBodyMetadata);
@@ -27,4 +27,4 @@ std::optional<std::string> InlineBody(const BlobProperties& p) {
   return std::move(*body);
 }
 
-}  // namespace blobtable
+}  // namespace blobtable::internal

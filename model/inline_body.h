@@ -20,7 +20,7 @@
 #include "blobtable/blob_store.h"
 #include "storage/conditions.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 
 // Room a copy leaves for metadata blobtable adds to the blob later: the
 // Azure backend's write id, a transaction's intent mark or stamp.
@@ -36,6 +36,6 @@ bool AddInlineBody(Metadata& metadata, std::string_view body, size_t max_body);
 // is p.content_md5; nullopt otherwise (then read the blob).
 std::optional<std::string> InlineBody(const BlobProperties& p);
 
-}  // namespace blobtable
+}  // namespace blobtable::internal
 
 #endif  // BLOBTABLE_MODEL_INLINE_BODY_H_

@@ -31,7 +31,7 @@ constexpr int64_t kMinDateTicks = -116444736000000000LL;
 constexpr int64_t kMaxDateTicks = 2534023007999999999LL;
 
 Status ValidatePropertyName(std::string_view name) {
-  long chars = Utf8Length(name);
+  long chars = internal::Utf8Length(name);
   if (chars <= 0 || static_cast<size_t>(chars) > kMaxPropertyNameChars)
     return Status::InvalidArgument("property name " + QuoteForMessage(name) +
                                    " must be 1 to 255 characters of valid UTF-8");
@@ -41,7 +41,7 @@ Status ValidatePropertyName(std::string_view name) {
   uint32_t cp;
   bool first = true;
   while (pos < name.size()) {
-    NextCodePoint(name, &pos, &cp);
+    internal::NextCodePoint(name, &pos, &cp);
     bool letter = cp >= 0x80 || std::isalpha(static_cast<int>(cp)) || cp == '_';
     bool digit = cp < 0x80 && std::isdigit(static_cast<int>(cp));
     if (!(letter || (!first && digit)))
@@ -61,7 +61,7 @@ Status ValidateValue(std::string_view name, const PropertyValue& value) {
                                    std::string(EdmTypeName(TypeOf(value))) + "): " + why);
   };
   if (const auto* s = std::get_if<std::string>(&value)) {
-    long units = Utf16Length(*s);
+    long units = internal::Utf16Length(*s);
     if (units < 0) return bad("not valid UTF-8");
     if (static_cast<size_t>(units) > kMaxStringUtf16Units)
       return bad("string of " + std::to_string(units) +
@@ -74,7 +74,7 @@ Status ValidateValue(std::string_view name, const PropertyValue& value) {
     if (!IsValidDateTime(*d))
       return bad("outside 1601-01-01T00:00:00Z .. 9999-12-31T23:59:59.9999999Z");
   } else if (const auto* g = std::get_if<Guid>(&value)) {
-    if (!IsGuid(g->value))
+    if (!internal::IsGuid(g->value))
       return bad("not a GUID of the form xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx");
   }
   return Status::OK();
@@ -96,7 +96,7 @@ Status ValidateKey(std::string_view key, std::string_view which) {
   uint32_t cp;
   while (pos < key.size()) {
     size_t at = pos;
-    if (!NextCodePoint(key, &pos, &cp))
+    if (!internal::NextCodePoint(key, &pos, &cp))
       return Status::InvalidArgument(std::string(which) + " " + QuoteForMessage(key) +
                                      " is not valid UTF-8 (at byte " + std::to_string(at) + ")");
     if (cp == '/' || cp == '\\' || cp == '#' || cp == '?' || cp <= 0x1F ||
@@ -112,7 +112,7 @@ Status ValidateKey(std::string_view key, std::string_view which) {
   return Status::OK();
 }
 
-Result<std::string> OwnETag(const Entity& entity, std::string_view call) {
+Result<std::string> internal::OwnETag(const Entity& entity, std::string_view call) {
   if (entity.etag().empty())
     return Status::InvalidArgument(std::string(call) +
                                    " needs the entity's ETag (from a read or write); give one, "
@@ -134,6 +134,10 @@ Status ValidateEntity(const Entity& entity) {
   }
   return Status::OK();
 }
+
+}  // namespace blobtable
+
+namespace blobtable::internal {
 
 Status ValidateStoredEntity(const Entity& entity) {
   auto bad = [](std::string_view what, std::string_view name) {
@@ -164,4 +168,4 @@ bool IsGuid(std::string_view g) {
   return true;
 }
 
-}  // namespace blobtable
+}  // namespace blobtable::internal

@@ -9,7 +9,7 @@
 
 #include "blobtable/entity.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 
 // xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, hexadecimal digits of either case.
 bool IsGuid(std::string_view g);
@@ -19,6 +19,6 @@ bool IsGuid(std::string_view g);
 // InvalidArgument saying that `call` needs one.
 Result<std::string> OwnETag(const Entity& entity, std::string_view call);
 
-}  // namespace blobtable
+}  // namespace blobtable::internal
 
 #endif  // BLOBTABLE_MODEL_KEY_RULES_H_

@@ -6,7 +6,7 @@
 #include "util/utf8.h"
 #include "storage/storage_errors.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 
 bool HasConditions(const AccessConditions& c) {
   return c.if_match || c.if_none_match || c.if_modified_since || c.if_unmodified_since;
@@ -146,4 +146,4 @@ Status ValidateContainerName(std::string_view name) {
                                  "starting and ending with a letter or digit");
 }
 
-}  // namespace blobtable
+}  // namespace blobtable::internal

@@ -9,7 +9,7 @@
 
 #include "blobtable/blob_store.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 
 // What a condition check needs to know about the blob as it is now.
 struct BlobVersion {
@@ -50,6 +50,6 @@ Status ValidateMetadata(const Metadata& metadata);
 // hyphens, starting and ending with a letter or digit.
 Status ValidateContainerName(std::string_view name);
 
-}  // namespace blobtable
+}  // namespace blobtable::internal
 
 #endif  // BLOBTABLE_STORAGE_CONDITIONS_H_

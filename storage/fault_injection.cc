@@ -42,9 +42,9 @@ FaultInjectingBlobStore::Decision FaultInjectingBlobStore::Decide(BlobOp op, std
                                   r.timeout,     r.reset_before,
                                   r.reset_after, presents_lease ? r.lease_lost : 0};
   // Draws from (seed, n) alone: the n-th call meets the same fault again.
-  uint64_t draw = Mix64(options_.seed ^ Mix64(d.n));
+  uint64_t draw = internal::Mix64(options_.seed ^ internal::Mix64(d.n));
   for (int k = 0; k < kFaultCount && !d.faulted; ++k) {
-    draw = Mix64(draw);
+    draw = internal::Mix64(draw);
     if (rates[k] > 0 && draw % static_cast<uint64_t>(rates[k]) == 0) {
       d.faulted = true;
       d.fault = static_cast<Fault>(k);
@@ -55,7 +55,7 @@ FaultInjectingBlobStore::Decision FaultInjectingBlobStore::Decide(BlobOp op, std
     case Fault::kServerBusy:
     case Fault::kResetBefore: d.apply = false; break;
     case Fault::kInternalError:
-    case Fault::kTimeout: d.apply = Mix64(draw) % 2 == 0; break;
+    case Fault::kTimeout: d.apply = internal::Mix64(draw) % 2 == 0; break;
     case Fault::kResetAfter:
     case Fault::kLeaseLost: d.apply = true; break;
   }
@@ -82,7 +82,8 @@ R FaultInjectingBlobStore::Run(BlobOp op, std::string_view name, bool presents_l
     case Fault::kLeaseLost: BreakLeaseOf(name); return call();
     case Fault::kServerBusy:
       return Status::FromStorage(Code::kUnavailable, 503, "ServerBusy", what);
-    case Fault::kResetBefore: return Status::FromStorage(Code::kUnavailable, 0, kNotSent, what);
+    case Fault::kResetBefore:
+      return Status::FromStorage(Code::kUnavailable, 0, internal::kNotSent, what);
     case Fault::kInternalError:
     case Fault::kTimeout:
     case Fault::kResetAfter:

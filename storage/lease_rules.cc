@@ -6,7 +6,7 @@
 #include "storage/storage_errors.h"
 #include "util/digest.h"
 
-namespace blobtable::lease {
+namespace blobtable::internal::lease {
 namespace {
 
 Status Err409(std::string_view code, std::string detail) {
@@ -243,4 +243,4 @@ Status CheckWrite(LeaseRecord& lease, std::string_view lease_id, int64_t now_ms)
   return Status::Internal("unknown lease state");
 }
 
-}  // namespace blobtable::lease
+}  // namespace blobtable::internal::lease

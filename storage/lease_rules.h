@@ -15,7 +15,7 @@
 #include "blobtable/blob_store.h"
 #include "blobtable/status.h"
 
-namespace blobtable::lease {
+namespace blobtable::internal::lease {
 
 // The time leases are judged by on the local backend (invariant K1 of
 // docs/protocol.md): Clock::SinceBoot in milliseconds, tagged in bits 47..62
@@ -64,6 +64,6 @@ Status ValidateDuration(int duration_seconds);
 Status ValidateBreakPeriod(std::optional<int> break_period_seconds);
 Status ValidateProposedId(std::string_view id);
 
-}  // namespace blobtable::lease
+}  // namespace blobtable::internal::lease
 
 #endif  // BLOBTABLE_STORAGE_LEASE_RULES_H_

@@ -13,8 +13,12 @@
 namespace blobtable {
 
 bool IsConnectionString(std::string_view location) {
-  return location.substr(0, 5) != "file:" && NamesAConnectionStringKey(location);
+  return location.substr(0, 5) != "file:" && internal::NamesAConnectionStringKey(location);
 }
+
+}  // namespace blobtable
+
+namespace blobtable::internal {
 
 namespace {
 
@@ -81,4 +85,4 @@ Result<std::shared_ptr<BlobStore>> OpenBlobStore(std::string_view location,
   }
 }
 
-}  // namespace blobtable
+}  // namespace blobtable::internal

@@ -15,7 +15,7 @@
 #include "blobtable/storage_options.h"
 #include "storage/request_log.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 
 // What opening a backend takes (StoreOptions' share of it).
 struct BackendOptions {
@@ -31,6 +31,10 @@ struct BackendOptions {
 // failures).
 Result<std::shared_ptr<BlobStore>> OpenBlobStore(std::string_view location,
                                                  const BackendOptions& options);
+
+}  // namespace blobtable::internal
+
+namespace blobtable {
 
 // Declared for users in blobtable/store.h; defined here, where locations are
 // told apart.

@@ -9,7 +9,7 @@
 
 #include "util/macros.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 
 std::string RequestLogLine(std::string_view op, std::string_view blob, std::string_view outcome,
                            double ms, int attempt) {
@@ -23,7 +23,7 @@ std::string RequestLogLine(std::string_view op, std::string_view blob, std::stri
 
 namespace {
 
-using blobtable::StatusOf;  // util/macros.h: Status and Result<T>
+using internal::StatusOf;  // util/macros.h: Status and Result<T>
 const Status& StatusOf(const BatchResult& b) { return b.status; }
 
 // "ok", or the code's name and the service's error code if it gave one.
@@ -106,4 +106,4 @@ std::shared_ptr<BlobStore> LogRequests(std::shared_ptr<BlobStore> target, Reques
                                             clock != nullptr ? *clock : *Clock::Real());
 }
 
-}  // namespace blobtable
+}  // namespace blobtable::internal

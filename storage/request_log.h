@@ -17,7 +17,7 @@
 #include "blobtable/blob_store.h"
 #include "blobtable/clock.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 
 // Receives whole lines (StoreOptions::request_log). May be called from
 // several threads at once: a sink that writes to a stream serialises.
@@ -36,6 +36,6 @@ std::string RequestLogLine(std::string_view op, std::string_view blob, std::stri
 std::shared_ptr<BlobStore> LogRequests(std::shared_ptr<BlobStore> target, RequestLogSink log,
                                        const Clock* clock = nullptr);
 
-}  // namespace blobtable
+}  // namespace blobtable::internal
 
 #endif  // BLOBTABLE_STORAGE_REQUEST_LOG_H_

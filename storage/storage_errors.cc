@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "storage/storage_errors.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 
 Code CodeForStorageError(int http_status, std::string_view storage_code) {
   switch (http_status) {
@@ -44,4 +44,4 @@ Status StorageError(int http_status, std::string_view storage_code, std::string 
                              std::string(storage_code), std::move(detail));
 }
 
-}  // namespace blobtable
+}  // namespace blobtable::internal

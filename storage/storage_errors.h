@@ -9,7 +9,7 @@
 
 #include "blobtable/status.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 
 // Marks an Unavailable failure as "the request was never sent" (no
 // connection could be made): storage saw nothing of it. Transports and the
@@ -24,6 +24,6 @@ Code CodeForStorageError(int http_status, std::string_view storage_code);
 // CodeForStorageError and `detail` as the message.
 Status StorageError(int http_status, std::string_view storage_code, std::string detail);
 
-}  // namespace blobtable
+}  // namespace blobtable::internal
 
 #endif  // BLOBTABLE_STORAGE_STORAGE_ERRORS_H_

@@ -12,7 +12,7 @@
 
 #include "blobtable/blob_store.h"
 
-namespace blobtable::testing {
+namespace blobtable::internal {
 
 class CountingBlobStore final : public BlobStoreWrapper {
  public:
@@ -93,6 +93,6 @@ class CountingBlobStore final : public BlobStoreWrapper {
   std::map<std::string, int> counts_;
 };
 
-}  // namespace blobtable::testing
+}  // namespace blobtable::internal
 
 #endif  // BLOBTABLE_TESTING_COUNTING_BLOB_STORE_H_

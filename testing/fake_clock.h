@@ -13,7 +13,7 @@
 
 #include "blobtable/clock.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 
 // Wall-clock and monotonic time that move only when told, shared with forked
 // children (its time lives in shared anonymous memory, so processes forked
@@ -65,6 +65,6 @@ class FakeClock final : public Clock {
   std::function<void(std::chrono::milliseconds)> sleep_;
 };
 
-}  // namespace blobtable
+}  // namespace blobtable::internal
 
 #endif  // BLOBTABLE_TESTING_FAKE_CLOCK_H_

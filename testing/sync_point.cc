@@ -4,7 +4,7 @@
 #include <map>
 #include <mutex>
 
-namespace blobtable {
+namespace blobtable::internal {
 namespace {
 struct Registry {
   std::mutex mu;
@@ -45,4 +45,4 @@ bool SyncPoints::Enabled() {
 #endif
 }
 
-}  // namespace blobtable
+}  // namespace blobtable::internal

@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-namespace blobtable {
+namespace blobtable::internal {
 
 class SyncPoints {
  public:
@@ -24,10 +24,10 @@ class SyncPoints {
   static bool Enabled();
 };
 
-}  // namespace blobtable
+}  // namespace blobtable::internal
 
 #ifdef BLOBTABLE_SYNC_POINTS
-#define BT_SYNC_POINT(name) ::blobtable::SyncPoints::Reach(name)
+#define BT_SYNC_POINT(name) ::blobtable::internal::SyncPoints::Reach(name)
 #else
 #define BT_SYNC_POINT(name) ((void)0)
 #endif

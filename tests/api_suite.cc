@@ -15,7 +15,7 @@ void ApiTest::SetUp() {
   options_.warn = [this](const std::string& w) { warnings_.push_back(w); };
   StoreOptions counted = options_;
   counted.wrap_blob_store = [this](std::shared_ptr<BlobStore> b) {
-    counter_ = std::make_shared<CountingBlobStore>(std::move(b));
+    counter_ = std::make_shared<internal::CountingBlobStore>(std::move(b));
     return counter_;
   };
   auto store = OpenBackendStore(GetParam(), counted);

@@ -33,9 +33,9 @@ class ApiTest : public ::testing::TestWithParam<Backend> {
   std::unique_ptr<Store> OpenOnRealClock() const;
   const Table& table() { return *table_; }
 
-  FakeClock clock_;
+  internal::FakeClock clock_;
   StoreOptions options_;
-  std::shared_ptr<CountingBlobStore> counter_;
+  std::shared_ptr<internal::CountingBlobStore> counter_;
   std::unique_ptr<Store> store_;
   std::optional<Table> table_;
   std::vector<std::string> warnings_;

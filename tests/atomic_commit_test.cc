@@ -132,9 +132,9 @@ class AtomicCommitTest : public ::testing::Test {
 };
 
 TEST_F(AtomicCommitTest, ACommitIsItsReadsAndOneBatch) {
-  CountingBlobStore* counter = nullptr;
+  internal::CountingBlobStore* counter = nullptr;
   auto store = Open([&](std::shared_ptr<BlobStore> s) {
-    auto c = std::make_shared<CountingBlobStore>(std::move(s));
+    auto c = std::make_shared<internal::CountingBlobStore>(std::move(s));
     counter = c.get();
     return c;
   });
@@ -150,10 +150,10 @@ TEST_F(AtomicCommitTest, ACommitIsItsReadsAndOneBatch) {
 }
 
 TEST_F(AtomicCommitTest, AWriteBetweenPlanningAndTheBatchIsSeen) {
-  if (!SyncPoints::Enabled()) GTEST_SKIP() << "sync points are compiled out";
+  if (!internal::SyncPoints::Enabled()) GTEST_SKIP() << "sync points are compiled out";
   // A transaction that read alice: the write in between is a conflict.
   int reached = 0;
-  SyncPoints::Set("txn.atomic_planned", [&] {
+  internal::SyncPoints::Set("txn.atomic_planned", [&] {
     if (reached++ > 0) return;
     Entity bump("eu", "alice");
     bump.Set("balance", 500);
@@ -171,7 +171,7 @@ TEST_F(AtomicCommitTest, AWriteBetweenPlanningAndTheBatchIsSeen) {
   ASSERT_TRUE(txn->Commit().ok());
   EXPECT_EQ(reached, 2);
   EXPECT_EQ(Balance("alice"), 7);
-  SyncPoints::ClearAll();
+  internal::SyncPoints::ClearAll();
 }
 
 TEST_F(AtomicCommitTest, ALeaseHeldByAnotherClientIsWaitedForUpToTheLockTimeout) {

@@ -330,10 +330,11 @@ TEST_P(InteropTest, ResponseBodiesAreCapped) {
            "\r\nConnection: close\r\n\r\n" + big;
   };
   CannedServer service({answer("200 OK"), answer("500 Internal Server Error")});
-  TransportOptions t;
+  internal::TransportOptions t;
   t.max_response_bytes = 1u << 20;
-  auto transport = GetParam() == "curl" ? MakeCurlTransport(t) : MakeCpprestTransport(t);
-  HttpRequest r;
+  auto transport =
+      GetParam() == "curl" ? internal::MakeCurlTransport(t) : internal::MakeCpprestTransport(t);
+  internal::HttpRequest r;
   r.method = "GET";
   r.url = "http://" + service.address() + "/devstoreaccount1/c/b";
   r.timeout = std::chrono::seconds(10);
@@ -342,7 +343,7 @@ TEST_P(InteropTest, ResponseBodiesAreCapped) {
   auto error = transport->Send(r);
   ASSERT_TRUE(error.ok()) << error.status().ToString();
   EXPECT_EQ(error->status, 500);
-  EXPECT_LE(error->body.size(), kMaxErrorBodyBytes);
+  EXPECT_LE(error->body.size(), internal::kMaxErrorBodyBytes);
 }
 
 // A hostile or broken Content-Length never throws out of either transport

@@ -20,7 +20,7 @@
 #include "util/base64.h"
 #include "testing/fake_clock.h"
 
-namespace blobtable::azure {
+namespace blobtable::internal::azure {
 namespace {
 
 using std::chrono::milliseconds;
@@ -385,4 +385,4 @@ TEST(HttpRetry, RetryableStatusesAndDefaults) {
 }
 
 }  // namespace
-}  // namespace blobtable::azure
+}  // namespace blobtable::internal::azure

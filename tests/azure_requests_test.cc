@@ -10,7 +10,7 @@
 #include "storage/azure/azure_parsing.h"
 #include "storage/azure/requests.h"
 
-namespace blobtable::azure {
+namespace blobtable::internal::azure {
 namespace {
 
 using Headers = std::vector<std::pair<std::string, std::string>>;
@@ -182,4 +182,4 @@ TEST(AzureRequests, ListBlobsEncodesItsQuery) {
 }
 
 }  // namespace
-}  // namespace blobtable::azure
+}  // namespace blobtable::internal::azure

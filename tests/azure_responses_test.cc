@@ -12,7 +12,7 @@
 #include "storage/azure/write_check.h"
 #include "util/stored_format.h"
 
-namespace blobtable::azure {
+namespace blobtable::internal::azure {
 namespace {
 
 HttpResponse Answer(int status, std::map<std::string, std::string> headers = {},
@@ -329,4 +329,4 @@ TEST(WriteCheck, LeaseActionsKeepTheirIdUnlessReleasedOrBroken) {
 }
 
 }  // namespace
-}  // namespace blobtable::azure
+}  // namespace blobtable::internal::azure

@@ -20,6 +20,7 @@
 
 namespace blobtable {
 namespace {
+using namespace internal;
 
 using testing::FakeClock;
 

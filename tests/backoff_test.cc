@@ -12,6 +12,7 @@
 
 namespace blobtable {
 namespace {
+using namespace internal;
 
 using std::chrono::milliseconds;
 

@@ -102,17 +102,17 @@ TEST_F(BadInput, ACorruptTransactionRecordIsNamedAndCanBeDiscarded) {
     BlobStore& blobs = store->blob_store();
     auto cur = blobs.Get("t/orders/e/-p/-a", {});
     ASSERT_TRUE(cur.ok());
-    EntityIntent intent;
+    internal::EntityIntent intent;
     intent.txn_id = kTxnId;
     intent.lock = "t/orders/l/-p";
     intent.prev_exists = intent.next_exists = true;
     intent.prev_etag = cur->properties.etag;
     intent.prev_body = cur->data;
-    intent.next_body = *EncodeEntity(Entity("p", "a").Set("n", 2));
+    intent.next_body = *internal::EncodeEntity(Entity("p", "a").Set("n", 2));
     PutOptions placed;
     placed.conditions.if_match = cur->properties.etag;
-    placed.metadata = {{kPrewriteMetadata, kTxnId}};
-    ASSERT_TRUE(blobs.Put("t/orders/e/-p/-a", EncodeIntent(intent), placed).ok());
+    placed.metadata = {{internal::kPrewriteMetadata, kTxnId}};
+    ASSERT_TRUE(blobs.Put("t/orders/e/-p/-a", internal::EncodeIntent(intent), placed).ok());
     ASSERT_TRUE(blobs.Put("x/" + kTxnId, "garbage", {}).ok());
   }
   ExpectError(Cli("get orders p a"), 1, {"Corruption", "x/" + kTxnId, "delete it"});

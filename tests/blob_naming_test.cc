@@ -10,7 +10,7 @@
 
 #include "blobtable/entity.h"
 
-namespace blobtable::naming {
+namespace blobtable::internal::naming {
 namespace {
 
 // Random valid keys: a mix of letters, digits, punctuation (including '%',
@@ -160,4 +160,4 @@ TEST(BlobNaming, NamesLongerThanAzureAllowsAreRefusedWithTheReason) {
 }
 
 }  // namespace
-}  // namespace blobtable::naming
+}  // namespace blobtable::internal::naming

@@ -26,7 +26,7 @@ using std::chrono::seconds;
 #define EXPECT_STORAGE_ERROR(expr, http, code)                 \
   {                                                            \
     auto bt_st_ = (expr);                                      \
-    const Status& bt_s_ = StatusOf(bt_st_);                    \
+    const Status& bt_s_ = internal::StatusOf(bt_st_);          \
     EXPECT_EQ(bt_s_.http_status(), http) << bt_s_.ToString();  \
     EXPECT_EQ(bt_s_.storage_code(), code) << bt_s_.ToString(); \
   }

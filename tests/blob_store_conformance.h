@@ -20,7 +20,7 @@ class BlobStoreConformance : public ::testing::TestWithParam<Backend> {
  protected:
   void SetUp() override;
   BlobStore& store() { return *store_; }
-  FakeClock& clock() { return clock_; }
+  internal::FakeClock& clock() { return clock_; }
   // False for servers with their own clock: tests that move time are skipped.
   bool controls_clock() const { return GetParam().fake_clock(); }
   // Azurite: skip the single assertions where it deviates from Azure (each
@@ -31,7 +31,7 @@ class BlobStoreConformance : public ::testing::TestWithParam<Backend> {
   void Prepare(const std::string& name, int start);
   LeaseState StateOf(const std::string& name);
 
-  FakeClock clock_;
+  internal::FakeClock clock_;
   std::shared_ptr<BlobStore> store_;
 };
 

@@ -69,7 +69,7 @@ class CacheAzuriteTest : public ::testing::Test {
       log_.push_back(line);
     };
     o.wrap_blob_store = [this](std::shared_ptr<BlobStore> s) {
-      counter_ = std::make_shared<CountingBlobStore>(std::move(s));
+      counter_ = std::make_shared<internal::CountingBlobStore>(std::move(s));
       return counter_;
     };
     auto store = Store::Open(conn.empty() ? conn_ : conn, o);
@@ -88,7 +88,7 @@ class CacheAzuriteTest : public ::testing::Test {
     ASSERT_NE(writer, nullptr);
     auto table = *writer->OpenTable("orders");
     std::atomic<int> failed{0};
-    ParallelFor(static_cast<size_t>(n), 8, [&](size_t i) {
+    internal::ParallelFor(static_cast<size_t>(n), 8, [&](size_t i) {
       if (!table.Upsert(Row(pk, Rk(static_cast<int>(i)), static_cast<int>(i), pad)).ok()) ++failed;
     });
     ASSERT_EQ(failed.load(), 0);
@@ -96,11 +96,11 @@ class CacheAzuriteTest : public ::testing::Test {
   // Replaces an entity's blob with the official SDK (keeping the blob's
   // metadata, inline copy and all, if `keep_metadata`).
   void UploadWithTheSdk(const Entity& e, bool keep_metadata) {
-    auto body = EncodeEntity(e);
+    auto body = internal::EncodeEntity(e);
     ASSERT_TRUE(body.ok());
     const std::string file = cache_dir_.path() + "/body";
     std::ofstream(file, std::ios::binary) << *body;
-    auto blob = naming::EntityBlobName("orders", e.partition_key(), e.row_key());
+    auto blob = internal::naming::EntityBlobName("orders", e.partition_key(), e.row_key());
     ShellRun r =
         Shell(AzureClient("upload " + Quote(conn_) + " " + container_ + " " + Quote(*blob) + " " +
                           file + (keep_metadata ? " keep-metadata" : "")));
@@ -114,7 +114,7 @@ class CacheAzuriteTest : public ::testing::Test {
 
   std::string conn_, container_;
   TempDir cache_dir_;
-  std::shared_ptr<CountingBlobStore> counter_;
+  std::shared_ptr<internal::CountingBlobStore> counter_;
   std::mutex mu_;
   std::vector<std::string> log_;
 };

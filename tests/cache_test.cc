@@ -26,6 +26,7 @@
 
 namespace blobtable::testing {
 namespace {
+using namespace internal;
 
 // Storage that can be cut off: every request then fails Unavailable (as a
 // refused connection does after the retries).

@@ -264,7 +264,8 @@ TEST_F(CliTest, LockStopsTheCommandWhenTheLockIsLost) {
   EXPECT_TRUE(store.ok());
   // Someone breaks the lease: the next renewal (within 5 s) finds it gone.
   if (store.ok()) {
-    EXPECT_TRUE((*store)->blob_store().BreakLease(coord::LockBlobName("job"), 0, {}).ok());
+    EXPECT_TRUE(
+        (*store)->blob_store().BreakLease(internal::coord::LockBlobName("job"), 0, {}).ok());
   }
   cli.join();
   EXPECT_EQ(run.code, 128 + SIGTERM) << run.err;
@@ -586,10 +587,10 @@ TEST(EntityJson, RejectsWhatCannotBeStored) {
                       .c_str()),
               Code::kInvalidArgument)
         << lenient;
-  EXPECT_EQ(Base64Encode(std::string("\0\x01\x02\xff", 4)), "AAEC/w==");
-  EXPECT_EQ(*Base64Decode("AAEC/w=="), std::string("\0\x01\x02\xff", 4));
-  EXPECT_FALSE(Base64Decode("AAE").ok());
-  EXPECT_FALSE(Base64Decode("AA=C").ok());
+  EXPECT_EQ(internal::Base64Encode(std::string("\0\x01\x02\xff", 4)), "AAEC/w==");
+  EXPECT_EQ(*internal::Base64Decode("AAEC/w=="), std::string("\0\x01\x02\xff", 4));
+  EXPECT_FALSE(internal::Base64Decode("AAE").ok());
+  EXPECT_FALSE(internal::Base64Decode("AA=C").ok());
 }
 
 TEST(EntityJson, NonFiniteDoublesRoundTrip) {

@@ -35,7 +35,7 @@ class ClockJumpTest : public ::testing::TestWithParam<milliseconds> {
     table_.emplace(*table);
     // Another client holds the entity for good: every writer waits.
     ASSERT_TRUE(table_->Upsert(Entity("p", "r")).ok());
-    auto blob = naming::EntityBlobName("orders", "p", "r");
+    auto blob = internal::naming::EntityBlobName("orders", "p", "r");
     ASSERT_TRUE(blob.ok());
     ASSERT_TRUE(store_->blob_store().AcquireLease(*blob, -1, "", {}).ok());
   }

@@ -28,11 +28,11 @@ namespace {
 // Through the cache on Azurite: an idle poll is a 304 with no body; a change
 // is read once and kept by the cache.
 TEST(CoordAzurite, AWatchTransfersNoBodyWhileNothingChanges) {
-  std::shared_ptr<CountingBlobStore> counter;
+  std::shared_ptr<internal::CountingBlobStore> counter;
   StoreOptions o;
   o.container = FreshContainer("watch");
   o.wrap_blob_store = [&](std::shared_ptr<BlobStore> b) {
-    counter = std::make_shared<CountingBlobStore>(std::move(b));
+    counter = std::make_shared<internal::CountingBlobStore>(std::move(b));
     return counter;
   };
   auto store = OpenBackendStore(CachedAzuriteBackend("curl"), o);

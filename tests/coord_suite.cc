@@ -200,7 +200,8 @@ TEST_P(CoordTest, ALeaseTakenAwayIsReportedOnceThroughOnLost) {
   ASSERT_TRUE(lock.ok()) << lock.status().ToString();
   // Someone breaks the lease (an operator, or a client that decided the
   // holder was dead): the next renewal learns it.
-  ASSERT_TRUE(store_->blob_store().BreakLease(coord::LockBlobName("watched"), 0, {}).ok());
+  ASSERT_TRUE(
+      store_->blob_store().BreakLease(internal::coord::LockBlobName("watched"), 0, {}).ok());
   // What a break means (lock.h, docs/coordination.md#lock-with-a-fencing-token): another client may
   // take the lock at once, and held() cannot see that before the next renewal; the
   // fencing token is what refuses the old holder's writes meanwhile.

@@ -33,7 +33,7 @@ class CoordTest : public ::testing::TestWithParam<Backend> {
   // visibility to run out; nullopt if none came.
   std::optional<QueueItem> DequeueWithin(const WorkQueue& q);
 
-  FakeClock clock_;  // shared with forked children
+  internal::FakeClock clock_;  // shared with forked children
   StoreOptions options_;
   std::unique_ptr<Store> store_;
 };

@@ -246,10 +246,10 @@ TEST_F(LockRenewalTest, ALeaderSteppingDownLeavesItsLeaseToRunOut) {
 // What each call costs in requests (docs/coordination.md#coordination).
 TEST(CoordCost, RequestsPerCall) {
   TempDir dir;
-  std::shared_ptr<CountingBlobStore> counter;
+  std::shared_ptr<internal::CountingBlobStore> counter;
   StoreOptions o;
   o.wrap_blob_store = [&](std::shared_ptr<BlobStore> b) {
-    counter = std::make_shared<CountingBlobStore>(std::move(b));
+    counter = std::make_shared<internal::CountingBlobStore>(std::move(b));
     return counter;
   };
   auto store = Store::Open(dir.path(), o);

@@ -12,6 +12,7 @@
 
 namespace blobtable {
 namespace {
+using namespace internal;
 
 // An entity body packed by hand, as another writer could store one: the
 // header of `format` with `timestamp`, then [name, type tag, string value]
@@ -294,6 +295,7 @@ TEST(EntityCodec, RandomBytesNeverCrash) {
 
 namespace blobtable {
 namespace {
+using namespace internal;
 
 // Lengths count eight ASCII bytes at a time: characters that straddle or
 // follow those words still count (and are checked) one by one.

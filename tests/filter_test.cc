@@ -15,6 +15,7 @@
 
 namespace blobtable {
 namespace {
+using namespace internal;
 
 DateTime At(int64_t seconds) {
   return DateTime(std::chrono::duration_cast<Ticks>(std::chrono::seconds(1'700'000'000 + seconds)));

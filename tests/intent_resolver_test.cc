@@ -13,6 +13,7 @@
 
 namespace blobtable::testing {
 namespace {
+using namespace internal;
 
 // Answers the creation of a record with Conflict, as if another client's
 // record stood there, and writes nothing: by the time the caller reads the

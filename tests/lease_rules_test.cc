@@ -7,7 +7,7 @@
 
 #include "storage/storage_errors.h"
 
-namespace blobtable::lease {
+namespace blobtable::internal::lease {
 namespace {
 
 TEST(LeaseRules, FixedLeaseExpiresAtItsDuration) {
@@ -108,4 +108,4 @@ TEST(StorageErrors, CodesTellTheCallerWhatToDo) {
 }
 
 }  // namespace
-}  // namespace blobtable::lease
+}  // namespace blobtable::internal::lease

@@ -23,6 +23,7 @@
 
 namespace blobtable::testing {
 namespace {
+using namespace internal;
 
 // Also through a pass-through wrapper stacked with Backend::With: a wrapper
 // that overrides nothing must keep the whole contract (every call forwarded,
@@ -373,6 +374,7 @@ TEST(LocalBlobStore, ConcurrentProcessesIncrementWithoutLoss) {
 
 namespace blobtable::testing {
 namespace {
+using namespace internal;
 
 // The values in `dbi` (the data database: how many blobs keep data apart).
 size_t CountValues(const std::string& dir, const std::string& db) {

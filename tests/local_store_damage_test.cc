@@ -23,6 +23,7 @@
 
 namespace blobtable::testing {
 namespace {
+using namespace internal;
 
 namespace fs = std::filesystem;
 

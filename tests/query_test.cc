@@ -24,6 +24,7 @@
 
 namespace blobtable::testing {
 namespace {
+using namespace internal;
 
 // Local storage presented as a remote store.
 class Remote final : public BlobStoreWrapper {

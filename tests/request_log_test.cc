@@ -20,6 +20,8 @@ using blobtable::testing::TempDir;
 namespace blobtable {
 namespace {
 
+using namespace internal;
+
 struct Lines {
   std::mutex mu;
   std::vector<std::string> lines;

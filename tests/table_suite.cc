@@ -14,7 +14,7 @@ void TableTest::SetUp() {
   // backoff moves that clock instead of sleeping (FakeClock::SleepFor).
   o.busy_timeout = std::chrono::milliseconds(300);
   o.wrap_blob_store = [this](std::shared_ptr<BlobStore> b) {
-    counter_ = std::make_shared<CountingBlobStore>(std::move(b));
+    counter_ = std::make_shared<internal::CountingBlobStore>(std::move(b));
     return counter_;
   };
   o.container = FreshContainer("tables");

@@ -24,8 +24,8 @@ class TableTest : public ::testing::TestWithParam<Backend> {
   const Table& table() { return *table_; }
   std::map<std::string, int> counts() const;
 
-  FakeClock clock_;
-  std::shared_ptr<CountingBlobStore> counter_;
+  internal::FakeClock clock_;
+  std::shared_ptr<internal::CountingBlobStore> counter_;
   std::unique_ptr<Store> store_;
   std::optional<Table> table_;
 };

@@ -24,10 +24,10 @@
 namespace blobtable::testing {
 
 // The fake clock (testing/fake_clock.h), as the tests have always named it.
-using blobtable::FakeClock;
+using blobtable::internal::FakeClock;
 
 // StatusOf (util/macros.h), as the tests have always named it.
-using blobtable::StatusOf;
+using blobtable::internal::StatusOf;
 
 // Conditions on one ETag ("*": any version).
 inline AccessConditions IfMatch(std::string etag) {

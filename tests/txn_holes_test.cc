@@ -22,6 +22,7 @@
 
 namespace blobtable::testing {
 namespace {
+using namespace internal;
 
 using std::chrono::seconds;
 

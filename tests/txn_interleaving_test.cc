@@ -31,6 +31,7 @@
 
 namespace blobtable::testing {
 namespace {
+using namespace internal;
 
 int EnvInt(const char* name, int fallback) {
   const char* v = std::getenv(name);

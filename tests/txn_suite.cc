@@ -23,6 +23,7 @@
 
 namespace blobtable::testing {
 namespace {
+using namespace internal;
 using std::chrono::seconds;
 
 // Why a test of the lease coordinator in this process skips on a store that

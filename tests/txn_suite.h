@@ -39,7 +39,7 @@ inline TransactionOptions ShortLeases() {
 class TxnTest : public ::testing::TestWithParam<Backend> {
  protected:
   void SetUp() override {
-    SyncPoints::ClearAll();
+    internal::SyncPoints::ClearAll();
     // Backoff moves the shared fake clock (in this process and its children)
     // fifty times faster than it sleeps: waiting out a dead coordinator's
     // leases takes a fraction of a second, while time still passes evenly
@@ -55,13 +55,13 @@ class TxnTest : public ::testing::TestWithParam<Backend> {
     accounts_.emplace(*store_->OpenTable("accounts"));
     ledger_.emplace(*store_->OpenTable("ledger"));
   }
-  void TearDown() override { SyncPoints::ClearAll(); }
+  void TearDown() override { internal::SyncPoints::ClearAll(); }
 
   StoreOptions Options() {
     StoreOptions o;
     o.container = container_;
     o.wrap_blob_store = [this](std::shared_ptr<BlobStore> b) {
-      auto c = std::make_shared<CountingBlobStore>(std::move(b));
+      auto c = std::make_shared<internal::CountingBlobStore>(std::move(b));
       counter_.store(c.get());  // stores may open in several threads
       return c;
     };
@@ -140,7 +140,7 @@ class TxnTest : public ::testing::TestWithParam<Backend> {
   int KillCoordinatorAt(const std::string& point, const std::function<Status(Store&)>& body) {
     return WaitChild(ForkChild([&] {
       auto store = Open(/*coordinator=*/true);  // what is killed is always a coordinator
-      SyncPoints::Set(point, [] { raise(SIGKILL); });
+      internal::SyncPoints::Set(point, [] { raise(SIGKILL); });
       return 10 + static_cast<int>(body(*store).code());
     }));
   }
@@ -156,27 +156,27 @@ class TxnTest : public ::testing::TestWithParam<Backend> {
     auto page = store_->blob_store().List(all);
     ASSERT_TRUE(page.ok());
     for (const BlobItem& item : page->items) {
-      if (item.name.rfind(kRecordPrefix, 0) == 0) {
+      if (item.name.rfind(internal::kRecordPrefix, 0) == 0) {
         // Only an aborted record of protocol 2 stays: the fence against a
         // commit point still on its way (Recover removes it when old).
         auto got = store_->blob_store().Get(item.name, {});
         ASSERT_TRUE(got.ok()) << item.name;
-        auto rec = DecodeRecord(got->data, item.name);
+        auto rec = internal::DecodeRecord(got->data, item.name);
         ASSERT_TRUE(rec.ok()) << rec.status().ToString();
-        EXPECT_TRUE(rec->state == TxnState::kAborted) << "record left: " << item.name;
+        EXPECT_TRUE(rec->state == internal::TxnState::kAborted) << "record left: " << item.name;
         continue;
       }
-      EXPECT_EQ(item.properties.metadata.count(kPrewriteMetadata), 0u) << item.name;
+      EXPECT_EQ(item.properties.metadata.count(internal::kPrewriteMetadata), 0u) << item.name;
       EXPECT_NE(item.properties.lease_state, LeaseState::kLeased) << item.name;
       if (item.name.find("/l/") != std::string::npos) {
-        EXPECT_EQ(item.properties.metadata.count(kTxnMetadata), 0u) << item.name;
+        EXPECT_EQ(item.properties.metadata.count(internal::kTxnMetadata), 0u) << item.name;
       }
     }
   }
 
   std::string container_;
-  FakeClock clock_;
-  std::atomic<CountingBlobStore*> counter_{nullptr};  // the last store opened's
+  internal::FakeClock clock_;
+  std::atomic<internal::CountingBlobStore*> counter_{nullptr};  // the last store opened's
   std::unique_ptr<Store> store_;
   std::optional<Table> accounts_, ledger_;
   int lines_ = 0;

@@ -13,6 +13,7 @@
 
 namespace blobtable {
 namespace {
+using namespace internal;
 
 class WriteGroupTest : public ::testing::Test {
  protected:

@@ -170,7 +170,7 @@ int CmdImport(const Table& table, const BulkOptions& o, std::istream& in, std::o
       lines.push_back(ParseLine(number, text));
     }
     std::vector<Status> results(lines.size());
-    ParallelFor(lines.size(), width, [&](size_t i) {
+    internal::ParallelFor(lines.size(), width, [&](size_t i) {
       results[i] =
           lines[i].entity.ok() ? Write(table, o.mode, *lines[i].entity) : lines[i].entity.status();
     });

@@ -66,7 +66,7 @@ Result<PropertyValue> Typed(const std::string& name, const json& v, std::string_
   }
   if (type == "Edm.Binary") {
     if (!v.is_string()) return Bad(name, "Edm.Binary needs a base64 string");
-    auto bytes = Base64Decode(v.get_ref<const std::string&>());
+    auto bytes = internal::Base64Decode(v.get_ref<const std::string&>());
     if (!bytes.ok()) return Bad(name, bytes.status().message());
     return PropertyValue(Binary{std::move(*bytes)});
   }
@@ -175,7 +175,7 @@ nlohmann::ordered_json EntityToJson(const Entity& e) {
             j[name] = std::to_string(v);
           } else if constexpr (std::is_same_v<T, Binary>) {
             j[annotation] = "Edm.Binary";
-            j[name] = Base64Encode(v.bytes);
+            j[name] = internal::Base64Encode(v.bytes);
           } else if constexpr (std::is_same_v<T, Guid>) {
             j[annotation] = "Edm.Guid";
             j[name] = v.value;

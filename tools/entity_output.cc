@@ -90,7 +90,7 @@ std::string DoubleText(double d) {
 std::string Text(const PropertyValue& v) {
   switch (TypeOf(v)) {
     case EdmType::kString: return std::get<std::string>(v);
-    case EdmType::kBinary: return Base64Encode(std::get<Binary>(v).bytes);
+    case EdmType::kBinary: return internal::Base64Encode(std::get<Binary>(v).bytes);
     case EdmType::kBoolean: return std::get<bool>(v) ? "true" : "false";
     case EdmType::kDateTime: return FormatDateTime(std::get<DateTime>(v));
     case EdmType::kDouble: return DoubleText(std::get<double>(v));

@@ -5,7 +5,7 @@
 #include "util/msgpack_util.h"
 #include "util/stored_format.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 namespace {
 constexpr char kIntentMagic[] = "bt.intent";
 constexpr int kIntentFormat = 1;
@@ -63,4 +63,4 @@ std::string PrewritingTransaction(const BlobProperties& p) {
   return it == p.metadata.end() ? "" : it->second;
 }
 
-}  // namespace blobtable
+}  // namespace blobtable::internal

@@ -16,7 +16,7 @@
 
 #include "blobtable/blob_store.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 
 struct EntityIntent {
   std::string txn_id;
@@ -45,6 +45,6 @@ Result<EntityIntent> DecodeIntent(std::string_view body, std::string_view blob);
 // The transaction whose intent `p` holds (kPrewriteMetadata); "" if none.
 std::string PrewritingTransaction(const BlobProperties& p);
 
-}  // namespace blobtable
+}  // namespace blobtable::internal
 
 #endif  // BLOBTABLE_TXN_INTENT_H_

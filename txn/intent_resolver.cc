@@ -7,7 +7,7 @@
 #include "util/macros.h"
 #include "util/stored_format.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 std::string MetadataOf(const BlobProperties& p, const char* name) {
   auto it = p.metadata.find(name);
   return it == p.metadata.end() ? "" : it->second;
@@ -255,4 +255,4 @@ Status FinishDecided(const ResolveContext& ctx, std::string_view blob, const Get
   return FinishIntent(ctx, blob, intent, seen.properties, committed);
 }
 
-}  // namespace blobtable
+}  // namespace blobtable::internal

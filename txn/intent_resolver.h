@@ -21,7 +21,7 @@
 #include "txn/intent.h"
 #include "txn/recovery.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 
 enum class Outcome { kUndecided, kCommitted, kAborted };
 
@@ -103,6 +103,6 @@ bool NamesVersion(std::string_view same_as, std::string_view etag);
 std::string ContinuedHandles(std::string_view etag, std::string_view same_as);
 inline constexpr int kMaxHandles = 4;
 
-}  // namespace blobtable
+}  // namespace blobtable::internal
 
 #endif  // BLOBTABLE_TXN_INTENT_RESOLVER_H_

@@ -13,7 +13,7 @@
 #include "testing/sync_point.h"
 #include "txn/txn_record.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 
 std::string MarkingTransaction(const BlobProperties& p) {
   std::string txn = PrewritingTransaction(p);
@@ -175,4 +175,4 @@ Result<int> RecoverAbandoned(const ResolveContext& ctx, bool discard_damaged,
                             " record(s) damaged, the first: " + damaged.front().message());
 }
 
-}  // namespace blobtable
+}  // namespace blobtable::internal

@@ -15,7 +15,7 @@
 
 #include "blobtable/blob_store.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 
 // What resolution needs: the store, the clock, the length of the leases a
 // transaction takes (15..60), and up to what size a write it applies
@@ -61,6 +61,6 @@ struct InFlightTxn {
 Result<int> RecoverAbandoned(const ResolveContext& ctx, bool discard_damaged = false,
                              std::vector<InFlightTxn>* in_flight = nullptr);
 
-}  // namespace blobtable
+}  // namespace blobtable::internal
 
 #endif  // BLOBTABLE_TXN_RECOVERY_H_

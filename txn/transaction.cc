@@ -53,8 +53,8 @@ Result<Intent*> IntentFor(internal::TxnBuffer& b, const Table& table, std::strin
         "assign one from Store::OpenTable");
   BT_RETURN_IF_ERROR(ValidateKey(pk, "PartitionKey"));
   BT_RETURN_IF_ERROR(ValidateKey(rk, "RowKey"));
-  BT_ASSIGN_OR_RETURN(std::string blob, naming::EntityBlobName(table.name(), pk, rk));
-  BT_ASSIGN_OR_RETURN(std::string lock, naming::LockBlobName(table.name(), pk));
+  BT_ASSIGN_OR_RETURN(std::string blob, internal::naming::EntityBlobName(table.name(), pk, rk));
+  BT_ASSIGN_OR_RETURN(std::string lock, internal::naming::LockBlobName(table.name(), pk));
   Intent& i = b.intents[blob];
   if (i.blob.empty()) {
     i.table = table.name();
@@ -154,11 +154,11 @@ Status Transaction::Check(const Table& t, std::string_view pk, std::string_view 
 }
 
 Status Transaction::Replace(const Table& t, const Entity& e) {
-  BT_ASSIGN_OR_RETURN(std::string etag, OwnETag(e, "Replace(table, entity)"));
+  BT_ASSIGN_OR_RETURN(std::string etag, internal::OwnETag(e, "Replace(table, entity)"));
   return Replace(t, e, etag);
 }
 Status Transaction::Merge(const Table& t, const Entity& e) {
-  BT_ASSIGN_OR_RETURN(std::string etag, OwnETag(e, "Merge(table, entity)"));
+  BT_ASSIGN_OR_RETURN(std::string etag, internal::OwnETag(e, "Merge(table, entity)"));
   return Merge(t, e, etag);
 }
 

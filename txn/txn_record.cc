@@ -4,7 +4,7 @@
 #include "model/blob_naming.h"
 #include "util/msgpack_util.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 namespace {
 constexpr char kRecordMagic[] = "bt.txn";
 constexpr int kProtocolOneFormat = 1;
@@ -108,4 +108,4 @@ Status RefuseProtocolOneMark(const BlobProperties& p, std::string_view blob) {
   return Status::OK();
 }
 
-}  // namespace blobtable
+}  // namespace blobtable::internal

@@ -20,7 +20,7 @@
 #include "blobtable/status.h"
 #include "util/stored_format.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 
 enum class TxnState { kCommitted = 1, kAborted = 2 };
 
@@ -49,6 +49,6 @@ bool IsProtocolOneRecord(std::string_view body);
 // to do. Checked wherever a transaction's mark would be settled.
 Status RefuseProtocolOneMark(const BlobProperties& p, std::string_view blob);
 
-}  // namespace blobtable
+}  // namespace blobtable::internal
 
 #endif  // BLOBTABLE_TXN_TXN_RECORD_H_

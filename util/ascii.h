@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-namespace blobtable {
+namespace blobtable::internal {
 
 // Appends `s` to `out`, ASCII letters lowered.
 inline void AppendAsciiLower(std::string& out, std::string_view s) {
@@ -20,6 +20,6 @@ inline std::string AsciiLower(std::string_view s) {
   return out;
 }
 
-}  // namespace blobtable
+}  // namespace blobtable::internal
 
 #endif  // BLOBTABLE_UTIL_ASCII_H_

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-namespace blobtable {
+namespace blobtable::internal {
 
 std::chrono::milliseconds BackoffDelay(const RetryPolicy& policy, int retry, uint64_t random) {
   const int64_t initial = policy.initial_delay.count();
@@ -16,4 +16,4 @@ std::chrono::milliseconds BackoffDelay(const RetryPolicy& policy, int retry, uin
   return std::chrono::milliseconds(static_cast<int64_t>(random % static_cast<uint64_t>(bound)));
 }
 
-}  // namespace blobtable
+}  // namespace blobtable::internal

@@ -11,7 +11,7 @@
 
 #include "blobtable/retry.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 
 // The wait before retry `retry` (1: the wait after the first attempt, 2:
 // after the second, ...): exponential backoff with full jitter, uniform in
@@ -31,6 +31,6 @@ namespace blobtable {
 // 3d/4).
 std::chrono::milliseconds BackoffDelay(const RetryPolicy& policy, int retry, uint64_t random);
 
-}  // namespace blobtable
+}  // namespace blobtable::internal
 
 #endif  // BLOBTABLE_UTIL_BACKOFF_H_

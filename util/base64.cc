@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <cstring>
 
-namespace blobtable {
+namespace blobtable::internal {
 namespace {
 constexpr char kB64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 }
@@ -56,4 +56,4 @@ Result<std::string> Base64Decode(std::string_view in) {
   return out;
 }
 
-}  // namespace blobtable
+}  // namespace blobtable::internal

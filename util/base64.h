@@ -9,12 +9,12 @@
 
 #include "blobtable/status.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 
 std::string Base64Encode(std::string_view bytes);
 // InvalidArgument unless `text` is canonical padded base64.
 Result<std::string> Base64Decode(std::string_view text);
 
-}  // namespace blobtable
+}  // namespace blobtable::internal
 
 #endif  // BLOBTABLE_UTIL_BASE64_H_

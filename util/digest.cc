@@ -6,7 +6,7 @@
 
 #include "util/base64.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 
 std::string Md5Base64(std::string_view bytes) {
   // Fetched once: OpenSSL 3 looks the algorithm up again on every call given
@@ -23,4 +23,4 @@ uint32_t Crc32(std::string_view bytes) {
   return crc32_gzip_refl(0, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
 }
 
-}  // namespace blobtable
+}  // namespace blobtable::internal

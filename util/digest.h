@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-namespace blobtable {
+namespace blobtable::internal {
 
 // The MD5 of `bytes` in base64, as Azure reports a blob's Content-MD5
 // ("1B2M2Y8AsgTpgAmY7PhCfg==" for no bytes).
@@ -18,6 +18,6 @@ std::string Md5Base64(std::string_view bytes);
 // a kilobyte; the values are zlib's, so stored checksums keep matching.
 uint32_t Crc32(std::string_view bytes);
 
-}  // namespace blobtable
+}  // namespace blobtable::internal
 
 #endif  // BLOBTABLE_UTIL_DIGEST_H_

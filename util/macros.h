@@ -23,7 +23,7 @@
   if (!tmp.ok()) return tmp.status();             \
   lhs = std::move(tmp).value()
 
-namespace blobtable {
+namespace blobtable::internal {
 
 // The Status of a call's answer, whether it is a Status or a Result<T>
 // (for code that handles both alike: wrappers, logs, tests).
@@ -33,6 +33,6 @@ const Status& StatusOf(const Result<T>& r) {
   return r.status();
 }
 
-}  // namespace blobtable
+}  // namespace blobtable::internal
 
 #endif  // BLOBTABLE_UTIL_MACROS_H_

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "util/msgpack_util.h"
 
-namespace blobtable::mp {
+namespace blobtable::internal::mp {
 
 Result<msgpack::object_handle> Unpack(std::string_view data, const What& what) {
   // Limits: arrays and maps of blobtable formats stay far below these; strings
@@ -74,4 +74,4 @@ double Double(const msgpack::object& o, const char* field) {
   return o.via.f64;
 }
 
-}  // namespace blobtable::mp
+}  // namespace blobtable::internal::mp

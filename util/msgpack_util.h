@@ -12,7 +12,7 @@
 
 #include "blobtable/status.h"
 
-namespace blobtable::mp {
+namespace blobtable::internal::mp {
 
 // Names what is decoded in error messages: "kind 'name'", or just `kind`.
 // Built into a string only when a message needs it (decoding is hot).
@@ -63,6 +63,6 @@ Status Guard(const What& what, Fn&& fn) {
   }
 }
 
-}  // namespace blobtable::mp
+}  // namespace blobtable::internal::mp
 
 #endif  // BLOBTABLE_UTIL_MSGPACK_UTIL_H_

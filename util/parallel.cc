@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-namespace blobtable {
+namespace blobtable::internal {
 
 void ParallelFor(size_t n, size_t width, const std::function<void(size_t)>& fn) {
   if (width <= 1 || n <= 1) {
@@ -32,4 +32,4 @@ void ParallelFor(size_t n, size_t width, const std::function<void(size_t)>& fn) 
   for (std::thread& t : helpers) t.join();
 }
 
-}  // namespace blobtable
+}  // namespace blobtable::internal

@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <functional>
 
-namespace blobtable {
+namespace blobtable::internal {
 
 // Calls fn(i) for every i in [0, n), at most `width` calls at a time, the
 // calling thread making some of them and up to width - 1 threads started
@@ -17,6 +17,6 @@ namespace blobtable {
 // calling thread.
 void ParallelFor(size_t n, size_t width, const std::function<void(size_t)>& fn);
 
-}  // namespace blobtable
+}  // namespace blobtable::internal
 
 #endif  // BLOBTABLE_UTIL_PARALLEL_H_

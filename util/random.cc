@@ -5,7 +5,7 @@
 
 #include <random>
 
-namespace blobtable {
+namespace blobtable::internal {
 
 uint64_t RandomU64() {
   // One generator per thread, reseeded when the process id changes so that
@@ -43,4 +43,4 @@ std::string NewGuid() {
   return out;
 }
 
-}  // namespace blobtable
+}  // namespace blobtable::internal

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-namespace blobtable {
+namespace blobtable::internal {
 
 // A random (version 4) GUID in lowercase canonical form,
 // "xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx". Thread-safe; fork-safe (reseeds in
@@ -25,6 +25,6 @@ inline uint64_t Mix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-}  // namespace blobtable
+}  // namespace blobtable::internal
 
 #endif  // BLOBTABLE_UTIL_RANDOM_H_

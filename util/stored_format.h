@@ -7,7 +7,7 @@
 #ifndef BLOBTABLE_UTIL_STORED_FORMAT_H_
 #define BLOBTABLE_UTIL_STORED_FORMAT_H_
 
-namespace blobtable {
+namespace blobtable::internal {
 
 // ---- Blob names (any backend) ----
 // Entity blobs "t/<table>/e/-<key(PK)>/-<key(RK)>", partition lock blobs
@@ -53,6 +53,6 @@ inline constexpr char kMetaDb[] = "meta";  // the local cache's too (cache/blob_
 inline constexpr char kEtagCounterKey[] = "etag-counter";           // in kMetaDb
 inline constexpr char kBucketSchemeKeyPrefix[] = "bucket-scheme:";  // + container, in kMetaDb
 
-}  // namespace blobtable
+}  // namespace blobtable::internal
 
 #endif  // BLOBTABLE_UTIL_STORED_FORMAT_H_

@@ -3,7 +3,7 @@
 
 #include <cstring>
 
-namespace blobtable {
+namespace blobtable::internal {
 
 bool NextCodePoint(std::string_view s, size_t* pos, uint32_t* out) {
   size_t i = *pos;
@@ -67,4 +67,4 @@ long Utf8Length(std::string_view s) { return Count(s, 1); }
 long Utf16Length(std::string_view s) { return Count(s, 2); }
 bool IsValidUtf8(std::string_view s) { return Count(s, 1) >= 0; }
 
-}  // namespace blobtable
+}  // namespace blobtable::internal

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string_view>
 
-namespace blobtable {
+namespace blobtable::internal {
 
 // Decodes the code point at s[*pos] and advances *pos; returns false on
 // invalid UTF-8 (overlong forms, surrogates, values past U+10FFFF, truncation).
@@ -22,6 +22,6 @@ long Utf16Length(std::string_view s);
 // True if `s` is valid UTF-8 (as NextCodePoint judges it).
 bool IsValidUtf8(std::string_view s);
 
-}  // namespace blobtable
+}  // namespace blobtable::internal
 
 #endif  // BLOBTABLE_UTIL_UTF8_H_

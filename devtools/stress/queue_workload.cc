@@ -59,7 +59,7 @@ struct Held {
 // made.
 Status Clear(BlobStore& blobs) {
   for (const std::string& prefix :
-       {coord::QueueItemPrefix(kQueue), coord::QueueDeadPrefix(kQueue)}) {
+       {internal::coord::QueueItemPrefix(kQueue), internal::coord::QueueDeadPrefix(kQueue)}) {
     ListOptions list;
     list.prefix = prefix;
     for (int pages = 0;;) {
@@ -195,8 +195,8 @@ class QueueWorkload final : public Workload {
       auto entries = dead ? q->DeadLetters(all) : q->List(all);
       if (!entries.ok()) return entries.status();
       for (const QueueEntry& e : *entries) {
-        const std::string blob =
-            dead ? coord::QueueDeadName(kQueue, e.id) : coord::QueueItemName(kQueue, e.id);
+        const std::string blob = dead ? internal::coord::QueueDeadName(kQueue, e.id)
+                                      : internal::coord::QueueItemName(kQueue, e.id);
         auto got = store.blob_store().Get(blob, ReadOptions{});
         if (!got.ok()) return got.status().WithContext("reading " + blob);
         (dead ? end.dead : end.queued)[e.id] = QueueEnd::Item{got->data, e.dequeue_count};

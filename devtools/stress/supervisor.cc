@@ -91,7 +91,8 @@ class Supervisor {
   // string names the proxy's port as its BlobEndpoint.
   std::string StartProxy() {
     const std::string loopback = "127.0.0.1:";
-    auto config = c_.azure() ? ParseConnectionString(c_.store) : Status::InvalidArgument("");
+    auto config =
+        c_.azure() ? internal::ParseConnectionString(c_.store) : Status::InvalidArgument("");
     const std::string endpoint = config.ok() ? config->blob_endpoint : "";
     const size_t at = endpoint.find(loopback);
     if (at == std::string::npos)
@@ -210,22 +211,22 @@ class Supervisor {
   // intent.
   static Result<size_t> Unresolved(BlobStore& blobs) {
     size_t n = 0;
-    for (const char* prefix : {kRecordPrefix, kTablePrefix}) {
+    for (const char* prefix : {internal::kRecordPrefix, internal::kTablePrefix}) {
       ListOptions list;
       list.prefix = prefix;
       int pages = 0;
       for (;;) {
         BT_ASSIGN_OR_RETURN(ListPage page, blobs.List(list));
         for (const BlobItem& item : page.items) {
-          if (prefix == kTablePrefix) {
-            n += MarkingTransaction(item.properties).empty() ? 0 : 1;
+          if (prefix == internal::kTablePrefix) {
+            n += internal::MarkingTransaction(item.properties).empty() ? 0 : 1;
             continue;
           }
           auto got = blobs.Get(item.name, {});
           if (got.status().IsNotFound()) continue;
           if (!got.ok()) return got.status();
-          auto rec = DecodeRecord(got->data, item.name);
-          n += rec.ok() && rec->state == TxnState::kAborted ? 0 : 1;
+          auto rec = internal::DecodeRecord(got->data, item.name);
+          n += rec.ok() && rec->state == internal::TxnState::kAborted ? 0 : 1;
         }
         BT_ASSIGN_OR_RETURN(bool more, NextListPage(list, page, &pages));
         if (!more) break;
@@ -337,7 +338,8 @@ class Supervisor {
 
 int RunSupervisor(const Config& config, const std::vector<std::string>& argv, std::ostream& out) {
   Config c = config;
-  if (c.seed == 0) c.seed = Mix64(std::random_device()()) >> 16;  // short enough to type back
+  if (c.seed == 0)
+    c.seed = internal::Mix64(std::random_device()()) >> 16;  // short enough to type back
   if (MakeWorkload(c.workload) == nullptr) {
     out << "stress: unknown workload '" << c.workload << "' (bank, list-append, queue, lock)\n";
     return 2;

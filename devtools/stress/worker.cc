@@ -50,7 +50,8 @@ bool Config::azure() const { return IsConnectionString(store); }
 
 FaultOptions Config::Faults() const {
   FaultOptions f;
-  f.seed = Mix64(seed ^ Mix64(static_cast<uint64_t>(worker) << 32 | static_cast<uint64_t>(gen)));
+  f.seed = internal::Mix64(
+      seed ^ internal::Mix64(static_cast<uint64_t>(worker) << 32 | static_cast<uint64_t>(gen)));
   if (fault_rate <= 0) return f;
   f.rates.server_busy = fault_rate;
   f.rates.internal_error = 2 * fault_rate;

@@ -19,7 +19,7 @@
 #include "util/random.h"
 #include "util/stored_format.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 
 namespace {
 
@@ -217,4 +217,4 @@ Result<std::shared_ptr<BlobStore>> OpenAzureBlobStore(AzureStoreOptions options)
   return std::shared_ptr<BlobStore>(std::make_shared<AzureBlobStore>(std::move(options)));
 }
 
-}  // namespace blobtable
+}  // namespace blobtable::internal

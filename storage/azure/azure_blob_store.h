@@ -20,7 +20,7 @@
 #include "storage/azure/requests.h"  // kAzureApiVersion
 #include "storage/azure/retry.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 
 struct AzureStoreOptions {
   AzureConfig config;
@@ -50,6 +50,6 @@ Result<std::shared_ptr<BlobStore>> OpenAzureBlobStore(AzureStoreOptions options)
 // The same, without touching the network (tests of the request path).
 std::shared_ptr<BlobStore> MakeAzureBlobStore(AzureStoreOptions options);
 
-}  // namespace blobtable
+}  // namespace blobtable::internal
 
 #endif  // BLOBTABLE_STORAGE_AZURE_AZURE_BLOB_STORE_H_

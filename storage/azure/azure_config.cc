@@ -9,7 +9,7 @@
 #include "util/ascii.h"
 #include "util/base64.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 namespace {
 
 std::string_view Trim(std::string_view s) {
@@ -156,4 +156,4 @@ Result<AzureConfig> ParseConnectionString(std::string_view text) {
   return c;
 }
 
-}  // namespace blobtable
+}  // namespace blobtable::internal

@@ -15,7 +15,7 @@
 
 #include "blobtable/status.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 
 // Azurite's well-known development account (public, from Azure's docs).
 inline constexpr char kDevAccountName[] = "devstoreaccount1";
@@ -39,6 +39,6 @@ Result<AzureConfig> ParseConnectionString(std::string_view connection_string);
 // parser knows, by the parser's own rules (any case, spaces around).
 bool NamesAConnectionStringKey(std::string_view text);
 
-}  // namespace blobtable
+}  // namespace blobtable::internal
 
 #endif  // BLOBTABLE_STORAGE_AZURE_AZURE_CONFIG_H_

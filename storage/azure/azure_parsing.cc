@@ -9,7 +9,7 @@
 #include "storage/azure/shared_key.h"
 #include "util/stored_format.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 
 std::string FormatHttpDate(TimePoint t) {
   std::time_t secs = std::chrono::system_clock::to_time_t(t);
@@ -112,4 +112,4 @@ Result<ListPage> ParseListBlobs(std::string_view xml, const ListOptions& o) {
   return page;
 }
 
-}  // namespace blobtable
+}  // namespace blobtable::internal

@@ -11,7 +11,7 @@
 
 #include "blobtable/blob_store.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 
 // RFC 1123 dates, as HTTP headers and List Blobs carry them ("Sun, 06 Nov
 // 1994 08:49:37 GMT"); ParseHttpDate is false for anything else, and for
@@ -34,6 +34,6 @@ LeaseDurationType ParseLeaseDuration(const std::string* s);
 // the next marker is the one given (the listing would never end).
 Result<ListPage> ParseListBlobs(std::string_view xml, const ListOptions& o);
 
-}  // namespace blobtable
+}  // namespace blobtable::internal
 
 #endif  // BLOBTABLE_STORAGE_AZURE_AZURE_PARSING_H_

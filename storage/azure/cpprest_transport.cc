@@ -18,7 +18,7 @@
 #include "blobtable/storage_options.h"
 #include "storage/azure/http_transport.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 namespace {
 
 namespace http = web::http;
@@ -139,6 +139,10 @@ class CpprestTransport final : public HttpTransport {
 std::unique_ptr<HttpTransport> MakeCpprestTransport(const TransportOptions& options) {
   return std::make_unique<CpprestTransport>(options);
 }
+
+}  // namespace blobtable::internal
+
+namespace blobtable {
 
 const std::vector<std::string>& HttpTransportNames() {
   static const std::vector<std::string> names{"curl", "cpprest"};

@@ -6,8 +6,11 @@
 #include "storage/azure/http_transport.h"
 
 namespace blobtable {
+namespace internal {
 
 std::unique_ptr<HttpTransport> MakeCpprestTransport(const TransportOptions&) { return nullptr; }
+
+}  // namespace internal
 
 const std::vector<std::string>& HttpTransportNames() {
   static const std::vector<std::string> names{"curl"};

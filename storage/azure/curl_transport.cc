@@ -10,7 +10,7 @@
 #include "util/ascii.h"
 #include "storage/azure/http_transport.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 namespace {
 
 // Collects a response body up to its cap; past it, stops the transfer.
@@ -194,4 +194,4 @@ std::unique_ptr<HttpTransport> MakeCurlTransport(const TransportOptions& options
   return std::make_unique<CurlTransport>(options);
 }
 
-}  // namespace blobtable
+}  // namespace blobtable::internal

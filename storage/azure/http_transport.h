@@ -19,7 +19,7 @@
 #include "blobtable/status.h"
 #include "storage/storage_errors.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 
 struct HttpRequest {
   std::string method;  // GET, HEAD, PUT, DELETE
@@ -130,6 +130,6 @@ std::unique_ptr<HttpTransport> MakeCurlTransport(const TransportOptions& options
 // Null in a build without cpprestsdk (BLOBTABLE_WITH_CPPREST off).
 std::unique_ptr<HttpTransport> MakeCpprestTransport(const TransportOptions& options);
 
-}  // namespace blobtable
+}  // namespace blobtable::internal
 
 #endif  // BLOBTABLE_STORAGE_AZURE_HTTP_TRANSPORT_H_

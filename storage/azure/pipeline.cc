@@ -8,7 +8,7 @@
 #include "storage/azure/shared_key.h"
 #include "storage/storage_errors.h"
 
-namespace blobtable::azure {
+namespace blobtable::internal::azure {
 
 namespace {
 
@@ -88,4 +88,4 @@ Pipeline::Pipeline(const AzureConfig& config, std::shared_ptr<HttpTransport> tra
       chain_{&auth_, &log_, &refusal_},
       transport_(std::move(transport)) {}
 
-}  // namespace blobtable::azure
+}  // namespace blobtable::internal::azure

@@ -22,7 +22,7 @@
 #include "storage/azure/http_transport.h"
 #include "storage/request_log.h"
 
-namespace blobtable::azure {
+namespace blobtable::internal::azure {
 
 // What the policies know of the attempt they pass on.
 struct Attempt {
@@ -118,6 +118,6 @@ class Pipeline {
   std::shared_ptr<HttpTransport> transport_;
 };
 
-}  // namespace blobtable::azure
+}  // namespace blobtable::internal::azure
 
 #endif  // BLOBTABLE_STORAGE_AZURE_PIPELINE_H_

@@ -10,7 +10,7 @@
 #include "util/random.h"
 #include "util/stored_format.h"
 
-namespace blobtable::azure {
+namespace blobtable::internal::azure {
 
 namespace {
 
@@ -157,4 +157,4 @@ HttpRequest ListBlobs(const Target& t, const Stamp& s, const ListOptions& o) {
   return NewRequest("GET", ContainerUrl(t, query), s);
 }
 
-}  // namespace blobtable::azure
+}  // namespace blobtable::internal::azure

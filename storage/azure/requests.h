@@ -15,13 +15,15 @@
 #include "blobtable/blob_store.h"
 #include "storage/azure/http_transport.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 
 // The service version sent (x-ms-version): 2026-02-06 brings List Blobs'
 // startFrom. Azurite needs --skipApiVersionCheck for it.
 inline constexpr char kAzureApiVersion[] = "2026-02-06";
 
-namespace azure {
+}  // namespace blobtable::internal
+
+namespace blobtable::internal::azure {
 
 // Where requests go: the service's base URL (no trailing slash) and the
 // container.
@@ -80,7 +82,6 @@ HttpRequest BreakLease(const Target& t, const Stamp& s, std::string_view name,
 // List Blobs with metadata: max_results, prefix, marker and start_from.
 HttpRequest ListBlobs(const Target& t, const Stamp& s, const ListOptions& o);
 
-}  // namespace azure
-}  // namespace blobtable
+}  // namespace blobtable::internal::azure
 
 #endif  // BLOBTABLE_STORAGE_AZURE_REQUESTS_H_

@@ -11,7 +11,7 @@
 #include "util/macros.h"
 #include "util/stored_format.h"
 
-namespace blobtable::azure {
+namespace blobtable::internal::azure {
 
 namespace {
 
@@ -116,4 +116,4 @@ Result<LeaseResult> LeaseResultOf(const HttpResponse& r, bool keeps_lease_id) {
   return l;
 }
 
-}  // namespace blobtable::azure
+}  // namespace blobtable::internal::azure

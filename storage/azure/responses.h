@@ -13,7 +13,7 @@
 #include "blobtable/blob_store.h"
 #include "storage/azure/http_transport.h"
 
-namespace blobtable::azure {
+namespace blobtable::internal::azure {
 
 // 404 ContainerNotFound: nothing was written to the container yet.
 bool ContainerMissing(const HttpResponse& r);
@@ -45,6 +45,6 @@ Result<GetResult> ReadResultOf(HttpResponse& r, std::string_view method, std::st
 // ETag, Last-Modified, and x-ms-lease-time (Corruption if not a number).
 Result<LeaseResult> LeaseResultOf(const HttpResponse& r, bool keeps_lease_id);
 
-}  // namespace blobtable::azure
+}  // namespace blobtable::internal::azure
 
 #endif  // BLOBTABLE_STORAGE_AZURE_RESPONSES_H_

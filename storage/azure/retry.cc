@@ -9,13 +9,15 @@
 #include "util/backoff.h"
 #include "util/random.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 
 bool IsRetryableHttpStatus(int s) {
   return s == 408 || s == 429 || s == 500 || s == 502 || s == 503 || s == 504;
 }
 
-namespace azure {
+}  // namespace blobtable::internal
+
+namespace blobtable::internal::azure {
 
 using std::chrono::milliseconds;
 
@@ -90,5 +92,4 @@ Outcome RetryBudgetPolicy::Send(const Call& call, Budget& budget, const NextHop&
   return out;
 }
 
-}  // namespace azure
-}  // namespace blobtable
+}  // namespace blobtable::internal::azure

@@ -17,12 +17,14 @@
 #include "storage/azure/http_transport.h"
 #include "storage/azure/pipeline.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 
 // 408, 429, 500, 502, 503, 504 (Azure's throttling and transient answers).
 bool IsRetryableHttpStatus(int http_status);
 
-namespace azure {
+}  // namespace blobtable::internal
+
+namespace blobtable::internal::azure {
 
 // One storage request: how to build it (fresh for every attempt: date and
 // signature change) and what to call it in the log.
@@ -91,7 +93,6 @@ class RetryBudgetPolicy {
   uint64_t (*random_)();
 };
 
-}  // namespace azure
-}  // namespace blobtable
+}  // namespace blobtable::internal::azure
 
 #endif  // BLOBTABLE_STORAGE_AZURE_RETRY_H_

@@ -12,7 +12,7 @@
 #include "util/ascii.h"
 #include "util/base64.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 namespace {
 
 std::string HeaderValue(const HttpRequest& r, std::string_view name) {
@@ -137,4 +137,4 @@ void SignWithSharedKey(HttpRequest& r, std::string_view account, std::string_vie
   r.headers.emplace_back("Authorization", "SharedKey " + std::string(account) + ":" + sig);
 }
 
-}  // namespace blobtable
+}  // namespace blobtable::internal

@@ -9,7 +9,7 @@
 
 #include "storage/azure/http_transport.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 
 // VERB, the eleven standard headers (Content-Length empty when 0), the
 // canonicalized x-ms-* headers, then "/account/path" and the sorted,
@@ -31,6 +31,6 @@ std::string PercentDecode(std::string_view s);
 // Percent-encodes all but unreserved characters (and '/' if keep_slash).
 std::string PercentEncode(std::string_view s, bool keep_slash);
 
-}  // namespace blobtable
+}  // namespace blobtable::internal
 
 #endif  // BLOBTABLE_STORAGE_AZURE_SHARED_KEY_H_

@@ -8,7 +8,7 @@
 #include "util/random.h"
 #include "util/stored_format.h"
 
-namespace blobtable::azure {
+namespace blobtable::internal::azure {
 
 namespace {
 
@@ -133,4 +133,4 @@ Result<LeaseResult> FinishLease(std::string_view op, std::string_view name, cons
   return BlobErrorOf(r, name, container, "lease on ");
 }
 
-}  // namespace blobtable::azure
+}  // namespace blobtable::internal::azure

@@ -17,7 +17,7 @@
 #include "blobtable/blob_store.h"
 #include "storage/azure/retry.h"
 
-namespace blobtable::azure {
+namespace blobtable::internal::azure {
 
 // A new write id for a write with conditions; empty without (retrying an
 // unconditional write is harmless).
@@ -57,6 +57,6 @@ Result<LeaseResult> FinishLease(std::string_view op, std::string_view name, cons
                                 int success_status, const HeadNow& head,
                                 std::string_view container);
 
-}  // namespace blobtable::azure
+}  // namespace blobtable::internal::azure
 
 #endif  // BLOBTABLE_STORAGE_AZURE_WRITE_CHECK_H_

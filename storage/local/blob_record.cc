@@ -9,7 +9,7 @@
 #include "util/digest.h"
 #include "util/msgpack_util.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 
 namespace {
 constexpr int kBucketFormat = 3;
@@ -152,4 +152,4 @@ Result<Bucket> DecodeBucket(std::string_view value, std::string_view key) {
   return bucket;
 }
 
-}  // namespace blobtable
+}  // namespace blobtable::internal

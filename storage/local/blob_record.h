@@ -49,7 +49,7 @@
 #include "storage/lease_rules.h"
 #include "util/digest.h"  // Crc32
 
-namespace blobtable {
+namespace blobtable::internal {
 
 inline constexpr size_t kBucketPrefix = 480;  // < LMDB's 511-byte key limit
 inline constexpr size_t kGroupPrefix = 448;   // + a 32-byte digest = 480
@@ -110,6 +110,6 @@ std::string EncodeBucket(const Bucket& bucket);
 // its checksum does not match.
 Result<Bucket> DecodeBucket(std::string_view value, std::string_view key);
 
-}  // namespace blobtable
+}  // namespace blobtable::internal
 
 #endif  // BLOBTABLE_STORAGE_LOCAL_BLOB_RECORD_H_

@@ -16,7 +16,7 @@
 #include "util/random.h"
 #include "storage/local/store_files.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 
 Status LmdbError(int rc, std::string_view what, std::string_view hint) {
   std::string msg = std::string(what) + ": " + mdb_strerror(rc) + std::string(hint);
@@ -329,4 +329,4 @@ Status LmdbTxn::Commit() {
   return Status::OK();
 }
 
-}  // namespace blobtable
+}  // namespace blobtable::internal

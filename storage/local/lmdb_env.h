@@ -26,7 +26,7 @@
 #include "blobtable/status.h"
 #include "storage/local/write_group.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 
 // What LmdbError adds to a Corruption: advice for the local store, whose
 // files are the data. (The cache replaces it: its files are only copies.)
@@ -176,6 +176,6 @@ inline std::string_view FromVal(const MDB_val& v) {
   return std::string_view(static_cast<const char*>(v.mv_data), v.mv_size);
 }
 
-}  // namespace blobtable
+}  // namespace blobtable::internal
 
 #endif  // BLOBTABLE_STORAGE_LOCAL_LMDB_ENV_H_

@@ -21,7 +21,7 @@
 #include "storage/storage_errors.h"
 #include "util/stored_format.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 namespace {
 
 constexpr size_t kMaxLocalBlobBytes = 256u << 20;  // a policy: entities need 1 MiB
@@ -618,20 +618,25 @@ Status MigrateBuckets(LmdbEnv& env, MDB_dbi blobs, MDB_dbi meta, const std::stri
 
 }  // namespace
 
+}  // namespace blobtable::internal
+
+namespace blobtable {
+
 Result<std::shared_ptr<BlobStore>> OpenLocalBlobStore(const std::string& directory,
                                                       std::string_view container_name,
                                                       const LocalOptions& options, Clock* clock) {
-  BT_RETURN_IF_ERROR(ValidateContainerName(container_name));
+  BT_RETURN_IF_ERROR(internal::ValidateContainerName(container_name));
   const std::string container(container_name);
-  BT_ASSIGN_OR_RETURN(
-      std::shared_ptr<LmdbEnv> env,
-      LmdbEnv::Open(directory, options.map_size, options.file_mode,
-                    options.durability == LocalDurability::kRelaxed ? LmdbEnv::Sync::kRelaxed
-                                                                    : LmdbEnv::Sync::kFull));
+  BT_ASSIGN_OR_RETURN(std::shared_ptr<internal::LmdbEnv> env,
+                      internal::LmdbEnv::Open(directory, options.map_size, options.file_mode,
+                                              options.durability == LocalDurability::kRelaxed
+                                                  ? internal::LmdbEnv::Sync::kRelaxed
+                                                  : internal::LmdbEnv::Sync::kFull));
   // Each handle taken is released by the store, or here if opening fails.
   std::vector<std::string> taken;
   MDB_dbi dbis[3];
-  const std::string names[3] = {kContainerDbPrefix + container, kDataDbPrefix + container, kMetaDb};
+  const std::string names[3] = {internal::kContainerDbPrefix + container,
+                                internal::kDataDbPrefix + container, internal::kMetaDb};
   Status s;
   for (int i = 0; i < 3 && s.ok(); ++i) {
     auto dbi = env->Database(names[i]);
@@ -641,13 +646,13 @@ Result<std::shared_ptr<BlobStore>> OpenLocalBlobStore(const std::string& directo
       taken.push_back(names[i]);
     }
   }
-  if (s.ok()) s = MigrateBuckets(*env, dbis[0], dbis[2], container);
+  if (s.ok()) s = internal::MigrateBuckets(*env, dbis[0], dbis[2], container);
   if (!s.ok()) {
     for (const std::string& name : taken) env->ReleaseDatabase(name);
     return s;
   }
   const MDB_dbi blobs = dbis[0], data = dbis[1], meta = dbis[2];
-  return std::shared_ptr<BlobStore>(std::make_shared<LocalBlobStore>(
+  return std::shared_ptr<BlobStore>(std::make_shared<internal::LocalBlobStore>(
       std::move(env), blobs, data, meta, container, clock != nullptr ? clock : Clock::Real()));
 }
 

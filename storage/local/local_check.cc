@@ -8,7 +8,7 @@
 #include "storage/conditions.h"
 #include "util/stored_format.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 namespace {
 
 // Checks one decoded bucket's blobs' data; adds to `report`.
@@ -55,20 +55,24 @@ Result<CheckReport> Walk(LmdbEnv& env, MDB_dbi buckets, MDB_dbi data) {
 
 }  // namespace
 
+}  // namespace blobtable::internal
+
+namespace blobtable {
+
 Result<CheckReport> CheckLocalStore(const std::string& directory, std::string_view container,
                                     const LocalOptions& options) {
-  BT_RETURN_IF_ERROR(ValidateContainerName(container));
-  BT_ASSIGN_OR_RETURN(std::shared_ptr<LmdbEnv> env,
-                      LmdbEnv::Open(directory, options.map_size, options.file_mode));
-  const std::string bucket_db = kContainerDbPrefix + std::string(container);
-  const std::string data_db = kDataDbPrefix + std::string(container);
+  BT_RETURN_IF_ERROR(internal::ValidateContainerName(container));
+  BT_ASSIGN_OR_RETURN(std::shared_ptr<internal::LmdbEnv> env,
+                      internal::LmdbEnv::Open(directory, options.map_size, options.file_mode));
+  const std::string bucket_db = internal::kContainerDbPrefix + std::string(container);
+  const std::string data_db = internal::kDataDbPrefix + std::string(container);
   BT_ASSIGN_OR_RETURN(MDB_dbi buckets, env->Database(bucket_db));
   auto data = env->Database(data_db);
   if (!data.ok()) {
     env->ReleaseDatabase(bucket_db);
     return data.status();
   }
-  auto report = Walk(*env, buckets, *data);  // its transaction ends before the release
+  auto report = internal::Walk(*env, buckets, *data);  // its transaction ends before the release
   env->ReleaseDatabase(bucket_db);
   env->ReleaseDatabase(data_db);
   return report;

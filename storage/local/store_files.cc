@@ -11,7 +11,7 @@
 
 #include "util/stored_format.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 namespace {
 
 const std::string kMarker = std::string("/") + kStoreMarkerFile;
@@ -105,4 +105,4 @@ std::string SpaceHint(const std::string& dir, int rc) {
          dir + ")";
 }
 
-}  // namespace blobtable
+}  // namespace blobtable::internal

@@ -14,7 +14,7 @@
 
 #include "blobtable/status.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 
 // Before LMDB opens `dir` (canonical): Corruption if the directory held a
 // store whose data file is now missing or empty; on a store's creation,
@@ -34,6 +34,6 @@ Status CheckAfterOpen(MDB_env* env, const std::string& dir, bool mark, unsigned 
 // write becomes) with under 16 MiB free; else "".
 std::string SpaceHint(const std::string& dir, int rc);
 
-}  // namespace blobtable
+}  // namespace blobtable::internal
 
 #endif  // BLOBTABLE_STORAGE_LOCAL_STORE_FILES_H_

@@ -5,7 +5,7 @@
 
 #include "storage/local/lmdb_env.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 
 namespace {
 
@@ -102,4 +102,4 @@ size_t WriteGroup::waiting() const {
   return queue_.size();
 }
 
-}  // namespace blobtable
+}  // namespace blobtable::internal

@@ -34,7 +34,7 @@
 
 #include "blobtable/status.h"
 
-namespace blobtable {
+namespace blobtable::internal {
 
 class LmdbEnv;
 
@@ -79,6 +79,6 @@ class WriteGroup {
   Stats stats_;
 };
 
-}  // namespace blobtable
+}  // namespace blobtable::internal
 
 #endif  // BLOBTABLE_STORAGE_LOCAL_WRITE_GROUP_H_

@@ -28,7 +28,7 @@ size_t SecretAt(const std::string& text, const std::string& key, size_t* size) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
-  auto config = blobtable::ParseConnectionString(text);
+  auto config = blobtable::internal::ParseConnectionString(text);
   if (config.ok()) return 0;
   FUZZ_CHECK(config.status().code() == blobtable::Code::kInvalidArgument);
   const std::string message = config.status().ToString();
@@ -43,7 +43,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // "signatures" of the words of the message that refused them).
     std::string masked = text;
     masked.replace(at, length, std::string(length, 'x'));
-    auto again = blobtable::ParseConnectionString(masked);
+    auto again = blobtable::internal::ParseConnectionString(masked);
     FUZZ_CHECK(!again.ok() && again.status().ToString().find(secret) != std::string::npos);
   }
   return 0;

@@ -10,17 +10,17 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view body(reinterpret_cast<const char*>(data), size);
-  auto e = blobtable::DecodeEntity(body, "t/fuzz/e/-p/-r");
+  auto e = blobtable::internal::DecodeEntity(body, "t/fuzz/e/-p/-r");
   if (!e.ok()) {
     FUZZ_CHECK(e.status().code() == blobtable::Code::kCorruption);
     return 0;
   }
-  auto again = blobtable::EncodeEntity(*e);
+  auto again = blobtable::internal::EncodeEntity(*e);
   FUZZ_CHECK(again.ok());
-  auto back = blobtable::DecodeEntity(*again, "t/fuzz/e/-p/-r");
+  auto back = blobtable::internal::DecodeEntity(*again, "t/fuzz/e/-p/-r");
   FUZZ_CHECK(back.ok());
   // Compared as bytes: a NaN property equals no double, itself included.
-  auto twice = blobtable::EncodeEntity(*back);
+  auto twice = blobtable::internal::EncodeEntity(*back);
   FUZZ_CHECK(twice.ok() && *twice == *again);
   return 0;
 }

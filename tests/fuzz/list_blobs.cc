@@ -13,7 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   blobtable::ListOptions o;
   o.marker = "m1";
   o.start_from = "b";
-  auto page = blobtable::ParseListBlobs(xml, o);
+  auto page = blobtable::internal::ParseListBlobs(xml, o);
   if (!page.ok()) {
     FUZZ_CHECK(page.status().code() == blobtable::Code::kCorruption);
     return 0;

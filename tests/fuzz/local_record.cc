@@ -12,12 +12,12 @@ using namespace blobtable;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view value(reinterpret_cast<const char*>(data), size);
-  auto bucket = DecodeBucket(value, "k");
+  auto bucket = internal::DecodeBucket(value, "k");
   if (!bucket.ok()) {
     FUZZ_CHECK(bucket.status().IsCorruption());
     return 0;
   }
-  auto back = DecodeBucket(EncodeBucket(*bucket), "k");
+  auto back = internal::DecodeBucket(internal::EncodeBucket(*bucket), "k");
   FUZZ_CHECK(back.ok() && back->size() == bucket->size());
   for (size_t i = 0; i < back->size(); ++i) {
     FUZZ_CHECK((*back)[i].name == (*bucket)[i].name);

@@ -15,15 +15,15 @@ using namespace blobtable;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view bytes(reinterpret_cast<const char*>(data), size);
-  FUZZ_CHECK(RecordBlobName(bytes).rfind(kRecordPrefix, 0) == 0);
-  auto rec = DecodeRecord(bytes, "x/fuzz");
+  FUZZ_CHECK(internal::RecordBlobName(bytes).rfind(internal::kRecordPrefix, 0) == 0);
+  auto rec = internal::DecodeRecord(bytes, "x/fuzz");
   if (!rec.ok()) {
     FUZZ_CHECK(rec.status().IsCorruption());
     return 0;
   }
-  const std::string once = EncodeRecord(*rec);
-  auto back = DecodeRecord(once, "x/fuzz");
+  const std::string once = internal::EncodeRecord(*rec);
+  auto back = internal::DecodeRecord(once, "x/fuzz");
   FUZZ_CHECK(back.ok());
-  FUZZ_CHECK(EncodeRecord(*back) == once);
+  FUZZ_CHECK(internal::EncodeRecord(*back) == once);
   return 0;
 }

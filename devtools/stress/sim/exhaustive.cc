@@ -169,7 +169,7 @@ ExploreBounds BoundsOf(const Scenario& s, const ExhaustiveOptions& o) {
 // One run of `s` under the choices of `log`; its violation ("" if none).
 std::string RunOnce(const Scenario& s, ChoiceLog& log, const ExploreBounds& bounds,
                     std::ostream* verbose) {
-  FakeClock clock;
+  internal::FakeClock clock;
   SimScheduler sched(log, clock, bounds);
   World world(clock, sched);
   if (Status st = world.Open(s.atomic); !st.ok()) return "opening the store: " + st.ToString();

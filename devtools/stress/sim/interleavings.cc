@@ -69,15 +69,15 @@ SimFaults FaultsFor(uint64_t seed, const SimConfig& config) {
 
 RunStats RunSeed(uint64_t seed, bool verbose, std::ostream& out, const SimConfig& config) {
   RunStats stats;
-  FakeClock clock;
+  internal::FakeClock clock;
   SimScheduler sched(seed, clock, FaultsFor(seed, config));
-  for (const char* p : kSyncPoints) SyncPoints::Set(p, [&sched, p] { sched.Point(p); });
+  for (const char* p : kSyncPoints) internal::SyncPoints::Set(p, [&sched, p] { sched.Point(p); });
   World world(clock, sched);
   // Odd seeds mix commits as one batch (a second store on the directory)
   // with commits through the protocol.
   const bool mixed = !config.classic && seed % 2 == 1;
   if (Status s = world.Open(mixed); !s.ok()) {
-    SyncPoints::ClearAll();
+    internal::SyncPoints::ClearAll();
     stats.violation = "opening the store: " + s.ToString();
     return stats;
   }
@@ -112,7 +112,7 @@ RunStats RunSeed(uint64_t seed, bool verbose, std::ostream& out, const SimConfig
                 [actor, &counts, ops] { actor->Run(ops, counts); });
   }
   sched.Run();
-  SyncPoints::ClearAll();
+  internal::SyncPoints::ClearAll();
   stats.ops = counts.ops;
   stats.txns = counts.txns;
   stats.violation += world.Finish();

@@ -11,11 +11,11 @@ namespace blobtable::sim {
 namespace {
 
 std::string PrewriteIn(const Metadata& m) {
-  auto it = m.find(kPrewriteMetadata);
+  auto it = m.find(internal::kPrewriteMetadata);
   return it == m.end() ? "" : it->second;
 }
 
-bool Never(const EntityIntent&, const BlobProperties&) { return false; }
+bool Never(const internal::EntityIntent&, const BlobProperties&) { return false; }
 
 }  // namespace
 
@@ -23,25 +23,25 @@ bool Never(const EntityIntent&, const BlobProperties&) { return false; }
 // btsame list (space-separated) naming the intent's own ETag, or the
 // version before it (an intent that keeps the version as it was may be
 // finished under the older handle).
-bool ProtocolMonitor::FinishesCommitted(const EntityIntent& i, const BlobProperties& cur,
+bool ProtocolMonitor::FinishesCommitted(const internal::EntityIntent& i, const BlobProperties& cur,
                                         std::string_view body, const Metadata& metadata) {
-  auto stamp = metadata.find(kTxnMetadata);
-  auto same = metadata.find(kSameAsMetadata);
+  auto stamp = metadata.find(internal::kTxnMetadata);
+  auto same = metadata.find(internal::kSameAsMetadata);
   if (!i.next_exists || body != i.next_body || stamp == metadata.end() ||
       stamp->second != i.txn_id || same == metadata.end())
     return false;
   // A new version is named by the intent's ETag; an entity only read keeps
   // its version, named by the ETag the intent replaced (H1).
-  return NamesVersion(same->second, i.reads_only ? i.prev_etag : cur.etag);
+  return internal::NamesVersion(same->second, i.reads_only ? i.prev_etag : cur.etag);
 }
 
 Result<WriteResult> ProtocolMonitor::Put(std::string_view n, std::string_view d,
                                          const PutOptions& o) {
-  auto finishes = [&](const EntityIntent& i, const BlobProperties& cur) {
+  auto finishes = [&](const internal::EntityIntent& i, const BlobProperties& cur) {
     if (!PrewriteIn(o.metadata).empty()) {
       // The next transaction's intent, over the new version (under either
       // handle when the intent left the version as it was).
-      auto next = DecodeIntent(d, n);
+      auto next = internal::DecodeIntent(d, n);
       const bool same_version = i.prev_exists && i.reads_only;
       return next.ok() && next->prev_exists == i.next_exists && next->prev_body == i.next_body &&
              (next->prev_etag == cur.etag || (same_version && next->prev_etag == i.prev_etag));
@@ -52,7 +52,9 @@ Result<WriteResult> ProtocolMonitor::Put(std::string_view n, std::string_view d,
 }
 
 Status ProtocolMonitor::Delete(std::string_view n, const WriteOptions& o) {
-  auto finishes = [](const EntityIntent& i, const BlobProperties&) { return !i.next_exists; };
+  auto finishes = [](const internal::EntityIntent& i, const BlobProperties&) {
+    return !i.next_exists;
+  };
   return Watch(n, o.lease_id, "delete", finishes, [&] { return BlobStoreWrapper::Delete(n, o); });
 }
 
@@ -64,7 +66,7 @@ Result<WriteResult> ProtocolMonitor::SetMetadata(std::string_view n, const Metad
 
 Result<LeaseResult> ProtocolMonitor::AcquireLease(std::string_view n, int d, std::string_view p,
                                                   const AccessConditions& c) {
-  auto no_write = [](const EntityIntent&, const BlobProperties&) { return true; };
+  auto no_write = [](const internal::EntityIntent&, const BlobProperties&) { return true; };
   return Watch(n, std::string(p), "lease", no_write,
                [&] { return BlobStoreWrapper::AcquireLease(n, d, p, c); });
 }
@@ -85,11 +87,11 @@ void ProtocolMonitor::Flag(const std::string& what) {
   if (sink != nullptr) *sink += what;
 }
 
-std::optional<TxnRecord> ProtocolMonitor::Committed(const std::string& txn) {
-  auto record = target().Get(RecordBlobName(txn), {});
+std::optional<internal::TxnRecord> ProtocolMonitor::Committed(const std::string& txn) {
+  auto record = target().Get(internal::RecordBlobName(txn), {});
   if (!record.ok()) return std::nullopt;
-  auto rec = DecodeRecord(record->data, "");
-  if (!rec.ok() || rec->state != TxnState::kCommitted) return std::nullopt;
+  auto rec = internal::DecodeRecord(record->data, "");
+  if (!rec.ok() || rec->state != internal::TxnState::kCommitted) return std::nullopt;
   return *rec;
 }
 
@@ -99,9 +101,9 @@ std::string ProtocolMonitor::Around(std::string_view name, const Finishes& finis
   if (name.find("/e/") == std::string_view::npos) return "";
   auto cur = target().Get(name, {});
   if (!cur.ok()) return "";
-  const std::string pw = PrewritingTransaction(cur->properties);
+  const std::string pw = internal::PrewritingTransaction(cur->properties);
   if (pw.empty()) return "";
-  auto intent = DecodeIntent(cur->data, name);
+  auto intent = internal::DecodeIntent(cur->data, name);
   if (!intent.ok() || !Committed(pw)) return "";
   return finishes(*intent, cur->properties) ? "" : pw;
 }

@@ -20,6 +20,7 @@
 #include "blobtable/blob_store.h"
 #include "txn/intent.h"
 #include "txn/txn_record.h"
+#include "util/macros.h"
 
 namespace blobtable::sim {
 
@@ -39,12 +40,12 @@ class ProtocolMonitor final : public BlobStoreWrapper {
 
   // Whether a put of `body` with `metadata` over the intent `i` (whose blob
   // is at `cur`) is that intent's finishing, committed. Public for tests.
-  static bool FinishesCommitted(const EntityIntent& i, const BlobProperties& cur,
+  static bool FinishesCommitted(const internal::EntityIntent& i, const BlobProperties& cur,
                                 std::string_view body, const Metadata& metadata);
 
  private:
-  using Finishes = std::function<bool(const EntityIntent&, const BlobProperties&)>;
-  std::optional<TxnRecord> Committed(const std::string& txn);
+  using Finishes = std::function<bool(const internal::EntityIntent&, const BlobProperties&)>;
+  std::optional<internal::TxnRecord> Committed(const std::string& txn);
   std::string Around(std::string_view name, const Finishes& finishes);
   void Flag(const std::string& what);
 
@@ -53,7 +54,7 @@ class ProtocolMonitor final : public BlobStoreWrapper {
              const Finishes& finishes, F call) -> decltype(call()) {
     const std::string committed_by = Around(name, finishes);
     auto r = call();
-    if (!committed_by.empty() && StatusOf(r).ok())
+    if (!committed_by.empty() && internal::StatusOf(r).ok())
       Flag(std::string(what) + " on " + std::string(name) + " by " +
            (lease_id.empty() ? std::string("a plain write") : "lease " + lease_id) +
            ", around committed transaction " + committed_by + "\n");

@@ -72,10 +72,10 @@ std::vector<int> ChoiceLog::ParseSchedule(std::string_view compact) {
 
 // ---- SimScheduler ----
 
-SimScheduler::SimScheduler(uint64_t seed, FakeClock& clock, SimFaults faults)
+SimScheduler::SimScheduler(uint64_t seed, internal::FakeClock& clock, SimFaults faults)
     : clock_(clock), faults_(faults), rng_(seed) {}
 
-SimScheduler::SimScheduler(ChoiceLog& log, FakeClock& clock, ExploreBounds bounds)
+SimScheduler::SimScheduler(ChoiceLog& log, internal::FakeClock& clock, ExploreBounds bounds)
     : clock_(clock),
       rng_(0),
       log_(&log),

@@ -125,9 +125,9 @@ class ChoiceLog {
 class SimScheduler {
  public:
   // Random mode: every choice drawn from `seed`.
-  SimScheduler(uint64_t seed, FakeClock& clock, SimFaults faults);
+  SimScheduler(uint64_t seed, internal::FakeClock& clock, SimFaults faults);
   // Explore mode: every choice from `log`, within `bounds`.
-  SimScheduler(ChoiceLog& log, FakeClock& clock, ExploreBounds bounds);
+  SimScheduler(ChoiceLog& log, internal::FakeClock& clock, ExploreBounds bounds);
   ~SimScheduler();
   SimScheduler(const SimScheduler&) = delete;
   SimScheduler& operator=(const SimScheduler&) = delete;
@@ -177,7 +177,7 @@ class SimScheduler {
   void JumpClock(Actor& a, int64_t ms);
   bool Kill(Actor& a, std::string_view where);
 
-  FakeClock& clock_;
+  internal::FakeClock& clock_;
   SimFaults faults_;
   std::mt19937_64 rng_;
   ChoiceLog* log_ = nullptr;  // explore mode

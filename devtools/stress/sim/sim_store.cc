@@ -15,11 +15,12 @@ namespace {
 
 // A create of a transaction record: which way it decides.
 PointKind KindOfPut(std::string_view name, std::string_view data, const PutOptions& o) {
-  if (name.rfind(kRecordPrefix, 0) != 0 || !o.conditions.if_none_match) return PointKind::kRequest;
-  auto rec = DecodeRecord(data, name);
+  if (name.rfind(internal::kRecordPrefix, 0) != 0 || !o.conditions.if_none_match)
+    return PointKind::kRequest;
+  auto rec = internal::DecodeRecord(data, name);
   if (!rec.ok()) return PointKind::kRequest;
-  if (rec->state == TxnState::kCommitted) return PointKind::kCommitPoint;
-  if (rec->state == TxnState::kAborted) return PointKind::kAbortCreate;
+  if (rec->state == internal::TxnState::kCommitted) return PointKind::kCommitPoint;
+  if (rec->state == internal::TxnState::kAborted) return PointKind::kAbortCreate;
   return PointKind::kRequest;
 }
 
@@ -30,7 +31,7 @@ class SimStore final : public BlobStoreWrapper {
   Result<GetResult> Get(std::string_view n, const ReadOptions& o) override {
     s_.Point("get " + std::string(n), PointKind::kRequest);
     auto r = BlobStoreWrapper::Get(n, o);
-    const bool intent = r.ok() && !PrewritingTransaction(r->properties).empty();
+    const bool intent = r.ok() && !internal::PrewritingTransaction(r->properties).empty();
     s_.Point(intent ? "get answered: an intent" : "get answered",
              intent ? PointKind::kIntentRead : PointKind::kAnswered);
     return r;
@@ -100,9 +101,9 @@ class SimStore final : public BlobStoreWrapper {
   auto Write(const char* what, std::string_view name, PointKind kind, F call) -> decltype(call()) {
     s_.Point(std::string(what) + " " + std::string(name), kind);
     auto r = call();
-    std::string outcome = StatusOf(r).ok() ? "ok" : StatusOf(r).ToString();
+    std::string outcome = internal::StatusOf(r).ok() ? "ok" : internal::StatusOf(r).ToString();
     s_.Point(std::string(what) + " -> " + outcome.substr(0, 80), PointKind::kAnswered);
-    if (StatusOf(r).ok() && s_.LoseResponse())
+    if (internal::StatusOf(r).ok() && s_.LoseResponse())
       return Status::Unavailable("simulated: the answer to this " + std::string(what) +
                                  " was lost (it was applied)");
     return r;

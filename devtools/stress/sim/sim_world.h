@@ -43,7 +43,7 @@ class TempDirectory {
 
 class World {
  public:
-  World(FakeClock& clock, SimScheduler& sched) : clock_(clock), sched_(sched) {}
+  World(internal::FakeClock& clock, SimScheduler& sched) : clock_(clock), sched_(sched) {}
   // Opens the protocol store (committing through the lease protocol,
   // finishing inline) and, with `atomic`, a second store on the same
   // directory that commits as one LMDB batch; both go through the monitor
@@ -63,7 +63,7 @@ class World {
   std::string Describe() const { return history_.Describe(); }
 
  private:
-  FakeClock& clock_;
+  internal::FakeClock& clock_;
   SimScheduler& sched_;
   TempDirectory dir_;
   std::string monitor_;  // what the monitors flagged (outlives the stores)
