@@ -94,45 +94,48 @@ class Fixture {
   bool ok_ = false;
 };
 
-void TableGet(benchmark::State& state) {
-  Fixture& f = Fixture::Get();
-  if (!f.ok()) return state.SkipWithError("setting up the store failed");
+// Runs `read(i)` (a Status) for the i-th read of every iteration.
+template <typename Read>
+void Reads(benchmark::State& state, Read read) {
+  if (!Fixture::Get().ok()) return state.SkipWithError("setting up the store failed");
   int64_t i = 0;
   for (auto _ : state) {
-    auto e = f.table().Get("p", RowKey(Pick(i++)));
-    if (!e.ok()) return state.SkipWithError(e.status().ToString().c_str());
-    benchmark::DoNotOptimize(e);
+    const blobtable::Status s = read(Pick(i++));
+    if (!s.ok()) return state.SkipWithError(s.ToString().c_str());
   }
+}
+
+void TableGet(benchmark::State& state) {
+  Fixture& f = Fixture::Get();
+  Reads(state, [&](int n) {
+    auto e = f.table().Get("p", RowKey(n));
+    benchmark::DoNotOptimize(e);
+    return e.status();
+  });
 }
 
 void BlobStoreGet(benchmark::State& state) {
   Fixture& f = Fixture::Get();
-  if (!f.ok()) return state.SkipWithError("setting up the store failed");
-  int64_t i = 0;
-  for (auto _ : state) {
-    auto got = f.blobs().Get(f.blob_names()[Pick(i++)], {});
-    if (!got.ok()) return state.SkipWithError(got.status().ToString().c_str());
+  Reads(state, [&](int n) {
+    auto got = f.blobs().Get(f.blob_names()[n], {});
     benchmark::DoNotOptimize(got);
-  }
+    return got.status();
+  });
 }
 
 void RawLmdbGet(benchmark::State& state) {
   Fixture& f = Fixture::Get();
-  if (!f.ok()) return state.SkipWithError("setting up the store failed");
-  int64_t i = 0;
-  for (auto _ : state) {
+  Reads(state, [&](int n) {
     MDB_txn* txn = nullptr;
     mdb_txn_begin(f.env(), nullptr, MDB_RDONLY, &txn);
-    const std::string& name = f.blob_names()[Pick(i++)];
+    const std::string& name = f.blob_names()[n];
     MDB_val k{name.size(), const_cast<char*>(name.data())}, v;
-    if (mdb_get(txn, f.dbi(), &k, &v) != 0) {
-      mdb_txn_abort(txn);
-      return state.SkipWithError("mdb_get failed");
-    }
-    std::string copy(static_cast<const char*>(v.mv_data), v.mv_size);
+    const int rc = mdb_get(txn, f.dbi(), &k, &v);
+    std::string copy = rc == 0 ? std::string(static_cast<const char*>(v.mv_data), v.mv_size) : "";
     mdb_txn_abort(txn);
     benchmark::DoNotOptimize(copy);
-  }
+    return rc == 0 ? blobtable::Status::OK() : blobtable::Status::Internal("mdb_get failed");
+  });
 }
 
 BENCHMARK(TableGet);

@@ -80,8 +80,8 @@ Result<std::shared_ptr<BlobStore>> OpenBlobStore(std::string_view location,
     if (!options.create_if_missing && stat((dir + "/data.mdb").c_str(), &st) != 0)
       return Status::NotFound("no store at " + dir + " (create_if_missing is off)");
     auto local = OpenLocalBlobStore(dir, options.container, options.local, options.clock);
-    if (!local.ok() || !options.request_log) return local;
-    return LogRequests(*std::move(local), options.request_log, options.clock);
+    if (!local.ok()) return local;
+    return LogRequests(*std::move(local), options.request_log, options.clock);  // none: as is
   }
 }
 
