@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "model/entity_codec.h"
 
+#include "util/macros.h"
 #include "util/msgpack_util.h"
 
 #include <cstring>
@@ -56,57 +57,117 @@ Result<std::string> EncodeEntity(const Entity& e) {
   return std::string(buf.data(), buf.size());
 }
 
+namespace {
+
+// Walks an entity body (["bt.entity", format, pk, rk, ticks, [[name, type,
+// value], ...]]) straight into an Entity. Depths: 1 the top array's items,
+// 2 the properties, 3 a property's name, type and value.
+class EntityWalker {
+ public:
+  explicit EntityWalker(Entity& e) : e_(e) {}
+
+  void operator()(const mp::Path& p, const mp::Item& it) {
+    // Elements a later format may add (after the properties, after a
+    // property's value) are skipped.
+    if ((p.depth >= 2 && p.index[0] != 5) || (p.depth >= 3 && p.index[2] > 2)) return;
+    switch (p.depth) {
+      case 0:
+        if (it.kind == mp::Item::kArray && it.size < 2)
+          throw mp::FormatError{"entity is not long enough"};
+        if (it.kind != mp::Item::kArray && it.kind != mp::Item::kEnd)
+          throw mp::FormatError{"entity is not an array"};
+        size_ = it.kind == mp::Item::kArray ? it.size : size_;
+        return;
+      case 1: return Field(p.Last(), it);
+      case 2: return Property(it);
+      case 3: return PropertyItem(p.Last(), it);
+      default: throw mp::FormatError{"a property value is not of its type"};
+    }
+  }
+
+ private:
+  void Field(uint32_t index, const mp::Item& it) {
+    switch (index) {
+      case 0:
+        if (it.kind != mp::Item::kStr || it.bytes != kMagic)
+          throw mp::FormatError{"not a blobtable entity (no 'bt.entity' header)"};
+        break;
+      case 1: {
+        const int64_t format = it.Int("format");
+        if (format != kEntityFormat)
+          throw mp::FormatError{"entity format " + std::to_string(format) +
+                                " is not known to this blobtable (it reads format " +
+                                std::to_string(kEntityFormat) + ")"};
+        if (size_ < 6) throw mp::FormatError{"entity is not long enough"};
+        break;
+      }
+      case 2: e_.set_partition_key(std::string(it.Str("PartitionKey"))); break;
+      case 3: e_.set_row_key(std::string(it.Str("RowKey"))); break;
+      case 4:
+        e_.set_timestamp(DateTime(Ticks(it.Int("Timestamp"))));
+        if (!IsValidDateTime(e_.timestamp())) throw mp::FormatError{"Timestamp out of range"};
+        break;
+      case 5:
+        if (it.kind != mp::Item::kArray && it.kind != mp::Item::kEnd)
+          throw mp::FormatError{"properties is not an array"};
+        break;
+      default: break;
+    }
+  }
+  void Property(const mp::Item& it) {
+    if (it.kind == mp::Item::kEnd) {
+      if (!has_value_) throw mp::FormatError{"property is not long enough"};
+      if (!e_.mutable_properties().emplace(std::move(name_), std::move(value_)).second)
+        throw mp::FormatError{"duplicate property"};
+      return;
+    }
+    if (it.kind != mp::Item::kArray) throw mp::FormatError{"property is not an array"};
+    has_value_ = false;
+  }
+  void PropertyItem(uint32_t index, const mp::Item& it) {
+    if (index == 0) {
+      name_ = std::string(it.Str("property name"));
+    } else if (index == 1) {
+      type_ = it.Int("property type");
+      if (type_ < 0 || type_ > static_cast<int>(EdmType::kInt64))
+        throw mp::FormatError{"property '" + name_ + "' has an unknown type"};
+    } else {
+      value_ = Value(it);
+      has_value_ = true;
+    }
+  }
+  PropertyValue Value(const mp::Item& v) const {
+    switch (static_cast<EdmType>(type_)) {
+      case EdmType::kString: return std::string(v.Str("String value"));
+      case EdmType::kBinary: return Binary{std::string(v.Bin("Binary value"))};
+      case EdmType::kBoolean: return v.Bool("Boolean value");
+      case EdmType::kDateTime: return DateTime(Ticks(v.Int("DateTime value")));
+      case EdmType::kDouble: return v.Double("Double value");
+      case EdmType::kGuid: return Guid{std::string(v.Str("Guid value"))};
+      case EdmType::kInt32: {
+        const int64_t n = v.Int("Int32 value");
+        if (n < INT32_MIN || n > INT32_MAX) throw mp::FormatError{"Int32 value out of range"};
+        return static_cast<int32_t>(n);
+      }
+      case EdmType::kInt64: return v.Int("Int64 value");
+      default: throw mp::FormatError{"property '" + name_ + "' has an unknown type"};
+    }
+  }
+
+  Entity& e_;
+  uint32_t size_ = 0;
+  std::string name_;
+  int64_t type_ = -1;
+  PropertyValue value_;
+  bool has_value_ = false;
+};
+
+}  // namespace
+
 Result<Entity> DecodeEntity(std::string_view body, std::string_view blob_name) {
   const mp::What what("entity blob", blob_name);
-  auto oh = mp::Unpack(body, what);
-  if (!oh.ok()) return oh.status();
   Entity e;
-  Status s = mp::Guard(what, [&] {
-    const msgpack::object& top = oh->get();
-    const msgpack::object* f = mp::Array(top, 2, "entity");
-    if (f[0].type != msgpack::type::STR || mp::Str(f[0], "magic") != kMagic)
-      throw mp::FormatError{"not a blobtable entity (no 'bt.entity' header)"};
-    int64_t format = mp::Int(f[1], "format");
-    if (format != kEntityFormat)
-      throw mp::FormatError{"entity format " + std::to_string(format) +
-                            " is not known to this blobtable (it reads format " +
-                            std::to_string(kEntityFormat) + ")"};
-    f = mp::Array(top, 6, "entity");
-    e.set_partition_key(mp::Str(f[2], "PartitionKey"));
-    e.set_row_key(mp::Str(f[3], "RowKey"));
-    e.set_timestamp(DateTime(Ticks(mp::Int(f[4], "Timestamp"))));
-    if (!IsValidDateTime(e.timestamp())) throw mp::FormatError{"Timestamp out of range"};
-    const msgpack::object& props = f[5];
-    const msgpack::object* items = mp::Array(props, 0, "properties");
-    for (uint32_t i = 0; i < props.via.array.size; ++i) {
-      const msgpack::object* p = mp::Array(items[i], 3, "property");
-      std::string name = mp::Str(p[0], "property name");
-      const msgpack::object& v = p[2];
-      PropertyValue value;
-      int64_t type = mp::Int(p[1], "property type");
-      if (type < 0 || type > static_cast<int>(EdmType::kInt64))
-        throw mp::FormatError{"property '" + name + "' has an unknown type"};
-      switch (static_cast<EdmType>(type)) {
-        case EdmType::kString: value = mp::Str(v, "String value"); break;
-        case EdmType::kBinary: value = Binary{mp::Bin(v, "Binary value")}; break;
-        case EdmType::kBoolean: value = mp::Bool(v, "Boolean value"); break;
-        case EdmType::kDateTime: value = DateTime(Ticks(mp::Int(v, "DateTime value"))); break;
-        case EdmType::kDouble: value = mp::Double(v, "Double value"); break;
-        case EdmType::kGuid: value = Guid{mp::Str(v, "Guid value")}; break;
-        case EdmType::kInt32: {
-          int64_t n = mp::Int(v, "Int32 value");
-          if (n < INT32_MIN || n > INT32_MAX) throw mp::FormatError{"Int32 value out of range"};
-          value = static_cast<int32_t>(n);
-          break;
-        }
-        case EdmType::kInt64: value = mp::Int(v, "Int64 value"); break;
-        default: throw mp::FormatError{"property '" + name + "' has an unknown type"};
-      }
-      if (!e.mutable_properties().emplace(std::move(name), std::move(value)).second)
-        throw mp::FormatError{"duplicate property"};
-    }
-  });
-  if (!s.ok()) return s;
+  BT_RETURN_IF_ERROR(mp::Walk(body, what, EntityWalker(e)));
   // Limits were checked when the entity was written; what a reader relies
   // on (valid UTF-8, a GUID's form, dates in range) is checked here too.
   Status valid = ValidateStoredEntity(e);

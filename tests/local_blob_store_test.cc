@@ -123,6 +123,22 @@ TEST(LocalBlobStore, BadContainerNameIsInvalidArgument) {
   }
 }
 
+// A read checks the name only when no blob has it (a stored name was checked
+// when written): a bad name is still InvalidArgument, not NotFound.
+TEST(LocalBlobStore, ReadingABadNameIsInvalidArgument) {
+  TempDir dir;
+  auto store = OpenLocalBlobStore(dir.path(), "box");
+  ASSERT_TRUE(store.ok());
+  ASSERT_TRUE((*store)->Put("good", "x", {}).ok());
+  for (const std::string& name : {std::string(), std::string(1025, 'n'), std::string(".."),
+                                  std::string("a/../b"), std::string("bad\xff")}) {
+    EXPECT_EQ((*store)->Get(name, {}).status().code(), Code::kInvalidArgument) << name;
+    EXPECT_EQ((*store)->Head(name, {}).status().code(), Code::kInvalidArgument) << name;
+  }
+  EXPECT_TRUE((*store)->Get("good", {}).ok());
+  EXPECT_TRUE((*store)->Get("good2", {}).status().IsNotFound());
+}
+
 // Whatever the names, a local store writes nothing outside its directory:
 // blob names are keys, never paths (and names that could read as paths are
 // refused), container names are checked before they name a database.
@@ -479,6 +495,99 @@ TEST(LocalBlobStore, AFormat2RecordIsReadAndMovedInlineWhenRewritten) {
   ASSERT_TRUE((*store)->Put("old", "rewritten", if_match).ok());
   EXPECT_EQ((*store)->Get("old", {})->data, "rewritten");
   EXPECT_EQ(CountValues(dir.path(), "data:blobtable"), 0u);
+}
+
+// A format-3 bucket value around msgpack `body`: the tag and its checksum.
+std::string Format3Value(const msgpack::sbuffer& body) {
+  const std::string payload(body.data(), body.size());
+  const uint32_t crc = Crc32(payload);
+  std::string value(1, '\xB2');
+  for (int i = 0; i < 4; ++i) value += static_cast<char>(crc >> (8 * i));
+  return value + payload;
+}
+
+// Packs a format-3 bucket of one record named "n" with metadata {a: ...}
+// (`metadata_value` packs the value) and inline data "hi"; the record and
+// its entry carry `extra` more elements, as a later format might add.
+template <typename PackValue>
+std::string OneRecordBucket(int extra, PackValue metadata_value) {
+  msgpack::sbuffer buf;
+  msgpack::packer<msgpack::sbuffer> pk(&buf);
+  pk.pack_array(2);
+  pk.pack(3);
+  pk.pack_array(1);
+  pk.pack_array(2 + extra);
+  pk.pack(std::string("n"));
+  pk.pack_array(13 + extra);
+  pk.pack(std::string("\"e\""));
+  pk.pack(7);
+  pk.pack_map(1);
+  pk.pack(std::string("a"));
+  metadata_value(pk);
+  pk.pack(0);                             // lease state
+  pk.pack(std::string());                 // lease id
+  for (int v : {0, 0, 0, 0}) pk.pack(v);  // lease duration .. data_id
+  pk.pack(2);                             // data_size
+  pk.pack_nil();
+  pk.pack_nil();
+  pk.pack_bin(2);
+  pk.pack_bin_body("hi", 2);
+  for (int i = 0; i < extra; ++i) {  // nested, as a later field might be
+    pk.pack_array(1);
+    pk.pack_map(1);
+    pk.pack(1);
+    pk.pack(2);
+  }
+  for (int i = 0; i < extra; ++i) pk.pack(std::string("after the record"));
+  return Format3Value(buf);
+}
+
+// Records are decoded in place (without an object tree): every field lands,
+// fields a later format adds are skipped, and anything else is Corruption
+// naming the bucket's key.
+TEST(LocalBlobRecord, DecodesInPlaceSkipsLaterFieldsAndRefusesWhatIsNotARecord) {
+  auto plain = [](auto& pk) { pk.pack(std::string("1")); };
+  for (int extra : {0, 2}) {
+    auto bucket = DecodeBucket(OneRecordBucket(extra, plain), "key");
+    ASSERT_TRUE(bucket.ok()) << bucket.status().ToString();
+    ASSERT_EQ(bucket->size(), 1u);
+    const BlobRecord& r = (*bucket)[0].record;
+    EXPECT_EQ((*bucket)[0].name, "n");
+    EXPECT_EQ(r.etag, "\"e\"");
+    EXPECT_EQ(r.last_modified_s, 7);
+    EXPECT_EQ(r.metadata, (Metadata{{"a", "1"}}));
+    ASSERT_TRUE(r.inline_data.has_value());
+    EXPECT_EQ(*r.inline_data, "hi");
+    EXPECT_FALSE(r.data_crc.has_value());
+  }
+  auto corrupt = [](const std::string& value, const std::string& mentions) {
+    auto bucket = DecodeBucket(value, "key");
+    ASSERT_EQ(bucket.status().code(), Code::kCorruption) << bucket.status().ToString();
+    EXPECT_NE(bucket.status().message().find("'key'"), std::string::npos);
+    EXPECT_NE(bucket.status().message().find(mentions), std::string::npos)
+        << bucket.status().message();
+  };
+  corrupt(OneRecordBucket(0, [](auto& pk) { pk.pack(1); }), "metadata value is not a string");
+  corrupt(OneRecordBucket(0, [](auto& pk) { pk.pack_array(0); }), "metadata value");
+  const std::string good = OneRecordBucket(0, plain);
+  std::string cut = good.substr(5, good.size() - 8);
+  msgpack::sbuffer cut_buf;
+  cut_buf.write(cut.data(), cut.size());
+  corrupt(Format3Value(cut_buf), "cut short");
+  msgpack::sbuffer deep;
+  msgpack::packer<msgpack::sbuffer> pk(&deep);
+  for (int i = 0; i < 40; ++i) pk.pack_array(1);
+  pk.pack(1);
+  corrupt(Format3Value(deep), "bucket is not long enough");
+  msgpack::sbuffer deeper;
+  msgpack::packer<msgpack::sbuffer> pk2(&deeper);
+  pk2.pack_array(3);  // nested deep where a later format's element is skipped
+  pk2.pack(3);
+  pk2.pack_array(0);
+  for (int i = 0; i < 40; ++i) pk2.pack_array(1);
+  pk2.pack(1);
+  corrupt(Format3Value(deeper), "nested too deep");
+  corrupt(good + "x", "checksum");
 }
 
 }  // namespace

@@ -292,8 +292,9 @@ Result<VisibleVersion> ReadVisible(const TxnContext& core, const std::string& bl
   }
   if (!got.ok()) return got.status().IsNotFound() ? Status::NotFound("not found") : got.status();
   GetResult& plain = got->result;
-  return VisibleVersion{std::move(plain.data), plain.properties.etag, SameAsOf(plain.properties),
-                        got->stale};
+  std::string handles = SameAsOf(plain.properties);
+  return VisibleVersion{std::move(plain.data), std::move(plain.properties.etag),
+                        std::move(handles), got->stale};
 }
 
 Result<std::string> WriteEntity(const TxnContext& core, const std::string& blob, WriteMode mode,

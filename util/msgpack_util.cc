@@ -74,4 +74,41 @@ double Double(const msgpack::object& o, const char* field) {
   return o.via.f64;
 }
 
+std::string_view Item::Str(const char* field) const {
+  if (kind != kStr) Fail(field, "a string");
+  return bytes;
+}
+
+std::string_view Item::Bin(const char* field) const {
+  if (kind != kBin) Fail(field, "binary");
+  return bytes;
+}
+
+int64_t Item::Int(const char* field) const {
+  if (kind == kUInt) {
+    if (u > static_cast<uint64_t>(INT64_MAX)) Fail(field, "a 64-bit signed integer");
+    return static_cast<int64_t>(u);
+  }
+  if (kind == kInt) return i;
+  Fail(field, "an integer");
+}
+
+uint64_t Item::UInt(const char* field) const {
+  if (kind != kUInt) Fail(field, "an unsigned integer");
+  return u;
+}
+
+bool Item::Bool(const char* field) const {
+  if (kind != kBool) Fail(field, "a boolean");
+  return boolean;
+}
+
+double Item::Double(const char* field) const {
+  // Integers are accepted too, as Double() above does.
+  if (kind == kUInt) return static_cast<double>(u);
+  if (kind == kInt) return static_cast<double>(i);
+  if (kind != kDouble) Fail(field, "a double");
+  return d;
+}
+
 }  // namespace blobtable::internal::mp

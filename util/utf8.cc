@@ -45,8 +45,17 @@ long Count(std::string_view s, int wide) {
   size_t pos = 0;
   uint32_t cp;
   while (pos < s.size()) {
-    // Eight ASCII bytes at once: most text is ASCII, and this runs on
-    // every string written.
+    // 32, then 8 ASCII bytes at once: most text is ASCII, and this runs on
+    // every string written and read.
+    if (pos + 32 <= s.size()) {
+      uint64_t words[4];
+      memcpy(words, s.data() + pos, 32);
+      if (((words[0] | words[1] | words[2] | words[3]) & 0x8080808080808080ULL) == 0) {
+        pos += 32;
+        count += 32;
+        continue;
+      }
+    }
     if (pos + 8 <= s.size()) {
       uint64_t word;
       memcpy(&word, s.data() + pos, 8);

@@ -7,6 +7,7 @@
 
 #include "storage/local/lmdb_env.h"
 #include "util/digest.h"
+#include "util/macros.h"
 #include "util/msgpack_util.h"
 
 namespace blobtable::internal {
@@ -16,6 +17,12 @@ constexpr int kBucketFormat = 3;
 constexpr char kFormat2Tag = '\xB2';  // never the first byte of format 1 (0x92)
 constexpr size_t kBucketHeader = 5;   // tag and CRC
 }  // namespace
+
+std::string_view BucketKey(std::string_view name, std::string& scratch) {
+  if (name.size() <= kBucketPrefix) return name;
+  scratch = BucketKey(name);
+  return scratch;
+}
 
 std::string BucketKey(std::string_view name) {
   if (name.size() <= kBucketPrefix) return std::string(name);
@@ -27,21 +34,60 @@ std::string BucketKey(std::string_view name) {
   return key;
 }
 
-Result<std::string_view> ReadData(MDB_txn* txn, MDB_dbi data, const BucketEntry& e) {
-  if (e.record.inline_data) return std::string_view(*e.record.inline_data);
+namespace {
+Result<std::string_view> ReadStoredData(MDB_txn* txn, MDB_dbi data, std::string_view name,
+                                        uint64_t data_id, const std::optional<uint32_t>& crc) {
   char key[8];
-  DataKey(e.record.data_id, key);
+  DataKey(data_id, key);
   MDB_val k{sizeof(key), key}, v;
   int rc = mdb_get(txn, data, &k, &v);
   if (rc == MDB_NOTFOUND)
-    return Status::Corruption("local store: the data of blob '" + e.name + "' is missing");
-  if (rc != 0) return LmdbError(rc, "reading the data of blob '" + e.name + "'");
+    return Status::Corruption("local store: the data of blob '" + std::string(name) +
+                              "' is missing");
+  if (rc != 0) return LmdbError(rc, "reading the data of blob '" + std::string(name) + "'");
   std::string_view bytes = FromVal(v);
-  if (e.record.data_crc && Crc32(bytes) != *e.record.data_crc)
-    return Status::Corruption("local store: the data of blob '" + e.name +
+  if (crc && Crc32(bytes) != *crc)
+    return Status::Corruption("local store: the data of blob '" + std::string(name) +
                               "' does not match its checksum (damaged on disk); delete or "
                               "overwrite it, and see `blobtable check`");
   return bytes;
+}
+}  // namespace
+
+Result<std::string_view> ReadData(MDB_txn* txn, MDB_dbi data, const RecordView& r) {
+  if (r.inline_data) return *r.inline_data;
+  return ReadStoredData(txn, data, r.name, r.data_id, r.data_crc);
+}
+
+Result<std::string_view> ReadData(MDB_txn* txn, MDB_dbi data, const BucketEntry& e) {
+  if (e.record.inline_data) return std::string_view(*e.record.inline_data);
+  return ReadStoredData(txn, data, e.name, e.record.data_id, e.record.data_crc);
+}
+
+lease::LeaseRecord RecordView::Lease() const {
+  lease::LeaseRecord l;
+  l.state = lease_state;
+  l.id = std::string(lease_id);
+  l.duration_seconds = lease_duration_seconds;
+  l.expires_ms = lease_expires_ms;
+  l.broken_at_ms = lease_broken_at_ms;
+  return l;
+}
+
+BucketEntry RecordView::ToEntry() const {
+  BucketEntry e;
+  e.name = std::string(name);
+  BlobRecord& r = e.record;
+  r.etag = std::string(etag);
+  r.last_modified_s = last_modified_s;
+  for (const auto& [k, v] : metadata) r.metadata[std::string(k)] = std::string(v);
+  r.lease = Lease();
+  r.data_id = data_id;
+  r.data_size = data_size;
+  r.data_crc = data_crc;
+  r.data_md5 = std::string(data_md5);
+  if (inline_data) r.inline_data.emplace(*inline_data);
+  return e;
 }
 
 std::string EncodeBucket(const Bucket& bucket) {
@@ -88,7 +134,123 @@ std::string EncodeBucket(const Bucket& bucket) {
   return out;
 }
 
-Result<Bucket> DecodeBucket(std::string_view value, std::string_view key) {
+namespace {
+
+// Walks a bucket's msgpack ([format, [[name, [fields...]], ...]]) into one
+// RecordView at a time. Depths: 1 the top array's items, 2 the entries, 3
+// an entry's name and record, 4 the record's fields, 5 the metadata map.
+class BucketWalker {
+ public:
+  BucketWalker(bool checksummed, RecordSink fn) : checksummed_(checksummed), fn_(fn) {}
+
+  void operator()(const mp::Path& p, const mp::Item& it) {
+    // Elements a later format may add are skipped: items after the entries,
+    // after an entry's record, and inside record fields other than metadata.
+    if ((p.depth >= 2 && p.index[0] != 1) || (p.depth >= 4 && p.index[2] != 1) ||
+        (p.depth >= 5 && p.index[3] != 2))
+      return;
+    switch (p.depth) {
+      case 0: return Top(it);
+      case 1: return TopItem(p.Last(), it);
+      case 2: return Entry(it);
+      case 3: return EntryItem(p.Last(), it);
+      case 4: return Field(p.Last(), it);
+      case 5: return Metadata(p.Last(), it);
+      default: return;  // below a metadata value, which is refused as not a string
+    }
+  }
+
+ private:
+  void Top(const mp::Item& it) {
+    if (it.kind == mp::Item::kArray && it.size < 2)
+      throw mp::FormatError{"bucket is not long enough"};
+    if (it.kind != mp::Item::kArray && it.kind != mp::Item::kEnd)
+      throw mp::FormatError{"bucket is not an array"};
+  }
+  void TopItem(uint32_t index, const mp::Item& it) {
+    if (index == 0) {
+      format_ = it.Int("format");
+      if (checksummed_ ? format_ != 2 && format_ != kBucketFormat : format_ != 1)
+        throw mp::FormatError{"unknown format version"};
+    } else if (index == 1 && it.kind != mp::Item::kArray && it.kind != mp::Item::kEnd) {
+      throw mp::FormatError{"entries is not an array"};
+    }
+  }
+  void Entry(const mp::Item& it) {
+    if (it.kind == mp::Item::kEnd) {
+      if (fields_ < (format_ == 1 ? 10u : 11u)) throw mp::FormatError{"record is not long enough"};
+      fn_(view_);
+      return;
+    }
+    if (it.kind != mp::Item::kArray) throw mp::FormatError{"entry is not an array"};
+    if (it.size < 2) throw mp::FormatError{"entry is not long enough"};
+    view_.metadata.clear();
+    view_.data_crc.reset();
+    view_.data_md5 = {};
+    view_.inline_data.reset();
+    fields_ = 0;
+  }
+  void EntryItem(uint32_t index, const mp::Item& it) {
+    if (index == 0) view_.name = it.Str("name");
+    if (index == 1 && it.kind != mp::Item::kArray && it.kind != mp::Item::kEnd)
+      throw mp::FormatError{"record is not an array"};
+    if (index == 1 && it.kind == mp::Item::kArray) fields_ = it.size;
+  }
+  void Field(uint32_t index, const mp::Item& it) {
+    RecordView& r = view_;
+    switch (index) {
+      case 0: r.etag = it.Str("etag"); break;
+      case 1: r.last_modified_s = it.Int("last_modified"); break;
+      case 2:
+        if (it.kind != mp::Item::kMap && it.kind != mp::Item::kEnd)
+          throw mp::FormatError{"metadata is not a map"};
+        break;
+      case 3: {
+        const int64_t state = it.Int("lease_state");
+        if (state < 0 || state > static_cast<int>(LeaseState::kBroken))
+          throw mp::FormatError{"lease state out of range"};
+        r.lease_state = static_cast<LeaseState>(state);
+        break;
+      }
+      case 4: r.lease_id = it.Str("lease_id"); break;
+      case 5: r.lease_duration_seconds = static_cast<int>(it.Int("lease_duration")); break;
+      case 6: r.lease_expires_ms = it.Int("lease_expires"); break;
+      case 7: r.lease_broken_at_ms = it.Int("lease_broken_at"); break;
+      case 8: r.data_id = it.UInt("data_id"); break;
+      case 9: r.data_size = it.UInt("data_size"); break;
+      case 10:
+        if (format_ >= 2 && !it.IsNil()) r.data_crc = static_cast<uint32_t>(it.UInt("data_crc"));
+        break;
+      case 11:
+        if (format_ >= 2 && !it.IsNil()) r.data_md5 = it.Str("data_md5");
+        break;
+      case 12:
+        if (format_ == 3 && !it.IsNil()) {
+          r.inline_data = it.Bin("inline data");
+          if (r.inline_data->size() != r.data_size)
+            throw mp::FormatError{"inline data is not the size its record says"};
+        }
+        break;
+      default: break;  // fields of a later format
+    }
+  }
+  void Metadata(uint32_t index, const mp::Item& it) {
+    if (index % 2 == 0)
+      view_.metadata.emplace_back(it.Str("metadata name"), std::string_view());
+    else
+      view_.metadata.back().second = it.Str("metadata value");
+  }
+
+  const bool checksummed_;
+  const RecordSink fn_;
+  int64_t format_ = 0;
+  uint32_t fields_ = 0;
+  RecordView view_;
+};
+
+}  // namespace
+
+Status VisitBucket(std::string_view value, std::string_view key, RecordSink fn) {
   const mp::What what("local blob bucket", key);
   bool checksummed = false;  // formats 2 and 3; format 1 has no header
   if (!value.empty() && value[0] == kFormat2Tag) {
@@ -102,53 +264,13 @@ Result<Bucket> DecodeBucket(std::string_view value, std::string_view key) {
                                 ": its checksum does not match (the record is damaged)");
     checksummed = true;
   }
-  auto oh = mp::Unpack(value, what);
-  if (!oh.ok()) return oh.status();
+  return mp::Walk(value, what, BucketWalker(checksummed, fn));
+}
+
+Result<Bucket> DecodeBucket(std::string_view value, std::string_view key) {
   Bucket bucket;
-  Status s = mp::Guard(what, [&] {
-    const msgpack::object* top = mp::Array(oh->get(), 2, "bucket");
-    const int64_t format = mp::Int(top[0], "format");
-    if (checksummed ? format != 2 && format != kBucketFormat : format != 1)
-      throw mp::FormatError{"unknown format version"};
-    const msgpack::object& list = top[1];
-    const msgpack::object* entries = mp::Array(list, 0, "entries");
-    for (uint32_t i = 0; i < list.via.array.size; ++i) {
-      const msgpack::object* pair = mp::Array(entries[i], 2, "entry");
-      BucketEntry e;
-      e.name = mp::Str(pair[0], "name");
-      const msgpack::object* f = mp::Array(pair[1], format == 1 ? 10 : 11, "record");
-      const uint32_t fields = pair[1].via.array.size;
-      BlobRecord& r = e.record;
-      r.etag = mp::Str(f[0], "etag");
-      r.last_modified_s = mp::Int(f[1], "last_modified");
-      if (f[2].type != msgpack::type::MAP) throw mp::FormatError{"metadata is not a map"};
-      for (uint32_t k = 0; k < f[2].via.map.size; ++k)
-        r.metadata[mp::Str(f[2].via.map.ptr[k].key, "metadata name")] =
-            mp::Str(f[2].via.map.ptr[k].val, "metadata value");
-      int64_t state = mp::Int(f[3], "lease_state");
-      if (state < 0 || state > static_cast<int>(LeaseState::kBroken))
-        throw mp::FormatError{"lease state out of range"};
-      r.lease.state = static_cast<LeaseState>(state);
-      r.lease.id = mp::Str(f[4], "lease_id");
-      r.lease.duration_seconds = static_cast<int>(mp::Int(f[5], "lease_duration"));
-      r.lease.expires_ms = mp::Int(f[6], "lease_expires");
-      r.lease.broken_at_ms = mp::Int(f[7], "lease_broken_at");
-      r.data_id = mp::UInt(f[8], "data_id");
-      r.data_size = mp::UInt(f[9], "data_size");
-      if (format >= 2 && f[10].type != msgpack::type::NIL)
-        r.data_crc = static_cast<uint32_t>(mp::UInt(f[10], "data_crc"));
-      if (format >= 2 && fields > 11 && f[11].type != msgpack::type::NIL)
-        r.data_md5 = mp::Str(f[11], "data_md5");
-      if (format == 3 && fields > 12 && f[12].type != msgpack::type::NIL) {
-        if (f[12].type != msgpack::type::BIN) throw mp::FormatError{"inline data is not bytes"};
-        r.inline_data.emplace(f[12].via.bin.ptr, f[12].via.bin.size);
-        if (r.inline_data->size() != r.data_size)
-          throw mp::FormatError{"inline data is not the size its record says"};
-      }
-      bucket.push_back(std::move(e));
-    }
-  });
-  if (!s.ok()) return s;
+  BT_RETURN_IF_ERROR(
+      VisitBucket(value, key, [&](const RecordView& r) { bucket.push_back(r.ToEntry()); }));
   return bucket;
 }
 

@@ -38,9 +38,11 @@
 #define BLOBTABLE_STORAGE_LOCAL_BLOB_RECORD_H_
 
 #include <cstdint>
+#include <type_traits>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <lmdb.h>
@@ -87,14 +89,41 @@ struct BucketEntry {
 // Entries sorted by name.
 using Bucket = std::vector<BucketEntry>;
 
+// A stored record viewed where it lies: its strings point into the LMDB
+// value it was decoded from, valid while that value is (its transaction).
+// Reads decode into it without copying what they do not keep.
+struct RecordView {
+  std::string_view name;
+  std::string_view etag;
+  int64_t last_modified_s = 0;
+  std::vector<std::pair<std::string_view, std::string_view>> metadata;  // as stored
+  LeaseState lease_state = LeaseState::kAvailable;
+  std::string_view lease_id;
+  int lease_duration_seconds = 0;
+  int64_t lease_expires_ms = 0;
+  int64_t lease_broken_at_ms = 0;
+  uint64_t data_id = 0;
+  uint64_t data_size = 0;
+  std::optional<uint32_t> data_crc;
+  std::string_view data_md5;
+  std::optional<std::string_view> inline_data;
+
+  lease::LeaseRecord Lease() const;
+  BucketEntry ToEntry() const;  // a copy that owns its strings
+};
+
 // The data of bucket entry `e`: its inline data (checked with its record),
 // or from data database `data` in `txn`, checked against its checksum (if
 // it has one). Corruption naming the blob if it is missing or does not
 // match; IOError if LMDB fails. Valid while `txn` and `e` are.
+Result<std::string_view> ReadData(MDB_txn* txn, MDB_dbi data, const RecordView& r);
 Result<std::string_view> ReadData(MDB_txn* txn, MDB_dbi data, const BucketEntry& e);
 
 // The LMDB key of blob `name`'s bucket.
 std::string BucketKey(std::string_view name);
+// The same without copying a name that is its own key: a view of `name`,
+// or of `scratch` holding the key of a long name.
+std::string_view BucketKey(std::string_view name, std::string& scratch);
 
 // Where a listing that must include `name` (or names after it) starts: the
 // name itself, or the start of the group it falls in.
@@ -106,8 +135,35 @@ inline std::string_view SeekKey(std::string_view name) {
 inline bool InGroup(std::string_view key) { return key.size() > kGroupPrefix; }
 
 std::string EncodeBucket(const Bucket& bucket);
-// Corruption naming `key` if the value is not a bucket of either format, or
-// its checksum does not match.
+
+// A call back for each record, referring to a callable that outlives the
+// call it is passed to (a std::function would allocate, on every read, for
+// a lambda capturing more than two references).
+class RecordSink {
+ public:
+  template <typename Fn>
+  requires(!std::is_same_v<std::remove_cvref_t<Fn>, RecordSink>)
+      RecordSink(Fn&& fn)  // implicit on purpose: a lambda converts
+      : fn_(const_cast<void*>(static_cast<const void*>(&fn))),
+        call_([](void* f, const RecordView& r) {
+          (*static_cast<std::remove_reference_t<Fn>*>(f))(r);
+        }) {}
+  void operator()(const RecordView& r) const { call_(fn_, r); }
+
+ private:
+  void* fn_;
+  void (*call_)(void*, const RecordView&);
+};
+
+// Calls `fn(const RecordView&)` for each record of bucket `value` (LMDB key
+// `key`) in stored order, after checking the bucket's checksum; the view is
+// reused between calls. Corruption naming `key` if the value is not a
+// bucket of a known format or its checksum does not match (then `fn` has
+// seen none of it: the checksum is checked first; a malformed record after
+// well-formed ones is reported after `fn` saw those).
+Status VisitBucket(std::string_view value, std::string_view key, RecordSink fn);
+
+// The whole bucket, copied out. Errors as VisitBucket's.
 Result<Bucket> DecodeBucket(std::string_view value, std::string_view key);
 
 }  // namespace blobtable::internal

@@ -308,15 +308,16 @@ class LocalBlobStore final : public BlobStore {
   // clock (storage/lease_rules.h).
   int64_t LeaseMs() const { return lease::LeaseNowMs(boot_tag_, clock_->SinceBoot()); }
 
-  BlobProperties PropertiesOf(const BlobRecord& r, int64_t lease_ms) const {
+  BlobProperties PropertiesOf(const RecordView& r, int64_t lease_ms) const {
     BlobProperties p;
     p.etag = r.etag;
     p.last_modified = FromSeconds(r.last_modified_s);
     p.content_length = r.data_size;
     p.content_md5 = r.data_md5;
-    p.metadata = r.metadata;
-    lease::LeaseRecord l = r.lease;
-    lease::Refresh(l, lease_ms);
+    for (const auto& [k, v] : r.metadata) p.metadata.emplace_hint(p.metadata.end(), k, v);
+    lease::LeaseRecord l{
+        r.lease_state, {}, r.lease_duration_seconds, r.lease_expires_ms, r.lease_broken_at_ms};
+    lease::Refresh(l, lease_ms);  // the id plays no part in the state
     p.lease_state = l.state;
     p.lease_status = lease::StatusOf(l);
     p.lease_duration = lease::DurationOf(l);
@@ -329,14 +330,6 @@ class LocalBlobStore final : public BlobStore {
     if (rc == MDB_NOTFOUND) return Bucket{};
     if (rc != 0) return LmdbError(rc, "reading the local store");
     return DecodeBucket(FromVal(v), key);
-  }
-
-  // The data of `e`, to keep: inline data moved out of `e` (checked with its
-  // record), else read from the data database (checked) and copied.
-  Result<std::string> TakeData(MDB_txn* txn, BucketEntry& e) {
-    if (e.record.inline_data) return std::move(*e.record.inline_data);
-    BT_ASSIGN_OR_RETURN(std::string_view data, ReadData(txn, data_, e));
-    return std::string(data);
   }
 
   static Bucket::iterator FindEntry(Bucket& bucket, std::string_view name) {
@@ -379,24 +372,47 @@ class LocalBlobStore final : public BlobStore {
     return etag;
   }
 
+  // Decodes the record in place and copies out only what the answer keeps.
+  // The name is validated only when no blob has it: one that exists was
+  // validated when it was written.
   Result<GetResult> Read(std::string_view name, const AccessConditions& c, bool with_data) {
-    BT_RETURN_IF_ERROR(ValidateBlobName(name));
     BT_ASSIGN_OR_RETURN(LmdbTxn txn, LmdbTxn::Begin(*env_, /*read_only=*/true));
-    BT_ASSIGN_OR_RETURN(Bucket bucket, LoadBucket(txn.get(), BucketKey(name)));
-    auto it = FindEntry(bucket, name);
-    if (it == bucket.end() || it->name != name) return NotFound(name);
-    const BlobRecord& rec = it->record;
+    std::string scratch;
+    const std::string_view key = BucketKey(name, scratch);
+    MDB_val k = ToVal(key), v;
+    const int rc = key.empty() ? MDB_NOTFOUND : mdb_get(txn.get(), blobs_, &k, &v);
+    if (rc != 0 && rc != MDB_NOTFOUND) {
+      BT_RETURN_IF_ERROR(ValidateBlobName(name));
+      return LmdbError(rc, "reading the local store");
+    }
+    std::optional<Result<GetResult>> out;
+    if (rc == 0) {
+      BT_RETURN_IF_ERROR(VisitBucket(FromVal(v), key, [&](const RecordView& r) {
+        if (!out && r.name == name) out = Answer(txn.get(), r, c, with_data);
+      }));
+    }
+    if (!out) {
+      BT_RETURN_IF_ERROR(ValidateBlobName(name));
+      return NotFound(name);
+    }
+    return *std::move(out);
+  }
+
+  // What a read of record `r` answers under conditions `c`.
+  Result<GetResult> Answer(MDB_txn* txn, const RecordView& r, const AccessConditions& c,
+                           bool with_data) {
     GetResult out;
-    BlobVersion version{rec.etag, FromSeconds(rec.last_modified_s)};
+    BlobVersion version{r.etag, FromSeconds(r.last_modified_s)};
     BT_RETURN_IF_ERROR(CheckReadConditions(c, version, &out.not_modified));
     if (out.not_modified) {
-      out.properties.etag = rec.etag;
+      out.properties.etag = r.etag;
       out.properties.last_modified = version.last_modified;
       return out;
     }
-    out.properties = PropertiesOf(rec, LeaseMs());
+    out.properties = PropertiesOf(r, LeaseMs());
     if (with_data) {
-      BT_ASSIGN_OR_RETURN(out.data, TakeData(txn.get(), *it));
+      BT_ASSIGN_OR_RETURN(std::string_view data, ReadData(txn, data_, r));
+      out.data.assign(data);
     }
     return out;
   }
@@ -517,33 +533,35 @@ Result<ListPage> LocalBlobStore::List(const ListOptions& o) {
   const int64_t lease_ms = LeaseMs();
   ListPage page;
   bool more = false;
+  std::vector<RecordView> entries;
   while (rc == 0 && !more) {
     const std::string_view key = FromVal(k);
     if (key.substr(0, prefix_key.size()) != prefix_key) break;  // past the prefix
-    Bucket entries;
+    entries.clear();
     const bool grouped = InGroup(key);
     const std::string_view group = key.substr(0, kGroupPrefix);
     // A bucket, or a whole group (in digest order: sorted here by name).
     do {
-      BT_ASSIGN_OR_RETURN(Bucket bucket, DecodeBucket(FromVal(v), FromVal(k)));
-      std::move(bucket.begin(), bucket.end(), std::back_inserter(entries));
+      BT_RETURN_IF_ERROR(
+          VisitBucket(FromVal(v), FromVal(k), [&](const RecordView& r) { entries.push_back(r); }));
       rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT);
     } while (rc == 0 && grouped && InGroup(FromVal(k)) &&
              FromVal(k).substr(0, kGroupPrefix) == group);
     if (grouped)
       std::sort(entries.begin(), entries.end(),
-                [](const BucketEntry& a, const BucketEntry& b) { return a.name < b.name; });
-    for (BucketEntry& e : entries) {
-      if (e.name.compare(0, o.prefix.size(), o.prefix) != 0) continue;
+                [](const RecordView& a, const RecordView& b) { return a.name < b.name; });
+    for (const RecordView& e : entries) {
+      if (e.name.substr(0, o.prefix.size()) != o.prefix) continue;
       if (!o.marker.empty() && e.name <= o.marker) continue;
       if (e.name < o.start_from) continue;
       if (page.items.size() == static_cast<size_t>(o.max_results)) {
         more = true;
         break;
       }
-      BlobItem item{e.name, PropertiesOf(e.record, lease_ms), std::nullopt};
+      BlobItem item{std::string(e.name), PropertiesOf(e, lease_ms), std::nullopt};
       if (o.include_data) {
-        BT_ASSIGN_OR_RETURN(item.data, TakeData(txn.get(), e));
+        BT_ASSIGN_OR_RETURN(std::string_view data, ReadData(txn.get(), data_, e));
+        item.data.emplace(data);
       }
       page.items.push_back(std::move(item));
     }
