@@ -9,6 +9,8 @@
 #include <atomic>
 #include <filesystem>
 #include <map>
+#include <optional>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -17,6 +19,7 @@
 #include "storage/local/lmdb_env.h"
 #include "storage/local/blob_record.h"
 #include "util/msgpack_util.h"
+#include "util/stored_format.h"
 #include "tests/blob_store_conformance.h"
 #include "testing/counting_blob_store.h"
 #include "tests/test_util.h"
@@ -495,6 +498,94 @@ TEST(LocalBlobStore, AFormat2RecordIsReadAndMovedInlineWhenRewritten) {
   ASSERT_TRUE((*store)->Put("old", "rewritten", if_match).ok());
   EXPECT_EQ((*store)->Get("old", {})->data, "rewritten");
   EXPECT_EQ(CountValues(dir.path(), "data:blobtable"), 0u);
+}
+
+// The stored sequence, or nullopt if it was never bumped.
+std::optional<uint64_t> StoredSequence(const std::string& dir) {
+  auto env = LmdbEnv::Open(dir, StoreOptions{}.local.map_size);
+  EXPECT_TRUE(env.ok());
+  auto dbi = (*env)->Database(kMetaDb);
+  EXPECT_TRUE(dbi.ok());
+  std::optional<uint64_t> seq;
+  {
+    auto txn = LmdbTxn::Begin(**env, /*read_only=*/true);
+    MDB_val k = ToVal(kEtagCounterKey), v;
+    if (mdb_get(txn->get(), *dbi, &k, &v) == 0 && v.mv_size == 16) {
+      seq.emplace();
+      memcpy(&*seq, static_cast<char*>(v.mv_data) + 8, 8);
+    }
+  }
+  (*env)->ReleaseDatabase(kMetaDb);
+  return seq;
+}
+
+// A version's ETag is numbered from LMDB's transaction id and the write's
+// place in it, with no counter written (a counter costs the meta database a
+// page each commit): ETags stay unique within a batch, across commits and
+// across a reopen, and only a blob with data apart bumps the stored
+// sequence (for its data's id).
+TEST(LocalBlobStore, VersionsAreNumberedWithoutWritingACounter) {
+  TempDir dir;
+  std::set<std::string> etags;
+  {
+    auto store = OpenLocalBlobStore(dir.path(), "blobtable");
+    ASSERT_TRUE(store.ok());
+    std::vector<BatchOp> ops;
+    for (int i = 0; i < 50; ++i) {
+      BatchOp op;
+      op.blob = "b" + std::to_string(i);
+      ops.push_back(op);
+    }
+    auto batch = (*store)->CommitBatch(ops);
+    ASSERT_TRUE(batch.status.ok()) << batch.status.ToString();
+    for (int i = 0; i < 50; ++i) {
+      auto head = (*store)->Head("b" + std::to_string(i), {});
+      ASSERT_TRUE(head.ok());
+      EXPECT_TRUE(etags.insert(head->properties.etag).second) << head->properties.etag;
+    }
+    for (int i = 0; i < 20; ++i) {
+      auto put = (*store)->Put("again", std::to_string(i), {});
+      ASSERT_TRUE(put.ok());
+      EXPECT_TRUE(etags.insert(put->etag).second) << put->etag;
+    }
+  }
+  EXPECT_EQ(StoredSequence(dir.path()), std::nullopt) << "small blobs write no counter";
+  auto store = OpenLocalBlobStore(dir.path(), "blobtable");
+  ASSERT_TRUE(store.ok());
+  auto put = (*store)->Put("again", "after a reopen", {});
+  ASSERT_TRUE(put.ok());
+  EXPECT_TRUE(etags.insert(put->etag).second) << put->etag;
+  ASSERT_TRUE((*store)->Put("large", std::string(2 * kInlineDataBytes, 'l'), {}).ok());
+  EXPECT_EQ(StoredSequence(dir.path()), 1u) << "the data's id";
+}
+
+// Past 2^20 versions in one transaction, VersionNumber says so (the store
+// then numbers from the stored sequence, with the top bit set); the next
+// transaction numbers afresh.
+TEST(LocalBlobStore, VersionNumbersStopAtTheirPlaceLimit) {
+  TempDir dir;
+  auto env = LmdbEnv::Open(dir.path(), StoreOptions{}.local.map_size);
+  ASSERT_TRUE(env.ok());
+  auto dbi = (*env)->Database("x");  // for a commit that writes (an empty one keeps its id)
+  ASSERT_TRUE(dbi.ok());
+  std::optional<uint64_t> first, last;
+  {
+    auto txn = LmdbTxn::Begin(**env, /*read_only=*/false);
+    ASSERT_TRUE(txn.ok());
+    first = (*env)->VersionNumber(txn->get());
+    for (int i = 1; i < (1 << 20); ++i) last = (*env)->VersionNumber(txn->get());
+    ASSERT_TRUE(first && last);
+    EXPECT_EQ(*last - *first, (1u << 20) - 1);
+    EXPECT_EQ((*env)->VersionNumber(txn->get()), std::nullopt);
+    MDB_val k = ToVal("k"), v = ToVal("v");
+    ASSERT_EQ(mdb_put(txn->get(), *dbi, &k, &v, 0), 0);
+    ASSERT_TRUE(txn->Commit().ok());
+  }
+  auto txn = LmdbTxn::Begin(**env, /*read_only=*/false);
+  ASSERT_TRUE(txn.ok());
+  auto next = (*env)->VersionNumber(txn->get());
+  ASSERT_TRUE(next.has_value());
+  EXPECT_GT(*next, *last);
 }
 
 // A format-3 bucket value around msgpack `body`: the tag and its checksum.

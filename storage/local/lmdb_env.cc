@@ -276,6 +276,19 @@ void LmdbEnv::ReleaseDatabase(const std::string& name) {
   dbis_.erase(it);
 }
 
+std::optional<uint64_t> LmdbEnv::VersionNumber(MDB_txn* txn) {
+  constexpr int kPlaceBits = 20;
+  const size_t id = mdb_txn_id(txn);
+  std::lock_guard<std::mutex> lock(version_mu_);
+  if (id != version_txn_) {
+    version_txn_ = id;
+    version_place_ = 0;
+  }
+  if (version_place_ >= (uint64_t{1} << kPlaceBits) || id >= (size_t{1} << (63 - kPlaceBits)))
+    return std::nullopt;
+  return (uint64_t{id} << kPlaceBits) | version_place_++;
+}
+
 Result<LmdbTxn> LmdbTxn::Begin(LmdbEnv& env, bool read_only) {
   MDB_txn* txn = nullptr;
   if (!read_only && env.read_only())

@@ -19,6 +19,7 @@
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -78,6 +79,15 @@ class LmdbEnv {
   // 64 random bits drawn when this environment was opened: a file restored
   // from a copy, or copied, is told apart from its other lineage by it.
   uint64_t etag_salt() const { return etag_salt_; }
+  // A number for a version written in write transaction `txn` that no other
+  // write of this open of the environment gets, without writing anything
+  // (a counter kept in the file costs a page a commit): LMDB's id of the
+  // transaction, which grows with every committed write transaction of
+  // every process, and the write's place in it. (An aborted transaction's id
+  // is used again; the numbers it gave out never reached anyone, and the
+  // places count on.) nullopt past 2^20 writes in one transaction or 2^43
+  // transactions: the caller counts another way.
+  std::optional<uint64_t> VersionNumber(MDB_txn* txn);
   // Opened read-only (this user cannot write): write transactions fail
   // IOError saying so.
   bool read_only() const { return read_only_; }
@@ -127,6 +137,9 @@ class LmdbEnv {
   std::atomic<int64_t> last_reader_check_ns_{0};  // steady_clock
   size_t max_key_size_;
   uint64_t etag_salt_;
+  std::mutex version_mu_;
+  size_t version_txn_ = 0;      // the transaction VersionNumber last numbered in
+  uint64_t version_place_ = 0;  // the next place in it
   std::mutex dbi_mu_;
   struct Handle {
     MDB_dbi dbi;

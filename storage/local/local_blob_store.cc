@@ -257,8 +257,8 @@ class LocalBlobStore final : public BlobStore {
     int64_t lease_ms;  // the lease clock (lease::LeaseNowMs)
     // Gives `rec` a fresh ETag and the current time as last-modified.
     Status Apply(BlobRecord& rec) {
-      BT_ASSIGN_OR_RETURN(uint64_t seq, store->NextSequence(txn));
-      rec.etag = store->ETagFor(seq);
+      BT_ASSIGN_OR_RETURN(uint64_t version, store->NextVersion(txn));
+      rec.etag = store->ETagFor(version);
       rec.last_modified_s = now_ms / 1000;
       return Status::OK();
     }
@@ -337,9 +337,19 @@ class LocalBlobStore final : public BlobStore {
                             [](const BucketEntry& e, std::string_view n) { return e.name < n; });
   }
 
+  // A number naming a version, for its ETag: LmdbEnv::VersionNumber, else
+  // (a transaction of over a million writes) the stored sequence with the
+  // top bit set, which no transaction's number has.
+  Result<uint64_t> NextVersion(MDB_txn* txn) {
+    if (std::optional<uint64_t> n = env_->VersionNumber(txn)) return *n;
+    BT_ASSIGN_OR_RETURN(uint64_t seq, NextSequence(txn));
+    return seq | (uint64_t{1} << 63);
+  }
+
   // A per-store sequence bumped in the writing transaction: it makes data
-  // ids, and with the environment's salt, ETags (see ETagFor). The 16-byte
-  // value keeps its old layout (salt, counter); the stored salt is unused.
+  // ids (and ETags where NextVersion says). The 16-byte value keeps its old
+  // layout (salt, counter); the stored salt is unused. Bumping it dirties a
+  // page of the meta database: only blobs with data apart pay for it.
   Result<uint64_t> NextSequence(MDB_txn* txn) {
     MDB_val k = ToVal(kEtagCounterKey), v;
     char buf[16] = {};
@@ -360,10 +370,11 @@ class LocalBlobStore final : public BlobStore {
     return counter;
   }
 
-  // "0x<salt><counter>". The counter alone repeats after a backup is
-  // restored or a store copied (both lineages count on from the same
-  // number); the salt, 64 random bits drawn each time the environment is
-  // opened, tells those lineages apart, so an ETag never matches again.
+  // "0x<salt><version>". The version number alone repeats after a backup
+  // is restored or a store copied (both lineages count on from the same
+  // transaction id), and in another process; the salt, 64 random bits drawn
+  // each time the environment is opened, tells those apart, so an ETag
+  // never matches again.
   std::string ETagFor(uint64_t seq) const {
     char etag[48];
     snprintf(etag, sizeof(etag), "\"0x%016llX%016llX\"",
