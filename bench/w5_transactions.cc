@@ -63,12 +63,15 @@ Result<Opened> OpenWith(int port, int k, int64_t n, const std::string& value) {
 
 // `commits` transactions, each reading the k entities and replacing them;
 // only Commit() timed. The first, not counted, makes the lock blobs.
-Result<Sample> TxnRound(int port, int k, int commits, const std::string& value) {
+// `back_to_back`: each starts as soon as the one before returned, on the
+// rows that one wrote (its finishing still at work), as a worker updating
+// its own rows does; else each waits for the finishing before it.
+Result<Sample> TxnRound(int port, int k, int commits, const std::string& value, bool back_to_back) {
   auto o = OpenWith(port, k, 0, value);
   if (!o.ok()) return o.status();
   const auto requests = [&] { return (*o->counter)->Total(); };
   Sample s;
-  int64_t before_return = 0;
+  int64_t before_return = 0, lock_waits = 0;
   for (int c = -1; c < commits; ++c) {
     auto txn = o->store->Begin();
     if (!txn.ok()) return txn.status();
@@ -81,12 +84,14 @@ Result<Sample> TxnRound(int port, int k, int commits, const std::string& value) 
     auto done = txn->Commit();
     const int64_t sent = watch.Stop(requests());
     if (!done.ok()) return done.status();
-    o->store->WaitForFinishing();
+    if (!back_to_back || c < 0) o->store->WaitForFinishing();
     if (c < 0) continue;
     before_return += sent;
+    lock_waits += txn->commit_stats().lock_waits;
     watch.AddTo(s, requests());
   }
   s.rates["requests_before_return"] = static_cast<double>(before_return) / commits;
+  s.rates["lock_waits"] = static_cast<double>(lock_waits) / commits;
   return s;
 }
 
@@ -222,7 +227,10 @@ Result<std::vector<Row>> CommitCells(const W5Options& o, const W2Endpoint& at, i
     std::vector<System> systems;
     if (Wanted(o, "blobtable-txn"))
       systems.push_back(
-          {"blobtable-txn", [&, k] { return TxnRound(at.port, k, o.commits, value); }});
+          {"blobtable-txn", [&, k] { return TxnRound(at.port, k, o.commits, value, false); }});
+    if (Wanted(o, "blobtable-txn-b2b"))
+      systems.push_back(
+          {"blobtable-txn-b2b", [&, k] { return TxnRound(at.port, k, o.commits, value, true); }});
     if (Wanted(o, "plain-writes"))
       systems.push_back(
           {"plain-writes", [&, k] { return PlainRound(at.port, k, o.commits, value); }});

@@ -72,6 +72,7 @@ std::unique_ptr<Store> Store::FromBlobStore(std::shared_ptr<BlobStore> blobs,
   core->inline_body_max = in_process ? 0 : options.inline_body_max_bytes;
   core->parallel_reads = in_process ? 1 : std::max(1, options.max_parallel_reads);
   if (options.finish_in_background) core->finisher = std::make_shared<internal::Finisher>();
+  core->rewrites = std::make_shared<internal::Rewrites>();
   return std::unique_ptr<Store>(new Store(std::move(core)));
 }
 

@@ -92,11 +92,15 @@ Try Settle(const TxnContext& core, const std::string& blob, Attempt attempt) {
 void SettleLater(const TxnContext& core, const std::string& blob, const GetResult& seen,
                  bool committed) {
   auto job = [blobs = core.blobs, clock = core.clock, lease = core.txn_lease_seconds,
-              inline_max = core.inline_body_max, blob, seen, committed] {
-    (void)FinishDecided({*blobs, *clock, lease, inline_max}, blob, seen, committed);
+              inline_max = core.inline_body_max, finisher = core.finisher.get(),
+              rewrites = core.rewrites, blob, seen, committed] {
+    ResolveContext ctx{*blobs, *clock, lease, inline_max};
+    ctx.finisher = finisher;
+    ctx.rewrites = rewrites.get();
+    (void)FinishDecided(ctx, blob, seen, committed);
   };
   if (core.finisher)
-    core.finisher->Submit(std::move(job));
+    core.finisher->Submit(std::move(job), {blob});
   else
     job();
 }
@@ -293,8 +297,8 @@ Result<VisibleVersion> ReadVisible(const TxnContext& core, const std::string& bl
   if (!got.ok()) return got.status().IsNotFound() ? Status::NotFound("not found") : got.status();
   GetResult& plain = got->result;
   std::string handles = SameAsOf(plain.properties);
-  return VisibleVersion{std::move(plain.data), std::move(plain.properties.etag),
-                        std::move(handles), got->stale};
+  return VisibleVersion{std::move(plain.data), std::move(plain.properties.etag), std::move(handles),
+                        got->stale};
 }
 
 Result<std::string> WriteEntity(const TxnContext& core, const std::string& blob, WriteMode mode,

@@ -3,6 +3,8 @@
 
 #include <system_error>
 
+#include "txn/intent_resolver.h"  // NamesVersion
+
 namespace blobtable::internal {
 
 Finisher::~Finisher() {
@@ -14,7 +16,7 @@ Finisher::~Finisher() {
   if (thread_.joinable()) thread_.join();
 }
 
-void Finisher::Submit(std::function<void()> job) {
+void Finisher::Submit(std::function<void()> job, std::vector<std::string> blobs) {
   std::unique_lock<std::mutex> lock(mu_);
   if (!thread_.joinable() && !stopping_) {
     try {
@@ -25,13 +27,62 @@ void Finisher::Submit(std::function<void()> job) {
       return;
     }
   }
-  jobs_.push_back(std::move(job));
+  Job queued{std::move(job), {}};
+  for (std::string& blob : blobs) {
+    auto [it, fresh] = queued.unsettled.insert(std::move(blob));
+    if (fresh) ++unsettled_[*it];
+  }
+  jobs_.push_back(std::move(queued));
   wake_.notify_one();
 }
 
 void Finisher::Drain() {
   std::unique_lock<std::mutex> lock(mu_);
-  idle_.wait(lock, [this] { return jobs_.empty() && !running_job_; });
+  idle_.wait(lock, [this] { return jobs_.empty() && !running_; });
+}
+
+void Finisher::SettleLocked(const std::string& blob) {
+  auto it = unsettled_.find(blob);
+  if (it != unsettled_.end() && --it->second == 0) unsettled_.erase(it);
+}
+
+void Finisher::Settled(const std::string& blob) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (running_ && running_->unsettled.erase(blob) > 0) SettleLocked(blob);
+  }
+  settled_.notify_all();
+}
+
+bool Finisher::WaitSettled(const std::vector<std::string>& blobs,
+                           std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return settled_.wait_for(lock, timeout, [&] {
+    for (const std::string& blob : blobs)
+      if (unsettled_.count(blob) > 0) return false;
+    return true;
+  });
+}
+
+void Rewrites::Note(const std::string& blob, Rewrite rewrite) {
+  std::lock_guard<std::mutex> lock(mu_);
+  rewrites_[blob] = std::move(rewrite);
+  order_.push_back(blob);
+  if (order_.size() > kRemembered) {
+    rewrites_.erase(order_.front());  // perhaps a newer one: only forgotten
+    order_.pop_front();
+  }
+}
+
+std::optional<Rewrites::Rewrite> Rewrites::Of(const std::string& blob,
+                                              std::string_view handle) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = rewrites_.find(blob);
+  if (it == rewrites_.end() || handle.empty()) return std::nullopt;
+  const Rewrite& r = it->second;
+  if (handle != r.intent_etag && handle != r.etag && !NamesVersion(r.same_as, handle))
+    return std::nullopt;
+  return r;
 }
 
 void Finisher::Loop() {
@@ -39,13 +90,15 @@ void Finisher::Loop() {
   for (;;) {
     wake_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
     if (jobs_.empty()) return;  // stopping, and nothing left to do
-    std::function<void()> job = std::move(jobs_.front());
+    running_ = std::move(jobs_.front());
     jobs_.pop_front();
-    running_job_ = true;
+    std::function<void()> run = std::move(running_->run);
     lock.unlock();
-    job();
+    run();
     lock.lock();
-    running_job_ = false;
+    for (const std::string& blob : running_->unsettled) SettleLocked(blob);
+    running_.reset();
+    settled_.notify_all();
     if (jobs_.empty()) idle_.notify_all();
   }
 }

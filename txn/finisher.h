@@ -6,14 +6,26 @@
 // Store and everything that shares it gone) runs the jobs still queued, then
 // joins: at a normal process exit nothing is left behind. A process that
 // dies first leaves intents that the next reader, writer or Recover finishes.
+//
+// A commit on rows or partitions this store just committed waits for their
+// finishing (WaitSettled), then holds the plain rewrite of each version it
+// read (Rewrites) instead of failing a round on the old handle (issue 32,
+// goal 2).
 #ifndef BLOBTABLE_TXN_FINISHER_H_
 #define BLOBTABLE_TXN_FINISHER_H_
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <map>
 #include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
 #include <thread>
+#include <vector>
 
 namespace blobtable::internal {
 
@@ -24,20 +36,59 @@ class Finisher {
   Finisher& operator=(const Finisher&) = delete;
   ~Finisher();
 
-  // Queues `job`; thread-safe. Jobs must not throw.
-  void Submit(std::function<void()> job);
+  // Queues `job`, which settles `blobs` (the entities it rewrites, the locks
+  // it lets go of); thread-safe. Jobs must not throw. Each blob counts as
+  // settled once the job calls Settled for it, or when the job ends.
+  void Submit(std::function<void()> job, std::vector<std::string> blobs = {});
   // Returns once every job submitted before the call has run.
   void Drain();
 
+  // Called by a job (from any of its threads) once `blob` is settled: its
+  // intent rewritten or its lease let go of.
+  void Settled(const std::string& blob);
+  // Waits until no queued or running job has any of `blobs` unsettled, at
+  // most `timeout` (real time: a wait for this process's own thread, which
+  // a test may hold at a sync point). False if it timed out.
+  bool WaitSettled(const std::vector<std::string>& blobs, std::chrono::milliseconds timeout);
+
  private:
+  struct Job {
+    std::function<void()> run;
+    std::set<std::string> unsettled;
+  };
   void Loop();
+  void SettleLocked(const std::string& blob);  // under mu_
 
   std::mutex mu_;
-  std::condition_variable wake_, idle_;
-  std::deque<std::function<void()>> jobs_;
-  bool running_job_ = false;
+  std::condition_variable wake_, idle_, settled_;
+  std::deque<Job> jobs_;
+  std::optional<Job> running_;
+  std::map<std::string, int> unsettled_;  // blob -> jobs queued or running that settle it
   bool stopping_ = false;
   std::thread thread_;
+};
+
+// What this store's finishing (background or inline) made of the intents it
+// rewrote, for its next commit on the same rows; thread-safe.
+class Rewrites {
+ public:
+  // The intent at `intent_etag` is now the plain version at `etag`, whose
+  // handles (kSameAsMetadata) are `same_as`.
+  struct Rewrite {
+    std::string intent_etag, etag, same_as;
+  };
+  void Note(const std::string& blob, Rewrite rewrite);
+  // The rewrite last noted for `blob`, if it is of the version `handle`
+  // names (the intent's ETag, or one of the rewrite's handles: the same
+  // version) and is still remembered (the last kRemembered).
+  std::optional<Rewrite> Of(const std::string& blob, std::string_view handle) const;
+
+  static constexpr size_t kRemembered = 4096;
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, Rewrite> rewrites_;
+  std::deque<std::string> order_;  // oldest first, to forget past kRemembered
 };
 
 }  // namespace blobtable::internal

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "txn/intent_resolver.h"
 
+#include "txn/finisher.h"
+
 #include "model/inline_body.h"
 #include "testing/sync_point.h"
 #include "txn/txn_record.h"
@@ -159,6 +161,7 @@ Status FinishIntent(const ResolveContext& ctx, std::string_view blob, const Enti
   std::string lease = seen.lease_status == LeaseStatus::kLocked ? intent.txn_id : "";
   for (int tries = 0; tries < 2; ++tries) {
     Status s;
+    std::string rewritten;  // the rewrite's ETag
     if (exists) {
       PutOptions o;
       o.lease_id = lease;
@@ -166,7 +169,9 @@ Status FinishIntent(const ResolveContext& ctx, std::string_view blob, const Enti
       o.metadata = {{kTxnMetadata, intent.txn_id}};
       if (!same_as.empty()) o.metadata[kSameAsMetadata] = same_as;
       AddInlineBody(o.metadata, body, ctx.inline_body_max);
-      s = ctx.blobs.Put(blob, body, o).status();
+      auto put = ctx.blobs.Put(blob, body, o);
+      s = put.status();
+      if (put.ok()) rewritten = put->etag;
     } else {
       WriteOptions o;
       o.lease_id = lease;
@@ -190,6 +195,9 @@ Status FinishIntent(const ResolveContext& ctx, std::string_view blob, const Enti
     }
     BT_RETURN_IF_ERROR(s);
     if (release && !lease.empty()) (void)ctx.blobs.ReleaseLease(blob, lease, {});
+    if (ctx.rewrites != nullptr && !rewritten.empty())
+      ctx.rewrites->Note(std::string(blob), Rewrites::Rewrite{seen.etag, rewritten, same_as});
+    if (ctx.finisher != nullptr && release) ctx.finisher->Settled(std::string(blob));
     return Status::OK();
   }
   return Status::Busy("entity " + std::string(blob) + " is leased by another client");

@@ -65,6 +65,7 @@ class PrewriteCommit {
     margin_ = RenewalMargin(opts_);
     deadline_ = clock_.Steady() + opts_.lock_timeout;
     Status s = Plan();
+    if (s.ok()) AfterOwnFinishing();
     if (s.ok()) s = Acquire();
     if (s.ok()) s = Prewrite();
     if (s.ok()) s = CommitPoint();
@@ -182,6 +183,31 @@ class PrewriteCommit {
       t.next_body = t.next_exists ? t.body : "";
     }
     return Status::OK();
+  }
+
+  // A commit right after this store's own commit on the same rows or
+  // partitions (issue 32, goal 2) waits for that commit's finishing: a lock
+  // or an intent it still holds would fail round 1 and send the rest one by
+  // one. Then it holds each version it read at the ETag of its rewrite, which
+  // the finishing reported: a condition on the handle read would fail (the
+  // rewrite is the same version under another ETag, kSameAsMetadata) and
+  // cost a look and a try more. Another store's finishing is met as before.
+  void AfterOwnFinishing() {
+    if (core_.finisher) {
+      std::vector<std::string> blobs;
+      for (const Target& t : targets_) blobs.push_back(t.blob);
+      BT_SYNC_POINT("txn.own_finishing");
+      (void)core_.finisher->WaitSettled(blobs, opts_.lock_timeout);  // else met as before
+      BT_SYNC_POINT("txn.own_finished");
+    }
+    if (!core_.rewrites) return;
+    for (Target& t : targets_) {
+      if (t.intent == nullptr || !t.exists) continue;
+      std::optional<Rewrites::Rewrite> r = core_.rewrites->Of(t.blob, t.etag);
+      if (!r) continue;
+      t.etag = r->etag;
+      t.same_as = r->same_as;
+    }
   }
 
   // ---- Round 1: every lease at once; in order, waiting, once one is busy ----
@@ -516,7 +542,10 @@ class PrewriteCommit {
     for (const Target& t : targets_)
       if (t.intent && t.intent->writes()) etags[t.blob] = t.next_exists ? t.intent_etag : "";
     if (core_.finisher) {
-      core_.finisher->Submit(std::move(finish));
+      std::vector<std::string> settles;  // what the finishing settles: every target it holds
+      for (const Target& t : targets_)
+        if (t.intent_placed || t.leased) settles.push_back(t.blob);
+      core_.finisher->Submit(std::move(finish), std::move(settles));
     } else {
       finish();
     }
@@ -544,6 +573,8 @@ class PrewriteCommit {
       std::vector<std::pair<std::string, EntityIntent>> intents;
       std::vector<BlobProperties> seen;
       std::vector<std::string> leases;  // finite leases to let go of
+      Finisher* finisher;               // the store's, told as each target is settled; or null
+      std::shared_ptr<Rewrites> rewrites;
     };
     auto job = std::make_shared<Job>();
     job->blobs = core_.blobs;
@@ -552,6 +583,8 @@ class PrewriteCommit {
     job->inline_body_max = core_.inline_body_max;
     job->width = width_;
     job->txn_id = txn_id_;
+    job->finisher = core_.finisher.get();
+    job->rewrites = core_.rewrites;
     for (const Target& t : targets_) {
       if (t.intent_placed) {
         job->intents.emplace_back(t.blob, t.placed);
@@ -563,12 +596,15 @@ class PrewriteCommit {
     return [job] {
       BT_SYNC_POINT("txn.finishing");
       ResolveContext ctx{*job->blobs, *job->clock, job->lease_seconds, job->inline_body_max};
+      ctx.finisher = job->finisher;
+      ctx.rewrites = job->rewrites.get();
       const size_t n = job->intents.size(), m = job->leases.size();
       std::vector<Status> done(n);
       std::atomic<bool> all{true};
       ParallelFor(n + m, job->width, [&](size_t i) {
         if (i >= n) {
           (void)job->blobs->ReleaseLease(job->leases[i - n], job->txn_id, {});
+          if (job->finisher != nullptr) job->finisher->Settled(job->leases[i - n]);
           return;
         }
         // Rewritten plain, then its lease let go.

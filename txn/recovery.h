@@ -17,6 +17,9 @@
 
 namespace blobtable::internal {
 
+class Finisher;
+class Rewrites;
+
 // What resolution needs: the store, the clock, the length of the leases a
 // transaction takes (15..60), and up to what size a write it applies
 // carries an inline copy of its body (model/inline_body.h).
@@ -28,6 +31,11 @@ struct ResolveContext {
   // Partition locks the caller itself holds (a committing transaction): an
   // intent whose lock is among them has lost its coordinator.
   const std::set<std::string>* own_locks = nullptr;
+  // Where a finishing job says what it did: each intent's rewrite (a commit
+  // on the same rows then holds it), and each blob settled (a commit waiting
+  // for this store's own finishing goes on). Null when not a finishing job.
+  Rewrites* rewrites = nullptr;
+  Finisher* finisher = nullptr;
 };
 
 // The transaction holding `p`: its intent's (kPrewriteMetadata) or, to be

@@ -39,6 +39,8 @@ struct TxnContext {
   int parallel_reads = 1;
   // Runs what follows a commit point; null: commits finish inline.
   std::shared_ptr<Finisher> finisher;
+  // What this store's finishing made of the intents it rewrote (always set).
+  std::shared_ptr<Rewrites> rewrites;
 
   // How many requests of one commit round go out at once: a round is meant
   // to cost one round trip, so up to 32 (more if queries may send more);

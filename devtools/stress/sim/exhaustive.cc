@@ -106,6 +106,21 @@ std::vector<Scenario> AllScenarios() {
   }
   {
     Scenario s;
+    s.name = "own-rewrite";
+    s.about =
+        "issue 32: T reads b and a, writes b; U reads and writes b; one store, whose "
+        "finishing's rewrites a commit holds only for the version it read";
+    s.initial = {{kA, false}, {kB, false}};
+    s.bounds.preemptions = 2;
+    s.bounds.faults = 1;
+    s.actors = {
+        {"T", [](Actor& a) { a.Txn(0, {{kB, Plan::kReadWrite}, {kA, Plan::kReadOnly}}, false); }},
+        {"U", [](Actor& a) { a.Txn(0, {{kB, Plan::kReadWrite}}, false); }},
+    };
+    all.push_back(std::move(s));
+  }
+  {
+    Scenario s;
     s.name = "atomic-stamp";
     s.about =
         "hole 4: a written by an atomic batch; T reads a, writes c; U reads and writes a; "
