@@ -29,7 +29,7 @@ void Finisher::Submit(std::function<void()> job, std::vector<std::string> blobs)
   }
   Job queued{std::move(job), {}};
   for (std::string& blob : blobs) {
-    auto [it, fresh] = queued.unsettled.insert(std::move(blob));
+    auto [it, fresh] = queued.second.insert(std::move(blob));
     if (fresh) ++unsettled_[*it];
   }
   jobs_.push_back(std::move(queued));
@@ -49,7 +49,7 @@ void Finisher::SettleLocked(const std::string& blob) {
 void Finisher::Settled(const std::string& blob) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (running_ && running_->unsettled.erase(blob) > 0) SettleLocked(blob);
+    if (running_ && running_->second.erase(blob) > 0) SettleLocked(blob);
   }
   settled_.notify_all();
 }
@@ -92,11 +92,11 @@ void Finisher::Loop() {
     if (jobs_.empty()) return;  // stopping, and nothing left to do
     running_ = std::move(jobs_.front());
     jobs_.pop_front();
-    std::function<void()> run = std::move(running_->run);
+    std::function<void()> run = std::move(running_->first);
     lock.unlock();
     run();
     lock.lock();
-    for (const std::string& blob : running_->unsettled) SettleLocked(blob);
+    for (const std::string& blob : running_->second) SettleLocked(blob);
     running_.reset();
     settled_.notify_all();
     if (jobs_.empty()) idle_.notify_all();

@@ -25,6 +25,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace blobtable::internal {
@@ -52,10 +53,11 @@ class Finisher {
   bool WaitSettled(const std::vector<std::string>& blobs, std::chrono::milliseconds timeout);
 
  private:
-  struct Job {
-    std::function<void()> run;
-    std::set<std::string> unsettled;
-  };
+  // What to run, and the blobs it has not settled yet. Standard types only:
+  // a std::deque of a type of ours instantiates free functions (its
+  // iterators' operator-) that a build which does not inline them exports
+  // under our type's name (tests/abi_check.sh).
+  using Job = std::pair<std::function<void()>, std::set<std::string>>;
   void Loop();
   void SettleLocked(const std::string& blob);  // under mu_
 
