@@ -37,42 +37,54 @@ const msgpack::object* Array(const msgpack::object& o, uint32_t min_size, const 
   return o.via.array.ptr;
 }
 
-std::string Str(const msgpack::object& o, const char* field) {
-  if (o.type != msgpack::type::STR) Fail(field, "a string");
-  return std::string(o.via.str.ptr, o.via.str.size);
-}
-
-std::string Bin(const msgpack::object& o, const char* field) {
-  if (o.type != msgpack::type::BIN) Fail(field, "binary");
-  return std::string(o.via.bin.ptr, o.via.bin.size);
-}
-
-int64_t Int(const msgpack::object& o, const char* field) {
-  if (o.type == msgpack::type::POSITIVE_INTEGER) {
-    if (o.via.u64 > static_cast<uint64_t>(INT64_MAX)) Fail(field, "a 64-bit signed integer");
-    return static_cast<int64_t>(o.via.u64);
+namespace {
+// An object as Walk gives it, so that the accessors below and Item's hold
+// the type rules once.
+Item ItemOf(const msgpack::object& o) {
+  Item it;
+  switch (o.type) {
+    case msgpack::type::NIL: break;
+    case msgpack::type::BOOLEAN:
+      it.kind = Item::kBool;
+      it.boolean = o.via.boolean;
+      break;
+    case msgpack::type::POSITIVE_INTEGER:
+      it.kind = Item::kUInt;
+      it.u = o.via.u64;
+      break;
+    case msgpack::type::NEGATIVE_INTEGER:
+      it.kind = Item::kInt;
+      it.i = o.via.i64;
+      break;
+    case msgpack::type::FLOAT32:
+    case msgpack::type::FLOAT64:
+      it.kind = Item::kDouble;
+      it.d = o.via.f64;
+      break;
+    case msgpack::type::STR:
+      it.kind = Item::kStr;
+      it.bytes = std::string_view(o.via.str.ptr, o.via.str.size);
+      break;
+    case msgpack::type::BIN:
+      it.kind = Item::kBin;
+      it.bytes = std::string_view(o.via.bin.ptr, o.via.bin.size);
+      break;
+    default: it.kind = Item::kExt; break;  // arrays and maps have Array(); none asks an ext
   }
-  if (o.type == msgpack::type::NEGATIVE_INTEGER) return o.via.i64;
-  Fail(field, "an integer");
+  return it;
 }
+}  // namespace
 
-uint64_t UInt(const msgpack::object& o, const char* field) {
-  if (o.type != msgpack::type::POSITIVE_INTEGER) Fail(field, "an unsigned integer");
-  return o.via.u64;
+std::string Str(const msgpack::object& o, const char* field) {
+  return std::string(ItemOf(o).Str(field));
 }
-
-bool Bool(const msgpack::object& o, const char* field) {
-  if (o.type != msgpack::type::BOOLEAN) Fail(field, "a boolean");
-  return o.via.boolean;
+std::string Bin(const msgpack::object& o, const char* field) {
+  return std::string(ItemOf(o).Bin(field));
 }
-
-double Double(const msgpack::object& o, const char* field) {
-  // Integers are accepted too: other msgpack writers store integral doubles so.
-  if (o.type == msgpack::type::POSITIVE_INTEGER) return static_cast<double>(o.via.u64);
-  if (o.type == msgpack::type::NEGATIVE_INTEGER) return static_cast<double>(o.via.i64);
-  if (o.type != msgpack::type::FLOAT64 && o.type != msgpack::type::FLOAT32) Fail(field, "a double");
-  return o.via.f64;
-}
+int64_t Int(const msgpack::object& o, const char* field) { return ItemOf(o).Int(field); }
+uint64_t UInt(const msgpack::object& o, const char* field) { return ItemOf(o).UInt(field); }
+bool Bool(const msgpack::object& o, const char* field) { return ItemOf(o).Bool(field); }
+double Double(const msgpack::object& o, const char* field) { return ItemOf(o).Double(field); }
 
 std::string_view Item::Str(const char* field) const {
   if (kind != kStr) Fail(field, "a string");
@@ -104,7 +116,7 @@ bool Item::Bool(const char* field) const {
 }
 
 double Item::Double(const char* field) const {
-  // Integers are accepted too, as Double() above does.
+  // Integers are accepted too: other msgpack writers store integral doubles so.
   if (kind == kUInt) return static_cast<double>(u);
   if (kind == kInt) return static_cast<double>(i);
   if (kind != kDouble) Fail(field, "a double");
