@@ -315,9 +315,8 @@ class LocalBlobStore final : public BlobStore {
     p.content_length = r.data_size;
     p.content_md5 = r.data_md5;
     for (const auto& [k, v] : r.metadata) p.metadata.emplace_hint(p.metadata.end(), k, v);
-    lease::LeaseRecord l{
-        r.lease_state, {}, r.lease_duration_seconds, r.lease_expires_ms, r.lease_broken_at_ms};
-    lease::Refresh(l, lease_ms);  // the id plays no part in the state
+    lease::LeaseRecord l = r.Lease();
+    lease::Refresh(l, lease_ms);
     p.lease_state = l.state;
     p.lease_status = lease::StatusOf(l);
     p.lease_duration = lease::DurationOf(l);
