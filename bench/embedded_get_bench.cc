@@ -16,10 +16,10 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <string>
 #include <vector>
 
+#include "bench/harness.h"  // Scratch, RowKey
 #include "blobtable/store.h"
 
 namespace {
@@ -27,27 +27,19 @@ namespace {
 constexpr int kEntities = 10'000;
 const std::string kValue(1000, 'x');
 
-std::string RowKey(int i) {
-  char rk[16];
-  snprintf(rk, sizeof(rk), "r%08d", i);
-  return rk;
-}
-
 // The i-th read of a run: every entity, in an order that defeats locality.
 int Pick(int64_t i) { return static_cast<int>(static_cast<uint64_t>(i) * 7919u % kEntities); }
-
-std::string FreshDirectory() {
-  std::string tmpl = (std::filesystem::temp_directory_path() / "blobtable-bench-XXXXXX").string();
-  return mkdtemp(tmpl.data());
-}
 
 // The embedded store and a raw LMDB environment holding the same entities,
 // made once for the program and removed at its end.
 class Fixture {
  public:
   static Fixture& Get() {
-    static Fixture* f = new Fixture;
-    return *f;
+    static Fixture f;
+    return f;
+  }
+  ~Fixture() {
+    if (env_ != nullptr) mdb_env_close(env_);
   }
   bool ok() const { return ok_; }
   blobtable::Table& table() { return *table_; }
@@ -57,23 +49,23 @@ class Fixture {
   MDB_dbi dbi() const { return dbi_; }
 
  private:
-  Fixture() : store_dir_(FreshDirectory()), lmdb_dir_(FreshDirectory()) {
+  Fixture() {
     blobtable::StoreOptions o;
     o.local.durability = blobtable::LocalDurability::kRelaxed;
-    auto store = blobtable::Store::Open(store_dir_, o);
+    auto store = blobtable::Store::Open(store_dir_.path(), o);
     if (!store.ok()) return;
     store_ = std::move(*store);
     auto table = store_->OpenTable("bench");
     if (!table.ok()) return;
     table_ = std::make_unique<blobtable::Table>(std::move(*table));
     if (mdb_env_create(&env_) != 0 || mdb_env_set_mapsize(env_, size_t{1} << 30) != 0 ||
-        mdb_env_open(env_, lmdb_dir_.c_str(), MDB_NOSYNC, 0644) != 0)
+        mdb_env_open(env_, lmdb_dir_.path().c_str(), MDB_NOSYNC, 0644) != 0)
       return;
     MDB_txn* txn = nullptr;
     if (mdb_txn_begin(env_, nullptr, 0, &txn) != 0 || mdb_dbi_open(txn, nullptr, 0, &dbi_) != 0)
       return;
     for (int i = 0; i < kEntities; ++i) {
-      const std::string rk = RowKey(i);
+      const std::string rk = bench::RowKey(i);
       if (!table_->Upsert(blobtable::Entity("p", rk).Set("v", kValue)).ok()) return;
       auto name = table_->EntityBlobName("p", rk);
       if (!name.ok()) return;
@@ -85,7 +77,7 @@ class Fixture {
     ok_ = mdb_txn_commit(txn) == 0;
   }
 
-  std::string store_dir_, lmdb_dir_;
+  bench::Scratch store_dir_, lmdb_dir_;  // first: removed after what is in them closes
   std::unique_ptr<blobtable::Store> store_;
   std::unique_ptr<blobtable::Table> table_;
   std::vector<std::string> blob_names_;
@@ -108,7 +100,7 @@ void Reads(benchmark::State& state, Read read) {
 void TableGet(benchmark::State& state) {
   Fixture& f = Fixture::Get();
   Reads(state, [&](int n) {
-    auto e = f.table().Get("p", RowKey(n));
+    auto e = f.table().Get("p", bench::RowKey(n));
     benchmark::DoNotOptimize(e);
     return e.status();
   });

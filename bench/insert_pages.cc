@@ -14,10 +14,10 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <string>
 
+#include "bench/harness.h"  // Scratch, RowKey
 #include "blobtable/store.h"
 
 namespace {
@@ -31,17 +31,6 @@ long long BytesWritten() {
   return -1;
 }
 
-std::string FreshDirectory() {
-  std::string tmpl = (std::filesystem::temp_directory_path() / "blobtable-pages-XXXXXX").string();
-  return mkdtemp(tmpl.data());
-}
-
-std::string RowKey(int i) {
-  char rk[16];
-  snprintf(rk, sizeof(rk), "k%08d", i);
-  return rk;
-}
-
 constexpr int kWarmUp = 200;  // inserts before counting: the tree's first levels
 
 struct Run {
@@ -51,7 +40,8 @@ struct Run {
 
 // Table::Insert of `n` entities (after kWarmUp), kFull durability.
 Run Blobtable(int n, size_t value_size, std::string* error) {
-  const std::string dir = FreshDirectory();
+  const bench::Scratch scratch;
+  const std::string& dir = scratch.path();
   Run run;
   std::string last_blob;
   {
@@ -63,11 +53,11 @@ Run Blobtable(int n, size_t value_size, std::string* error) {
     long long before = 0;
     for (int i = 0; i < kWarmUp + n; ++i) {
       if (i == kWarmUp) before = BytesWritten();
-      auto put = table->Insert(blobtable::Entity("p", RowKey(i)).Set("v", value));
+      auto put = table->Insert(blobtable::Entity("p", bench::RowKey(i)).Set("v", value));
       if (!put.ok()) return *error = put.status().ToString(), run;
     }
     run.bytes_a_commit = static_cast<double>(BytesWritten() - before) / n;
-    last_blob = *table->EntityBlobName("p", RowKey(kWarmUp + n - 1));
+    last_blob = *table->EntityBlobName("p", bench::RowKey(kWarmUp + n - 1));
   }
   // The record's size, read from the file as raw LMDB sees it.
   MDB_env* env = nullptr;
@@ -82,7 +72,6 @@ Run Blobtable(int n, size_t value_size, std::string* error) {
     run.record_bytes = v.mv_size;
   if (txn != nullptr) mdb_txn_abort(txn);
   if (env != nullptr) mdb_env_close(env);
-  std::filesystem::remove_all(dir);
   if (run.record_bytes == 0) *error = "could not read the stored record back";
   return run;
 }
@@ -90,7 +79,8 @@ Run Blobtable(int n, size_t value_size, std::string* error) {
 // Raw LMDB: `n` puts (after kWarmUp) of `value_size` bytes, a commit each,
 // under the keys blobtable's entity blobs have.
 Run RawLmdb(int n, size_t value_size, std::string* error) {
-  const std::string dir = FreshDirectory();
+  const bench::Scratch scratch;
+  const std::string& dir = scratch.path();
   Run run;
   MDB_env* env = nullptr;
   MDB_txn* txn = nullptr;
@@ -103,7 +93,7 @@ Run RawLmdb(int n, size_t value_size, std::string* error) {
   long long before = 0;
   for (int i = 0; i < kWarmUp + n && error->empty(); ++i) {
     if (i == kWarmUp) before = BytesWritten();
-    const std::string key = "t/bench/e/-p/-" + RowKey(i);
+    const std::string key = "t/bench/e/-p/-" + bench::RowKey(i);
     MDB_val k{key.size(), const_cast<char*>(key.data())}, v{value.size(), value.data()};
     if (mdb_txn_begin(env, nullptr, 0, &txn) != 0 || mdb_put(txn, dbi, &k, &v, 0) != 0 ||
         mdb_txn_commit(txn) != 0)
@@ -111,7 +101,6 @@ Run RawLmdb(int n, size_t value_size, std::string* error) {
   }
   run.bytes_a_commit = static_cast<double>(BytesWritten() - before) / n;
   mdb_env_close(env);
-  std::filesystem::remove_all(dir);
   return run;
 }
 
