@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "bench/harness.h"  // Scratch, RowKey
 #include "blobtable/store.h"
@@ -35,7 +36,8 @@ constexpr int kWarmUp = 200;  // inserts before counting: the tree's first level
 
 struct Run {
   double bytes_a_commit = 0;
-  size_t record_bytes = 0;  // blobtable: the stored record of the last entity
+  size_t record_bytes = 0;         // blobtable: the stored record of the last entity
+  std::vector<std::string> blobs;  // blobtable: the entities' blob names, in order
 };
 
 // Table::Insert of `n` entities (after kWarmUp), kFull durability.
@@ -57,7 +59,9 @@ Run Blobtable(int n, size_t value_size, std::string* error) {
       if (!put.ok()) return *error = put.status().ToString(), run;
     }
     run.bytes_a_commit = static_cast<double>(BytesWritten() - before) / n;
-    last_blob = *table->EntityBlobName("p", bench::RowKey(kWarmUp + n - 1));
+    for (int i = 0; i < kWarmUp + n; ++i)
+      run.blobs.push_back(*table->EntityBlobName("p", bench::RowKey(i)));
+    last_blob = run.blobs.back();
   }
   // The record's size, read from the file as raw LMDB sees it.
   MDB_env* env = nullptr;
@@ -77,8 +81,8 @@ Run Blobtable(int n, size_t value_size, std::string* error) {
 }
 
 // Raw LMDB: `n` puts (after kWarmUp) of `value_size` bytes, a commit each,
-// under the keys blobtable's entity blobs have.
-Run RawLmdb(int n, size_t value_size, std::string* error) {
+// under `keys` (blobtable's blob names of the same entities).
+Run RawLmdb(int n, size_t value_size, const std::vector<std::string>& keys, std::string* error) {
   const bench::Scratch scratch;
   const std::string& dir = scratch.path();
   Run run;
@@ -93,7 +97,7 @@ Run RawLmdb(int n, size_t value_size, std::string* error) {
   long long before = 0;
   for (int i = 0; i < kWarmUp + n && error->empty(); ++i) {
     if (i == kWarmUp) before = BytesWritten();
-    const std::string key = "t/bench/e/-p/-" + bench::RowKey(i);
+    const std::string& key = keys[static_cast<size_t>(i)];
     MDB_val k{key.size(), const_cast<char*>(key.data())}, v{value.size(), value.data()};
     if (mdb_txn_begin(env, nullptr, 0, &txn) != 0 || mdb_put(txn, dbi, &k, &v, 0) != 0 ||
         mdb_txn_commit(txn) != 0)
@@ -112,7 +116,7 @@ int main(int argc, char** argv) {
   for (size_t size : {100, 1000, 4000}) {
     std::string error;
     const Run ours = Blobtable(n, size, &error);
-    const Run raw = error.empty() ? RawLmdb(n, ours.record_bytes, &error) : Run{};
+    const Run raw = error.empty() ? RawLmdb(n, ours.record_bytes, ours.blobs, &error) : Run{};
     if (!error.empty()) {
       fprintf(stderr, "insert_pages: %s\n", error.c_str());
       return 1;
