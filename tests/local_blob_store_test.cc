@@ -395,19 +395,26 @@ namespace blobtable::testing {
 namespace {
 using namespace internal;
 
-// The values in `dbi` (the data database: how many blobs keep data apart).
-size_t CountValues(const std::string& dir, const std::string& db) {
+// Runs `read(txn, dbi)` in a read-only transaction on database `db` of the
+// local store in `dir`, opened beside it.
+template <typename Read>
+void ReadDatabase(const std::string& dir, const std::string& db, Read read) {
   auto env = LmdbEnv::Open(dir, StoreOptions{}.local.map_size);
-  EXPECT_TRUE(env.ok());
+  ASSERT_TRUE(env.ok());
   auto dbi = (*env)->Database(db);
-  EXPECT_TRUE(dbi.ok());
-  MDB_stat stat{};
+  ASSERT_TRUE(dbi.ok());
   {
     auto txn = LmdbTxn::Begin(**env, /*read_only=*/true);
-    EXPECT_TRUE(txn.ok());
-    mdb_stat(txn->get(), *dbi, &stat);
+    ASSERT_TRUE(txn.ok());
+    read(txn->get(), *dbi);
   }
   (*env)->ReleaseDatabase(db);
+}
+
+// The values in `db` (the data database: how many blobs keep data apart).
+size_t CountValues(const std::string& dir, const std::string& db) {
+  MDB_stat stat{};
+  ReadDatabase(dir, db, [&](MDB_txn* txn, MDB_dbi dbi) { mdb_stat(txn, dbi, &stat); });
   return stat.ms_entries;
 }
 
@@ -502,20 +509,14 @@ TEST(LocalBlobStore, AFormat2RecordIsReadAndMovedInlineWhenRewritten) {
 
 // The stored sequence, or nullopt if it was never bumped.
 std::optional<uint64_t> StoredSequence(const std::string& dir) {
-  auto env = LmdbEnv::Open(dir, StoreOptions{}.local.map_size);
-  EXPECT_TRUE(env.ok());
-  auto dbi = (*env)->Database(kMetaDb);
-  EXPECT_TRUE(dbi.ok());
   std::optional<uint64_t> seq;
-  {
-    auto txn = LmdbTxn::Begin(**env, /*read_only=*/true);
+  ReadDatabase(dir, kMetaDb, [&](MDB_txn* txn, MDB_dbi dbi) {
     MDB_val k = ToVal(kEtagCounterKey), v;
-    if (mdb_get(txn->get(), *dbi, &k, &v) == 0 && v.mv_size == 16) {
+    if (mdb_get(txn, dbi, &k, &v) == 0 && v.mv_size == 16) {
       seq.emplace();
       memcpy(&*seq, static_cast<char*>(v.mv_data) + 8, 8);
     }
-  }
-  (*env)->ReleaseDatabase(kMetaDb);
+  });
   return seq;
 }
 
