@@ -19,6 +19,8 @@ using proxy::FaultProxy;
 using proxy::ProxyFault;
 using std::chrono::milliseconds;
 
+constexpr milliseconds kRequestTimeout{3000};
+
 class ProxyTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -29,12 +31,15 @@ class ProxyTest : public ::testing::Test {
     proxy_ = std::move(*started);
     StoreOptions o;
     o.container = FreshContainer("proxy");
-    o.azure.request_timeout = milliseconds(500);
+    // Short enough that a stall or a blackhole costs a test little, long
+    // enough that a plain request through the proxy answers within it on
+    // CI's loaded two cores (at 500 ms the first Put through it did not).
+    o.azure.request_timeout = kRequestTimeout;
     o.azure.retry.max_attempts = 1;  // each fault meets the caller as it is
     o.cache.enabled = false;
     // The direct store only makes the container and checks what landed: the
     // defaults (30 s a request, retries), as a cold Azurite's first answer on
-    // a loaded machine can take longer than the proxied store's 500 ms.
+    // a loaded machine can take longer than the proxied store's timeout.
     StoreOptions plain;
     plain.container = o.container;
     plain.cache.enabled = false;
@@ -57,7 +62,8 @@ class ProxyTest : public ::testing::Test {
 };
 
 TEST_F(ProxyTest, RelaysPlainly) {
-  ASSERT_TRUE(via().Put("a", "hello", {}).ok());
+  auto put = via().Put("a", "hello", {});
+  ASSERT_TRUE(put.ok()) << put.status().ToString();
   EXPECT_EQ(via().Get("a", {})->data, "hello");
   EXPECT_GE(proxy_->relayed(), 2);
 }
@@ -83,7 +89,7 @@ TEST_F(ProxyTest, ResetsMidResponseAfterTheWriteWasApplied) {
 }
 
 TEST_F(ProxyTest, AStallPastTheRequestTimeoutIsUnavailable) {
-  proxy_->SetStall(milliseconds(3000));
+  proxy_->SetStall(10 * kRequestTimeout);  // the proxy's stop cuts it short
   proxy_->Inject(ProxyFault::kStall, FaultProxy::Containing("/s1"), 1);
   ASSERT_TRUE(direct_->blob_store().Put("s1", "x", {}).ok());
   auto got = via().Get("s1", {});
