@@ -37,9 +37,6 @@ const msgpack::object* Array(const msgpack::object& o, uint32_t min_size, const 
   return o.via.array.ptr;
 }
 
-namespace {
-// An object as Walk gives it, so that the accessors below and Item's hold
-// the type rules once.
 Item ItemOf(const msgpack::object& o) {
   Item it;
   switch (o.type) {
@@ -69,11 +66,21 @@ Item ItemOf(const msgpack::object& o) {
       it.kind = Item::kBin;
       it.bytes = std::string_view(o.via.bin.ptr, o.via.bin.size);
       break;
-    default: it.kind = Item::kExt; break;  // arrays and maps have Array(); none asks an ext
+    case msgpack::type::EXT:  // its type byte, then its data, as Walk has it
+      it.kind = Item::kExt;
+      it.bytes = std::string_view(o.via.ext.ptr, o.via.ext.size + 1);
+      break;
+    case msgpack::type::ARRAY:
+      it.kind = Item::kArray;
+      it.size = o.via.array.size;
+      break;
+    case msgpack::type::MAP:
+      it.kind = Item::kMap;
+      it.size = o.via.map.size;
+      break;
   }
   return it;
 }
-}  // namespace
 
 std::string Str(const msgpack::object& o, const char* field) {
   return std::string(ItemOf(o).Str(field));

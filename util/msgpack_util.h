@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // Safe msgpack decoding helpers: bounded unpacking and typed field access
-// that reports Corruption instead of throwing.
+// that report Corruption instead of throwing, and Walk, a reader that visits
+// a value's items in place.
 #ifndef BLOBTABLE_UTIL_MSGPACK_UTIL_H_
 #define BLOBTABLE_UTIL_MSGPACK_UTIL_H_
 
 #define MSGPACK_NO_BOOST 1
 #include <msgpack.hpp>
 
+#include <bit>
+#include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -88,6 +92,11 @@ struct Item {
   bool IsNil() const { return kind == kNil; }
 };
 
+// Object `o` of an Unpack()ed tree as Walk would give it (its elements
+// apart), so that the object accessors above and Item's hold the type rules
+// once.
+Item ItemOf(const msgpack::object& o);
+
 // Where an item lies: `depth` containers enclose it (0: the top value), and
 // index[l] is its place in the container at level l (in a map, pair k's key
 // is 2k and its value 2k + 1).
@@ -98,96 +107,193 @@ struct Path {
   uint32_t Last() const { return depth == 0 ? 0 : index[depth - 1]; }
 };
 
-// Walk's adapter from msgpack's visitor to a handler.
-template <typename Handler>
-class WalkVisitor : public msgpack::null_visitor {
- public:
-  explicit WalkVisitor(Handler& h) : h_(h) {}
-  bool visit_nil() { return Emit(Item{}); }
-  bool visit_boolean(bool v) {
-    return Emit(Of(Item::kBool, [&](Item& i) { i.boolean = v; }));
-  }
-  bool visit_positive_integer(uint64_t v) {
-    return Emit(Of(Item::kUInt, [&](Item& i) { i.u = v; }));
-  }
-  bool visit_negative_integer(int64_t v) {
-    return Emit(Of(Item::kInt, [&](Item& i) { i.i = v; }));
-  }
-  bool visit_float32(float v) {
-    return Emit(Of(Item::kDouble, [&](Item& i) { i.d = v; }));
-  }
-  bool visit_float64(double v) {
-    return Emit(Of(Item::kDouble, [&](Item& i) { i.d = v; }));
-  }
-  bool visit_str(const char* p, uint32_t n) { return Emit(Bytes(Item::kStr, p, n)); }
-  bool visit_bin(const char* p, uint32_t n) { return Emit(Bytes(Item::kBin, p, n)); }
-  bool visit_ext(const char* p, uint32_t n) { return Emit(Bytes(Item::kExt, p, n)); }
-  bool start_array(uint32_t n) { return Open(Item::kArray, n); }
-  bool start_array_item() { return Next(); }
-  bool end_array() { return Close(); }
-  bool start_map(uint32_t n) { return Open(Item::kMap, n); }
-  bool start_map_key() { return Next(); }
-  bool start_map_value() { return Next(); }
-  bool end_map() { return Close(); }
-  void parse_error(size_t, size_t) { error_ = "not a valid msgpack value"; }
-  void insufficient_bytes(size_t, size_t) { error_ = "not a whole msgpack value (cut short)"; }
-  const char* error() const { return error_; }
+// Messages of Walk's refusals.
+inline constexpr const char* kCutShort = "not a whole msgpack value (cut short)";
+inline constexpr const char* kNotMsgpack = "not a valid msgpack value";
 
- private:
-  template <typename Set>
-  static Item Of(Item::Kind kind, Set set) {
-    Item i;
-    i.kind = kind;
-    set(i);
-    return i;
-  }
-  static Item Bytes(Item::Kind kind, const char* p, uint32_t n) {
-    return Of(kind, [&](Item& i) { i.bytes = std::string_view(p, n); });
-  }
-  bool Emit(const Item& item) {
-    h_(path_, item);
-    return true;
-  }
-  bool Open(Item::Kind kind, uint32_t n) {
-    Emit(Of(kind, [&](Item& i) { i.size = n; }));
-    if (path_.depth == Path::kMaxDepth) {
-      error_ = "nested too deep";
-      return false;
+// Reads the item that starts at `p` (before `end`) into `it`: a scalar with
+// its bytes, or the header of an array or a map. Returns where the next item
+// starts, or nullptr with `error` set. Signed encodings of values >= 0 read
+// as kUInt, as msgpack-cxx's objects have them. Inline: Walk's hot loop.
+inline const char* ReadItem(const char* p, const char* end, Item& it, const char*& error) {
+  auto cut = [&]() -> const char* {
+    error = kCutShort;
+    return nullptr;
+  };
+  auto need = [&](uint64_t n) { return static_cast<uint64_t>(end - p) >= n; };
+  auto big = [&](int bytes) {  // an unsigned big-endian field of 1, 2, 4 or 8 bytes
+    static_assert(std::endian::native == std::endian::little, "swaps for a little-endian host");
+    uint64_t v = 0;
+    switch (bytes) {
+      case 1: v = static_cast<unsigned char>(*p); break;
+      case 2: {
+        uint16_t w;
+        std::memcpy(&w, p, 2);
+        v = __builtin_bswap16(w);
+        break;
+      }
+      case 4: {
+        uint32_t w;
+        std::memcpy(&w, p, 4);
+        v = __builtin_bswap32(w);
+        break;
+      }
+      default: std::memcpy(&v, p, 8); v = __builtin_bswap64(v);
     }
-    path_.index[path_.depth++] = UINT32_MAX;  // the first Next() makes it 0
-    return true;
+    p += bytes;
+    return v;
+  };
+  auto bytes = [&](Item::Kind kind, uint64_t n) -> const char* {  // n bytes at p
+    if (!need(n)) return cut();
+    it.kind = kind;
+    it.bytes = std::string_view(p, n);
+    return p + n;
+  };
+  // A length field of `len_bytes`, then that many bytes (+ an extension's type).
+  auto sized = [&](Item::Kind kind, int len_bytes, uint32_t extra) -> const char* {
+    if (!need(len_bytes)) return cut();
+    return bytes(kind, big(len_bytes) + extra);
+  };
+  auto number = [&](Item::Kind kind, int width) -> const char* {
+    if (!need(width)) return cut();
+    const uint64_t raw = big(width);
+    it.kind = kind;
+    if (kind == Item::kUInt) {
+      it.u = raw;
+    } else if (kind == Item::kDouble && width == 4) {
+      float f;
+      const auto bits = static_cast<uint32_t>(raw);
+      std::memcpy(&f, &bits, 4);
+      it.d = f;
+    } else if (kind == Item::kDouble) {
+      std::memcpy(&it.d, &raw, 8);
+    } else {  // signed: sign-extend from the field's top bit
+      const int shift = 64 - 8 * width;
+      const int64_t v = static_cast<int64_t>(raw << shift) >> shift;
+      if (v >= 0) {
+        it.kind = Item::kUInt;
+        it.u = static_cast<uint64_t>(v);
+      } else {
+        it.i = v;
+      }
+    }
+    return p;
+  };
+  // An array's or a map's header: its size in the tag (len_bytes 0) or after.
+  auto container = [&](Item::Kind kind, int len_bytes, uint32_t size) -> const char* {
+    if (!need(len_bytes)) return cut();
+    it.kind = kind;
+    it.size = len_bytes == 0 ? size : static_cast<uint32_t>(big(len_bytes));
+    return p;
+  };
+  if (p == end) return cut();
+  const auto b = static_cast<unsigned char>(*p++);
+  if (b <= 0x7f) {  // positive fixint
+    it.kind = Item::kUInt;
+    it.u = b;
+    return p;
   }
-  bool Next() {
-    ++path_.index[path_.depth - 1];
-    return true;
+  if (b >= 0xe0) {  // negative fixint
+    it.kind = Item::kInt;
+    it.i = static_cast<int8_t>(b);
+    return p;
   }
-  bool Close() {
-    --path_.depth;
-    return Emit(Of(Item::kEnd, [](Item&) {}));
+  if ((b & 0xe0) == 0xa0) return bytes(Item::kStr, b & 0x1f);
+  if ((b & 0xf0) == 0x90) return container(Item::kArray, 0, b & 0x0f);
+  if ((b & 0xf0) == 0x80) return container(Item::kMap, 0, b & 0x0f);
+  switch (b) {
+    case 0xc0: it.kind = Item::kNil; return p;
+    case 0xc2:
+    case 0xc3:
+      it.kind = Item::kBool;
+      it.boolean = b == 0xc3;
+      return p;
+    case 0xc4: return sized(Item::kBin, 1, 0);
+    case 0xc5: return sized(Item::kBin, 2, 0);
+    case 0xc6: return sized(Item::kBin, 4, 0);
+    case 0xc7: return sized(Item::kExt, 1, 1);  // an extension's bytes: its type, then its data
+    case 0xc8: return sized(Item::kExt, 2, 1);
+    case 0xc9: return sized(Item::kExt, 4, 1);
+    case 0xca: return number(Item::kDouble, 4);
+    case 0xcb: return number(Item::kDouble, 8);
+    case 0xcc: return number(Item::kUInt, 1);
+    case 0xcd: return number(Item::kUInt, 2);
+    case 0xce: return number(Item::kUInt, 4);
+    case 0xcf: return number(Item::kUInt, 8);
+    case 0xd0: return number(Item::kInt, 1);
+    case 0xd1: return number(Item::kInt, 2);
+    case 0xd2: return number(Item::kInt, 4);
+    case 0xd3: return number(Item::kInt, 8);
+    case 0xd4: return bytes(Item::kExt, 1 + 1);
+    case 0xd5: return bytes(Item::kExt, 1 + 2);
+    case 0xd6: return bytes(Item::kExt, 1 + 4);
+    case 0xd7: return bytes(Item::kExt, 1 + 8);
+    case 0xd8: return bytes(Item::kExt, 1 + 16);
+    case 0xd9: return sized(Item::kStr, 1, 0);
+    case 0xda: return sized(Item::kStr, 2, 0);
+    case 0xdb: return sized(Item::kStr, 4, 0);
+    case 0xdc: return container(Item::kArray, 2, 0);
+    case 0xdd: return container(Item::kArray, 4, 0);
+    case 0xde: return container(Item::kMap, 2, 0);
+    case 0xdf: return container(Item::kMap, 4, 0);
+    default: error = kNotMsgpack; return nullptr;  // 0xc1, never used
   }
-
-  Handler& h_;
-  Path path_;
-  const char* error_ = "stopped";
-};
+}
 
 // Walks the one msgpack value `data` holds in order, calling
 // `handler(const Path&, const Item&)` for each item (and kEnd after each
-// container's elements), without building an
-// object tree or copying anything. The handler throws FormatError to refuse
-// what it meets. Corruption naming `what` for malformed msgpack, nesting
-// deeper than Path::kMaxDepth, trailing bytes, or the handler's error.
+// container's elements), without building an object tree, allocating or
+// copying anything. The handler throws FormatError to refuse what it meets.
+// Corruption naming `what` for malformed msgpack, nesting deeper than
+// Path::kMaxDepth, trailing bytes, or the handler's error.
+//
+// The reader is ours, not msgpack-cxx's visitor parser (which writers still
+// use to pack): that parser's state machine cost about 90 instructions an
+// item and allocated its stack on every parse, the largest share of a local
+// get (docs/performance.md). tests/msgpack_walk_test.cc holds it to
+// msgpack-cxx's reading of every type code; the fuzz target msgpack_walk to
+// its reading of any bytes.
 template <typename Handler>
 Status Walk(std::string_view data, const What& what, Handler&& handler) {
-  WalkVisitor<Handler> visitor(handler);
-  size_t offset = 0;
-  bool parsed = false;
-  Status s =
-      Guard(what, [&] { parsed = msgpack::parse(data.data(), data.size(), offset, visitor); });
+  Path path;
+  uint64_t left[Path::kMaxDepth];  // items still to come in each open container
+  const char* p = data.data();
+  const char* const end = p + data.size();
+  const char* error = nullptr;
+  Status s = Guard(what, [&] {
+    for (;;) {
+      if (path.depth > 0) {
+        const int level = path.depth - 1;
+        if (left[level] == 0) {  // the container ends
+          --path.depth;
+          Item closing;
+          closing.kind = Item::kEnd;
+          handler(path, closing);
+          if (path.depth == 0) return;
+          continue;
+        }
+        --left[level];
+        ++path.index[level];
+      }
+      Item it;
+      p = ReadItem(p, end, it, error);
+      if (p == nullptr) return;
+      handler(path, it);
+      if (it.kind == Item::kArray || it.kind == Item::kMap) {
+        if (path.depth == Path::kMaxDepth) {
+          error = "nested too deep";
+          return;
+        }
+        left[path.depth] = it.kind == Item::kMap ? uint64_t{it.size} * 2 : it.size;
+        path.index[path.depth++] = UINT32_MAX;  // the first element makes it 0
+      } else if (path.depth == 0) {
+        return;  // a scalar at the top: the whole value
+      }
+    }
+  });
   if (!s.ok()) return s;
-  if (!parsed) return Status::Corruption(what.str() + ": " + visitor.error());
-  if (offset != data.size())
-    return Status::Corruption(what.str() + ": trailing bytes after the msgpack value");
+  if (error != nullptr) return Status::Corruption(what.str() + ": " + error);
+  if (p != end) return Status::Corruption(what.str() + ": trailing bytes after the msgpack value");
   return Status::OK();
 }
 
