@@ -141,14 +141,22 @@ Result<std::vector<std::string>> Store::ListTables() const {
 }
 
 Result<int> Store::Recover(bool discard_damaged) const {
-  return internal::RecoverAbandoned(core_->Resolver(), discard_damaged);
+  BT_ASSIGN_OR_RETURN(RecoveryReport report, RecoverAndReport(discard_damaged));
+  return report.resolved;
 }
 
 Result<RecoveryReport> Store::RecoverAndReport(bool discard_damaged) const {
+  RecoverOptions o;
+  o.discard_damaged = discard_damaged;
+  return RecoverAndReport(o);
+}
+
+Result<RecoveryReport> Store::RecoverAndReport(const RecoverOptions& options) const {
   std::vector<internal::InFlightTxn> in_flight;
   RecoveryReport report;
   BT_ASSIGN_OR_RETURN(report.resolved,
-                      internal::RecoverAbandoned(core_->Resolver(), discard_damaged, &in_flight));
+                      internal::RecoverAbandoned(core_->Resolver(), options.discard_damaged,
+                                                 options.scan_everything, &in_flight));
   for (internal::InFlightTxn& t : in_flight)
     report.in_flight.push_back({std::move(t.txn_id), std::move(t.blobs)});
   return report;

@@ -33,6 +33,7 @@ class CountingBlobStore final : public BlobStoreWrapper {
     std::lock_guard<std::mutex> lock(mu_);
     counts_.clear();
     not_modified_ = 0;
+    listed_ = 0;
   }
 
   Result<GetResult> Get(std::string_view n, const ReadOptions& o) override {
@@ -53,8 +54,14 @@ class CountingBlobStore final : public BlobStoreWrapper {
     return Count("delete"), BlobStoreWrapper::Delete(n, o);
   }
   Result<ListPage> List(const ListOptions& o) override {
-    return Count("list"), BlobStoreWrapper::List(o);
+    Count("list");
+    auto page = BlobStoreWrapper::List(o);
+    if (page.ok()) listed_ += static_cast<int>(page->items.size());
+    return page;
   }
+  // Blobs the listings returned: the part of a listing's cost that grows
+  // with what it lists.
+  int Listed() const { return listed_.load(); }
   Result<WriteResult> SetMetadata(std::string_view n, const Metadata& m,
                                   const WriteOptions& o) override {
     return Count("metadata"), BlobStoreWrapper::SetMetadata(n, m, o);
@@ -90,6 +97,7 @@ class CountingBlobStore final : public BlobStoreWrapper {
   }
   mutable std::mutex mu_;
   std::atomic<int> not_modified_{0};
+  std::atomic<int> listed_{0};
   std::map<std::string, int> counts_;
 };
 

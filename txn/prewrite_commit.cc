@@ -215,7 +215,16 @@ class PrewriteCommit {
   Status Acquire() {
     leases_since_ = clock_.Steady();
     std::vector<Status> got(targets_.size());
-    Each(targets_.size(), [&](size_t i) { got[i] = Take(targets_[i]); });
+    Status marked;
+    // The marker goes beside the first leases and intents, in the same
+    // round; round 2 (the intents' leases) waits for it (invariant P1).
+    Each(targets_.size() + 1, [&](size_t i) {
+      if (i == targets_.size())
+        marked = PutMarker();
+      else
+        got[i] = Take(targets_[i]);
+    });
+    BT_RETURN_IF_ERROR(marked);
     // An entity that only moved to the same version (its intent finished
     // since it was read, often by this store's own background finishing),
     // or to one its plan still fits, is taken again at once, in the same
@@ -250,6 +259,17 @@ class PrewriteCommit {
       BT_RETURN_IF_ERROR(TakeWaiting(targets_[i]));
     BT_SYNC_POINT("txn.locks_acquired");
     return Status::OK();
+  }
+
+  // Names every entity this transaction may hold an intent on, so that
+  // Recover finds it without listing every entity (invariant P1).
+  Status PutMarker() {
+    TxnMarker m;
+    m.txn_id = txn_id_;
+    for (const Target& t : targets_)
+      if (t.intent != nullptr) m.blobs.push_back(t.blob);
+    marker_sent_ = true;
+    return blobs_.Put(MarkerBlobName(txn_id_), EncodeMarker(m), {}).status();
   }
 
   // One try at a target. Busy: held by someone; Conflict/NotFound: the entity
@@ -507,11 +527,13 @@ class PrewriteCommit {
 
   // ---- Before the commit point: undo; after it: finish ----
 
-  // Lets go of a target taken in round 1 (the fast path's suffix).
-  void Drop(Target& t) {
-    if (!t.held) return;
+  // Lets go of a target taken in round 1 (the fast path's suffix). False if
+  // its intent may still be there (storage failed).
+  bool Drop(Target& t) {
+    if (!t.held) return true;
+    bool undone = true;
     if (t.intent_placed) {
-      (void)FinishIntent(Resolver(), t.blob, t.placed, PlacedProps(t), /*committed=*/false);
+      undone = FinishIntent(Resolver(), t.blob, t.placed, PlacedProps(t), /*committed=*/false).ok();
     } else if (t.leased) {
       (void)blobs_.ReleaseLease(t.blob, txn_id_, {});
     }
@@ -520,6 +542,7 @@ class PrewriteCommit {
       own_locks_.erase(t.blob);
     }
     t.held = t.leased = t.intent_placed = false;
+    return undone;
   }
 
   BlobProperties PlacedProps(const Target& t) const {
@@ -529,11 +552,17 @@ class PrewriteCommit {
     return p;
   }
 
+  // Before the commit point: every intent undone, then the marker goes
+  // (this coordinator places none after), unless an intent may be left.
   void Undo() {
     std::vector<Target*> entities, locks;
     for (Target& t : targets_) (t.intent ? entities : locks).push_back(&t);
-    Each(entities.size(), [&](size_t i) { Drop(*entities[i]); });
-    Each(locks.size(), [&](size_t i) { Drop(*locks[i]); });
+    std::atomic<bool> all{true};
+    Each(entities.size(), [&](size_t i) {
+      if (!Drop(*entities[i])) all = false;
+    });
+    Each(locks.size(), [&](size_t i) { (void)Drop(*locks[i]); });
+    if (marker_sent_ && all) (void)blobs_.Delete(MarkerBlobName(txn_id_), {});
   }
 
   Result<std::vector<CommittedWrite>> Committed() {
@@ -616,10 +645,14 @@ class PrewriteCommit {
           BT_SYNC_POINT("txn.finished_one");
       });
       BT_SYNC_POINT("txn.finished");
-      // Once every intent is plain, the record goes. If one could not be
-      // rewritten, it stays for whoever meets that intent (or Recover).
+      // Once every intent is plain, the record and the marker go. If one
+      // could not be rewritten, both stay for whoever meets that intent (or
+      // Recover, which finds it through either).
       if (all) {
-        (void)job->blobs->Delete(RecordBlobName(job->txn_id), {});
+        ParallelFor(2, job->width, [&](size_t i) {
+          (void)job->blobs->Delete(
+              i == 0 ? RecordBlobName(job->txn_id) : MarkerBlobName(job->txn_id), {});
+        });
         BT_SYNC_POINT("txn.record_deleted");
       }
     };
@@ -639,6 +672,7 @@ class PrewriteCommit {
   std::set<std::string> own_locks_;
   std::mutex mu_, renew_mu_;
   bool outcome_unknown_ = false;
+  bool marker_sent_ = false;  // its marker may exist
 };
 
 }  // namespace

@@ -68,38 +68,93 @@ Result<std::pair<TxnRecord, BlobProperties>> ReadRecord(BlobStore& blobs, const 
   return std::make_pair(std::move(rec), std::move(got.properties));
 }
 
-// Every intent in the container, settled as a writer would (finished,
-// undone, or decided aborted once its leases ran out). Adds the
-// transactions settled to `settled`, those still at work to `in_flight`.
-// An intent whose record is damaged is left for the records' pass, which
-// reports (or discards) that record.
-Status SettleAllIntents(const ResolveContext& ctx, std::set<std::string>& settled,
-                        std::map<std::string, std::vector<std::string>>& in_flight) {
+// What Recover found of the transactions it met: those it settled, those
+// still at work (with the blobs holding their intents), damaged records.
+struct Sweep {
+  bool discard_damaged = false;
+  std::set<std::string> settled;
+  std::map<std::string, std::vector<std::string>> in_flight;
+  std::vector<Status> damaged;  // records and markers (the others are settled all the same)
+  int discarded = 0;            // damaged ones deleted (discard_damaged)
+};
+
+// Calls fn(name, GetResult) for every blob under `prefix` that is still
+// there when read, page by page.
+template <typename Fn>
+Status ForEachStored(BlobStore& blobs, const char* prefix, Fn fn) {
+  ListOptions list;
+  list.prefix = prefix;
+  int pages = 0;
+  for (;;) {
+    BT_ASSIGN_OR_RETURN(ListPage page, blobs.List(list));
+    for (const BlobItem& item : page.items) {
+      auto got = blobs.Get(item.name, {});
+      if (got.status().IsNotFound()) continue;  // finished meanwhile
+      if (!got.ok()) return got.status();
+      BT_RETURN_IF_ERROR(fn(item.name, *got));
+    }
+    BT_ASSIGN_OR_RETURN(bool more, NextListPage(list, page, &pages));
+    if (!more) return Status::OK();
+  }
+}
+
+// A record or marker that does not decode (`why`): reported, or with
+// discard_damaged deleted at the version seen and counted.
+Status Damaged(BlobStore& blobs, const std::string& name, const GetResult& got, const Status& why,
+               Sweep& sweep) {
+  if (!sweep.discard_damaged) {
+    sweep.damaged.push_back(why);
+    return Status::OK();
+  }
+  WriteOptions as_seen;  // only the damaged version seen
+  as_seen.conditions.if_match = got.properties.etag;
+  Status gone = blobs.Delete(name, as_seen);
+  if (!gone.ok() && !gone.IsNotFound()) return gone;
+  ++sweep.discarded;
+  return Status::OK();
+}
+
+// Settles blob `name` (as `seen` shows it) if transaction `txn` (or, for
+// "", any transaction) holds it: its intent as a writer would (finished,
+// undone, or decided aborted once its leases ran out), or a lease left on it
+// after its intent was rewritten. True if it is still held: its coordinator
+// may be at work (noted in `sweep`), or its record is damaged (left for the
+// records' pass, which reports or discards it).
+Result<bool> SettleHeld(const ResolveContext& ctx, const std::string& name,
+                        const BlobProperties& seen, std::string_view txn, Sweep& sweep) {
+  BT_RETURN_IF_ERROR(RefuseProtocolOneMark(seen, name));
+  const std::string holder = PrewritingTransaction(seen);
+  if (holder.empty() || (!txn.empty() && holder != txn)) {
+    // An intent rewritten plain whose lease was not let go yet.
+    const bool ours = txn.empty() || MetadataOf(seen, kTxnMetadata) == txn;
+    if (ours && seen.lease_status == LeaseStatus::kLocked)
+      BT_RETURN_IF_ERROR(ResolveBlob(ctx, name, seen));
+    return false;
+  }
+  Status s = SettleIntent(ctx, name, seen, SettleAs::kRecovery);
+  if (s.IsBusy()) {
+    sweep.in_flight[holder].push_back(name);
+    return true;
+  }
+  if (s.IsCorruption() && ReadRecord(ctx.blobs, RecordBlobName(holder)).status().IsCorruption())
+    return true;
+  if (!s.ok()) return s.WithContext("settling " + name);
+  sweep.settled.insert(holder);
+  BT_SYNC_POINT("recovery.settled_one");
+  return false;
+}
+
+// Every intent in the container (a listing of every entity): what a marker
+// does not name, such as the intents of a coordinator that died in its
+// first round before its marker was written (RecoverOptions::scan_everything).
+Status SettleAllIntents(const ResolveContext& ctx, Sweep& sweep) {
   ListOptions list;
   list.prefix = kTablePrefix;
   int pages = 0;
   for (;;) {
     BT_ASSIGN_OR_RETURN(ListPage page, ctx.blobs.List(list));
-    for (const BlobItem& item : page.items) {
-      BT_RETURN_IF_ERROR(RefuseProtocolOneMark(item.properties, item.name));
-      const std::string txn = PrewritingTransaction(item.properties);
-      if (txn.empty()) {
-        // An intent rewritten plain whose lease was not let go yet.
-        if (item.properties.lease_status == LeaseStatus::kLocked)
-          BT_RETURN_IF_ERROR(ResolveBlob(ctx, item.name, item.properties));
-        continue;
-      }
-      Status s = SettleIntent(ctx, item.name, item.properties, SettleAs::kRecovery);
-      if (s.IsBusy()) {
-        in_flight[txn].push_back(item.name);
-        continue;
-      }
-      if (s.IsCorruption() && ReadRecord(ctx.blobs, RecordBlobName(txn)).status().IsCorruption())
-        continue;
-      if (!s.ok()) return s.WithContext("settling " + item.name);
-      settled.insert(txn);
-      BT_SYNC_POINT("recovery.settled_one");
-    }
+    for (const BlobItem& item : page.items)
+      BT_RETURN_IF_ERROR(SettleHeld(ctx, item.name, item.properties, "", sweep).status());
     BT_ASSIGN_OR_RETURN(bool more, NextListPage(list, page, &pages));
     if (!more) return Status::OK();
   }
@@ -128,51 +183,77 @@ Result<bool> RecoverRecord(const ResolveContext& ctx, const std::string& name, c
   return false;
 }
 
+// The marker `name` of transaction `txn` once none of its blobs holds the
+// transaction: deleted if its record says committed (its finishing is done:
+// it places no intent after its commit point); otherwise kept as long as an
+// aborted record is, because its coordinator, if it only stalled, may still
+// place an intent it should find (P1).
+Status RetireMarker(const ResolveContext& ctx, const std::string& name, std::string_view txn,
+                    const BlobProperties& seen) {
+  auto outcome = OutcomeOf(ctx.blobs, txn);
+  if (!outcome.ok()) return outcome.status().IsCorruption() ? Status::OK() : outcome.status();
+  if (*outcome != Outcome::kCommitted &&
+      ctx.clock.Now() - seen.last_modified <= kAbortedRecordLifetime)
+    return Status::OK();
+  WriteOptions as_seen;
+  as_seen.conditions.if_match = seen.etag;
+  Status gone = ctx.blobs.Delete(name, as_seen);
+  return gone.ok() || gone.IsNotFound() || gone.IsConflict() ? Status::OK() : gone;
+}
+
+// Every transaction a marker names (one in flight, or left by a coordinator
+// that died): each blob it names settled, then the marker retired.
+Status SettleMarked(const ResolveContext& ctx, Sweep& sweep) {
+  return ForEachStored(
+      ctx.blobs, kMarkerPrefix, [&](const std::string& name, const GetResult& got) {
+        const std::string txn = name.substr(std::string(kMarkerPrefix).size());
+        auto marker = DecodeMarker(got.data, name);
+        if (!marker.ok()) return Damaged(ctx.blobs, name, got, marker.status(), sweep);
+        bool held = false;
+        for (const std::string& blob : marker->blobs) {
+          auto head = ctx.blobs.Head(blob, {});
+          if (head.status().IsNotFound()) continue;
+          if (!head.ok()) return head.status();
+          BT_ASSIGN_OR_RETURN(bool still, SettleHeld(ctx, blob, head->properties, txn, sweep));
+          held = held || still;
+        }
+        return held ? Status::OK() : RetireMarker(ctx, name, txn, got.properties);
+      });
+}
+
+// Every record: committed ones finished and removed (counted in `resolved`
+// if not settled already), old aborted ones removed.
+Status SettleRecords(const ResolveContext& ctx, Sweep& sweep, int& resolved) {
+  return ForEachStored(
+      ctx.blobs, kRecordPrefix, [&](const std::string& name, const GetResult& got) {
+        const std::string txn = name.substr(std::string(kRecordPrefix).size());
+        auto rec = DecodeRecord(got.data, name);
+        if (!rec.ok() && IsProtocolOneRecord(got.data)) return rec.status();  // refused
+        if (!rec.ok()) return Damaged(ctx.blobs, name, got, rec.status(), sweep);
+        BT_ASSIGN_OR_RETURN(bool was_to_do, RecoverRecord(ctx, name, *rec, got.properties));
+        if (was_to_do && !sweep.settled.count(txn)) ++resolved;
+        return Status::OK();
+      });
+}
+
 }  // namespace
 
-Result<int> RecoverAbandoned(const ResolveContext& ctx, bool discard_damaged,
+Result<int> RecoverAbandoned(const ResolveContext& ctx, bool discard_damaged, bool scan_everything,
                              std::vector<InFlightTxn>* in_flight_out) {
-  std::set<std::string> settled;
-  std::map<std::string, std::vector<std::string>> in_flight;
-  BT_RETURN_IF_ERROR(SettleAllIntents(ctx, settled, in_flight));
-  int resolved = static_cast<int>(settled.size());
-  std::vector<Status> damaged;  // the others are resolved all the same
-  ListOptions list;
-  list.prefix = kRecordPrefix;
-  int pages = 0;
-  for (;;) {
-    BT_ASSIGN_OR_RETURN(ListPage page, ctx.blobs.List(list));
-    for (const BlobItem& item : page.items) {
-      const std::string txn = item.name.substr(std::string(kRecordPrefix).size());
-      auto got = ctx.blobs.Get(item.name, {});
-      if (got.status().IsNotFound()) continue;  // finished meanwhile
-      if (!got.ok()) return got.status();
-      auto rec = DecodeRecord(got->data, item.name);
-      if (rec.ok()) {
-        BT_ASSIGN_OR_RETURN(bool was_to_do, RecoverRecord(ctx, item.name, *rec, got->properties));
-        if (was_to_do && !settled.count(txn)) ++resolved;
-        continue;
-      }
-      if (IsProtocolOneRecord(got->data)) return rec.status();  // refused
-      if (!discard_damaged) {
-        damaged.push_back(rec.status());
-        continue;
-      }
-      WriteOptions as_seen;  // only the damaged version seen
-      as_seen.conditions.if_match = item.properties.etag;
-      Status gone = ctx.blobs.Delete(item.name, as_seen);
-      if (!gone.ok() && !gone.IsNotFound()) return gone;
-      ++resolved;
-    }
-    BT_ASSIGN_OR_RETURN(bool more, NextListPage(list, page, &pages));
-    if (!more) break;
-  }
+  Sweep sweep;
+  sweep.discard_damaged = discard_damaged;
+  if (scan_everything) BT_RETURN_IF_ERROR(SettleAllIntents(ctx, sweep));
+  BT_RETURN_IF_ERROR(SettleMarked(ctx, sweep));
+  int resolved = static_cast<int>(sweep.settled.size());
+  BT_RETURN_IF_ERROR(SettleRecords(ctx, sweep, resolved));
+  resolved += sweep.discarded;
   if (in_flight_out != nullptr)
-    for (auto& [txn, blobs] : in_flight) in_flight_out->push_back({txn, std::move(blobs)});
-  if (damaged.empty()) return resolved;
-  return Status::Corruption(std::to_string(resolved) + " transaction(s) resolved; " +
-                            std::to_string(damaged.size()) +
-                            " record(s) damaged, the first: " + damaged.front().message());
+    for (auto& [txn, blobs] : sweep.in_flight) in_flight_out->push_back({txn, std::move(blobs)});
+  if (sweep.damaged.empty()) return resolved;
+  return Status::Corruption(
+      std::to_string(resolved) + " transaction(s) resolved; " +
+      std::to_string(sweep.damaged.size()) +
+      " record(s) or marker(s) damaged, the first: " + sweep.damaged.front().message());
 }
 
 }  // namespace blobtable::internal

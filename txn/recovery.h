@@ -56,17 +56,20 @@ Status FinishRecord(const ResolveContext& ctx, const TxnRecord& rec, const BlobP
 // a first-protocol mark.
 Status ResolveBlob(const ResolveContext& ctx, std::string_view blob, const BlobProperties& seen);
 
-// Settles every intent in the container and finishes every committed record
-// left behind; removes aborted records once an hour old. Returns how many
-// transactions it settled. Transactions still at work go to `in_flight` (if
-// not null), with the entity blobs holding their intents. Damaged records:
-// see Store::Recover (`discard_damaged` deletes them). A first-protocol
-// record stops it with Corruption saying so.
+// Settles every intent a transaction marker names (and with
+// `scan_everything`, every intent in the container), finishes every
+// committed record left behind, and removes aborted records and markers
+// once an hour old. Returns how many transactions it settled. Transactions
+// still at work go to `in_flight` (if not null), with the entity blobs
+// holding their intents. Damaged records and markers: see Store::Recover
+// (`discard_damaged` deletes them). A first-protocol record or mark stops it
+// with Corruption saying so.
 struct InFlightTxn {
   std::string txn_id;
   std::vector<std::string> blobs;  // the entity blobs holding its intents
 };
 Result<int> RecoverAbandoned(const ResolveContext& ctx, bool discard_damaged = false,
+                             bool scan_everything = false,
                              std::vector<InFlightTxn>* in_flight = nullptr);
 
 }  // namespace blobtable::internal

@@ -9,6 +9,8 @@ namespace {
 constexpr char kRecordMagic[] = "bt.txn";
 constexpr int kProtocolOneFormat = 1;
 constexpr int kRecordFormat = 2;
+constexpr char kMarkerMagic[] = "bt.pending";
+constexpr int kMarkerFormat = 1;
 
 // What to do about a damaged record, after what is wrong with it.
 Status Damaged(const Status& s, std::string_view blob_name) {
@@ -85,6 +87,48 @@ Result<TxnRecord> DecodeRecord(std::string_view body, std::string_view blob_name
   if (protocol_one) return ProtocolOneRefused(what);
   if (!s.ok()) return Damaged(s, blob_name);
   return r;
+}
+
+std::string MarkerBlobName(std::string_view txn_id) { return kMarkerPrefix + std::string(txn_id); }
+
+std::string EncodeMarker(const TxnMarker& m) {
+  msgpack::sbuffer buf;
+  msgpack::packer<msgpack::sbuffer> pk(&buf);
+  pk.pack_array(4);
+  pk.pack(std::string_view(kMarkerMagic));
+  pk.pack(kMarkerFormat);
+  pk.pack(m.txn_id);
+  pk.pack(m.blobs);
+  return std::string(buf.data(), buf.size());
+}
+
+Result<TxnMarker> DecodeMarker(std::string_view body, std::string_view blob_name) {
+  const std::string what = "transaction marker '" + std::string(blob_name) + "'";
+  TxnMarker m;
+  Status s = mp::Walk(body, what, [&](const mp::Path& p, const mp::Item& it) {
+    if (p.depth == 0) {
+      if (it.kind == mp::Item::kArray && it.size < 4)
+        throw mp::FormatError{"marker is not long enough"};
+      if (it.kind != mp::Item::kArray && it.kind != mp::Item::kEnd)
+        throw mp::FormatError{"marker is not an array"};
+    } else if (p.depth == 1 && p.Last() == 0 && it.Str("magic") != kMarkerMagic) {
+      throw mp::FormatError{"not a transaction marker"};
+    } else if (p.depth == 1 && p.Last() == 1 && it.Int("format") != kMarkerFormat) {
+      throw mp::FormatError{"unknown marker format"};
+    } else if (p.depth == 1 && p.Last() == 2) {
+      m.txn_id = std::string(it.Str("txn_id"));
+    } else if (p.depth == 1 && p.Last() == 3 && it.kind != mp::Item::kArray &&
+               it.kind != mp::Item::kEnd) {
+      throw mp::FormatError{"blobs is not an array"};
+    } else if (p.depth == 2 && p.index[0] == 3) {
+      std::string blob(it.Str("blob"));
+      // Only entities of tables: Recover settles what a marker names.
+      if (!naming::IsEntityBlobName(blob)) throw mp::FormatError{"names a non-entity blob"};
+      m.blobs.push_back(std::move(blob));
+    }
+  });
+  if (!s.ok()) return s;
+  return m;
 }
 
 bool IsProtocolOneRecord(std::string_view body) {

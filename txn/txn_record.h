@@ -41,6 +41,22 @@ std::string EncodeRecord(const TxnRecord& record);
 // format 1 gets ProtocolOneRefused's message).
 Result<TxnRecord> DecodeRecord(std::string_view body, std::string_view blob_name);
 
+// The marker "p/<txn id>" of a transaction in flight: the entity blobs it
+// may hold intents on, so that Recover finds a transaction from its marker
+// rather than from a listing of every entity (docs/protocol.md, P1). Written
+// in the transaction's first round, beside its first intents; deleted once
+// none of those blobs holds its intent or its lease.
+//
+// Format 1, msgpack: ["bt.pending", 1, txn_id, [blob, ...]].
+struct TxnMarker {
+  std::string txn_id;
+  std::vector<std::string> blobs;  // entity blobs
+};
+std::string MarkerBlobName(std::string_view txn_id);
+std::string EncodeMarker(const TxnMarker& marker);
+// Corruption naming `blob_name` if `body` is not a marker.
+Result<TxnMarker> DecodeMarker(std::string_view body, std::string_view blob_name);
+
 // True if `body` is a record of the first protocol (format 1).
 bool IsProtocolOneRecord(std::string_view body);
 

@@ -12,11 +12,13 @@ namespace blobtable::internal {
 // ---- Blob names (any backend) ----
 // Entity blobs "t/<table>/e/-<key(PK)>/-<key(RK)>", partition lock blobs
 // "t/<table>/l/-<key(PK)>" (model/blob_naming.h), transaction records
-// "x/<txn id>" (txn/txn_record.h).
+// "x/<txn id>" and markers of transactions in flight "p/<txn id>"
+// (txn/txn_record.h).
 inline constexpr char kTablePrefix[] = "t/";
 inline constexpr char kEntitySegment[] = "e/";
 inline constexpr char kLockSegment[] = "l/";
 inline constexpr char kRecordPrefix[] = "x/";
+inline constexpr char kMarkerPrefix[] = "p/";
 
 // ---- Blob metadata (lowercase: Azure returns names lowercased) ----
 // A write's client-generated id (Azure backend; hidden from callers): tells

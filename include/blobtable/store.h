@@ -47,6 +47,21 @@ struct RecoveryReport {
   static constexpr int kMaxLeaseSeconds = 60;
 };
 
+// What Store::RecoverAndReport looks at, and what it may delete.
+struct RecoverOptions {
+  // Delete damaged transaction records and markers instead of reporting them
+  // (whoever meets their marks then clears them; a committed transaction's
+  // writes not yet applied are lost).
+  bool discard_damaged = false;
+  // Also list every entity of every table, for intents no marker names:
+  // those of a coordinator that died in its first round before its marker
+  // was written (readers never see them; the next writer of such an entity
+  // undoes its intent), or left by a release from before markers
+  // (2026-11-26). Costs a listing of the whole store; without it Recover's
+  // cost follows what is in flight (docs/transactions.md#recovery).
+  bool scan_everything = false;
+};
+
 class BLOBTABLE_EXPORT Store {
  public:
   // Opens `location`: a directory for the embedded local store (created if
@@ -97,17 +112,21 @@ class BLOBTABLE_EXPORT Store {
   // listing a table, and one more.
   Result<std::vector<std::string>> ListTables() const;
 
-  // Finishes or undoes every transaction whose coordinator died (normally
-  // done lazily by whoever next touches its partitions); returns how many.
-  // A damaged transaction record (it cannot be told whether that
-  // transaction committed) is reported as Corruption naming it, after the
-  // others were resolved; with `discard_damaged`, such records are deleted
-  // instead (whoever meets their marks then clears them; a committed one's
-  // writes not yet applied are lost) and counted.
+  // Finishes or undoes every transaction whose coordinator died after its
+  // first round (normally done lazily by whoever next touches its
+  // partitions); returns how many. It finds them from their markers and
+  // records, not from a listing of every entity: its requests follow what is
+  // in flight, not the size of the store (RecoverOptions::scan_everything
+  // for the rest). A damaged transaction record or marker (it cannot be told
+  // whether that transaction committed) is reported as Corruption naming
+  // it, after the others were resolved; with `discard_damaged`, such records
+  // are deleted instead (whoever meets their marks then clears them; a
+  // committed one's writes not yet applied are lost) and counted.
   Result<int> Recover(bool discard_damaged = false) const;
   // The same, saying also which transactions it left alone because their
   // coordinator may still be at work.
   Result<RecoveryReport> RecoverAndReport(bool discard_damaged = false) const;
+  Result<RecoveryReport> RecoverAndReport(const RecoverOptions& options) const;
 
   // What this store's local cache counted (with the totals of its
   // directory); NotFound if it reads without one (the local backend,

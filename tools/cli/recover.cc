@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// `blobtable recover [--discard-damaged]`: settles transactions whose
-// coordinator died.
+// `blobtable recover [--discard-damaged] [--scan-everything]`: settles
+// transactions whose coordinator died.
 #include <ostream>
 
 #include <nlohmann/json.hpp>
@@ -13,12 +13,15 @@ namespace blobtable::cli {
 namespace {
 
 struct RecoverCommandOptions {
-  bool discard_damaged = false;
+  RecoverOptions recover;
 };
 
 void Define(CLI::App& recover, RecoverCommandOptions& o) {
-  recover.add_flag("--discard-damaged", o.discard_damaged,
-                   "delete transaction records that are damaged");
+  recover.add_flag("--discard-damaged", o.recover.discard_damaged,
+                   "delete transaction records and markers that are damaged");
+  recover.add_flag("--scan-everything", o.recover.scan_everything,
+                   "also list every entity for intents no marker names (costs a listing of the "
+                   "whole store)");
 }
 
 // {"resolved": N, "in_flight": [{"txn": ID, "blobs": [...],
@@ -35,7 +38,7 @@ nlohmann::json RecoveryToJson(const RecoveryReport& report) {
 int Run(RecoverCommandOptions& o, Context& c) {
   auto store = OpenStore(c);
   if (!store.ok()) return Fail(c.err, store.status());
-  auto report = (*store)->RecoverAndReport(o.discard_damaged);
+  auto report = (*store)->RecoverAndReport(o.recover);
   if (!report.ok()) return Fail(c.err, report.status());
   c.out << RecoveryToJson(*report).dump() << "\n";
   return kExitOk;
@@ -46,11 +49,14 @@ int Run(RecoverCommandOptions& o, Context& c) {
 std::unique_ptr<Command> RecoverCommand() {
   return MakeCommand<RecoverCommandOptions>({
       .name = "recover",
-      .help = "recover [--discard-damaged]: finishes or undoes transactions whose coordinator "
-              "died (normally done by whoever next touches their partitions); prints "
-              "{\"resolved\": N}. A damaged transaction record is reported (exit 1) after the "
-              "others are resolved; --discard-damaged deletes such records instead (a committed "
-              "one's writes not yet applied are lost).",
+      .help = "recover [--discard-damaged] [--scan-everything]: finishes or undoes "
+              "transactions whose coordinator died (normally done by whoever next touches their "
+              "partitions), found from their markers and records; prints {\"resolved\": N}. A "
+              "damaged transaction record is reported (exit 1) after the others are resolved; "
+              "--discard-damaged deletes such records instead (a committed one's writes not yet "
+              "applied are lost). --scan-everything also lists every entity, for intents no "
+              "marker names (a coordinator that died in its first round, or a release from "
+              "before 2026-11-26).",
       .define = Define,
       .run = Run,
   });

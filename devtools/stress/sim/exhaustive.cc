@@ -114,8 +114,14 @@ std::vector<Scenario> AllScenarios() {
     s.bounds.preemptions = 2;
     s.bounds.faults = 1;
     s.actors = {
-        {"T", [](Actor& a) { a.Txn(0, {{kB, Plan::kReadWrite}, {kA, Plan::kReadOnly}}, false); }},
-        {"U", [](Actor& a) { a.Txn(0, {{kB, Plan::kReadWrite}}, false); }},
+        {"T",
+         [](Actor& a) {
+           a.Txn(0, {{kB, Plan::kReadWrite}, {kA, Plan::kReadOnly}}, false);
+         }},
+        {"U",
+         [](Actor& a) {
+           a.Txn(0, {{kB, Plan::kReadWrite}}, false);
+         }},
     };
     all.push_back(std::move(s));
   }
@@ -162,6 +168,29 @@ std::vector<Scenario> AllScenarios() {
            a.Txn(1, {{kA, Plan::kReadWrite}}, false);
          }},
         {"R", [](Actor& a) { a.Get(0, kA); }},
+    };
+    all.push_back(std::move(s));
+  }
+  {
+    Scenario s;
+    s.name = "marker";
+    s.about =
+        "issue 32 goal 4 (P1): T reads and writes a and c, killed anywhere; U writes a; "
+        "Recover, which lists markers and not entities, must leave no leased intent";
+    s.initial = {{kA, false}, {kC, false}};
+    s.bounds.preemptions = 1;
+    s.bounds.faults = 1;
+    s.bounds.stall = false;
+    s.bounds.kill = true;
+    s.actors = {
+        {"T",
+         [](Actor& a) {
+           a.Txn(0, {{kA, Plan::kReadWrite}, {kC, Plan::kReadWrite}}, false);
+         }},
+        {"U",
+         [](Actor& a) {
+           a.Txn(0, {{kA, Plan::kReadWrite}}, false);
+         }},
     };
     all.push_back(std::move(s));
   }

@@ -10,6 +10,7 @@
 #include "model/blob_naming.h"
 #include "model/entity_codec.h"
 #include "devtools/stress/sim/protocol_monitor.h"
+#include "txn/intent.h"
 #include "txn/txn_record.h"
 #include "util/macros.h"
 #include "util/stored_format.h"
@@ -87,6 +88,24 @@ Status World::SetInitial(int k, Version v, Store& store, bool via_txn) {
   return s;
 }
 
+// P1 (docs/protocol.md): a leased intent exists only beside its
+// transaction's marker, so Recover, which lists markers and not entities,
+// leaves none once every coordinator is gone. An intent never leased may
+// stay (its coordinator died in its first round, perhaps before its marker).
+std::string World::LeasedIntentsLeft(BlobStore& blobs) {
+  ListOptions entities;
+  entities.prefix = internal::kTablePrefix;
+  auto page = blobs.List(entities);
+  if (!page.ok()) return "listing after Recover: " + page.status().ToString() + "\n";
+  std::string left;
+  for (const BlobItem& item : page->items)
+    if (!internal::PrewritingTransaction(item.properties).empty() &&
+        item.properties.lease_state == LeaseState::kLeased)
+      left += "P1: " + item.name + " still holds the leased intent of transaction " +
+              internal::PrewritingTransaction(item.properties) + " after Recover\n";
+  return left;
+}
+
 std::string World::Finish() {
   std::string violation;
   // Every lease runs out; a fresh process recovers, then reads every key.
@@ -97,6 +116,7 @@ std::string World::Finish() {
   auto reader = Store::Open(dir_.path(), after);
   if (!reader.ok()) return "reopening the store: " + reader.status().ToString();
   Status recovered = (*reader)->Recover().status();
+  if (recovered.ok()) violation += LeasedIntentsLeft((*reader)->blob_store());
   auto final_table = *(*reader)->OpenTable("sim");
   for (int k = 0; k < kNumKeys; ++k) {
     HistEntry e;

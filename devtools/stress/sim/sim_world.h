@@ -63,6 +63,8 @@ class World {
   std::string Describe() const { return history_.Describe(); }
 
  private:
+  static std::string LeasedIntentsLeft(BlobStore& blobs);
+
   internal::FakeClock& clock_;
   SimScheduler& sched_;
   TempDirectory dir_;
