@@ -1098,6 +1098,7 @@ TEST_P(TxnTest, RecoverCostFollowsWhatIsInFlightNotTheStoresSize) {
   EXPECT_EQ(settling.at("list"), 2);
   EXPECT_EQ(counter.Listed(), 2);  // its marker, then the record that decided it aborted
   EXPECT_LE(counter.Total(), 40) << ::testing::PrintToString(settling);
+  RecordProperty("recover_requests", counter.Total());
   EXPECT_EQ(Balance(*accounts_, "eu", "alice"), 100);
   ExpectNoLeftovers();
 
