@@ -95,24 +95,30 @@ TEST_F(BadInput, ACorruptEntityBlobIsNamedAndRepairable) {
 // told), named by an entity's intent: reads and transactions on that entity
 // name it and say how to repair it; recover resolves the others, and
 // --discard-damaged removes it (the entity is then the version before).
+// Puts transaction kTxnId's intent (n: 1 -> 2, not leased) on orders p/a,
+// as a coordinator does in its first round, with no marker.
+void PlaceIntentOnA(BlobStore& blobs) {
+  auto cur = blobs.Get("t/orders/e/-p/-a", {});
+  ASSERT_TRUE(cur.ok());
+  internal::EntityIntent intent;
+  intent.txn_id = kTxnId;
+  intent.lock = "t/orders/l/-p";
+  intent.prev_exists = intent.next_exists = true;
+  intent.prev_etag = cur->properties.etag;
+  intent.prev_body = cur->data;
+  intent.next_body = *internal::EncodeEntity(Entity("p", "a").Set("n", 2));
+  PutOptions placed;
+  placed.conditions.if_match = cur->properties.etag;
+  placed.metadata = {{internal::kPrewriteMetadata, kTxnId}};
+  ASSERT_TRUE(blobs.Put("t/orders/e/-p/-a", internal::EncodeIntent(intent), placed).ok());
+}
+
 TEST_F(BadInput, ACorruptTransactionRecordIsNamedAndCanBeDiscarded) {
   ASSERT_EQ(Cli("put orders", R"({"PartitionKey":"p","RowKey":"a","n":1})").code, 0);
   {
     auto store = Open();
     BlobStore& blobs = store->blob_store();
-    auto cur = blobs.Get("t/orders/e/-p/-a", {});
-    ASSERT_TRUE(cur.ok());
-    internal::EntityIntent intent;
-    intent.txn_id = kTxnId;
-    intent.lock = "t/orders/l/-p";
-    intent.prev_exists = intent.next_exists = true;
-    intent.prev_etag = cur->properties.etag;
-    intent.prev_body = cur->data;
-    intent.next_body = *internal::EncodeEntity(Entity("p", "a").Set("n", 2));
-    PutOptions placed;
-    placed.conditions.if_match = cur->properties.etag;
-    placed.metadata = {{internal::kPrewriteMetadata, kTxnId}};
-    ASSERT_TRUE(blobs.Put("t/orders/e/-p/-a", internal::EncodeIntent(intent), placed).ok());
+    ASSERT_NO_FATAL_FAILURE(PlaceIntentOnA(blobs));
     ASSERT_TRUE(blobs.Put("x/" + kTxnId, "garbage", {}).ok());
   }
   ExpectError(Cli("get orders p a"), 1, {"Corruption", "x/" + kTxnId, "delete it"});
@@ -124,7 +130,7 @@ TEST_F(BadInput, ACorruptTransactionRecordIsNamedAndCanBeDiscarded) {
       Cli("txn", R"([{"op":"upsert","table":"orders","entity":{"PartitionKey":"q","RowKey":"c"}}])")
           .code,
       0);
-  ExpectError(Cli("recover"), 1, {"1 record(s) damaged", "x/" + kTxnId});
+  ExpectError(Cli("recover"), 1, {"1 record(s) or marker(s) damaged", "x/" + kTxnId});
   ShellRun discarded = Cli("recover --discard-damaged");
   EXPECT_EQ(discarded.code, 0) << discarded.err;
   EXPECT_EQ(json::parse(discarded.out)["resolved"], 1);
@@ -136,6 +142,31 @@ TEST_F(BadInput, ACorruptTransactionRecordIsNamedAndCanBeDiscarded) {
           R"([{"op":"upsert","table":"orders","entity":{"PartitionKey":"p","RowKey":"a","n":3}}])")
           .code,
       0);
+}
+
+// An intent no marker names (its coordinator died in its first round,
+// before its marker was written): `recover` does not see it, and
+// `recover --scan-everything` lists every entity and undoes it; a reader
+// saw the version before all along.
+TEST_F(BadInput, AnIntentNoMarkerNamesIsFoundOnlyByScanningEverything) {
+  ASSERT_EQ(Cli("put orders", R"({"PartitionKey":"p","RowKey":"a","n":1})").code, 0);
+  {
+    auto store = Open();
+    ASSERT_NO_FATAL_FAILURE(PlaceIntentOnA(store->blob_store()));
+  }
+  ShellRun marked_only = Cli("recover");
+  ASSERT_EQ(marked_only.code, 0) << marked_only.err;
+  EXPECT_EQ(json::parse(marked_only.out)["resolved"], 0);
+  ShellRun everything = Cli("recover --scan-everything");
+  ASSERT_EQ(everything.code, 0) << everything.err;
+  EXPECT_EQ(json::parse(everything.out)["resolved"], 1);
+  auto store = Open();
+  auto a = store->blob_store().Head("t/orders/e/-p/-a", {});
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->properties.metadata.count(internal::kPrewriteMetadata), 0u);
+  ShellRun read = Cli("get orders p a");
+  ASSERT_EQ(read.code, 0) << read.err;
+  EXPECT_EQ(json::parse(read.out)["n"], 1);
 }
 
 // An LMDB map too small for what is written: the write fails IOError
