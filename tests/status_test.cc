@@ -2,6 +2,8 @@
 // Status and Result: what a caller sees of a failure.
 #include <gtest/gtest.h>
 
+#include <memory>
+
 #include "blobtable/retry.h"
 #include "blobtable/status.h"
 
@@ -22,6 +24,16 @@ TEST(Result, ValueOfASuccessIsTheValue) {
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ(ok.value(), 7);
   EXPECT_EQ(*ok, 7);
+}
+
+// `*std::move(result)` moves the value out: a move-only value compiles, and
+// is the one the result held (a copy would not compile).
+TEST(Result, DereferencingAnRvalueMovesTheValueOut) {
+  Result<std::unique_ptr<int>> r(std::make_unique<int>(7));
+  const int* held = r->get();
+  std::unique_ptr<int> out = *std::move(r);
+  EXPECT_EQ(out.get(), held);
+  EXPECT_EQ(*out, 7);
 }
 
 TEST(Result, ValueOrGivesTheFallbackOnAnError) {

@@ -162,6 +162,9 @@ class [[nodiscard]] Result {
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
+  // `*std::move(result)` moves the value out (without this overload it bound
+  // to the const& one and copied: a local query copied every page it listed).
+  T&& operator*() && { return std::move(*this).value(); }
 
   // The value, or `fallback` on an error (the error is dropped: use it
   // where a default is the right answer to every failure).
