@@ -1109,6 +1109,76 @@ TEST_P(TxnTest, RecoverCostFollowsWhatIsInFlightNotTheStoresSize) {
   EXPECT_GE(counter.Listed(), 603);
 }
 
+// A coordinator that spent more than half an hour in its first round (a
+// long lock_timeout) writes its marker again before it leases its intents:
+// Recover retires an undecided transaction's marker an hour after it was
+// written, and a live coordinator's must never be that old (P1).
+TEST_P(TxnTest, AMarkerHalfAnHourOldIsWrittenAgainBeforeTheIntentsAreLeased) {
+  if (atomic() || !fake_clock()) GTEST_SKIP() << "needs the coordinator and a fake clock";
+  if (!SyncPoints::Enabled()) GTEST_SKIP() << "sync points are compiled out (Release build)";
+  Seed();
+  BlobStore& blobs = store_->blob_store();
+  std::string first, second;
+  auto marker_etag = [&] {
+    ListOptions markers;
+    markers.prefix = kMarkerPrefix;
+    auto page = blobs.List(markers);
+    return page.ok() && page->items.size() == 1 ? page->items[0].properties.etag : "";
+  };
+  SyncPoints::Set("txn.locks_acquired", [&] {
+    first = marker_etag();
+    clock_.Advance(std::chrono::minutes(31));
+  });
+  SyncPoints::Set("txn.prewritten", [&] { second = marker_etag(); });
+  (void)Transfer(*store_);
+  SyncPoints::ClearAll();
+  ASSERT_FALSE(first.empty());
+  ASSERT_FALSE(second.empty());
+  EXPECT_NE(first, second);
+}
+
+// A Put of an intent on `target` that is applied and answered
+// OutcomeUnknown, as a lost answer is.
+class LosesAnIntentsAnswer : public BlobStoreWrapper {
+ public:
+  LosesAnIntentsAnswer(std::shared_ptr<BlobStore> inner, std::string target)
+      : BlobStoreWrapper(std::move(inner)), target_(std::move(target)) {}
+  Result<WriteResult> Put(std::string_view n, std::string_view d, const PutOptions& o) override {
+    auto put = BlobStoreWrapper::Put(n, d, o);
+    if (put.ok() && n == target_ && o.metadata.count(kPrewriteMetadata))
+      return Status::OutcomeUnknown("the answer was lost");
+    return put;
+  }
+
+ private:
+  std::string target_;
+};
+
+// A coordinator whose intent's answer was lost does not know whether that
+// intent is in place: it undoes what it knows of and keeps its marker, so
+// Recover still finds the intent it may have left (P1's unleased case).
+TEST_P(TxnTest, AnIntentWhoseAnswerWasLostKeepsTheMarker) {
+  if (atomic()) GTEST_SKIP() << kNoCoordinator;
+  Seed();
+  const std::string carol = *accounts_->EntityBlobName("us", "carol");
+  StoreOptions o = internal::WithAtomicCommits(Options(), false);
+  o.wrap_blob_store = [carol](std::shared_ptr<BlobStore> b) {
+    return std::make_shared<LosesAnIntentsAnswer>(std::move(b), carol);
+  };
+  auto coordinator = OpenBackendStore(GetParam(), o);
+  ASSERT_TRUE(coordinator.ok()) << coordinator.status().ToString();
+  EXPECT_EQ(Transfer(**coordinator).code(), Code::kUnavailable);  // nothing was committed
+  ListOptions markers;
+  markers.prefix = kMarkerPrefix;
+  EXPECT_EQ(store_->blob_store().List(markers)->items.size(), 1u);
+  EXPECT_EQ(store_->blob_store().Head(carol, {})->properties.metadata.count(kPrewriteMetadata), 1u);
+  Expire();
+  ASSERT_TRUE(store_->Recover().ok());
+  EXPECT_EQ(store_->blob_store().Head(carol, {})->properties.metadata.count(kPrewriteMetadata), 0u);
+  EXPECT_EQ(Balance(*accounts_, "us", "carol"), 100);
+  ExpectNoLeftovers();
+}
+
 // Every way a commit ends without a crash lets go of its marker: committed
 // (the finishing deletes it with the record), failed on a stale read before
 // its first round, and failed in its first round (undone by itself).

@@ -27,6 +27,11 @@ namespace {
 using Kind = Intent::Kind;
 using std::chrono::milliseconds;
 
+// Half the hour after which Recover retires an undecided transaction's
+// marker (txn/recovery.cc): refreshed past it, the marker never reaches it
+// while its coordinator is at work.
+constexpr auto kMarkerRefreshAfter = std::chrono::minutes(30);
+
 // One lease target of a commit: a partition lock, or an entity.
 struct Target {
   std::string blob;
@@ -269,6 +274,7 @@ class PrewriteCommit {
     for (const Target& t : targets_)
       if (t.intent != nullptr) m.blobs.push_back(t.blob);
     marker_sent_ = true;
+    marker_since_ = clock_.Steady();
     return blobs_.Put(MarkerBlobName(txn_id_), EncodeMarker(m), {}).status();
   }
 
@@ -288,6 +294,7 @@ class PrewriteCommit {
     o.metadata = {{kPrewriteMetadata, txn_id_}};
     t.placed = IntentOf(t);
     auto put = blobs_.Put(t.blob, EncodeIntent(t.placed), o);
+    if (put.status().IsOutcomeUnknown()) intent_maybe_left_ = true;  // it may have landed
     BT_RETURN_IF_ERROR(put.status());
     t.held = t.intent_placed = true;
     t.intent_etag = put->etag;
@@ -369,6 +376,10 @@ class PrewriteCommit {
   // ---- Round 2: every intent leased infinitely, at its version ----
 
   Status Prewrite() {
+    // Recover retires an undecided transaction's marker an hour after it
+    // was written (RetireMarker): a coordinator that waited long in round 1
+    // writes it again before it leases anything (P1).
+    if (clock_.Steady() - marker_since_ > kMarkerRefreshAfter) BT_RETURN_IF_ERROR(PutMarker());
     std::vector<Status> done(targets_.size() + 1);
     Each(targets_.size() + 1, [&](size_t i) {
       if (i == targets_.size())
@@ -528,12 +539,13 @@ class PrewriteCommit {
   // ---- Before the commit point: undo; after it: finish ----
 
   // Lets go of a target taken in round 1 (the fast path's suffix). False if
-  // its intent may still be there (storage failed).
+  // its intent may still be there (storage failed; noted for Undo).
   bool Drop(Target& t) {
     if (!t.held) return true;
     bool undone = true;
     if (t.intent_placed) {
       undone = FinishIntent(Resolver(), t.blob, t.placed, PlacedProps(t), /*committed=*/false).ok();
+      if (!undone) intent_maybe_left_ = true;
     } else if (t.leased) {
       (void)blobs_.ReleaseLease(t.blob, txn_id_, {});
     }
@@ -557,12 +569,9 @@ class PrewriteCommit {
   void Undo() {
     std::vector<Target*> entities, locks;
     for (Target& t : targets_) (t.intent ? entities : locks).push_back(&t);
-    std::atomic<bool> all{true};
-    Each(entities.size(), [&](size_t i) {
-      if (!Drop(*entities[i])) all = false;
-    });
+    Each(entities.size(), [&](size_t i) { (void)Drop(*entities[i]); });
     Each(locks.size(), [&](size_t i) { (void)Drop(*locks[i]); });
-    if (marker_sent_ && all) (void)blobs_.Delete(MarkerBlobName(txn_id_), {});
+    if (marker_sent_ && !intent_maybe_left_) (void)blobs_.Delete(MarkerBlobName(txn_id_), {});
   }
 
   Result<std::vector<CommittedWrite>> Committed() {
@@ -673,6 +682,10 @@ class PrewriteCommit {
   std::mutex mu_, renew_mu_;
   bool outcome_unknown_ = false;
   bool marker_sent_ = false;  // its marker may exist
+  SteadyTime marker_since_;   // when it was last sent
+  // An intent of this transaction may be in place that no target holds (a
+  // put whose answer was lost, an undo that failed): the marker stays.
+  std::atomic<bool> intent_maybe_left_{false};
 };
 
 }  // namespace

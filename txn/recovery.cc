@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "txn/recovery.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <vector>
@@ -75,7 +76,7 @@ struct Sweep {
   std::set<std::string> settled;
   std::map<std::string, std::vector<std::string>> in_flight;
   std::vector<Status> damaged;  // records and markers (the others are settled all the same)
-  int discarded = 0;            // damaged ones deleted (discard_damaged)
+  int discarded = 0;            // damaged records deleted (discard_damaged): each a transaction
 };
 
 // Calls fn(name, GetResult) for every blob under `prefix` that is still
@@ -99,9 +100,10 @@ Status ForEachStored(BlobStore& blobs, const char* prefix, Fn fn) {
 }
 
 // A record or marker that does not decode (`why`): reported, or with
-// discard_damaged deleted at the version seen and counted.
+// discard_damaged deleted at the version seen (a record counted as a
+// transaction resolved; a marker is not one, its record tells).
 Status Damaged(BlobStore& blobs, const std::string& name, const GetResult& got, const Status& why,
-               Sweep& sweep) {
+               bool record, Sweep& sweep) {
   if (!sweep.discard_damaged) {
     sweep.damaged.push_back(why);
     return Status::OK();
@@ -110,7 +112,7 @@ Status Damaged(BlobStore& blobs, const std::string& name, const GetResult& got, 
   as_seen.conditions.if_match = got.properties.etag;
   Status gone = blobs.Delete(name, as_seen);
   if (!gone.ok() && !gone.IsNotFound()) return gone;
-  ++sweep.discarded;
+  if (record) ++sweep.discarded;
   return Status::OK();
 }
 
@@ -133,7 +135,9 @@ Result<bool> SettleHeld(const ResolveContext& ctx, const std::string& name,
   }
   Status s = SettleIntent(ctx, name, seen, SettleAs::kRecovery);
   if (s.IsBusy()) {
-    sweep.in_flight[holder].push_back(name);
+    std::vector<std::string>& held = sweep.in_flight[holder];
+    // Met once by the scan of every entity, and again through the marker.
+    if (std::find(held.begin(), held.end(), name) == held.end()) held.push_back(name);
     return true;
   }
   if (s.IsCorruption() && ReadRecord(ctx.blobs, RecordBlobName(holder)).status().IsCorruption())
@@ -208,7 +212,8 @@ Status SettleMarked(const ResolveContext& ctx, Sweep& sweep) {
       ctx.blobs, kMarkerPrefix, [&](const std::string& name, const GetResult& got) {
         const std::string txn = name.substr(std::string(kMarkerPrefix).size());
         auto marker = DecodeMarker(got.data, name);
-        if (!marker.ok()) return Damaged(ctx.blobs, name, got, marker.status(), sweep);
+        if (!marker.ok())
+          return Damaged(ctx.blobs, name, got, marker.status(), /*record=*/false, sweep);
         bool held = false;
         for (const std::string& blob : marker->blobs) {
           auto head = ctx.blobs.Head(blob, {});
@@ -229,7 +234,7 @@ Status SettleRecords(const ResolveContext& ctx, Sweep& sweep, int& resolved) {
         const std::string txn = name.substr(std::string(kRecordPrefix).size());
         auto rec = DecodeRecord(got.data, name);
         if (!rec.ok() && IsProtocolOneRecord(got.data)) return rec.status();  // refused
-        if (!rec.ok()) return Damaged(ctx.blobs, name, got, rec.status(), sweep);
+        if (!rec.ok()) return Damaged(ctx.blobs, name, got, rec.status(), /*record=*/true, sweep);
         BT_ASSIGN_OR_RETURN(bool was_to_do, RecoverRecord(ctx, name, *rec, got.properties));
         if (was_to_do && !sweep.settled.count(txn)) ++resolved;
         return Status::OK();

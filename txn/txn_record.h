@@ -44,8 +44,9 @@ Result<TxnRecord> DecodeRecord(std::string_view body, std::string_view blob_name
 // The marker "p/<txn id>" of a transaction in flight: the entity blobs it
 // may hold intents on, so that Recover finds a transaction from its marker
 // rather than from a listing of every entity (docs/protocol.md, P1). Written
-// in the transaction's first round, beside its first intents; deleted once
-// none of those blobs holds its intent or its lease.
+// in the transaction's first round, beside its first intents (again before
+// its second round if it waited half an hour); deleted once none of those
+// blobs holds its intent (a lease left by a release that failed may remain).
 //
 // Format 1, msgpack: ["bt.pending", 1, txn_id, [blob, ...]].
 struct TxnMarker {
