@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "bench/harness.h"    // RowKey, RunThreads, Quantile
-#include "bench/w2_remote.h"  // ConnectionTo, FreshName
+#include "bench/w2_remote.h"  // ConnectionTo, FreshName, QueryAll
 #include "blobtable/store.h"
 
 namespace {
@@ -69,19 +69,6 @@ Status ListAll(blobtable::Store& store, int64_t rows) {
     list.marker = page->next_marker;
   } while (!list.marker.empty());
   return seen == rows ? Status::OK() : Status::Internal("listed " + std::to_string(seen));
-}
-
-Status QueryAll(const blobtable::Table& table, int64_t rows) {
-  blobtable::QueryOptions q;
-  q.partition_key = "p";
-  int64_t seen = 0;
-  do {
-    auto page = table.Query(q);
-    if (!page.ok()) return page.status();
-    seen += static_cast<int64_t>(page->entities.size());
-    q.continuation = std::move(page->continuation);
-  } while (!q.continuation.empty());
-  return seen == rows ? Status::OK() : Status::Internal("queried " + std::to_string(seen));
 }
 
 blobtable::Result<std::unique_ptr<blobtable::Store>> Load(int port, size_t inline_max,
@@ -140,7 +127,7 @@ int main(int argc, char** argv) {
       s[1] = Time(list_without, rows, [&] { return ListAll(**without, rows); });
       s[0] = Time(list_with, rows, [&] { return ListAll(**with, rows); });
     }
-    s[2] = Time(query_with, rows, [&] { return QueryAll(*table, rows); });
+    s[2] = Time(query_with, rows, [&] { return bench::QueryAll(*table, rows); });
     for (const Status& st : s)
       if (!st.ok()) {
         fprintf(stderr, "round %d: %s\n", r, st.ToString().c_str());

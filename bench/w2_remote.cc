@@ -37,6 +37,22 @@ std::string FreshName(const char* stem) {
   return stem + std::to_string(getpid()) + "x" + std::to_string(n++);
 }
 
+blobtable::Status QueryAll(const blobtable::Table& table, int64_t rows) {
+  blobtable::QueryOptions q;
+  q.partition_key = "p";
+  int64_t seen = 0;
+  do {
+    auto page = table.Query(q);
+    if (!page.ok()) return page.status();
+    seen += static_cast<int64_t>(page->entities.size());
+    q.continuation = std::move(page->continuation);
+  } while (!q.continuation.empty());
+  if (seen != rows)
+    return blobtable::Status::Internal("the query found " + std::to_string(seen) + " of " +
+                                       std::to_string(rows) + " rows");
+  return blobtable::Status::OK();
+}
+
 RequestCounter CountRequests(blobtable::StoreOptions& options) {
   auto counter = std::make_shared<std::shared_ptr<blobtable::internal::CountingBlobStore>>();
   options.wrap_blob_store = [counter](std::shared_ptr<blobtable::BlobStore> s) {
@@ -124,9 +140,8 @@ Result<std::vector<Row>> RunW2(const W2Options& o) {
         for (const std::string& transport : blobtable::HttpTransportNames()) {
           const std::string name = "blobtable-" + transport;
           if (Wanted(o, name))
-            systems.push_back({name, [&, cell, t = transport] {
-                                 return BlobtableRound(t, cell, o, value);
-                               }});
+            systems.push_back(
+                {name, [&, cell, t = transport] { return BlobtableRound(t, cell, o, value); }});
         }
         if (Wanted(o, "sdk-js"))
           systems.push_back({"sdk-js", [&, cell] { return SdkRound(cell, o); }});

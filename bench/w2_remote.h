@@ -10,6 +10,7 @@
 
 #include "bench/harness.h"
 #include "blobtable/options.h"
+#include "blobtable/table.h"
 #include "testing/counting_blob_store.h"
 
 namespace bench {
@@ -37,6 +38,10 @@ std::string TableConnectionTo(int port);
 // A name no earlier call in this process gave: every round starts on fresh
 // blobs.
 std::string FreshName(const char* stem);
+
+// Queries every page of partition "p" of `table`; Internal unless it holds
+// `rows` rows (W4 and bench/listing_share).
+blobtable::Status QueryAll(const blobtable::Table& table, int64_t rows);
 
 // Puts the counting wrapper under a store opened with `options` (below any
 // cache: it counts what reaches storage); the wrapper is there once the

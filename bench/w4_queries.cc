@@ -47,23 +47,6 @@ Result<Opened> Open(const Cell& c, bool cached) {
   return Opened{std::move(dir), std::move(counter), std::move(*store), std::move(*table)};
 }
 
-// Every page of the partition; Internal unless it holds `rows` rows.
-Status QueryAll(const blobtable::Table& table, int64_t rows) {
-  blobtable::QueryOptions q;
-  q.partition_key = "p";
-  int64_t seen = 0;
-  do {
-    auto page = table.Query(q);
-    if (!page.ok()) return page.status();
-    seen += static_cast<int64_t>(page->entities.size());
-    q.continuation = std::move(page->continuation);
-  } while (!q.continuation.empty());
-  if (seen != rows)
-    return Status::Internal("the query found " + std::to_string(seen) + " of " +
-                            std::to_string(rows) + " rows");
-  return Status::OK();
-}
-
 blobtable::Entity Numbered(int64_t i, const std::string& value, int version) {
   blobtable::Entity e("p", RowKey(i));
   e.Set("v", blobtable::Binary{value});
