@@ -538,14 +538,14 @@ class PrewriteCommit {
 
   // ---- Before the commit point: undo; after it: finish ----
 
-  // Lets go of a target taken in round 1 (the fast path's suffix). False if
-  // its intent may still be there (storage failed; noted for Undo).
-  bool Drop(Target& t) {
-    if (!t.held) return true;
-    bool undone = true;
+  // Lets go of a target taken in round 1 (the fast path's suffix). An
+  // intent it could not undo is noted (intent_maybe_left_): Undo keeps the
+  // marker then.
+  void Drop(Target& t) {
+    if (!t.held) return;
     if (t.intent_placed) {
-      undone = FinishIntent(Resolver(), t.blob, t.placed, PlacedProps(t), /*committed=*/false).ok();
-      if (!undone) intent_maybe_left_ = true;
+      if (!FinishIntent(Resolver(), t.blob, t.placed, PlacedProps(t), /*committed=*/false).ok())
+        intent_maybe_left_ = true;
     } else if (t.leased) {
       (void)blobs_.ReleaseLease(t.blob, txn_id_, {});
     }
@@ -554,7 +554,6 @@ class PrewriteCommit {
       own_locks_.erase(t.blob);
     }
     t.held = t.leased = t.intent_placed = false;
-    return undone;
   }
 
   BlobProperties PlacedProps(const Target& t) const {
@@ -569,8 +568,8 @@ class PrewriteCommit {
   void Undo() {
     std::vector<Target*> entities, locks;
     for (Target& t : targets_) (t.intent ? entities : locks).push_back(&t);
-    Each(entities.size(), [&](size_t i) { (void)Drop(*entities[i]); });
-    Each(locks.size(), [&](size_t i) { (void)Drop(*locks[i]); });
+    Each(entities.size(), [&](size_t i) { Drop(*entities[i]); });
+    Each(locks.size(), [&](size_t i) { Drop(*locks[i]); });
     if (marker_sent_ && !intent_maybe_left_) (void)blobs_.Delete(MarkerBlobName(txn_id_), {});
   }
 
