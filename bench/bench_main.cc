@@ -63,6 +63,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> only_ops, systems, proxies, table_proxies;
   std::vector<std::string> workloads = {"W1", "W2", "W3", "W4", "W5"};
   int64_t remote_ops = 120;
+  std::vector<int> hot_workers = bench::W5Options{}.hot_workers;
   app.add_flag("--quick", quick,
                "a sanity run: 1 round, few operations, 1 and 2 threads (every path runs; no figure "
                "means anything)");
@@ -73,13 +74,17 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(int64_t{200}, int64_t{10'000'000}))
       ->capture_default_str();
   app.add_option("--threads", threads, "thread counts")->capture_default_str();
-  app.add_option("--op", only_ops, "only these W1 operations (insert, get, replace, range100)");
+  app.add_option("--op", only_ops,
+                 "only these operations: W1's (insert, get, replace, range100), W5's (commit, "
+                 "hot-partition, transfer)");
   app.add_option("--system", systems, "only these systems (blobtable, lmdb-raw, ...)");
   app.add_option("--proxy", proxies, "W2: MS:PORT, a proxy adding MS ms in front of Azurite");
   app.add_option("--table-proxy", table_proxies,
                  "W4, W5: MS:PORT, a proxy adding MS ms in front of Azurite's Table service");
   app.add_option("--remote-ops", remote_ops, "W2: operations a round, shared by the workers")
       ->check(CLI::Range(int64_t{16}, int64_t{1'000'000}))
+      ->capture_default_str();
+  app.add_option("--hot-workers", hot_workers, "W5 hot-partition: worker counts")
       ->capture_default_str();
   app.add_option("--workload", workloads, "only these workloads (W1 ... W5)")
       ->capture_default_str();
@@ -93,7 +98,13 @@ int main(int argc, char** argv) {
   w1.rounds = quick ? 1 : rounds;
   w1.ops_per_thread = quick ? 100 : ops;
   w1.threads = quick ? std::vector<int>{1, 2} : threads;
-  if (!only_ops.empty()) w1.ops = only_ops;
+  if (!only_ops.empty()) {
+    w1.ops.clear();
+    for (const std::string& op : only_ops)
+      if (std::find(w1.ops.begin(), w1.ops.end(), op) == w1.ops.end() &&
+          (op == "insert" || op == "get" || op == "replace" || op == "range100"))
+        w1.ops.push_back(op);
+  }
   w1.systems = systems;
   std::vector<bench::Row> rows;
   if (wanted("W1") && !Append(bench::RunW1(w1), rows)) return 1;
@@ -130,7 +141,10 @@ int main(int argc, char** argv) {
     w5.systems = systems;
     w5.endpoints = w2.endpoints;
     w5.table_endpoints = table_endpoints;
+    w5.hot_workers = hot_workers;
+    w5.ops = only_ops;
     if (quick) w5.partitions = {1, 2}, w5.commits = 2, w5.attempts = 2;
+    if (quick) w5.hot_workers = {1, 4}, w5.hot_commits = 2;
     if (!Append(bench::RunW5(w5), rows)) return 1;
   }
   bench::PrintRows(rows, std::cout);

@@ -11,6 +11,10 @@
 //   node bench/tables_peer.mjs CONN TABLE egt COMMITS BYTES
 //       COMMITS times: the entity read (not timed), then replaced If-Match
 //       its ETag by an entity group transaction of one operation
+//   node bench/tables_peer.mjs CONN TABLE egt-hot COMMITS BYTES WORKERS
+//       WORKERS loops at once, each COMMITS times reading its own two rows
+//       of the one partition and replacing both, If-Match, by an entity
+//       group transaction; all of it timed ("seconds" is the wall time)
 //
 // query and egt print one JSON line: {"ops", "seconds", "cpu_seconds",
 // "requests", "latencies_us": [...]} with only the timed parts counted;
@@ -18,6 +22,7 @@
 import { TableClient, odata } from "@azure/data-tables";
 
 const [conn, table, mode, countText, bytesText, repsText] = process.argv.slice(2);
+// egt-hot's WORKERS shares the slot of query's REPS.
 const count = Number(countText), bytes = Number(bytesText), reps = Number(repsText);
 const client = TableClient.fromConnectionString(conn, table, { allowInsecureConnection: true });
 const value = new Uint8Array(bytes);
@@ -82,8 +87,33 @@ async function egt() {
   });
 }
 
+async function egtHot() {
+  const workers = reps;
+  await client.createTable();
+  for (let w = 0; w < workers; ++w)
+    for (const side of ["a", "b"]) await client.upsertEntity(entity(`w${w}${side}`), "Replace");
+  const latencies = [];
+  const cpu0 = process.cpuUsage();
+  const t0 = process.hrtime.bigint();
+  let requests = 0;
+  await Promise.all(Array.from({ length: workers }, async (_, w) => {
+    for (let i = 0; i < count; ++i) {
+      const s0 = process.hrtime.bigint();
+      const [a, b] = await Promise.all(["a", "b"].map((side) => client.getEntity("p", `w${w}${side}`)));
+      await client.submitTransaction([a, b].map((e) => ["update", entity(e.rowKey), "Replace", { etag: e.etag }]));
+      requests += 3;
+      latencies.push(Number(process.hrtime.bigint() - s0) / 1000);
+    }
+  }));
+  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  const cpu = process.cpuUsage(cpu0);
+  return { ops: workers * count, seconds, cpu_seconds: (cpu.user + cpu.system) / 1e6, requests, latencies_us: latencies };
+}
+
 try {
-  if (mode === "load") {
+  if (mode === "egt-hot") {
+    console.log(JSON.stringify(await egtHot()));
+  } else if (mode === "load") {
     await load();
     console.log("{}");
   } else if (mode === "query") {

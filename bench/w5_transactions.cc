@@ -214,9 +214,67 @@ Result<Sample> ContentionRound(int port, bool opposite, const W5Options& w, int 
   return s;
 }
 
+// Issue 32, goal 1: `workers` threads sharing one store, each committing
+// transactions that read and replace its own two rows, in one partition
+// ("hot") or each in a partition of its own. No two transactions touch a
+// row in common, so every wait is for a partition lock. ops/s = commits/s;
+// p50/p99 of a whole transaction (its reads and Commit()).
+Result<Sample> HotRound(int port, bool one_partition, int workers, const W5Options& w) {
+  auto o = Open(port);
+  if (!o.ok()) return o.status();
+  const std::string value = ValueBytes(100);
+  struct Rows {
+    std::string pk, a, b;
+  };
+  std::vector<Rows> rows;
+  for (int k = 0; k < workers; ++k) {
+    const std::string w_id = "w" + std::to_string(k);
+    rows.push_back({one_partition ? std::string("hot") : "p" + w_id, w_id + "a", w_id + "b"});
+    for (const std::string& rk : {rows.back().a, rows.back().b}) {
+      Entity e(rows.back().pk, rk);
+      e.Set("n", int64_t{0});
+      e.Set("v", blobtable::Binary{value});
+      if (Status s = o->table.Upsert(e).status(); !s.ok()) return s;
+    }
+  }
+  Tally tally;
+  std::vector<std::vector<double>> latencies(static_cast<size_t>(workers));
+  const int64_t r0 = (*o->counter)->Total();
+  auto run = RunThreads(workers, w.hot_commits, [&](int worker, int64_t) -> Status {
+    const Rows& r = rows[static_cast<size_t>(worker)];
+    const auto t0 = Steady::now();
+    auto txn = o->store->Begin();
+    if (!txn.ok()) return txn.status();
+    for (const std::string& rk : {r.a, r.b}) {
+      auto e = txn->Get(o->table, r.pk, rk);
+      if (!e.ok()) return e.status();
+      Entity next = *e;
+      next.Set("n", *e->FindAs<int64_t>("n") + 1);
+      if (Status s = txn->Replace(o->table, next, e->etag()); !s.ok()) return s;
+    }
+    Status s = txn->Commit().status();
+    tally.waits += txn->commit_stats().lock_waits;
+    if (!s.ok()) return s.WithContext("worker " + std::to_string(worker));
+    latencies[static_cast<size_t>(worker)].push_back(Micros(Steady::now() - t0));
+    return Status::OK();
+  });
+  if (!run.ok()) return run.status();
+  o->store->WaitForFinishing();
+  Sample s = std::move(*run);
+  s.latencies_us.clear();
+  for (const auto& l : latencies) s.latencies_us.insert(s.latencies_us.end(), l.begin(), l.end());
+  s.requests = (*o->counter)->Total() - r0;
+  s.rates["lock_waits"] = static_cast<double>(tally.waits) / (workers * w.hot_commits);
+  return s;
+}
+
 bool Wanted(const W5Options& o, const std::string& name) {
   return o.systems.empty() ||
          std::find(o.systems.begin(), o.systems.end(), name) != o.systems.end();
+}
+
+bool WantedOp(const W5Options& o, const std::string& op) {
+  return o.ops.empty() || std::find(o.ops.begin(), o.ops.end(), op) != o.ops.end();
 }
 
 Result<std::vector<Row>> CommitCells(const W5Options& o, const W2Endpoint& at, int table_port,
@@ -249,6 +307,37 @@ Result<std::vector<Row>> CommitCells(const W5Options& o, const W2Endpoint& at, i
   return rows;
 }
 
+// One cell per worker count: blobtable's transactions on one partition and
+// on one partition per worker, against Azurite's Table service committing
+// the same pairs by entity group transactions in one partition.
+Result<std::vector<Row>> HotCells(const W5Options& o, const W2Endpoint& at, int table_port,
+                                  const std::string& workload) {
+  std::vector<Row> rows;
+  for (int workers : o.hot_workers) {
+    std::vector<System> systems;
+    if (Wanted(o, "blobtable-txn")) {
+      systems.push_back({"blobtable-txn-one-partition",
+                         [&, workers] { return HotRound(at.port, true, workers, o); }});
+      systems.push_back({"blobtable-txn-own-partitions",
+                         [&, workers] { return HotRound(at.port, false, workers, o); }});
+    }
+    if (table_port != 0 && Wanted(o, "tables-egt"))
+      systems.push_back({"tables-egt-one-partition", [&, workers] {
+                           return RunNodePeer(
+                               o.tables_script,
+                               {TableConnectionTo(table_port), FreshName("w5h"), "egt-hot",
+                                std::to_string(o.hot_commits), "100", std::to_string(workers)});
+                         }});
+    if (systems.empty()) continue;
+    // At most 3 rounds: five worker counts of three systems are the
+    // suite's longest W5 cells, and the suite stays under 15 minutes.
+    auto cell = RunCell(workload, "hot-partition", workers, systems, std::min(o.rounds, 3));
+    if (!cell.ok()) return cell.status();
+    rows.insert(rows.end(), cell->begin(), cell->end());
+  }
+  return rows;
+}
+
 }  // namespace
 
 Result<std::vector<Row>> RunW5(const W5Options& o) {
@@ -257,10 +346,17 @@ Result<std::vector<Row>> RunW5(const W5Options& o) {
     const W2Endpoint& at = o.endpoints[e];
     const int table_port = e < o.table_endpoints.size() ? o.table_endpoints[e].port : 0;
     const std::string workload = "W5-" + std::to_string(at.added_rtt_ms) + "ms";
-    auto commits = CommitCells(o, at, table_port, workload);
-    if (!commits.ok()) return commits.status();
-    rows.insert(rows.end(), commits->begin(), commits->end());
-    if (!Wanted(o, "blobtable-txn")) continue;
+    if (WantedOp(o, "commit")) {
+      auto commits = CommitCells(o, at, table_port, workload);
+      if (!commits.ok()) return commits.status();
+      rows.insert(rows.end(), commits->begin(), commits->end());
+    }
+    if (WantedOp(o, "hot-partition")) {
+      auto hot = HotCells(o, at, table_port, workload);
+      if (!hot.ok()) return hot.status();
+      rows.insert(rows.end(), hot->begin(), hot->end());
+    }
+    if (!Wanted(o, "blobtable-txn") || !WantedOp(o, "transfer")) continue;
     for (bool opposite : {false, true}) {
       int seed = 0;
       auto cell =

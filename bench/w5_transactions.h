@@ -16,14 +16,17 @@ namespace bench {
 
 struct W5Options {
   int rounds = 5;
-  std::vector<int> partitions = {1, 2, 4, 8};  // k
-  int commits = 8;                             // a round of a commit-k cell
-  int workers = 8;                             // contention
-  int accounts = 16;                           // contention, one partition each
-  int attempts = 10;                           // a worker's transfers a round
-  std::vector<W2Endpoint> endpoints;           // the blob service, through each proxy
-  std::vector<W2Endpoint> table_endpoints;     // the Table service, same latencies; may be empty
-  std::vector<std::string> systems;            // empty: every system
+  std::vector<int> partitions = {1, 2, 4, 8};       // k
+  int commits = 8;                                  // a round of a commit-k cell
+  int workers = 8;                                  // contention
+  int accounts = 16;                                // contention, one partition each
+  int attempts = 10;                                // a worker's transfers a round
+  std::vector<int> hot_workers = {1, 2, 4, 8, 16};  // hot-partition cells
+  int hot_commits = 10;                             // a worker's commits a round there
+  std::vector<W2Endpoint> endpoints;                // the blob service, through each proxy
+  std::vector<W2Endpoint> table_endpoints;  // the Table service, same latencies; may be empty
+  std::vector<std::string> systems;         // empty: every system
+  std::vector<std::string> ops;             // commit, hot-partition, transfer; empty: all
   std::string tables_script = "bench/tables_peer.mjs";  // run with `node`
 };
 
@@ -42,6 +45,14 @@ struct W5Options {
 //   ops/s = commits/s, p50/p99 of a committed transaction; rates:
 //   conflicts, lock_waits and lock_timeouts per commit attempt. Fails if
 //   money is not conserved.
+// - op "hot-partition", one cell per count in `hot_workers` (issue 32,
+//   goal 1): threads sharing one store, each committing `hot_commits`
+//   transactions that read and replace its own two rows, in one partition
+//   (blobtable-txn-one-partition) or in a partition per thread
+//   (blobtable-txn-own-partitions), against tables-egt-one-partition (the
+//   same pairs by entity group transactions on Azurite's Table service).
+//   ops/s = commits/s; p50/p99 of a whole transaction; rates: lock_waits.
+//   At most 3 rounds whatever `rounds` says (the suite's time).
 blobtable::Result<std::vector<Row>> RunW5(const W5Options& options);
 
 }  // namespace bench
