@@ -13,18 +13,22 @@ Finisher::~Finisher() {
     stopping_ = true;
   }
   wake_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  for (std::thread& t : threads_) t.join();
 }
 
 void Finisher::Submit(std::function<void()> job, std::vector<std::string> blobs) {
   std::unique_lock<std::mutex> lock(mu_);
-  if (!thread_.joinable() && !stopping_) {
+  // A thread more while the queue outgrows the threads waiting for work.
+  if (jobs_.size() + 1 > idle_threads_ && threads_.size() < kThreads && !stopping_) {
     try {
-      thread_ = std::thread([this] { Loop(); });
+      threads_.emplace_back([this] { Loop(); });
+      ++idle_threads_;  // counted at once: the next Submit sees it
     } catch (const std::system_error&) {
-      lock.unlock();
-      job();  // no thread to be had: finish now, on the caller's thread
-      return;
+      if (threads_.empty()) {
+        lock.unlock();
+        job();  // no thread to be had: finish now, on the caller's thread
+        return;
+      }
     }
   }
   Job queued{std::move(job), {}};
@@ -38,7 +42,7 @@ void Finisher::Submit(std::function<void()> job, std::vector<std::string> blobs)
 
 void Finisher::Drain() {
   std::unique_lock<std::mutex> lock(mu_);
-  idle_.wait(lock, [this] { return jobs_.empty() && !running_; });
+  idle_.wait(lock, [this] { return jobs_.empty() && running_.empty(); });
 }
 
 void Finisher::SettleLocked(const std::string& blob) {
@@ -49,7 +53,13 @@ void Finisher::SettleLocked(const std::string& blob) {
 void Finisher::Settled(const std::string& blob) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (running_ && running_->second.erase(blob) > 0) SettleLocked(blob);
+    // Two running jobs settle one blob only when a commit gave up waiting
+    // for the first (WaitSettled timed out): either may count it.
+    for (Job& job : running_)
+      if (job.second.erase(blob) > 0) {
+        SettleLocked(blob);
+        break;
+      }
   }
   settled_.notify_all();
 }
@@ -90,16 +100,19 @@ void Finisher::Loop() {
   for (;;) {
     wake_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
     if (jobs_.empty()) return;  // stopping, and nothing left to do
-    running_ = std::move(jobs_.front());
+    --idle_threads_;
+    auto job = running_.insert(running_.end(), std::move(jobs_.front()));
     jobs_.pop_front();
-    std::function<void()> run = std::move(running_->first);
+    std::function<void()> run = std::move(job->first);
     lock.unlock();
     run();
+    run = nullptr;  // what the job owns goes before it counts as done
     lock.lock();
-    for (const std::string& blob : running_->second) SettleLocked(blob);
-    running_.reset();
+    for (const std::string& blob : job->second) SettleLocked(blob);
+    running_.erase(job);
+    ++idle_threads_;
     settled_.notify_all();
-    if (jobs_.empty()) idle_.notify_all();
+    if (jobs_.empty() && running_.empty()) idle_.notify_all();
   }
 }
 

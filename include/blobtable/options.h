@@ -46,7 +46,8 @@ struct StoreOptions {
   // several threads at once: "blobtable: PUT t/orders/e/-p/-r -> 412
   // ConditionNotMet 3.2 ms attempt 1" (operation, blob, outcome,
   // milliseconds, attempt). Azure: each HTTP attempt, retries included;
-  // the local store: each call. Never secrets (docs/azure.md#request-log-interoperability-service-version).
+  // the local store: each call. Never secrets
+  // (docs/azure.md#request-log-interoperability-service-version).
   std::function<void(const std::string& line)> request_log;
 
   // Each backend's own, read by the one the location names.
@@ -75,7 +76,7 @@ struct StoreOptions {
   int txn_lease_seconds = 30;
   // Through the protocol, Commit() returns at the commit point and
   // the rest (intents rewritten plain, leases let go, the record deleted)
-  // runs on the store's one background thread, and so does a reader's
+  // runs on the store's background threads (up to 16), and so does a reader's
   // rewrite of a decided intent it met; destroying the Store waits for it.
   // Off: Commit() finishes before it returns, and such a read rewrites the
   // intent before it returns (more round trips on the caller's time; the

@@ -133,7 +133,7 @@ class BLOBTABLE_EXPORT Store {
   // StoreOptions::cache off, or a cache that could not be opened).
   Result<CacheStats> cache_stats() const;
 
-  // Returns once what every commit so far left to the background thread
+  // Returns once what every commit so far left to the background threads
   // (StoreOptions::finish_in_background) has run: its intents are plain
   // entities again, its leases and record gone (or left to a resolver where
   // storage failed). The destructor does the same.
