@@ -14,6 +14,7 @@
 #include "kv/store_core.h"
 #include "txn/txn_buffer.h"
 #include "util/macros.h"
+#include "util/random.h"
 
 namespace blobtable {
 
@@ -67,12 +68,16 @@ std::unique_ptr<Store> Store::FromBlobStore(std::shared_ptr<BlobStore> blobs,
   core->txn_lease_seconds = options.txn_lease_seconds;
   core->busy_timeout = options.busy_timeout;
   core->max_merge_attempts = options.max_merge_attempts;
-  core->atomic_commits = internal::HooksOf(options).atomic_commits;
+  const internal::TestingHooks hooks = internal::HooksOf(options);
+  core->atomic_commits = hooks.atomic_commits;
   const bool in_process = core->blobs->traits().in_process;
   core->inline_body_max = in_process ? 0 : options.inline_body_max_bytes;
   core->parallel_reads = in_process ? 1 : std::max(1, options.max_parallel_reads);
   if (options.finish_in_background) core->finisher = std::make_shared<internal::Finisher>();
   core->rewrites = std::make_shared<internal::Rewrites>();
+  core->lock_stripes = std::make_shared<internal::LockStripes>(
+      hooks.first_lock_stripe >= 0 ? static_cast<unsigned>(hooks.first_lock_stripe)
+                                   : static_cast<unsigned>(internal::RandomU64()));
   return std::unique_ptr<Store>(new Store(std::move(core)));
 }
 

@@ -169,6 +169,12 @@ Result<std::string> LockBlobName(std::string_view table, std::string_view pk) {
   return name;
 }
 
+std::string LockStripeBlobName(std::string_view lock, int stripe) {
+  std::string name(lock);
+  if (stripe != 0) name += "/" + std::to_string(stripe);
+  return name;
+}
+
 Result<EntityKey> ParseEntityBlobName(std::string_view table, std::string_view name) {
   std::string prefix = EntityPrefix(table);
   auto bad = [&] {

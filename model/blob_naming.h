@@ -45,6 +45,10 @@ std::string PartitionPrefix(std::string_view table, std::string_view pk);  // ".
 Result<std::string> EntityBlobName(std::string_view table, std::string_view pk,
                                    std::string_view rk);
 Result<std::string> LockBlobName(std::string_view table, std::string_view pk);
+// Stripe `stripe` of the partition whose first lock blob is `lock`: `lock`
+// itself for stripe 0, else `lock` + "/" + stripe (txn/lock_stripes.h). An
+// encoded key holds no '/', so no stripe is another partition's lock.
+std::string LockStripeBlobName(std::string_view lock, int stripe);
 
 struct EntityKey {
   std::string partition_key;

@@ -17,6 +17,9 @@ struct TestingHooks {
   // (docs/transactions.md#the-protocol), for tests of that protocol. Both
   // may run on one store.
   bool atomic_commits = true;
+  // The partition lock stripe this store's transactions try first
+  // (txn/lock_stripes.h); negative: drawn at random when the store opens.
+  int first_lock_stripe = -1;
 };
 
 // `options` with its hooks' atomic_commits set to `on` (other hooks kept).

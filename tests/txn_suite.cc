@@ -27,12 +27,6 @@ namespace {
 using namespace internal;
 using std::chrono::seconds;
 
-// Why a test of the lease coordinator in this process skips on a store that
-// commits as one batch. (Coordinators killed in a child process are
-// coordinators everywhere: there the suite tests a store of each kind.)
-constexpr const char* kNoCoordinator =
-    "commits as one atomic batch here: no coordinator to stall, fence or renew";
-
 TEST_P(TxnTest, CommitsAcrossTablesAndPartitionsAndCleansUp) {
   Seed();
   ASSERT_TRUE(Transfer(*store_).ok());

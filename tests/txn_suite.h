@@ -36,6 +36,12 @@ inline TransactionOptions ShortLeases() {
   return o;
 }
 
+// Why a test of the lease coordinator in this process skips on a store that
+// commits as one batch. (Coordinators killed in a child process are
+// coordinators everywhere: there the suite tests a store of each kind.)
+inline constexpr const char* kNoCoordinator =
+    "commits as one atomic batch here: no coordinator to stall, fence or renew";
+
 class TxnTest : public ::testing::TestWithParam<Backend> {
  protected:
   void SetUp() override {

@@ -20,8 +20,9 @@ namespace blobtable::internal {
 
 struct EntityIntent {
   std::string txn_id;
-  // The partition lock its coordinator holds (finite lease, renewed) while
-  // the transaction is undecided: free means the coordinator is gone.
+  // The partition lock stripe its coordinator holds (finite lease, renewed)
+  // while the transaction is undecided: free means the coordinator is gone
+  // (txn/lock_stripes.h, invariant L2).
   std::string lock;
   bool prev_exists = false;
   std::string prev_etag;  // the version the intent replaced ("" if none)

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <map>
 #include <mutex>
 #include <set>
 
@@ -32,10 +33,11 @@ using std::chrono::milliseconds;
 // while its coordinator is at work.
 constexpr auto kMarkerRefreshAfter = std::chrono::minutes(30);
 
-// One lease target of a commit: a partition lock, or an entity.
+// One lease target of a commit: a partition lock stripe, or an entity.
 struct Target {
   std::string blob;
-  Intent* intent = nullptr;  // null for a lock
+  Intent* intent = nullptr;   // null for a lock
+  LockStripes::Claim stripe;  // a lock: which of the partition's lock blobs
   // The entity as the transaction expects it (planned, re-planned when it
   // turns out to have moved on).
   bool exists = false;
@@ -71,6 +73,7 @@ class PrewriteCommit {
     deadline_ = clock_.Steady() + opts_.lock_timeout;
     Status s = Plan();
     if (s.ok()) AfterOwnFinishing();
+    if (s.ok()) TakeStripes();
     if (s.ok()) s = Acquire();
     if (s.ok()) s = Prewrite();
     if (s.ok()) s = CommitPoint();
@@ -101,13 +104,11 @@ class PrewriteCommit {
   // ---- Planning: what each entity is now, and what the commit makes of it ----
 
   Status Plan() {
-    std::set<std::string> locks;
     for (auto& [blob, intent] : b_.intents) {
       Target t;
       t.blob = blob;
       t.intent = &intent;
       targets_.push_back(std::move(t));
-      locks.insert(intent.lock);
     }
     // Entities written without having been read are read first, at once.
     std::vector<Status> read(targets_.size());
@@ -134,15 +135,26 @@ class PrewriteCommit {
       BT_RETURN_IF_ERROR(Expectation(*t.intent, t.exists, t.etag, t.same_as));
       BT_RETURN_IF_ERROR(PlanWrite(targets_[i]));
     }
+    return Status::OK();
+  }
+
+  // One stripe of each partition's lock (txn/lock_stripes.h): the one this
+  // store's other transactions use least, chosen once this store's own
+  // finishing on these rows let go of its stripe (AfterOwnFinishing), so a
+  // worker on its own rows keeps using one lock blob. The intents name it.
+  void TakeStripes() {
+    std::set<std::string> locks;
+    for (const Target& t : targets_) locks.insert(t.intent->lock);
     for (const std::string& lock : locks) {
       Target t;
-      t.blob = lock;
+      t.stripe = core_.lock_stripes->Take(lock);
+      t.blob = t.stripe.blob();
+      stripe_of_[lock] = t.blob;
       targets_.push_back(std::move(t));
     }
     // One global order over every blob a transaction leases: no deadlock.
     std::sort(targets_.begin(), targets_.end(),
               [](const Target& a, const Target& b) { return a.blob < b.blob; });
-    return Status::OK();
   }
 
   // Reads an entity as a reader would see it (an intent's committed version).
@@ -190,11 +202,12 @@ class PrewriteCommit {
     return Status::OK();
   }
 
-  // A commit right after this store's own commit on the same rows or
-  // partitions (issue 32, goal 2) waits for that commit's finishing: a lock
-  // or an intent it still holds would fail round 1 and send the rest one by
-  // one. Then it holds each version it read at the ETag of its rewrite, which
-  // the finishing reported: a condition on the handle read would fail (the
+  // A commit right after this store's own commit on the same rows (issue
+  // 32, goal 2) waits for that commit's finishing: an intent it still holds
+  // would fail round 1 and send the rest one by one (its partition lock is
+  // no obstacle: TakeStripes picks a stripe this store does not hold).
+  // Then it holds each version it read at the ETag of its rewrite, which the
+  // finishing reported: a condition on the handle read would fail (the
   // rewrite is the same version under another ETag, kSameAsMetadata) and
   // cost a look and a try more. Another store's finishing is met as before.
   void AfterOwnFinishing() {
@@ -408,7 +421,7 @@ class PrewriteCommit {
   EntityIntent IntentOf(const Target& t) const {
     EntityIntent i;
     i.txn_id = txn_id_;
-    i.lock = t.intent->lock;
+    i.lock = stripe_of_.at(t.intent->lock);
     i.prev_exists = t.exists;
     i.prev_etag = t.exists ? t.etag : "";
     i.prev_body = t.exists ? t.body : "";
@@ -609,8 +622,9 @@ class PrewriteCommit {
       std::string txn_id;
       std::vector<std::pair<std::string, EntityIntent>> intents;
       std::vector<BlobProperties> seen;
-      std::vector<std::string> leases;  // finite leases to let go of
-      Finisher* finisher;               // the store's, told as each target is settled; or null
+      std::vector<std::string> leases;          // finite leases to let go of
+      std::vector<LockStripes::Claim> stripes;  // theirs, given back once let go of
+      Finisher* finisher;  // the store's, told as each target is settled; or null
       std::shared_ptr<Rewrites> rewrites;
     };
     auto job = std::make_shared<Job>();
@@ -622,12 +636,13 @@ class PrewriteCommit {
     job->txn_id = txn_id_;
     job->finisher = core_.finisher.get();
     job->rewrites = core_.rewrites;
-    for (const Target& t : targets_) {
+    for (Target& t : targets_) {
       if (t.intent_placed) {
         job->intents.emplace_back(t.blob, t.placed);
         job->seen.push_back(PlacedProps(t));
       } else if (t.leased) {
         job->leases.push_back(t.blob);
+        job->stripes.push_back(std::move(t.stripe));
       }
     }
     return [job] {
@@ -638,12 +653,17 @@ class PrewriteCommit {
       const size_t n = job->intents.size(), m = job->leases.size();
       std::vector<Status> done(n);
       std::atomic<bool> all{true};
-      ParallelFor(n + m, job->width, [&](size_t i) {
-        if (i >= n) {
-          (void)job->blobs->ReleaseLease(job->leases[i - n], job->txn_id, {});
-          if (job->finisher != nullptr) job->finisher->Settled(job->leases[i - n]);
+      // The partition locks first (they decide nothing once the record
+      // exists, invariant L2): where requests go one at a time, the next
+      // commit on these rows finds this store's stripe free again.
+      ParallelFor(m + n, job->width, [&](size_t k) {
+        if (k < m) {
+          (void)job->blobs->ReleaseLease(job->leases[k], job->txn_id, {});
+          if (k < job->stripes.size()) job->stripes[k].Release();
+          if (job->finisher != nullptr) job->finisher->Settled(job->leases[k]);
           return;
         }
+        const size_t i = k - m;
         // Rewritten plain, then its lease let go.
         done[i] = FinishIntent(ctx, job->intents[i].first, job->intents[i].second, job->seen[i],
                                /*committed=*/true);
@@ -678,6 +698,8 @@ class PrewriteCommit {
   SteadyTime leases_since_;  // before the oldest request of the current leases
   std::vector<Target> targets_;
   std::set<std::string> own_locks_;
+  std::map<std::string, std::string>
+      stripe_of_;  // a partition's first lock blob -> the stripe held
   std::mutex mu_, renew_mu_;
   bool outcome_unknown_ = false;
   bool marker_sent_ = false;  // its marker may exist

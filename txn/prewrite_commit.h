@@ -2,7 +2,8 @@
 // The commit protocol on a store without atomic batches
 // (docs/transactions.md#the-protocol): three rounds of independent requests before Commit()
 // returns,
-//   1. every partition lock leased (finite, renewed); every entity given
+//   1. a stripe of every partition lock leased (finite, renewed;
+//      txn/lock_stripes.h); every entity given
 //      its intent (both versions; for one only read or checked, the same
 //      version twice) at the version the transaction expects (If-Match, or
 //      If-None-Match "*" for an absent one: this validates its reads and
@@ -11,7 +12,7 @@
 //      then meets the lease, and settles the transaction first);
 //   3. the commit point: the record created committed (If-None-Match "*";
 //      a resolver that decided "abort" first created it aborted);
-// then, in the store's background thread (or before returning where the
+// then, in the store's background threads (or before returning where the
 // store finishes inline), the intents rewritten plain, the leases let go and
 // the record deleted. All at once while nothing is busy; a busy lock or
 // entity drops what lies after it in the global order of blob names and

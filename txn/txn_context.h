@@ -15,6 +15,7 @@
 #include "blobtable/clock.h"
 #include "cache/caching_blob_store.h"
 #include "txn/finisher.h"
+#include "txn/lock_stripes.h"
 #include "txn/recovery.h"
 
 namespace blobtable::internal {
@@ -41,6 +42,8 @@ struct TxnContext {
   std::shared_ptr<Finisher> finisher;
   // What this store's finishing made of the intents it rewrote (always set).
   std::shared_ptr<Rewrites> rewrites;
+  // Which partition lock stripes this store's transactions hold (always set).
+  std::shared_ptr<LockStripes> lock_stripes;
 
   // How many requests of one commit round go out at once: a round is meant
   // to cost one round trip, so up to 32 (more if queries may send more);

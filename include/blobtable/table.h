@@ -177,7 +177,8 @@ class BLOBTABLE_EXPORT Table {
                   policy, attempts);
   }
 
-  // Where an entity and its partition's lock live (see docs/data-model.md#blob-naming).
+  // Where an entity and its partition's lock live (see docs/data-model.md#blob-naming):
+  // the lock's first blob (stripe 0); a transaction leases one of 16 stripes.
   Result<std::string> EntityBlobName(std::string_view partition_key,
                                      std::string_view row_key) const;
   Result<std::string> LockBlobName(std::string_view partition_key) const;

@@ -194,6 +194,33 @@ std::vector<Scenario> AllScenarios() {
     };
     all.push_back(std::move(s));
   }
+  {
+    Scenario s;
+    s.name = "stripes";
+    s.about =
+        "issue 32 goal 1 (L2): T writes a, U writes b, both in partition p0 (one store: two "
+        "lock stripes at once); W replaces a, then b; stalls past the leases";
+    s.initial = {{kA, false}, {kB, false}};
+    s.bounds.long_stall = true;
+    s.bounds.preemptions = 1;
+    s.bounds.faults = 1;
+    s.actors = {
+        {"T",
+         [](Actor& a) {
+           a.Txn(0, {{kA, Plan::kReadWrite}}, false);
+         }},
+        {"U",
+         [](Actor& a) {
+           a.Txn(0, {{kB, Plan::kReadWrite}}, false);
+         }},
+        {"W",
+         [](Actor& a) {
+           a.Replace(0, kA);
+           a.Replace(1, kB);
+         }},
+    };
+    all.push_back(std::move(s));
+  }
   return all;
 }
 
@@ -234,7 +261,7 @@ std::string RunOnce(const Scenario& s, ChoiceLog& log, const ExploreBounds& boun
   }
   sched.Run();
   violation += world.Finish();
-  for (const auto& a : actors) violation += a->buffer_errors();
+  for (const auto& a : actors) violation += a->buffer_errors() + a->fenced_at_work();
   if (verbose != nullptr) {
     *verbose << "scenario " << s.name << ", schedule " << log.Compact() << ":\n"
              << log.Describe() << (violation.empty() ? world.Describe() : violation)

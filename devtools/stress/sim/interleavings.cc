@@ -118,7 +118,7 @@ RunStats RunSeed(uint64_t seed, bool verbose, std::ostream& out, const SimConfig
   stats.violation += world.Finish();
   for (const HistEntry& e : world.history().entries())
     if (e.txn && e.outcome == HistEntry::Outcome::kOk) ++stats.committed;
-  for (const auto& actor : all) stats.violation += actor->buffer_errors();
+  for (const auto& actor : all) stats.violation += actor->buffer_errors() + actor->fenced_at_work();
   stats.kills = sched.kills();
   stats.stalls = sched.stalls();
   stats.lost = sched.lost_responses();

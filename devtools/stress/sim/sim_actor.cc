@@ -250,8 +250,12 @@ void Actor::RunTxn(int op, const std::vector<Step>& steps, bool atomic, bool scr
     ops.push_back(BufferWrite(*txn, op, k, present, scripted));
   }
   SetOps(i, ops);
+  const int troubles = sched_.TroublesOfCaller();
   auto r = txn->Commit();
   const Status& s = r.status();
+  if (s.code() == Code::kLeaseLost && sched_.TroublesOfCaller() == troubles)
+    fenced_at_work_ +=
+        "L2: " + e.who + " was fenced although it never stalled: " + s.ToString() + "\n";
   // The previous protocol reported a failure after its commit point with
   // the words "is committed": it did commit.
   bool committed = r.ok() || s.message().find(" is committed") != std::string::npos;

@@ -57,6 +57,10 @@ class Actor {
   void Replace(int op, int key);
 
   const std::string& buffer_errors() const { return buffer_errors_; }
+  // Its transactions fenced (LeaseLost) although their coordinator neither
+  // stalled nor lost an answer (invariant L2: a coordinator at work is
+  // judged by the lock stripe it holds, so nobody decides it aborted).
+  const std::string& fenced_at_work() const { return fenced_at_work_; }
 
  private:
   std::string NewValue(int op, int key) const;
@@ -94,6 +98,7 @@ class Actor {
   const Table* txn_table_ = nullptr;  // the table of the transaction being buffered
   LastRead last_read_[kNumKeys];
   std::string buffer_errors_;
+  std::string fenced_at_work_;
   std::vector<int> keys_{0, 1, 2, 3};
   Role role_ = Role::kMixed;
   std::chrono::milliseconds max_think_{0};

@@ -197,12 +197,14 @@ void SimScheduler::Run() {
 void SimScheduler::Stall(Actor& a, int64_t ms, std::string_view where) {
   a.wake_ms = NowMs() + ms;
   ++stalls_;
+  ++a.troubles;
   Note(a.name + " stalls " + std::to_string(ms) + " ms at " + std::string(where));
 }
 
 void SimScheduler::JumpClock(Actor& a, int64_t ms) {
   clock_.Jump(std::chrono::milliseconds(ms));
   ++jumps_;
+  ++a.troubles;
   Note(a.name + " sees the wall clock step " + std::to_string(ms) + " ms");
 }
 
@@ -319,8 +321,15 @@ bool SimScheduler::LoseResponse() {
   }
   if (!lose) return false;
   ++lost_;
+  ++actors_[tl_actor].troubles;
   Note(actors_[tl_actor].name + " loses the answer");
   return true;
+}
+
+int SimScheduler::TroublesOfCaller() const {
+  if (tl_sched != this) return 0;
+  std::lock_guard<std::mutex> lk(mu_);
+  return actors_[tl_actor].troubles;
 }
 
 uint64_t SimScheduler::Step() {

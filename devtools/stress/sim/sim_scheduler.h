@@ -148,6 +148,11 @@ class SimScheduler {
   // A monotonic event counter: the order of everything that happened.
   uint64_t Step();
 
+  // How often the calling actor stalled, lost an answer or saw the wall
+  // clock step so far (0 on any other thread): a coordinator with none
+  // during its commit was at work throughout (invariant L2).
+  int TroublesOfCaller() const;
+
   int kills() const { return kills_; }
   int stalls() const { return stalls_; }
   int lost_responses() const { return lost_; }
@@ -162,6 +167,7 @@ class SimScheduler {
     std::function<void()> body;
     int64_t wake_ms = 0;  // runnable once the monotonic clock reaches this
     bool done = false;
+    int troubles = 0;  // stalls, lost answers and wall-clock steps it met
   };
   int64_t NowMs() const;
   // Picks who runs next (under mu_); advances the clock if all wait. `me`:
