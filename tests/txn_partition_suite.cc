@@ -133,5 +133,54 @@ TEST_P(TxnTest, AWriterJudgesACoordinatorByTheLockStripeItHolds) {
   ExpectNoLeftovers();
 }
 
+// Fails the first release of a lease on a lock blob, without applying it.
+class FailFirstLockRelease final : public BlobStoreWrapper {
+ public:
+  using BlobStoreWrapper::BlobStoreWrapper;
+  std::atomic<bool> failed{false};
+  Result<LeaseResult> ReleaseLease(std::string_view n, std::string_view id,
+                                   const AccessConditions& c) override {
+    if (n.find("/l/") != std::string_view::npos && !failed.exchange(true))
+      return Status::Unavailable("injected: the release of " + std::string(n) + " failed");
+    return BlobStoreWrapper::ReleaseLease(n, id, c);
+  }
+};
+
+// A stripe whose release failed is still leased: the store's next
+// transaction on the partition takes another instead of waiting for that
+// lease to run out (LockTimeout here, were it handed back at once).
+TEST_P(TxnTest, AStripeWhoseReleaseFailedIsNotTakenAgainWhileLeased) {
+  if (atomic()) GTEST_SKIP() << kNoCoordinator;
+  Seed();
+  StoreOptions o = WithAtomicCommits(Options(), false);
+  FailFirstLockRelease* hook = nullptr;
+  o.wrap_blob_store = [&hook](std::shared_ptr<BlobStore> b) {
+    auto x = std::make_shared<FailFirstLockRelease>(std::move(b));
+    hook = x.get();
+    return x;
+  };
+  auto opened = OpenBackendStore(GetParam(), o);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  Store& store = **opened;
+  auto accounts = *store.OpenTable("accounts");
+  TransactionOptions quick = TxnOptions();
+  quick.lock_timeout = std::chrono::milliseconds(2000);
+  for (const char* rk : {"alice", "bob"}) {
+    auto txn = store.Begin(quick);
+    auto e = txn->Get(accounts, "eu", rk);
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    Entity next = *e;
+    next.Set("balance", 1);
+    ASSERT_TRUE(txn->Replace(accounts, next, e->etag()).ok());
+    auto done = txn->Commit();
+    ASSERT_TRUE(done.ok()) << rk << ": " << done.status().ToString();
+    EXPECT_EQ(txn->commit_stats().lock_waits, 0) << rk;
+    store.WaitForFinishing();
+  }
+  EXPECT_TRUE(hook->failed.load());
+  Expire();  // the lease left on the first stripe
+  ExpectNoLeftovers();
+}
+
 }  // namespace
 }  // namespace blobtable::testing

@@ -56,7 +56,11 @@ class Finisher {
   void Drain();
 
   // Called by a job (from any of its threads) once `blob` is settled: its
-  // intent rewritten or its lease let go of.
+  // intent rewritten or its lease let go of. Credited to the first running
+  // job that settles `blob`: two do only when a commit gave up waiting for
+  // the first (WaitSettled timed out), and then the count may reach zero
+  // while the later job still works; a commit waiting for it then meets its
+  // intent as another store's (a failed round, nothing worse).
   void Settled(const std::string& blob);
   // Waits until no queued or running job has any of `blobs` unsettled, at
   // most `timeout` (real time: a wait for this process's own thread, which

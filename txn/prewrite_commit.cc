@@ -36,8 +36,9 @@ constexpr auto kMarkerRefreshAfter = std::chrono::minutes(30);
 // One lease target of a commit: a partition lock stripe, or an entity.
 struct Target {
   std::string blob;
-  Intent* intent = nullptr;   // null for a lock
-  LockStripes::Claim stripe;  // a lock: which of the partition's lock blobs
+  Intent* intent = nullptr;       // null for a lock
+  LockStripes::Claim stripe;      // a lock: which of the partition's lock blobs
+  bool lease_maybe_left = false;  // a lock: a lease or release got no clear answer
   // The entity as the transaction expects it (planned, re-planned when it
   // turns out to have moved on).
   bool exists = false;
@@ -78,8 +79,12 @@ class PrewriteCommit {
     if (s.ok()) s = Prewrite();
     if (s.ok()) s = CommitPoint();
     if (!s.ok()) {
-      if (outcome_unknown_) return s;  // left whole to whoever meets it
+      if (outcome_unknown_) {
+        KeepStripesWhileLeased();  // left whole to whoever meets it
+        return s;
+      }
       Undo();
+      KeepStripesWhileLeased();
       if (s.IsOutcomeUnknown())
         return Status::Unavailable("transaction " + txn_id_ +
                                    ": a step before the commit point got no answer (" +
@@ -147,7 +152,10 @@ class PrewriteCommit {
     for (const Target& t : targets_) locks.insert(t.intent->lock);
     for (const std::string& lock : locks) {
       Target t;
-      t.stripe = core_.lock_stripes->Take(lock);
+      // A stripe this store's finishing is letting go of is waited for (a
+      // round trip) rather than a new blob created; a second at most.
+      t.stripe = core_.lock_stripes->Take(
+          lock, clock_.Steady(), std::min(opts_.lock_timeout, std::chrono::milliseconds(1000)));
       t.blob = t.stripe.blob();
       stripe_of_[lock] = t.blob;
       targets_.push_back(std::move(t));
@@ -324,11 +332,22 @@ class PrewriteCommit {
       if (!made.ok() && !made.IsConflict() && !made.IsBusy()) return made;
       lease = blobs_.AcquireLease(t.blob, opts_.lease_seconds, txn_id_, {});
     }
+    if (lease.status().IsOutcomeUnknown()) t.lease_maybe_left = true;
     BT_RETURN_IF_ERROR(lease.status());
     t.held = t.leased = true;
+    t.stripe.NoteLeased();
     std::lock_guard<std::mutex> lock(mu_);
     own_locks_.insert(t.blob);
     return Status::OK();
+  }
+
+  // After a failure: a stripe whose lease may still be held here (left with
+  // an unknown outcome, or a release without a clear answer) is not this
+  // store's first choice until that lease has run out (txn/lock_stripes.h).
+  void KeepStripesWhileLeased() {
+    const SteadyTime until = leases_since_ + std::chrono::seconds(opts_.lease_seconds);
+    for (Target& t : targets_)
+      if (t.intent == nullptr && (t.leased || t.lease_maybe_left)) t.stripe.KeepUntil(until);
   }
 
   // Takes a target, waiting while it is busy (up to lock_timeout) and
@@ -560,7 +579,8 @@ class PrewriteCommit {
       if (!FinishIntent(Resolver(), t.blob, t.placed, PlacedProps(t), /*committed=*/false).ok())
         intent_maybe_left_ = true;
     } else if (t.leased) {
-      (void)blobs_.ReleaseLease(t.blob, txn_id_, {});
+      Status released = blobs_.ReleaseLease(t.blob, txn_id_, {}).status();
+      t.lease_maybe_left = !released.ok() && !released.IsLeaseLost() && !released.IsNotFound();
     }
     if (t.intent == nullptr) {
       std::lock_guard<std::mutex> lock(mu_);
@@ -624,6 +644,7 @@ class PrewriteCommit {
       std::vector<BlobProperties> seen;
       std::vector<std::string> leases;          // finite leases to let go of
       std::vector<LockStripes::Claim> stripes;  // theirs, given back once let go of
+      SteadyTime leases_until;                  // when the finite leases run out
       Finisher* finisher;  // the store's, told as each target is settled; or null
       std::shared_ptr<Rewrites> rewrites;
     };
@@ -635,6 +656,7 @@ class PrewriteCommit {
     job->width = width_;
     job->txn_id = txn_id_;
     job->finisher = core_.finisher.get();
+    job->leases_until = leases_since_ + std::chrono::seconds(opts_.lease_seconds);
     job->rewrites = core_.rewrites;
     for (Target& t : targets_) {
       if (t.intent_placed) {
@@ -658,8 +680,12 @@ class PrewriteCommit {
       // commit on these rows finds this store's stripe free again.
       ParallelFor(m + n, job->width, [&](size_t k) {
         if (k < m) {
-          (void)job->blobs->ReleaseLease(job->leases[k], job->txn_id, {});
-          if (k < job->stripes.size()) job->stripes[k].Release();
+          job->stripes[k].NoteReleasing();
+          Status released = job->blobs->ReleaseLease(job->leases[k], job->txn_id, {}).status();
+          if (released.ok() || released.IsLeaseLost() || released.IsNotFound())
+            job->stripes[k].Release();
+          else
+            job->stripes[k].KeepUntil(job->leases_until);
           if (job->finisher != nullptr) job->finisher->Settled(job->leases[k]);
           return;
         }

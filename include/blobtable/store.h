@@ -35,7 +35,8 @@ namespace blobtable {
 struct RecoveryReport {
   int resolved = 0;  // transactions finished or undone (what Recover returns)
   // A transaction whose coordinator may still be at work, left alone. It
-  // holds its partition locks under finite leases, renewed while it runs;
+  // holds a lock stripe of each of its partitions under a finite lease,
+  // renewed while it runs;
   // once its coordinator stops they run out within kMaxLeaseSeconds
   // (TransactionOptions::lease_seconds is at most that), and then the next
   // reader, writer or Recover settles it.

@@ -51,7 +51,9 @@ std::unique_ptr<Command> LocateCommand() {
   return MakeCommand<LocateCommandOptions>({
       .name = "locate",
       .help = "locate TABLE PK [RK]: prints where the entity and its partition's lock blob "
-              "live, as JSON: {\"container\": ..., \"entity_blob\": ..., \"lock_blob\": ...}",
+              "live, as JSON: {\"container\": ..., \"entity_blob\": ..., \"lock_blob\": ...}; "
+              "lock_blob is the first of the partition's 16 lock stripes (the others: lock_blob "
+              "+ \"/1\" ... \"/15\"), of which a transaction leases one",
       .define = Define,
       .run = Run,
   });
