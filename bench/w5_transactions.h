@@ -52,7 +52,8 @@ struct W5Options {
 //   (blobtable-txn-own-partitions), against tables-egt-one-partition (the
 //   same pairs by entity group transactions on Azurite's Table service).
 //   ops/s = commits/s; p50/p99 of a whole transaction; rates: lock_waits.
-//   At most 3 rounds whatever `rounds` says (the suite's time).
+//   At most 3 rounds whatever `rounds` says, and only through proxies that
+//   add latency when there are several (the suite's time).
 blobtable::Result<std::vector<Row>> RunW5(const W5Options& options);
 
 }  // namespace bench
