@@ -40,7 +40,7 @@ void LockStripes::Claim::KeepUntil(SteadyTime until) {
   owner_.reset();
 }
 
-int LockStripes::PickLocked(std::vector<Stripe>& stripes, int count, SteadyTime now,
+int LockStripes::PickLocked(const std::vector<Stripe>& stripes, int count, SteadyTime now,
                             bool* releasing) const {
   int fresh = -1;
   *releasing = false;

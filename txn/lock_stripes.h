@@ -89,7 +89,8 @@ class LockStripes : public std::enable_shared_from_this<LockStripes> {
   };
   // The preferred stripe free now (-1: none); `releasing`: whether one is
   // being let go of. Under mu_.
-  int PickLocked(std::vector<Stripe>& stripes, int count, SteadyTime now, bool* releasing) const;
+  int PickLocked(const std::vector<Stripe>& stripes, int count, SteadyTime now,
+                 bool* releasing) const;
   void Give(const std::string& lock, int stripe, SteadyTime kept_until);
   void Update(const std::string& lock, int stripe, bool leased, bool releasing);
 
