@@ -33,6 +33,13 @@ using std::chrono::milliseconds;
 // while its coordinator is at work.
 constexpr auto kMarkerRefreshAfter = std::chrono::minutes(30);
 
+// Whether a lock's lease may still be held after its release answered
+// `released`: gone or never ours tells it is not; anything else does not
+// tell (LockStripes keeps such a stripe until the lease runs out).
+bool LeaseMayBeLeft(const Status& released) {
+  return !released.ok() && !released.IsLeaseLost() && !released.IsNotFound();
+}
+
 // One lease target of a commit: a partition lock stripe, or an entity.
 struct Target {
   std::string blob;
@@ -580,7 +587,7 @@ class PrewriteCommit {
         intent_maybe_left_ = true;
     } else if (t.leased) {
       Status released = blobs_.ReleaseLease(t.blob, txn_id_, {}).status();
-      t.lease_maybe_left = !released.ok() && !released.IsLeaseLost() && !released.IsNotFound();
+      t.lease_maybe_left = LeaseMayBeLeft(released);
     }
     if (t.intent == nullptr) {
       std::lock_guard<std::mutex> lock(mu_);
@@ -682,10 +689,10 @@ class PrewriteCommit {
         if (k < m) {
           job->stripes[k].NoteReleasing();
           Status released = job->blobs->ReleaseLease(job->leases[k], job->txn_id, {}).status();
-          if (released.ok() || released.IsLeaseLost() || released.IsNotFound())
-            job->stripes[k].Release();
-          else
+          if (LeaseMayBeLeft(released))
             job->stripes[k].KeepUntil(job->leases_until);
+          else
+            job->stripes[k].Release();
           if (job->finisher != nullptr) job->finisher->Settled(job->leases[k]);
           return;
         }
