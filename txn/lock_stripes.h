@@ -11,8 +11,9 @@
 // processes spread over the stripes too), in this order of preference:
 //   1. a stripe this store leased before (its blob exists) and holds no
 //      longer;
-//   2. one this store's finishing is letting go of right now: it waits for
-//      that (a round trip) rather than create a blob;
+//   2. one this store's background finishing is letting go of right now:
+//      it waits for that (a round trip) rather than create a blob (where
+//      commits finish inline, the caller passes no wait);
 //   3. a stripe this store never used (its first lease creates the blob:
 //      two requests more);
 //   4. when every stripe is held here, the one held least.

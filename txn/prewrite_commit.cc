@@ -159,10 +159,14 @@ class PrewriteCommit {
     for (const Target& t : targets_) locks.insert(t.intent->lock);
     for (const std::string& lock : locks) {
       Target t;
-      // A stripe this store's finishing is letting go of is waited for (a
-      // round trip) rather than a new blob created; a second at most.
-      t.stripe = core_.lock_stripes->Take(
-          lock, clock_.Steady(), std::min(opts_.lock_timeout, std::chrono::milliseconds(1000)));
+      // A stripe this store's background finishing is letting go of is
+      // waited for (a round trip) rather than a new blob created; a second
+      // at most. Not where commits finish inline: there the one letting go
+      // is another caller's commit, which may be waiting its turn (the
+      // simulation runs one actor at a time).
+      const milliseconds wait =
+          core_.finisher ? std::min(opts_.lock_timeout, milliseconds(1000)) : milliseconds(0);
+      t.stripe = core_.lock_stripes->Take(lock, clock_.Steady(), wait);
       t.blob = t.stripe.blob();
       stripe_of_[lock] = t.blob;
       targets_.push_back(std::move(t));
