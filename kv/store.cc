@@ -63,6 +63,7 @@ std::unique_ptr<Store> Store::FromBlobStore(std::shared_ptr<BlobStore> blobs,
   // A stack topped by the cache (Open's, or a test's): entity reads go
   // through its read entry point.
   core->cache = std::dynamic_pointer_cast<internal::CachingBlobStore>(core->blobs);
+  core->in_place = dynamic_cast<internal::InPlaceReader*>(core->blobs.get());
   core->options = options;
   core->clock = options.clock != nullptr ? options.clock : Clock::Real();
   core->txn_lease_seconds = options.txn_lease_seconds;

@@ -26,8 +26,9 @@ inline void WarnUser(const StoreOptions& options, const std::string& message) {
 
 // What opening the backend takes from `options`.
 inline BackendOptions BackendOptionsOf(const StoreOptions& options) {
-  return BackendOptions{options.container, options.create_if_missing, options.clock,
-                        options.request_log, options.local, options.azure};
+  return BackendOptions{options.container, options.create_if_missing,
+                        options.clock,     options.request_log,
+                        options.local,     options.azure};
 }
 
 struct StoreCore : TxnContext {

@@ -84,9 +84,9 @@ Result<Entity> Table::Read(std::string_view pk, std::string_view rk, const ReadP
   auto ctx = [&] { return EntityContext(name_, pk, rk); };
   auto name = EntityBlobName(pk, rk);
   if (!name.ok()) return name.status().WithContext(ctx());
-  auto visible = internal::ReadVisible(*core_, *name, policy, listed_etag);
-  if (!visible.ok()) return visible.status().WithContext(ctx());
-  return internal::DecodeVisible(*std::move(visible), *name, pk, rk, nullptr);
+  auto e = internal::ReadVisibleEntity(*core_, *name, pk, rk, policy, listed_etag);
+  if (!e.ok()) return e.status().WithContext(ctx());
+  return e;
 }
 
 Result<Entity> Table::Insert(const Entity& entity) const {

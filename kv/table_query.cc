@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Table::Query: one listing answers for the rows it can (their inline
-// copies, docs/data-model.md#stored-form); the others are read, concurrently, each
-// through the cache if the store has one.
+// copies, docs/data-model.md#stored-form, or their bodies where the backend
+// lists with data, in place where it can: storage/in_place.h); the
+// others are read, concurrently, each through the cache if the store has
+// one.
 #include <algorithm>
 #include <optional>
 #include <vector>
@@ -21,26 +23,128 @@ namespace {
 
 // A listed blob whose entity the page returns (if it still exists).
 struct Row {
-  const BlobItem* item;
-  internal::naming::EntityKey key;
+  std::string name;
+  // The entity the listing answers with, if it may; else the row is read.
+  std::optional<Entity> listed;
+  internal::naming::EntityKey key;  // rows to read: their keys
+  std::string etag;                 // rows to read: the ETag listed, "" if not to be trusted
 };
 
-// The entity a listed blob carries, if the listing may answer for it: no
-// transaction's mark on it (that needs settling: read it), and its body
-// listed with it (a backend that lists with data, in the listing's
-// snapshot) or an inline copy that is the blob's body (its MD5 is the
-// Content-MD5 listed), decoding to this entity.
-std::optional<Entity> FromListing(const Row& row) {
-  const BlobProperties& p = row.item->properties;
-  if (!internal::MarkingTransaction(p).empty()) return std::nullopt;
-  // The body itself (a backend that lists with data), else its inline copy.
-  std::optional<std::string> copy;
-  if (!row.item->data && !(copy = internal::InlineBody(p))) return std::nullopt;
-  auto e = internal::DecodeEntity(row.item->data ? *row.item->data : *copy, row.item->name);
-  if (!e.ok() || e->partition_key() != row.key.partition_key || e->row_key() != row.key.row_key)
-    return std::nullopt;  // read it: the read says what is wrong
-  e->set_etag(p.etag);
+// The entity a listed blob's body decodes to (only the properties `only`
+// names, if not null), if it is the entity the blob's name says; else the
+// row is read (the read says what is wrong).
+std::optional<Entity> FromListing(std::string_view body, std::string_view name,
+                                  std::string_view etag, std::string_view entity_prefix,
+                                  const std::vector<std::string>* only) {
+  auto e =
+      only ? internal::DecodeEntityPart(body, name, *only) : internal::DecodeEntity(body, name);
+  if (!e.ok() ||
+      !internal::naming::IsEntityBlobNameOf(name, entity_prefix, e->partition_key(), e->row_key()))
+    return std::nullopt;
+  e->set_etag(std::string(etag));
   return std::move(*e);
+}
+
+// Takes a listing's blobs onto the rows of a page, within the query's
+// key range. With a filter, a row the listing answers for is first decoded
+// with only the properties the filter reads, and decoded whole only if it
+// matches (docs/performance.md: a filtered scan builds the rows it returns).
+class RowCollector {
+ public:
+  RowCollector(const std::string& table, const std::string& entity_prefix, const QueryOptions& q,
+               const std::string& after, const internal::Filter* filter,
+               const std::vector<std::string>& filter_properties)
+      : table_(table),
+        entity_prefix_(entity_prefix),
+        q_(q),
+        after_(after),
+        filter_(filter),
+        filter_properties_(filter_properties) {}
+
+  // One listed blob: `body` is its entity's body if the listing may answer
+  // for it (no transaction's mark on it; its body listed with it, or an
+  // inline copy that is the blob's body), else null. Corruption if it is
+  // no entity blob of the table.
+  Status Add(std::string_view name, std::string_view etag, const std::string_view* body) {
+    if (past_range_ || (!after_.empty() && name <= after_)) return Status::OK();
+    last_listed_.assign(name);
+    Row row;
+    if (body != nullptr)
+      row.listed = FromListing(*body, name, etag, entity_prefix_,
+                               filter_ != nullptr ? &filter_properties_ : nullptr);
+    if (!row.listed) BT_RETURN_IF_ERROR(ToRead(name, etag, row));
+    const std::string& rk = row.listed ? row.listed->row_key() : row.key.row_key;
+    if (q_.row_key_from && rk < *q_.row_key_from) return Status::OK();
+    if ((q_.row_key_to && rk > *q_.row_key_to) ||
+        (q_.row_key_prefix && !rk.starts_with(*q_.row_key_prefix))) {
+      past_range_ = q_.partition_key.has_value();  // nothing later matches
+      return Status::OK();
+    }
+    if (row.listed && filter_ != nullptr) {                     // decoded in part
+      if (!filter_->Matches(*row.listed)) return Status::OK();  // it cannot match
+      row.listed = FromListing(*body, name, etag, entity_prefix_, nullptr);
+      if (!row.listed) BT_RETURN_IF_ERROR(ToRead(name, etag, row));
+    }
+    row.name.assign(name);
+    rows_.push_back(std::move(row));
+    return Status::OK();
+  }
+
+  std::vector<Row>& rows() { return rows_; }
+  bool past_range() const { return past_range_; }
+  // The last blob the listings reached.
+  const std::string& last_listed() const { return last_listed_; }
+
+ private:
+  // Makes `row` a row to read, by its keys.
+  Status ToRead(std::string_view name, std::string_view etag, Row& row) const {
+    // A reservation is absent unless its (dead) transaction committed: the
+    // read resolves that.
+    auto key = internal::naming::ParseEntityBlobName(table_, name);
+    if (!key.ok())
+      return Status::Corruption("blob '" + std::string(name) +
+                                "' in the table's entity prefix is not an entity blob");
+    row.key = *std::move(key);
+    row.etag.assign(etag);
+    return Status::OK();
+  }
+
+  const std::string& table_;
+  const std::string& entity_prefix_;
+  const QueryOptions& q_;
+  const std::string& after_;
+  const internal::Filter* filter_;
+  const std::vector<std::string>& filter_properties_;
+  std::vector<Row> rows_;
+  std::string last_listed_;
+  bool past_range_ = false;
+};
+
+// Lists the page `list` asks for onto `rows`: in place where the backend
+// can, else through the cache if the store has one. Returns the page's
+// next marker; `stale` tells whether the cache answered from its copies.
+Result<std::string> ListRows(const internal::StoreCore& core, const ListOptions& list,
+                             const ReadPolicy& policy, RowCollector& rows, bool& stale) {
+  if (core.in_place != nullptr) {
+    stale = false;
+    return core.in_place->ListInPlace(list, [&](const internal::BlobInPlace& b) {
+      return rows.Add(b.name, b.etag, internal::HasMark(*b.metadata) ? nullptr : &b.data);
+    });
+  }
+  auto cached = core.ListEntityBlobs(list, policy);
+  if (!cached.ok()) return cached.status();
+  stale = cached->stale;
+  for (const BlobItem& item : cached->page.items) {
+    // A listing the cache answered (stale) has no copies or ETags to trust.
+    std::optional<std::string> copy;
+    std::string_view body;
+    const bool answers = !stale && internal::MarkingTransaction(item.properties).empty() &&
+                         (item.data || (copy = internal::InlineBody(item.properties)));
+    if (answers) body = item.data ? *item.data : *copy;
+    BT_RETURN_IF_ERROR(
+        rows.Add(item.name, stale ? "" : item.properties.etag, answers ? &body : nullptr));
+  }
+  return std::move(cached->page.next_marker);
 }
 
 // Narrows the query's key range to the filter's (PartitionKey eq, RowKey
@@ -118,6 +222,8 @@ Result<QueryPage> Table::Query(const QueryOptions& options) const {
   list.max_results = std::min(5000, q.top + 1 + (after.empty() ? 0 : 1));
 
   const ReadPolicy policy = q.policy.value_or(core_->options.cache.read_policy);
+  const std::vector<std::string> filter_properties =
+      filter ? filter->Properties() : std::vector<std::string>();
   const size_t top = static_cast<size_t>(q.top);
   QueryPage page;
   std::string last;         // the last row the page answered for
@@ -125,30 +231,14 @@ Result<QueryPage> Table::Query(const QueryOptions& options) const {
   bool more = false;
   int pages = 0;
   for (;;) {
-    auto cached = core_->ListEntityBlobs(list, policy);
-    if (!cached.ok()) return cached.status().WithContext(ctx);
-    page.stale = page.stale || cached->stale;
-    const ListPage* listed = &cached->page;
-    std::vector<Row> rows;
-    bool past_range = false;
-    for (const BlobItem& item : listed->items) {
-      if (!after.empty() && item.name <= after) continue;
-      last_listed = item.name;
-      // A reservation is absent unless its (dead) transaction committed:
-      // the read below resolves that.
-      auto key = internal::naming::ParseEntityBlobName(name_, item.name);
-      if (!key.ok())
-        return Status::Corruption(ctx + ": blob '" + item.name +
-                                  "' in the table's entity prefix is not an entity blob");
-      if (q.row_key_from && key->row_key < *q.row_key_from) continue;
-      if ((q.row_key_to && key->row_key > *q.row_key_to) ||
-          (q.row_key_prefix && !key->row_key.starts_with(*q.row_key_prefix))) {
-        past_range = q.partition_key.has_value();  // nothing later matches
-        if (past_range) break;
-        continue;
-      }
-      rows.push_back(Row{&item, std::move(*key)});
-    }
+    RowCollector collect(name_, entity_prefix, q, after, filter ? &*filter : nullptr,
+                         filter_properties);
+    bool stale = false;
+    auto next_marker = ListRows(*core_, list, policy, collect, stale);
+    if (!next_marker.ok()) return next_marker.status().WithContext(ctx);
+    page.stale = page.stale || stale;
+    std::vector<Row>& rows = collect.rows();
+    if (!collect.last_listed().empty()) last_listed = collect.last_listed();
     // In batches of the room left on the page, so that a row deleted since
     // the listing makes room for the next one.
     for (size_t next = 0; next < rows.size();) {
@@ -160,10 +250,8 @@ Result<QueryPage> Table::Query(const QueryOptions& options) const {
       std::vector<Result<Entity>> got(n, Status::Internal("not read"));
       std::vector<size_t> to_read;
       for (size_t i = 0; i < n; ++i) {
-        // A listing the cache answered (stale) has no copies to trust.
-        std::optional<Entity> e = cached->stale ? std::nullopt : FromListing(rows[next + i]);
-        if (e)
-          got[i] = std::move(*e);
+        if (rows[next + i].listed)
+          got[i] = std::move(*rows[next + i].listed);
         else
           to_read.push_back(i);
       }
@@ -171,13 +259,12 @@ Result<QueryPage> Table::Query(const QueryOptions& options) const {
           to_read.size(), static_cast<size_t>(core_->parallel_reads), [&](size_t j) {
             const Row& row = rows[next + to_read[j]];
             // The listing's ETag lets a cached copy answer without a request.
-            const std::string listed_etag = cached->stale ? "" : row.item->properties.etag;
-            got[to_read[j]] = Read(row.key.partition_key, row.key.row_key, policy, listed_etag);
+            got[to_read[j]] = Read(row.key.partition_key, row.key.row_key, policy, row.etag);
           });
       for (size_t i = 0; i < n; ++i) {
         if (got[i].status().IsNotFound()) continue;  // deleted since it was listed
         if (!got[i].ok()) return got[i].status();
-        last = rows[next + i].item->name;
+        last = rows[next + i].name;
         if (filter && !filter->Matches(*got[i])) continue;
         page.stale = page.stale || got[i]->stale();
         Project(q.select, *got[i]);
@@ -185,8 +272,10 @@ Result<QueryPage> Table::Query(const QueryOptions& options) const {
       }
       next += n;
     }
-    if (more || past_range) break;
-    auto next = NextListPage(list, *listed, &pages);
+    if (more || collect.past_range()) break;
+    ListPage marker;  // what NextListPage reads of a page
+    marker.next_marker = *std::move(next_marker);
+    auto next = NextListPage(list, marker, &pages);
     if (!next.ok()) return next.status().WithContext(ctx);
     if (!*next) break;
     if (filter && !last_listed.empty()) {

@@ -193,4 +193,36 @@ Result<EntityKey> ParseEntityBlobName(std::string_view table, std::string_view n
   return EntityKey{std::move(*pk), std::move(*rk)};
 }
 
+namespace {
+// Takes the encoding of `key` off the front of `rest`: false if it is not
+// there.
+bool ConsumeEncodedKey(std::string_view& rest, std::string_view key) {
+  for (char ch : key) {
+    const auto b = static_cast<unsigned char>(ch);
+    if (PassesThrough(b)) {
+      if (rest.empty() || rest[0] != ch) return false;
+      rest.remove_prefix(1);
+    } else {
+      if (rest.size() < 3 || rest[0] != MarkerFor(b) || rest[1] != kHex[b >> 4] ||
+          rest[2] != kHex[b & 0xF])
+        return false;
+      rest.remove_prefix(3);
+    }
+  }
+  return true;
+}
+}  // namespace
+
+bool IsEntityBlobNameOf(std::string_view name, std::string_view entity_prefix, std::string_view pk,
+                        std::string_view rk) {
+  if (!name.starts_with(entity_prefix)) return false;
+  name.remove_prefix(entity_prefix.size());
+  if (name.empty() || name[0] != '-') return false;
+  name.remove_prefix(1);
+  if (!ConsumeEncodedKey(name, pk) || name.size() < 2 || name[0] != '/' || name[1] != '-')
+    return false;
+  name.remove_prefix(2);
+  return ConsumeEncodedKey(name, rk) && name.empty();
+}
+
 }  // namespace blobtable::internal::naming

@@ -57,6 +57,11 @@ struct EntityKey {
 // The keys of an entity blob name under EntityPrefix(table); InvalidArgument
 // if `name` is not one.
 Result<EntityKey> ParseEntityBlobName(std::string_view table, std::string_view name);
+// True if `name` is the blob of the entity (pk, rk) of the table whose
+// EntityPrefix is `entity_prefix`: ParseEntityBlobName's question, asked
+// of keys already known, without decoding or allocating.
+bool IsEntityBlobNameOf(std::string_view name, std::string_view entity_prefix, std::string_view pk,
+                        std::string_view rk);
 // The prefix of every table's blobs ("t/").
 std::string AllTablesPrefix();
 // The least name past every blob of `table` (and of no other table): where

@@ -4,6 +4,7 @@
 #include "util/macros.h"
 #include "util/msgpack_util.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace blobtable::internal {
@@ -59,121 +60,92 @@ Result<std::string> EncodeEntity(const Entity& e) {
 
 namespace {
 
-// Walks an entity body (["bt.entity", format, pk, rk, ticks, [[name, type,
-// value], ...]]) straight into an Entity. Depths: 1 the top array's items,
-// 2 the properties, 3 a property's name, type and value.
-class EntityWalker {
- public:
-  explicit EntityWalker(Entity& e) : e_(e) {}
+PropertyValue ReadValue(const mp::Item& v, int64_t type, std::string_view name) {
+  switch (static_cast<EdmType>(type)) {
+    case EdmType::kString: return std::string(v.Str("String value"));
+    case EdmType::kBinary: return Binary{std::string(v.Bin("Binary value"))};
+    case EdmType::kBoolean: return v.Bool("Boolean value");
+    case EdmType::kDateTime: return DateTime(Ticks(v.Int("DateTime value")));
+    case EdmType::kDouble: return v.Double("Double value");
+    case EdmType::kGuid: return Guid{std::string(v.Str("Guid value"))};
+    case EdmType::kInt32: {
+      const int64_t n = v.Int("Int32 value");
+      if (n < INT32_MIN || n > INT32_MAX) throw mp::FormatError{"Int32 value out of range"};
+      return static_cast<int32_t>(n);
+    }
+    case EdmType::kInt64: return v.Int("Int64 value");
+    default: throw mp::FormatError{"property '" + std::string(name) + "' has an unknown type"};
+  }
+}
 
-  void operator()(const mp::Path& p, const mp::Item& it) {
-    // Elements a later format may add (after the properties, after a
-    // property's value) are skipped.
-    if ((p.depth >= 2 && p.index[0] != 5) || (p.depth >= 3 && p.index[2] > 2)) return;
-    switch (p.depth) {
-      case 0:
-        if (it.kind == mp::Item::kArray && it.size < 2)
-          throw mp::FormatError{"entity is not long enough"};
-        if (it.kind != mp::Item::kArray && it.kind != mp::Item::kEnd)
-          throw mp::FormatError{"entity is not an array"};
-        size_ = it.kind == mp::Item::kArray ? it.size : size_;
-        return;
-      case 1: return Field(p.Last(), it);
-      case 2: return Property(it);
-      case 3: return PropertyItem(p.Last(), it);
-      default: throw mp::FormatError{"a property value is not of its type"};
+// Reads an entity body (["bt.entity", format, pk, rk, ticks, [[name, type,
+// value], ...]]) straight into `e`, in one pass. Elements a later format may
+// add (after the properties, after a property's value) are skipped.
+void ReadEntity(std::string_view body, const std::vector<std::string>* only, Entity& e) {
+  mp::Reader r(body);
+  const uint32_t fields = r.Array("entity");
+  if (fields < 2) throw mp::FormatError{"entity is not long enough"};
+  const mp::Item magic = r.Next();
+  if (magic.kind != mp::Item::kStr || magic.bytes != kMagic)
+    throw mp::FormatError{"not a blobtable entity (no 'bt.entity' header)"};
+  const int64_t format = r.Int("format");
+  if (format != kEntityFormat)
+    throw mp::FormatError{"entity format " + std::to_string(format) +
+                          " is not known to this blobtable (it reads format " +
+                          std::to_string(kEntityFormat) + ")"};
+  if (fields < 6) throw mp::FormatError{"entity is not long enough"};
+  e.set_partition_key(std::string(r.Str("PartitionKey")));
+  e.set_row_key(std::string(r.Str("RowKey")));
+  e.set_timestamp(DateTime(Ticks(r.Int("Timestamp"))));
+  if (!IsValidDateTime(e.timestamp())) throw mp::FormatError{"Timestamp out of range"};
+  auto& props = e.mutable_properties();
+  const uint32_t count = r.Array("properties");
+  for (uint32_t i = 0; i < count; ++i) {
+    const uint32_t items = r.Array("property");
+    if (items < 3) throw mp::FormatError{"property is not long enough"};
+    const std::string_view name = r.Str("property name");
+    const int64_t type = r.Int("property type");
+    if (type < 0 || type > static_cast<int>(EdmType::kInt64))
+      throw mp::FormatError{"property '" + std::string(name) + "' has an unknown type"};
+    if (only != nullptr && !std::binary_search(only->begin(), only->end(), name)) {
+      r.Skip(items - 2);
+      continue;
     }
+    PropertyValue value = ReadValue(r.Next(), type, name);
+    r.Skip(items - 3);
+    // Written in name order, so the hint is where each one goes.
+    const size_t before = props.size();
+    props.emplace_hint(props.end(), std::string(name), std::move(value));
+    if (props.size() == before) throw mp::FormatError{"duplicate property"};
   }
-
- private:
-  void Field(uint32_t index, const mp::Item& it) {
-    switch (index) {
-      case 0:
-        if (it.kind != mp::Item::kStr || it.bytes != kMagic)
-          throw mp::FormatError{"not a blobtable entity (no 'bt.entity' header)"};
-        break;
-      case 1: {
-        const int64_t format = it.Int("format");
-        if (format != kEntityFormat)
-          throw mp::FormatError{"entity format " + std::to_string(format) +
-                                " is not known to this blobtable (it reads format " +
-                                std::to_string(kEntityFormat) + ")"};
-        if (size_ < 6) throw mp::FormatError{"entity is not long enough"};
-        break;
-      }
-      case 2: e_.set_partition_key(std::string(it.Str("PartitionKey"))); break;
-      case 3: e_.set_row_key(std::string(it.Str("RowKey"))); break;
-      case 4:
-        e_.set_timestamp(DateTime(Ticks(it.Int("Timestamp"))));
-        if (!IsValidDateTime(e_.timestamp())) throw mp::FormatError{"Timestamp out of range"};
-        break;
-      case 5:
-        if (it.kind != mp::Item::kArray && it.kind != mp::Item::kEnd)
-          throw mp::FormatError{"properties is not an array"};
-        break;
-      default: break;
-    }
-  }
-  void Property(const mp::Item& it) {
-    if (it.kind == mp::Item::kEnd) {
-      if (!has_value_) throw mp::FormatError{"property is not long enough"};
-      if (!e_.mutable_properties().emplace(std::move(name_), std::move(value_)).second)
-        throw mp::FormatError{"duplicate property"};
-      return;
-    }
-    if (it.kind != mp::Item::kArray) throw mp::FormatError{"property is not an array"};
-    has_value_ = false;
-  }
-  void PropertyItem(uint32_t index, const mp::Item& it) {
-    if (index == 0) {
-      name_ = std::string(it.Str("property name"));
-    } else if (index == 1) {
-      type_ = it.Int("property type");
-      if (type_ < 0 || type_ > static_cast<int>(EdmType::kInt64))
-        throw mp::FormatError{"property '" + name_ + "' has an unknown type"};
-    } else {
-      value_ = Value(it);
-      has_value_ = true;
-    }
-  }
-  PropertyValue Value(const mp::Item& v) const {
-    switch (static_cast<EdmType>(type_)) {
-      case EdmType::kString: return std::string(v.Str("String value"));
-      case EdmType::kBinary: return Binary{std::string(v.Bin("Binary value"))};
-      case EdmType::kBoolean: return v.Bool("Boolean value");
-      case EdmType::kDateTime: return DateTime(Ticks(v.Int("DateTime value")));
-      case EdmType::kDouble: return v.Double("Double value");
-      case EdmType::kGuid: return Guid{std::string(v.Str("Guid value"))};
-      case EdmType::kInt32: {
-        const int64_t n = v.Int("Int32 value");
-        if (n < INT32_MIN || n > INT32_MAX) throw mp::FormatError{"Int32 value out of range"};
-        return static_cast<int32_t>(n);
-      }
-      case EdmType::kInt64: return v.Int("Int64 value");
-      default: throw mp::FormatError{"property '" + name_ + "' has an unknown type"};
-    }
-  }
-
-  Entity& e_;
-  uint32_t size_ = 0;
-  std::string name_;
-  int64_t type_ = -1;
-  PropertyValue value_;
-  bool has_value_ = false;
-};
+  r.Skip(fields - 6);
+  r.ExpectEnd();
+}
 
 }  // namespace
 
-Result<Entity> DecodeEntity(std::string_view body, std::string_view blob_name) {
+namespace {
+Result<Entity> Decode(std::string_view body, std::string_view blob_name,
+                      const std::vector<std::string>* only) {
   const mp::What what("entity blob", blob_name);
   Entity e;
-  BT_RETURN_IF_ERROR(mp::Walk(body, what, EntityWalker(e)));
+  BT_RETURN_IF_ERROR(mp::Guard(what, [&] { ReadEntity(body, only, e); }));
   // Limits were checked when the entity was written; what a reader relies
   // on (valid UTF-8, a GUID's form, dates in range) is checked here too.
   Status valid = ValidateStoredEntity(e);
   if (!valid.ok())
     return Status::Corruption(what.str() + ": stored entity breaks the rules: " + valid.message());
   return e;
+}
+}  // namespace
+
+Result<Entity> DecodeEntity(std::string_view body, std::string_view blob_name) {
+  return Decode(body, blob_name, nullptr);
+}
+
+Result<Entity> DecodeEntityPart(std::string_view body, std::string_view blob_name,
+                                const std::vector<std::string>& only) {
+  return Decode(body, blob_name, &only);
 }
 
 }  // namespace blobtable::internal

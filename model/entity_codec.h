@@ -13,6 +13,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "blobtable/entity.h"
 
@@ -31,6 +32,13 @@ Result<std::string> EncodeEntity(const Entity& entity);
 // read: an entity written by other means may exceed them, and is then
 // refused when written back.
 Result<Entity> DecodeEntity(std::string_view body, std::string_view blob_name);
+
+// The same, keeping only the properties named in `only` (sorted): the keys,
+// the Timestamp and those. What a query tests its filter on before it
+// decodes a row whole. The body's form is checked whole; the rules above
+// only for what is kept.
+Result<Entity> DecodeEntityPart(std::string_view body, std::string_view blob_name,
+                                const std::vector<std::string>& only);
 
 // What every entity read must be, whoever wrote it (key_rules.cc): keys,
 // names and strings valid UTF-8, DateTimes in range, GUIDs of GUID form.

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "model/filter.h"
 
+#include <algorithm>
+
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -412,6 +414,25 @@ Result<Filter> Filter::Parse(std::string_view text) {
 }
 
 bool Filter::Matches(const Entity& entity) const { return Evaluate(*root_, entity); }
+
+namespace {
+void CollectProperties(const FilterNode& n, std::vector<std::string>& out) {
+  if (n.kind == FilterNode::Kind::kCompare) {
+    if (n.property != "PartitionKey" && n.property != "RowKey" && n.property != "Timestamp")
+      out.push_back(n.property);
+    return;
+  }
+  for (const auto& child : n.children) CollectProperties(*child, out);
+}
+}  // namespace
+
+std::vector<std::string> Filter::Properties() const {
+  std::vector<std::string> out;
+  CollectProperties(*root_, out);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
 
 FilterKeyRange Filter::KeyRange() const {
   FilterKeyRange r;

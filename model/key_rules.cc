@@ -92,22 +92,29 @@ Status ValidateKey(std::string_view key, std::string_view which) {
     return Status::InvalidArgument(std::string(which) + " " + QuoteForMessage(key) + " is " +
                                    std::to_string(key.size()) +
                                    " bytes long; the limit is 1024 bytes of UTF-8");
+  auto forbidden = [&](uint32_t cp, size_t at) {
+    char buf[16];
+    snprintf(buf, sizeof(buf), "U+%04X", cp);
+    return Status::InvalidArgument(std::string(which) + " " + QuoteForMessage(key) +
+                                   " contains a forbidden character (" + buf + " at byte " +
+                                   std::to_string(at) +
+                                   "); keys may not contain / \\ # ? or control characters");
+  };
   size_t pos = 0;
   uint32_t cp;
   while (pos < key.size()) {
-    size_t at = pos;
+    const size_t at = pos;
+    const auto b = static_cast<unsigned char>(key[pos]);
+    if (b < 0x80) {  // ASCII, most keys: a byte is a character
+      if (b == '/' || b == '\\' || b == '#' || b == '?' || b <= 0x1F || b == 0x7F)
+        return forbidden(b, at);
+      ++pos;
+      continue;
+    }
     if (!internal::NextCodePoint(key, &pos, &cp))
       return Status::InvalidArgument(std::string(which) + " " + QuoteForMessage(key) +
                                      " is not valid UTF-8 (at byte " + std::to_string(at) + ")");
-    if (cp == '/' || cp == '\\' || cp == '#' || cp == '?' || cp <= 0x1F ||
-        (cp >= 0x7F && cp <= 0x9F)) {
-      char buf[16];
-      snprintf(buf, sizeof(buf), "U+%04X", cp);
-      return Status::InvalidArgument(std::string(which) + " " + QuoteForMessage(key) +
-                                     " contains a forbidden character (" + buf + " at byte " +
-                                     std::to_string(at) +
-                                     "); keys may not contain / \\ # ? or control characters");
-    }
+    if (cp >= 0x7F && cp <= 0x9F) return forbidden(cp, at);
   }
   return Status::OK();
 }

@@ -96,6 +96,14 @@ TEST(FilterTest, OrderingFollowsEachType) {
   EXPECT_FALSE(Match("x ne 1.0", nan)) << "NaN compares false with anything";
 }
 
+TEST(FilterTest, PropertiesAreThoseItReadsBesidesTheKeysSortedOnce) {
+  auto f = Filter::Parse(
+      "b eq 1 and (not (a gt 2L) or PartitionKey eq 'x') and b lt 5 or Timestamp ge "
+      "datetime'2026-01-01T00:00:00Z' or RowKey eq 'r'");
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_EQ(f->Properties(), (std::vector<std::string>{"a", "b"}));
+}
+
 TEST(FilterTest, AMalformedFilterSaysWhereAndWhy) {
   struct Case {
     const char* filter;

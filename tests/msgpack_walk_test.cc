@@ -137,5 +137,50 @@ TEST(MsgpackWalk, SignedEncodingsOfNonNegativeValuesReadAsUnsigned) {
   EXPECT_EQ(seen.UInt("v"), 12u);
 }
 
+// Reader, the decoders' sequential reader: typed reads, whole values
+// skipped with everything nested in them, and what Walk refuses refused.
+TEST(MsgpackReader, ReadsInOrderSkipsWholeValuesAndRefusesWhatWalkRefuses) {
+  msgpack::sbuffer buf;
+  msgpack::packer<msgpack::sbuffer> pk(&buf);
+  pk.pack_array(4);
+  pk.pack(std::string("name"));
+  pk.pack_map(1);  // skipped whole: a key and a nested array
+  pk.pack(1);
+  pk.pack_array(2);
+  pk.pack(2);
+  pk.pack(std::string("x"));
+  pk.pack(-5);
+  pk.pack_array(0);
+  const std::string value(buf.data(), buf.size());
+  Reader r(value);
+  EXPECT_EQ(r.Array("top"), 4u);
+  EXPECT_EQ(r.Str("name"), "name");
+  r.Skip(1);
+  EXPECT_EQ(r.Int("n"), -5);
+  r.Skip(1);
+  r.ExpectEnd();  // nothing left: does not throw
+
+  auto refusal = [](const std::string& bytes, auto read) -> std::string {
+    Reader in(bytes);
+    try {
+      read(in);
+    } catch (const FormatError& e) {
+      return e.message;
+    }
+    return "";
+  };
+  EXPECT_EQ(refusal(value, [](Reader& in) { in.Map("top"); }), "top is not a map");
+  EXPECT_EQ(refusal(value, [](Reader& in) { in.Skip(1), in.ExpectEnd(); }), "");
+  EXPECT_EQ(refusal(value + "x", [](Reader& in) { in.Skip(1), in.ExpectEnd(); }),
+            "trailing bytes after the msgpack value");
+  EXPECT_EQ(refusal(value.substr(0, value.size() - 1), [](Reader& in) { in.Skip(1); }), kCutShort);
+  EXPECT_EQ(refusal("\xc1", [](Reader& in) { in.Next(); }), kNotMsgpack);
+  // Nesting: as deep as Walk reads is skipped, one level more is refused.
+  auto nested = [](int depth) { return std::string(depth, '\x91') + '\x01'; };
+  EXPECT_EQ(refusal(nested(Path::kMaxDepth), [](Reader& in) { in.Skip(1); }), "");
+  EXPECT_EQ(refusal(nested(Path::kMaxDepth + 1), [](Reader& in) { in.Skip(1); }),
+            "nested too deep");
+}
+
 }  // namespace
 }  // namespace blobtable::internal::mp

@@ -264,11 +264,20 @@ std::string EntityContext(std::string_view table, std::string_view pk, std::stri
          cut(rk) + "')";
 }
 
-Result<Entity> DecodeVisible(VisibleVersion v, const std::string& blob, std::string_view pk,
-                             std::string_view rk, std::string* handles) {
-  BT_ASSIGN_OR_RETURN(Entity e, DecodeEntity(v.body, blob));
+namespace {
+// The entity of `body`, blob `blob`'s, which must have keys `pk`, `rk`.
+Result<Entity> DecodeEntityOf(std::string_view body, const std::string& blob, std::string_view pk,
+                              std::string_view rk) {
+  BT_ASSIGN_OR_RETURN(Entity e, DecodeEntity(body, blob));
   if (e.partition_key() != pk || e.row_key() != rk)
     return Status::Corruption("entity blob '" + blob + "' holds the keys of another entity");
+  return e;
+}
+}  // namespace
+
+Result<Entity> DecodeVisible(VisibleVersion v, const std::string& blob, std::string_view pk,
+                             std::string_view rk, std::string* handles) {
+  BT_ASSIGN_OR_RETURN(Entity e, DecodeEntityOf(v.body, blob, pk, rk));
   e.set_etag(std::move(v.etag));
   e.set_stale(v.stale);
   if (handles != nullptr) *handles = std::move(v.handles);
@@ -299,6 +308,25 @@ Result<VisibleVersion> ReadVisible(const TxnContext& core, const std::string& bl
   std::string handles = SameAsOf(plain.properties);
   return VisibleVersion{std::move(plain.data), std::move(plain.properties.etag), std::move(handles),
                         got->stale};
+}
+
+Result<Entity> ReadVisibleEntity(const TxnContext& core, const std::string& blob,
+                                 std::string_view pk, std::string_view rk, const ReadPolicy& policy,
+                                 std::string_view listed_etag) {
+  if (core.in_place != nullptr) {
+    std::optional<Result<Entity>> plain;  // unset if marked: the protocol's read
+    Status read = core.in_place->ReadInPlace(blob, [&](const BlobInPlace& b) {
+      if (HasMark(*b.metadata)) return Status::OK();
+      plain = DecodeEntityOf(b.data, blob, pk, rk);
+      if (plain->ok()) (*plain)->set_etag(std::string(b.etag));
+      return Status::OK();
+    });
+    if (read.IsNotFound()) return Status::NotFound("not found");
+    if (!read.ok()) return read;
+    if (plain) return *std::move(plain);
+  }
+  BT_ASSIGN_OR_RETURN(VisibleVersion v, ReadVisible(core, blob, policy, listed_etag));
+  return DecodeVisible(std::move(v), blob, pk, rk, nullptr);
 }
 
 Result<std::string> WriteEntity(const TxnContext& core, const std::string& blob, WriteMode mode,

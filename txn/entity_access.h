@@ -49,6 +49,14 @@ Result<VisibleVersion> ReadVisible(const TxnContext& core, const std::string& bl
 Result<Entity> DecodeVisible(VisibleVersion v, const std::string& blob, std::string_view pk,
                              std::string_view rk, std::string* handles);
 
+// ReadVisible and DecodeVisible in one: the entity `blob` (keys `pk`, `rk`)
+// holds as `policy` allows. A blob with no transaction's mark on it is
+// decoded straight from the backend's page where it reads in place
+// (TxnContext::in_place). Errors as theirs.
+Result<Entity> ReadVisibleEntity(const TxnContext& core, const std::string& blob,
+                                 std::string_view pk, std::string_view rk, const ReadPolicy& policy,
+                                 std::string_view listed_etag = {});
+
 // "table T, entity (PartitionKey 'pk', RowKey 'rk')", each key cut at 64
 // bytes: the context every entity error carries.
 std::string EntityContext(std::string_view table, std::string_view pk, std::string_view rk);

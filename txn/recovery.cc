@@ -24,6 +24,14 @@ std::string MarkingTransaction(const BlobProperties& p) {
   return "";
 }
 
+bool HasMark(const std::vector<std::pair<std::string_view, std::string_view>>& metadata) {
+  for (const auto& [name, value] : metadata)
+    if (!value.empty() && (name == kPrewriteMetadata || name == kProtocolOneIntentMetadata ||
+                           name == kProtocolOneReservationMetadata))
+      return true;
+  return false;
+}
+
 Status FinishRecord(const ResolveContext& ctx, const TxnRecord& rec, const BlobProperties& seen) {
   // Aborted: its intents are undone by whoever meets them; the record stays
   // (it is the fence against a commit point still on its way), removed by

@@ -41,6 +41,9 @@ struct ResolveContext {
 // The transaction holding `p`: its intent's (kPrewriteMetadata) or, to be
 // refused by ResolveBlob, a first-protocol mark's; "" if none.
 std::string MarkingTransaction(const BlobProperties& p);
+// MarkingTransaction(p) != "" for metadata viewed where it is stored
+// (storage/in_place.h).
+bool HasMark(const std::vector<std::pair<std::string_view, std::string_view>>& metadata);
 
 // Finishes the writes of a committed record (`seen` is the record blob's
 // properties) still held as intents, then deletes the record. An aborted

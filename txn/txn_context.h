@@ -14,6 +14,7 @@
 #include "blobtable/blob_store.h"
 #include "blobtable/clock.h"
 #include "cache/caching_blob_store.h"
+#include "storage/in_place.h"
 #include "txn/finisher.h"
 #include "txn/lock_stripes.h"
 #include "txn/recovery.h"
@@ -26,6 +27,10 @@ struct TxnContext {
   // The same object as `blobs` when the store reads through a cache; null
   // without one.
   std::shared_ptr<CachingBlobStore> cache;
+  // The same object as `blobs` when that is a backend that reads in place
+  // with nothing stacked on it (storage/in_place.h): gets and queries
+  // decode entities straight from its pages. Null otherwise.
+  InPlaceReader* in_place = nullptr;
   Clock* clock = nullptr;  // never null once opened
   // StoreOptions::txn_lease_seconds, busy_timeout, max_merge_attempts;
   // TestingHooks::atomic_commits (testing/hooks.h).

@@ -240,6 +240,65 @@ inline const char* ReadItem(const char* p, const char* end, Item& it, const char
   }
 }
 
+// Reads a msgpack value's items in order, for a decoder that knows the
+// format it reads: no handler and no path, so each item costs what reading
+// it costs (Walk's dispatch cost about as much again). Each call reads the
+// next item; a malformed or cut value, or an item not of the asked type,
+// throws FormatError (run the decoder inside Guard). Strings and binaries
+// point into `data`, which must outlive what is read from it.
+class Reader {
+ public:
+  explicit Reader(std::string_view data) : p_(data.data()), end_(data.data() + data.size()) {}
+
+  Item Next() {
+    Item it;
+    const char* error = nullptr;
+    const char* next = ReadItem(p_, end_, it, error);
+    if (next == nullptr) throw FormatError{error};
+    p_ = next;
+    return it;
+  }
+  // An array's header: its size. "<field> is not an array" otherwise.
+  uint32_t Array(const char* field) { return Container(Item::kArray, field, "an array"); }
+  uint32_t Map(const char* field) { return Container(Item::kMap, field, "a map"); }
+  std::string_view Str(const char* field) { return Next().Str(field); }
+  int64_t Int(const char* field) { return Next().Int(field); }
+  uint64_t UInt(const char* field) { return Next().UInt(field); }
+  // Skips `n` whole values, containers with everything in them; nesting
+  // deeper than Path::kMaxDepth below them is refused, as Walk refuses it.
+  void Skip(uint64_t n) {
+    uint64_t outer[Path::kMaxDepth];  // what is left of each enclosing container
+    int depth = 0;
+    for (;;) {
+      if (n == 0) {
+        if (depth == 0) return;
+        n = outer[--depth];
+        continue;
+      }
+      --n;
+      const Item it = Next();
+      if (it.kind != Item::kArray && it.kind != Item::kMap) continue;
+      if (depth == Path::kMaxDepth) throw FormatError{"nested too deep"};
+      outer[depth++] = n;
+      n = it.kind == Item::kMap ? uint64_t{it.size} * 2 : it.size;
+    }
+  }
+  // Throws unless the whole value has been read.
+  void ExpectEnd() const {
+    if (p_ != end_) throw FormatError{"trailing bytes after the msgpack value"};
+  }
+
+ private:
+  uint32_t Container(Item::Kind kind, const char* field, const char* what) {
+    const Item it = Next();
+    if (it.kind != kind) throw FormatError{std::string(field) + " is not " + what};
+    return it.size;
+  }
+
+  const char* p_;
+  const char* const end_;
+};
+
 // Walks the one msgpack value `data` holds in order, calling
 // `handler(const Path&, const Item&)` for each item (and kEnd after each
 // container's elements), without building an object tree, allocating or

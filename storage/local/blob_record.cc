@@ -3,6 +3,7 @@
 
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "storage/local/lmdb_env.h"
@@ -136,117 +137,76 @@ std::string EncodeBucket(const Bucket& bucket) {
 
 namespace {
 
-// Walks a bucket's msgpack ([format, [[name, [fields...]], ...]]) into one
-// RecordView at a time. Depths: 1 the top array's items, 2 the entries, 3
-// an entry's name and record, 4 the record's fields, 5 the metadata map.
-class BucketWalker {
- public:
-  BucketWalker(bool checksummed, RecordSink fn) : checksummed_(checksummed), fn_(fn) {}
+// Reads one record's fields ([etag, last_modified, {metadata}, lease_state,
+// ...], see the header) into `r`; fields of a later format are skipped.
+void ReadRecord(mp::Reader& in, int64_t format, RecordView& r) {
+  const uint32_t fields = in.Array("record");
+  if (fields < (format == 1 ? 10u : 11u)) throw mp::FormatError{"record is not long enough"};
+  r.etag = in.Str("etag");
+  r.last_modified_s = in.Int("last_modified");
+  r.metadata.clear();
+  const uint32_t pairs = in.Map("metadata");
+  for (uint32_t i = 0; i < pairs; ++i) {
+    const std::string_view name = in.Str("metadata name");
+    r.metadata.emplace_back(name, in.Str("metadata value"));
+  }
+  const int64_t state = in.Int("lease_state");
+  if (state < 0 || state > static_cast<int>(LeaseState::kBroken))
+    throw mp::FormatError{"lease state out of range"};
+  r.lease_state = static_cast<LeaseState>(state);
+  r.lease_id = in.Str("lease_id");
+  r.lease_duration_seconds = static_cast<int>(in.Int("lease_duration"));
+  r.lease_expires_ms = in.Int("lease_expires");
+  r.lease_broken_at_ms = in.Int("lease_broken_at");
+  r.data_id = in.UInt("data_id");
+  r.data_size = in.UInt("data_size");
+  r.data_crc.reset();
+  r.data_md5 = {};
+  r.inline_data.reset();
+  // The optional fields: those the record has, in order, nil where absent.
+  const uint32_t optional = std::min(fields, 13u) - 10;
+  for (uint32_t i = 0; i < optional; ++i) {
+    const mp::Item it = in.Next();
+    if (format < 2 || it.IsNil()) continue;
+    if (i == 0) r.data_crc = static_cast<uint32_t>(it.UInt("data_crc"));
+    if (i == 1) r.data_md5 = it.Str("data_md5");
+    if (i == 2 && format == 3) {
+      r.inline_data = it.Bin("inline data");
+      if (r.inline_data->size() != r.data_size)
+        throw mp::FormatError{"inline data is not the size its record says"};
+    }
+  }
+  in.Skip(fields - 10 - optional);
+}
 
-  void operator()(const mp::Path& p, const mp::Item& it) {
-    // Elements a later format may add are skipped: items after the entries,
-    // after an entry's record, and inside record fields other than metadata.
-    if ((p.depth >= 2 && p.index[0] != 1) || (p.depth >= 4 && p.index[2] != 1) ||
-        (p.depth >= 5 && p.index[3] != 2))
-      return;
-    switch (p.depth) {
-      case 0: return Top(it);
-      case 1: return TopItem(p.Last(), it);
-      case 2: return Entry(it);
-      case 3: return EntryItem(p.Last(), it);
-      case 4: return Field(p.Last(), it);
-      case 5: return Metadata(p.Last(), it);
-      default: return;  // below a metadata value, which is refused as not a string
-    }
+// Reads a bucket's msgpack ([format, [[name, record], ...]]), calling `fn`
+// with each record in turn; items a later format may add (after the
+// entries, after an entry's record) are skipped.
+void ReadBucket(std::string_view value, bool checksummed, RecordSink fn) {
+  mp::Reader in(value);
+  const uint32_t top = in.Array("bucket");
+  if (top < 2) throw mp::FormatError{"bucket is not long enough"};
+  const int64_t format = in.Int("format");
+  if (checksummed ? format != 2 && format != kBucketFormat : format != 1)
+    throw mp::FormatError{"unknown format version"};
+  const uint32_t entries = in.Array("entries");
+  RecordView view;
+  // The metadata's vector is kept from read to read on each thread (a
+  // read would allocate it otherwise); a nested read takes an empty one.
+  thread_local std::vector<std::pair<std::string_view, std::string_view>> kept;
+  view.metadata.swap(kept);
+  for (uint32_t i = 0; i < entries; ++i) {
+    const uint32_t items = in.Array("entry");
+    if (items < 2) throw mp::FormatError{"entry is not long enough"};
+    view.name = in.Str("name");
+    ReadRecord(in, format, view);
+    in.Skip(items - 2);
+    fn(view);
   }
-
- private:
-  void Top(const mp::Item& it) {
-    if (it.kind == mp::Item::kArray && it.size < 2)
-      throw mp::FormatError{"bucket is not long enough"};
-    if (it.kind != mp::Item::kArray && it.kind != mp::Item::kEnd)
-      throw mp::FormatError{"bucket is not an array"};
-  }
-  void TopItem(uint32_t index, const mp::Item& it) {
-    if (index == 0) {
-      format_ = it.Int("format");
-      if (checksummed_ ? format_ != 2 && format_ != kBucketFormat : format_ != 1)
-        throw mp::FormatError{"unknown format version"};
-    } else if (index == 1 && it.kind != mp::Item::kArray && it.kind != mp::Item::kEnd) {
-      throw mp::FormatError{"entries is not an array"};
-    }
-  }
-  void Entry(const mp::Item& it) {
-    if (it.kind == mp::Item::kEnd) {
-      if (fields_ < (format_ == 1 ? 10u : 11u)) throw mp::FormatError{"record is not long enough"};
-      fn_(view_);
-      return;
-    }
-    if (it.kind != mp::Item::kArray) throw mp::FormatError{"entry is not an array"};
-    if (it.size < 2) throw mp::FormatError{"entry is not long enough"};
-    view_.metadata.clear();
-    view_.data_crc.reset();
-    view_.data_md5 = {};
-    view_.inline_data.reset();
-    fields_ = 0;
-  }
-  void EntryItem(uint32_t index, const mp::Item& it) {
-    if (index == 0) view_.name = it.Str("name");
-    if (index == 1 && it.kind != mp::Item::kArray && it.kind != mp::Item::kEnd)
-      throw mp::FormatError{"record is not an array"};
-    if (index == 1 && it.kind == mp::Item::kArray) fields_ = it.size;
-  }
-  void Field(uint32_t index, const mp::Item& it) {
-    RecordView& r = view_;
-    switch (index) {
-      case 0: r.etag = it.Str("etag"); break;
-      case 1: r.last_modified_s = it.Int("last_modified"); break;
-      case 2:
-        if (it.kind != mp::Item::kMap && it.kind != mp::Item::kEnd)
-          throw mp::FormatError{"metadata is not a map"};
-        break;
-      case 3: {
-        const int64_t state = it.Int("lease_state");
-        if (state < 0 || state > static_cast<int>(LeaseState::kBroken))
-          throw mp::FormatError{"lease state out of range"};
-        r.lease_state = static_cast<LeaseState>(state);
-        break;
-      }
-      case 4: r.lease_id = it.Str("lease_id"); break;
-      case 5: r.lease_duration_seconds = static_cast<int>(it.Int("lease_duration")); break;
-      case 6: r.lease_expires_ms = it.Int("lease_expires"); break;
-      case 7: r.lease_broken_at_ms = it.Int("lease_broken_at"); break;
-      case 8: r.data_id = it.UInt("data_id"); break;
-      case 9: r.data_size = it.UInt("data_size"); break;
-      case 10:
-        if (format_ >= 2 && !it.IsNil()) r.data_crc = static_cast<uint32_t>(it.UInt("data_crc"));
-        break;
-      case 11:
-        if (format_ >= 2 && !it.IsNil()) r.data_md5 = it.Str("data_md5");
-        break;
-      case 12:
-        if (format_ == 3 && !it.IsNil()) {
-          r.inline_data = it.Bin("inline data");
-          if (r.inline_data->size() != r.data_size)
-            throw mp::FormatError{"inline data is not the size its record says"};
-        }
-        break;
-      default: break;  // fields of a later format
-    }
-  }
-  void Metadata(uint32_t index, const mp::Item& it) {
-    if (index % 2 == 0)
-      view_.metadata.emplace_back(it.Str("metadata name"), std::string_view());
-    else
-      view_.metadata.back().second = it.Str("metadata value");
-  }
-
-  const bool checksummed_;
-  const RecordSink fn_;
-  int64_t format_ = 0;
-  uint32_t fields_ = 0;
-  RecordView view_;
-};
+  in.Skip(top - 2);
+  in.ExpectEnd();
+  view.metadata.swap(kept);
+}
 
 }  // namespace
 
@@ -264,7 +224,7 @@ Status VisitBucket(std::string_view value, std::string_view key, RecordSink fn) 
                                 ": its checksum does not match (the record is damaged)");
     checksummed = true;
   }
-  return mp::Walk(value, what, BucketWalker(checksummed, fn));
+  return mp::Guard(what, [&] { ReadBucket(value, checksummed, fn); });
 }
 
 Result<Bucket> DecodeBucket(std::string_view value, std::string_view key) {

@@ -38,7 +38,6 @@
 #define BLOBTABLE_STORAGE_LOCAL_BLOB_RECORD_H_
 
 #include <cstdint>
-#include <type_traits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -50,6 +49,7 @@
 #include "blobtable/blob_store.h"
 #include "storage/lease_rules.h"
 #include "util/digest.h"  // Crc32
+#include "util/function_ref.h"
 
 namespace blobtable::internal {
 
@@ -136,24 +136,8 @@ inline bool InGroup(std::string_view key) { return key.size() > kGroupPrefix; }
 
 std::string EncodeBucket(const Bucket& bucket);
 
-// A call back for each record, referring to a callable that outlives the
-// call it is passed to (a std::function would allocate, on every read, for
-// a lambda capturing more than two references).
-class RecordSink {
- public:
-  template <typename Fn>
-  requires(!std::is_same_v<std::remove_cvref_t<Fn>, RecordSink>)
-      RecordSink(Fn&& fn)  // implicit on purpose: a lambda converts
-      : fn_(const_cast<void*>(static_cast<const void*>(&fn))),
-        call_([](void* f, const RecordView& r) {
-          (*static_cast<std::remove_reference_t<Fn>*>(f))(r);
-        }) {}
-  void operator()(const RecordView& r) const { call_(fn_, r); }
-
- private:
-  void* fn_;
-  void (*call_)(void*, const RecordView&);
-};
+// A call back for each record (it never allocates: util/function_ref.h).
+using RecordSink = FunctionRef<void(const RecordView&)>;
 
 // Calls `fn(const RecordView&)` for each record of bucket `value` (LMDB key
 // `key`) in stored order, after checking the bucket's checksum; the view is

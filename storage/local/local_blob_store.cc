@@ -15,6 +15,7 @@
 #include "util/digest.h"
 #include "util/macros.h"
 #include "util/random.h"
+#include "storage/in_place.h"
 #include "storage/local/blob_record.h"
 #include "storage/conditions.h"
 #include "storage/lease_rules.h"
@@ -35,7 +36,7 @@ Status NotFound(std::string_view name) {
   return StorageError(404, "BlobNotFound", "the blob '" + std::string(name) + "' does not exist");
 }
 
-class LocalBlobStore final : public BlobStore {
+class LocalBlobStore final : public BlobStore, public InPlaceReader {
  public:
   LocalBlobStore(std::shared_ptr<LmdbEnv> env, MDB_dbi blobs, MDB_dbi data, MDB_dbi meta,
                  std::string container, Clock* clock)
@@ -120,6 +121,8 @@ class LocalBlobStore final : public BlobStore {
   }
 
   Result<ListPage> List(const ListOptions& o) override;
+  Status ReadInPlace(std::string_view name, BlobVisitor visit) override;
+  Result<std::string> ListInPlace(const ListOptions& o, BlobVisitor visit) override;
 
   Result<LeaseResult> AcquireLease(std::string_view name, int duration, std::string_view proposed,
                                    const AccessConditions& c) override {
@@ -308,6 +311,11 @@ class LocalBlobStore final : public BlobStore {
   // clock (storage/lease_rules.h).
   int64_t LeaseMs() const { return lease::LeaseNowMs(boot_tag_, clock_->SinceBoot()); }
 
+  // Calls `visit` with each record of the page `o` asks for, in name order,
+  // in read transaction `txn`; returns the page's next marker.
+  Result<std::string> ListRecords(MDB_txn* txn, const ListOptions& o,
+                                  FunctionRef<Status(const RecordView&)> visit);
+
   BlobProperties PropertiesOf(const RecordView& r, int64_t lease_ms) const {
     BlobProperties p;
     p.etag = r.etag;
@@ -387,25 +395,34 @@ class LocalBlobStore final : public BlobStore {
   // validated when it was written.
   Result<GetResult> Read(std::string_view name, const AccessConditions& c, bool with_data) {
     BT_ASSIGN_OR_RETURN(LmdbTxn txn, LmdbTxn::Begin(*env_, /*read_only=*/true));
+    std::optional<Result<GetResult>> out;
+    BT_RETURN_IF_ERROR(FindRecord(
+        txn.get(), name, [&](const RecordView& r) { out = Answer(txn.get(), r, c, with_data); }));
+    return *std::move(out);
+  }
+
+  // Calls `found` with blob `name`'s record, in `txn`. NotFound if there is
+  // none (without calling it).
+  Status FindRecord(MDB_txn* txn, std::string_view name, RecordSink found) {
     std::string scratch;
     const std::string_view key = BucketKey(name, scratch);
     MDB_val k = ToVal(key), v;
-    const int rc = key.empty() ? MDB_NOTFOUND : mdb_get(txn.get(), blobs_, &k, &v);
+    const int rc = key.empty() ? MDB_NOTFOUND : mdb_get(txn, blobs_, &k, &v);
     if (rc != 0 && rc != MDB_NOTFOUND) {
       BT_RETURN_IF_ERROR(ValidateBlobName(name));
       return LmdbError(rc, "reading the local store");
     }
-    std::optional<Result<GetResult>> out;
+    bool seen = false;
     if (rc == 0) {
       BT_RETURN_IF_ERROR(VisitBucket(FromVal(v), key, [&](const RecordView& r) {
-        if (!out && r.name == name) out = Answer(txn.get(), r, c, with_data);
+        if (seen || r.name != name) return;
+        seen = true;
+        found(r);
       }));
     }
-    if (!out) {
-      BT_RETURN_IF_ERROR(ValidateBlobName(name));
-      return NotFound(name);
-    }
-    return *std::move(out);
+    if (seen) return Status::OK();
+    BT_RETURN_IF_ERROR(ValidateBlobName(name));
+    return NotFound(name);
   }
 
   // What a read of record `r` answers under conditions `c`.
@@ -525,12 +542,12 @@ class LocalBlobStore final : public BlobStore {
   const int64_t boot_tag_;
 };
 
-Result<ListPage> LocalBlobStore::List(const ListOptions& o) {
+Result<std::string> LocalBlobStore::ListRecords(MDB_txn* txn, const ListOptions& o,
+                                                FunctionRef<Status(const RecordView&)> visit) {
   if (o.max_results < 1 || o.max_results > 5000)
     return StorageError(400, "OutOfRangeQueryParameterValue", "maxresults must be 1..5000");
-  BT_ASSIGN_OR_RETURN(LmdbTxn txn, LmdbTxn::Begin(*env_, /*read_only=*/true));
   MDB_cursor* cursor = nullptr;
-  int rc = mdb_cursor_open(txn.get(), blobs_, &cursor);
+  int rc = mdb_cursor_open(txn, blobs_, &cursor);
   if (rc != 0) return LmdbError(rc, "listing the local store");
   std::unique_ptr<MDB_cursor, void (*)(MDB_cursor*)> guard(cursor, mdb_cursor_close);
 
@@ -540,45 +557,84 @@ Result<ListPage> LocalBlobStore::List(const ListOptions& o) {
   MDB_val k = ToVal(start), v;
   // LMDB refuses empty keys: an empty start means the first bucket.
   rc = mdb_cursor_get(cursor, &k, &v, start.empty() ? MDB_FIRST : MDB_SET_RANGE);
-  const int64_t lease_ms = LeaseMs();
-  ListPage page;
+  int listed = 0;
+  std::string_view last;  // the last name visited, in `txn`'s pages
   bool more = false;
-  std::vector<RecordView> entries;
+  Status failed;
+  auto consider = [&](const RecordView& e) {
+    if (more || !failed.ok()) return;
+    if (e.name.substr(0, o.prefix.size()) != o.prefix) return;
+    if (!o.marker.empty() && e.name <= o.marker) return;
+    if (e.name < o.start_from) return;
+    if (listed == o.max_results) {
+      more = true;
+      return;
+    }
+    failed = visit(e);
+    ++listed;
+    last = e.name;
+  };
+  std::vector<RecordView> group_entries;
   while (rc == 0 && !more) {
     const std::string_view key = FromVal(k);
     if (key.substr(0, prefix_key.size()) != prefix_key) break;  // past the prefix
-    entries.clear();
-    const bool grouped = InGroup(key);
-    const std::string_view group = key.substr(0, kGroupPrefix);
-    // A bucket, or a whole group (in digest order: sorted here by name).
-    do {
-      BT_RETURN_IF_ERROR(
-          VisitBucket(FromVal(v), FromVal(k), [&](const RecordView& r) { entries.push_back(r); }));
+    if (!InGroup(key)) {                                        // a bucket: its one record
+      BT_RETURN_IF_ERROR(VisitBucket(FromVal(v), key, consider));
+      BT_RETURN_IF_ERROR(failed);
       rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT);
-    } while (rc == 0 && grouped && InGroup(FromVal(k)) &&
-             FromVal(k).substr(0, kGroupPrefix) == group);
-    if (grouped)
-      std::sort(entries.begin(), entries.end(),
-                [](const RecordView& a, const RecordView& b) { return a.name < b.name; });
-    for (const RecordView& e : entries) {
-      if (e.name.substr(0, o.prefix.size()) != o.prefix) continue;
-      if (!o.marker.empty() && e.name <= o.marker) continue;
-      if (e.name < o.start_from) continue;
-      if (page.items.size() == static_cast<size_t>(o.max_results)) {
-        more = true;
-        break;
-      }
-      BlobItem item{std::string(e.name), PropertiesOf(e, lease_ms), std::nullopt};
-      if (o.include_data) {
-        BT_ASSIGN_OR_RETURN(std::string_view data, ReadData(txn.get(), data_, e));
-        item.data.emplace(data);
-      }
-      page.items.push_back(std::move(item));
+      continue;
     }
+    // A whole group, in digest order: sorted here by name.
+    group_entries.clear();
+    const std::string_view group = key.substr(0, kGroupPrefix);
+    do {
+      BT_RETURN_IF_ERROR(VisitBucket(FromVal(v), FromVal(k),
+                                     [&](const RecordView& r) { group_entries.push_back(r); }));
+      rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT);
+    } while (rc == 0 && InGroup(FromVal(k)) && FromVal(k).substr(0, kGroupPrefix) == group);
+    std::sort(group_entries.begin(), group_entries.end(),
+              [](const RecordView& a, const RecordView& b) { return a.name < b.name; });
+    for (const RecordView& e : group_entries) consider(e);
+    BT_RETURN_IF_ERROR(failed);
   }
   if (rc != 0 && rc != MDB_NOTFOUND) return LmdbError(rc, "listing the local store");
-  if (more) page.next_marker = page.items.back().name;
+  return more ? std::string(last) : std::string();
+}
+
+Result<ListPage> LocalBlobStore::List(const ListOptions& o) {
+  BT_ASSIGN_OR_RETURN(LmdbTxn txn, LmdbTxn::Begin(*env_, /*read_only=*/true));
+  const int64_t lease_ms = LeaseMs();
+  ListPage page;
+  auto next = ListRecords(txn.get(), o, [&](const RecordView& e) -> Status {
+    BlobItem item{std::string(e.name), PropertiesOf(e, lease_ms), std::nullopt};
+    if (o.include_data) {
+      BT_ASSIGN_OR_RETURN(std::string_view data, ReadData(txn.get(), data_, e));
+      item.data.emplace(data);
+    }
+    page.items.push_back(std::move(item));
+    return Status::OK();
+  });
+  if (!next.ok()) return next.status();
+  page.next_marker = *std::move(next);
   return page;
+}
+
+Status LocalBlobStore::ReadInPlace(std::string_view name, BlobVisitor visit) {
+  BT_ASSIGN_OR_RETURN(LmdbTxn txn, LmdbTxn::Begin(*env_, /*read_only=*/true));
+  Status out;
+  BT_RETURN_IF_ERROR(FindRecord(txn.get(), name, [&](const RecordView& r) {
+    auto data = ReadData(txn.get(), data_, r);
+    out = data.ok() ? visit(BlobInPlace{r.name, r.etag, &r.metadata, *data}) : data.status();
+  }));
+  return out;
+}
+
+Result<std::string> LocalBlobStore::ListInPlace(const ListOptions& o, BlobVisitor visit) {
+  BT_ASSIGN_OR_RETURN(LmdbTxn txn, LmdbTxn::Begin(*env_, /*read_only=*/true));
+  return ListRecords(txn.get(), o, [&](const RecordView& e) -> Status {
+    BT_ASSIGN_OR_RETURN(std::string_view data, ReadData(txn.get(), data_, e));
+    return visit(BlobInPlace{e.name, e.etag, &e.metadata, data});
+  });
 }
 
 using SharedBuckets = std::vector<std::pair<std::string, Bucket>>;
