@@ -96,48 +96,71 @@ void Stopwatch::AddTo(Sample& s, int64_t requests_now) const {
   ++s.ops;
 }
 
-Result<std::vector<Row>> RunCell(const std::string& workload, const std::string& op, int threads,
-                                 const std::vector<System>& systems, int rounds) {
+Result<std::vector<Row>> RunCells(const std::string& workload, const std::vector<std::string>& ops,
+                                  int threads, const std::vector<MultiSystem>& systems,
+                                  int rounds) {
   const size_t n = systems.size();
-  std::vector<std::vector<Sample>> samples(n);
+  // samples[op][system][round]
+  std::vector<std::vector<std::vector<Sample>>> all(ops.size(),
+                                                    std::vector<std::vector<Sample>>(n));
   for (int r = 0; r < rounds; ++r) {
     for (size_t k = 0; k < n; ++k) {
       const size_t s = (k + static_cast<size_t>(r)) % n;
       auto got = systems[s].run();
-      if (!got.ok()) return got.status().WithContext(workload + " " + op + " " + systems[s].name);
-      samples[s].push_back(std::move(*got));
+      if (got.ok() && got->size() != ops.size())
+        got = Status::Internal("measured " + std::to_string(got->size()) + " operations, not " +
+                               std::to_string(ops.size()));
+      if (!got.ok())
+        return got.status().WithContext(workload + " " + ops[0] + " " + systems[s].name);
+      for (size_t o = 0; o < ops.size(); ++o) all[o][s].push_back(std::move((*got)[o]));
     }
   }
-  auto rate = [](const Sample& s) { return s.seconds > 0 ? s.ops / s.seconds : 0; };
   std::vector<Row> rows;
-  for (size_t s = 0; s < n; ++s) {
-    Row row;
-    row.workload = workload;
-    row.op = op;
-    row.system = systems[s].name;
-    row.threads = threads;
-    row.reference = systems[0].name;
-    std::vector<double> ops, p50, p99, cpu, req, ratio;
-    for (int r = 0; r < rounds; ++r) {
-      const Sample& x = samples[s][r];
-      ops.push_back(rate(x));
-      p50.push_back(Quantile(x.latencies_us, 0.5));
-      p99.push_back(Quantile(x.latencies_us, 0.99));
-      cpu.push_back(x.ops ? x.cpu_seconds * 1e6 / static_cast<double>(x.ops) : 0);
-      if (x.requests >= 0 && x.ops) req.push_back(static_cast<double>(x.requests) / x.ops);
-      const double ref = rate(samples[0][r]);
-      ratio.push_back(rate(x) > 0 ? ref / rate(x) : 0);
+  for (size_t o = 0; o < ops.size(); ++o) {
+    const std::string& op = ops[o];
+    const std::vector<std::vector<Sample>>& samples = all[o];
+    auto rate = [](const Sample& s) { return s.seconds > 0 ? s.ops / s.seconds : 0; };
+    for (size_t s = 0; s < n; ++s) {
+      Row row;
+      row.workload = workload;
+      row.op = op;
+      row.system = systems[s].name;
+      row.threads = threads;
+      row.reference = systems[0].name;
+      std::vector<double> per_s, p50, p99, cpu, req, ratio;
+      for (int r = 0; r < rounds; ++r) {
+        const Sample& x = samples[s][r];
+        per_s.push_back(rate(x));
+        p50.push_back(Quantile(x.latencies_us, 0.5));
+        p99.push_back(Quantile(x.latencies_us, 0.99));
+        cpu.push_back(x.ops ? x.cpu_seconds * 1e6 / static_cast<double>(x.ops) : 0);
+        if (x.requests >= 0 && x.ops) req.push_back(static_cast<double>(x.requests) / x.ops);
+        const double ref = rate(samples[0][r]);
+        ratio.push_back(rate(x) > 0 ? ref / rate(x) : 0);
+      }
+      row.ops_per_s = Quantile(per_s, 0.5);
+      row.p50_us = Quantile(p50, 0.5);
+      row.p99_us = Quantile(p99, 0.5);
+      row.cpu_us_per_op = Quantile(cpu, 0.5);
+      row.requests_per_op = req.empty() ? -1 : Quantile(req, 0.5);
+      row.ratio = Quantile(ratio, 0.5);
+      row.rates = MedianRates(samples[s]);
+      rows.push_back(row);
     }
-    row.ops_per_s = Quantile(ops, 0.5);
-    row.p50_us = Quantile(p50, 0.5);
-    row.p99_us = Quantile(p99, 0.5);
-    row.cpu_us_per_op = Quantile(cpu, 0.5);
-    row.requests_per_op = req.empty() ? -1 : Quantile(req, 0.5);
-    row.ratio = Quantile(ratio, 0.5);
-    row.rates = MedianRates(samples[s]);
-    rows.push_back(row);
   }
   return rows;
+}
+
+Result<std::vector<Row>> RunCell(const std::string& workload, const std::string& op, int threads,
+                                 const std::vector<System>& systems, int rounds) {
+  std::vector<MultiSystem> one;
+  for (const System& s : systems)
+    one.push_back({s.name, [&s]() -> Result<std::vector<Sample>> {
+                     auto got = s.run();
+                     if (!got.ok()) return got.status();
+                     return std::vector<Sample>{std::move(*got)};
+                   }});
+  return RunCells(workload, {op}, threads, one, rounds);
 }
 
 std::string ThreadKey(char stem, int thread, int64_t i) {

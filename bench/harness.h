@@ -86,6 +86,19 @@ blobtable::Result<std::vector<Row>> RunCell(const std::string& workload, const s
                                             int threads, const std::vector<System>& systems,
                                             int rounds);
 
+// A system whose round measures several operations on one store (loaded
+// once): one Sample per operation, in the order of RunCells' `ops`.
+struct MultiSystem {
+  std::string name;
+  std::function<blobtable::Result<std::vector<Sample>>()> run;
+};
+
+// RunCell for several operations measured in the same rounds: the rows of
+// each operation in turn.
+blobtable::Result<std::vector<Row>> RunCells(const std::string& workload,
+                                             const std::vector<std::string>& ops, int threads,
+                                             const std::vector<MultiSystem>& systems, int rounds);
+
 // A new directory under $TMPDIR, removed with everything in it.
 class Scratch {
  public:

@@ -102,8 +102,11 @@ def w4(rows):
 def w5(rows):
     print("| added RTT, op | blobtable txn | round trip | plain writes | Table service EGT |")
     print("|---|---|---|---|---|")
-    contention = []
+    contention, hot = [], []
     for (w, op, t), s in cells(rows, "W5").items():
+        if op == "hot-partition":
+            hot.append((w, t, s))
+            continue
         if op.startswith("transfer"):
             contention.append((w, op, t, s["blobtable-txn"]))
             continue
@@ -127,6 +130,20 @@ def w5(rows):
               f"{float(r['p50_us']) / 1000:.0f} ms, {float(r['p99_us']) / 1000:.0f} ms | "
               f"{float(r['requests_per_op']):.1f} | {rates.get('conflicts')} | {rates.get('lock_waits')} | "
               f"{rates.get('lock_timeouts')} |")
+    if not hot:
+        return
+    print()
+    print("| added RTT, workers | one partition | a partition each | one / each | "
+          "p99 / p50, one partition | Table service EGT, one partition |")
+    print("|---|---|---|---|---|---|")
+    for w, t, s in hot:
+        one, each = s.get("blobtable-txn-one-partition"), s.get("blobtable-txn-own-partitions")
+        egt = s.get("tables-egt-one-partition")
+        rate = lambda r: float(r["ops_per_s"]) if r else 0
+        print(f"| {rtt(w)}, {t} | {rate(one):.1f} | {rate(each):.1f} | "
+              f"{rate(one) / rate(each) if each else 0:.2f} | "
+              f"{float(one['p99_us']) / float(one['p50_us']) if one else 0:.2f} | "
+              f"{rate(egt):.1f} |")
 
 
 def main():
