@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "blobtable/blob_store.h"
+#include "storage/in_place.h"
 #include "testing/fake_clock.h"
 
 namespace blobtable::sim {
@@ -202,9 +203,12 @@ class SimScheduler {
 
 // Routes every request of a BlobStore through the scheduler: a point before
 // and after each (kinds for record creates and intent reads), and lost
-// answers for writes. Atomic batches are requests too.
-std::shared_ptr<BlobStore> WrapForSimulation(std::shared_ptr<BlobStore> target,
-                                             SimScheduler& sched);
+// answers for writes. Atomic batches are requests too. With `in_place`
+// (the backend under `target`, which reads in place: storage/in_place.h),
+// the wrapper reads in place too, with the same points, so the simulated
+// stores read as unwrapped embedded stores do.
+std::shared_ptr<BlobStore> WrapForSimulation(std::shared_ptr<BlobStore> target, SimScheduler& sched,
+                                             internal::InPlaceReader* in_place = nullptr);
 
 }  // namespace blobtable::sim
 

@@ -5,6 +5,7 @@
 // returned an intent (a reader between the intent and its record).
 #include "devtools/stress/sim/sim_scheduler.h"
 #include "txn/intent.h"
+#include "txn/recovery.h"
 #include "txn/txn_record.h"
 #include "util/macros.h"
 #include "util/stored_format.h"
@@ -24,7 +25,7 @@ PointKind KindOfPut(std::string_view name, std::string_view data, const PutOptio
   return PointKind::kRequest;
 }
 
-class SimStore final : public BlobStoreWrapper {
+class SimStore : public BlobStoreWrapper {
  public:
   SimStore(std::shared_ptr<BlobStore> t, SimScheduler& s) : BlobStoreWrapper(std::move(t)), s_(s) {}
 
@@ -112,10 +113,42 @@ class SimStore final : public BlobStoreWrapper {
   SimScheduler& s_;
 };
 
+// A SimStore over a backend that reads in place, reading in place itself:
+// the points of a get or a listing around the backend's in-place read.
+class InPlaceSimStore final : public SimStore, public internal::InPlaceReader {
+ public:
+  InPlaceSimStore(std::shared_ptr<BlobStore> t, SimScheduler& s, internal::InPlaceReader* backend)
+      : SimStore(std::move(t), s), s_(s), backend_(backend) {}
+
+  Status ReadInPlace(std::string_view n, internal::BlobVisitor visit) override {
+    s_.Point("get in place " + std::string(n), PointKind::kRequest);
+    bool intent = false;
+    Status r = backend_->ReadInPlace(n, [&](const internal::BlobInPlace& b) {
+      intent = internal::HasMark(*b.metadata);
+      return visit(b);
+    });
+    s_.Point(intent ? "get in place answered: an intent" : "get in place answered",
+             intent ? PointKind::kIntentRead : PointKind::kAnswered);
+    return r;
+  }
+  Result<std::string> ListInPlace(const ListOptions& o, internal::BlobVisitor visit) override {
+    s_.Point("list in place " + o.prefix, PointKind::kRequest);
+    auto r = backend_->ListInPlace(o, visit);
+    s_.Point("list in place answered", PointKind::kAnswered);
+    return r;
+  }
+
+ private:
+  SimScheduler& s_;
+  internal::InPlaceReader* const backend_;
+};
+
 }  // namespace
 
-std::shared_ptr<BlobStore> WrapForSimulation(std::shared_ptr<BlobStore> target,
-                                             SimScheduler& sched) {
+std::shared_ptr<BlobStore> WrapForSimulation(std::shared_ptr<BlobStore> target, SimScheduler& sched,
+                                             internal::InPlaceReader* in_place) {
+  if (in_place != nullptr)
+    return std::make_shared<InPlaceSimStore>(std::move(target), sched, in_place);
   return std::make_shared<SimStore>(std::move(target), sched);
 }
 

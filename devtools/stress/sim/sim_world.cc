@@ -61,9 +61,11 @@ Status World::Open(bool atomic) {
   // a dead coordinator's locks and entities run out while it is settled.
   o.txn_lease_seconds = 60;
   o.wrap_blob_store = [this](std::shared_ptr<BlobStore> b) {
+    // Reads in place go to the backend (the monitor watches writes only).
+    auto* in_place = dynamic_cast<internal::InPlaceReader*>(b.get());
     auto m = std::make_shared<ProtocolMonitor>(std::move(b));
     m->sink = &monitor_;
-    return WrapForSimulation(m, sched_);
+    return WrapForSimulation(m, sched_, in_place);
   };
   auto store = Store::Open(dir_.path(), o);
   if (!store.ok()) return store.status();
