@@ -43,7 +43,7 @@ TempDirectory::~TempDirectory() {
   if (!path_.empty()) std::filesystem::remove_all(path_, ec);
 }
 
-Status World::Open(bool atomic) {
+Status World::Open(bool atomic, bool in_place_reads) {
   StoreOptions o;
   o.clock = &clock_;
   o = internal::WithAtomicCommits(o, false);  // the lease protocol's interleavings are searched
@@ -60,9 +60,9 @@ Status World::Open(bool atomic) {
   // Resolvers hold a record longer than a coordinator's 15 s leases last:
   // a dead coordinator's locks and entities run out while it is settled.
   o.txn_lease_seconds = 60;
-  o.wrap_blob_store = [this](std::shared_ptr<BlobStore> b) {
+  o.wrap_blob_store = [this, in_place_reads](std::shared_ptr<BlobStore> b) {
     // Reads in place go to the backend (the monitor watches writes only).
-    auto* in_place = dynamic_cast<internal::InPlaceReader*>(b.get());
+    auto* in_place = in_place_reads ? dynamic_cast<internal::InPlaceReader*>(b.get()) : nullptr;
     auto m = std::make_shared<ProtocolMonitor>(std::move(b));
     m->sink = &monitor_;
     return WrapForSimulation(m, sched_, in_place);

@@ -47,8 +47,10 @@ class World {
   // Opens the protocol store (committing through the lease protocol,
   // finishing inline) and, with `atomic`, a second store on the same
   // directory that commits as one LMDB batch; both go through the monitor
-  // and the scheduler.
-  Status Open(bool atomic);
+  // and the scheduler. With `in_place_reads`, gets and queries read in
+  // place, as on an unwrapped embedded store (storage/in_place.h); without,
+  // through Get and List.
+  Status Open(bool atomic, bool in_place_reads = true);
   Store& protocol() { return *protocol_; }
   Store* atomic() { return atomic_.get(); }
   History& history() { return history_; }
