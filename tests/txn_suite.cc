@@ -1333,6 +1333,13 @@ TEST_P(TxnTest, WhatTheFirstProtocolLeftIsRefusedWithAMessage) {
            s.message().find("blobtable recover") != std::string::npos;
   };
   EXPECT_PRED1(refused, accounts_->Get("eu", "alice").status());
+  // So is a read through a store with nothing stacked on its backend (on the
+  // local one, reads in place: storage/in_place.h).
+  StoreOptions plain_options = Options();
+  plain_options.wrap_blob_store = nullptr;
+  auto plain = OpenBackendStore(GetParam(), plain_options);
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_PRED1(refused, (*plain)->OpenTable("accounts")->Get("eu", "alice").status());
   EXPECT_PRED1(refused, accounts_->Upsert(Entity("eu", "alice").Set("balance", 1)).status());
   EXPECT_PRED1(refused, Transfer(*store_, 1));
   // Recover meets an entity's mark only when it lists every entity.

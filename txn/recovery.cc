@@ -25,10 +25,11 @@ std::string MarkingTransaction(const BlobProperties& p) {
 }
 
 bool HasMark(const std::vector<std::pair<std::string_view, std::string_view>>& metadata) {
-  for (const auto& [name, value] : metadata)
-    if (!value.empty() && (name == kPrewriteMetadata || name == kProtocolOneIntentMetadata ||
-                           name == kProtocolOneReservationMetadata))
-      return true;
+  for (const auto& [name, value] : metadata) {
+    if (name == kPrewriteMetadata && !value.empty()) return true;
+    // Refused by the protocol's read whatever their value (RefuseProtocolOneMark).
+    if (name == kProtocolOneIntentMetadata || name == kProtocolOneReservationMetadata) return true;
+  }
   return false;
 }
 

@@ -41,8 +41,9 @@ struct ResolveContext {
 // The transaction holding `p`: its intent's (kPrewriteMetadata) or, to be
 // refused by ResolveBlob, a first-protocol mark's; "" if none.
 std::string MarkingTransaction(const BlobProperties& p);
-// MarkingTransaction(p) != "" for metadata viewed where it is stored
-// (storage/in_place.h).
+// True if a read of a blob with `metadata` (viewed where it is stored:
+// storage/in_place.h) must go the protocol's way (ReadVisible): it holds an
+// intent, or a first-protocol mark, which that read refuses.
 bool HasMark(const std::vector<std::pair<std::string_view, std::string_view>>& metadata);
 
 // Finishes the writes of a committed record (`seen` is the record blob's
