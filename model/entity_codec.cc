@@ -122,9 +122,6 @@ void ReadEntity(std::string_view body, const std::vector<std::string>* only, Ent
   r.ExpectEnd();
 }
 
-}  // namespace
-
-namespace {
 Result<Entity> Decode(std::string_view body, std::string_view blob_name,
                       const std::vector<std::string>* only) {
   const mp::What what("entity blob", blob_name);

@@ -90,6 +90,9 @@ class SimStore : public BlobStoreWrapper {
     return r;
   }
 
+ protected:
+  SimScheduler& s_;
+
  private:
   template <typename F>
   auto Read(const char* what, std::string_view name, F call) -> decltype(call()) {
@@ -109,8 +112,6 @@ class SimStore : public BlobStoreWrapper {
                                  " was lost (it was applied)");
     return r;
   }
-
-  SimScheduler& s_;
 };
 
 // A SimStore over a backend that reads in place, reading in place itself:
@@ -118,7 +119,7 @@ class SimStore : public BlobStoreWrapper {
 class InPlaceSimStore final : public SimStore, public internal::InPlaceReader {
  public:
   InPlaceSimStore(std::shared_ptr<BlobStore> t, SimScheduler& s, internal::InPlaceReader* backend)
-      : SimStore(std::move(t), s), s_(s), backend_(backend) {}
+      : SimStore(std::move(t), s), backend_(backend) {}
 
   Status ReadInPlace(std::string_view n, internal::BlobVisitor visit) override {
     s_.Point("get in place " + std::string(n), PointKind::kRequest);
@@ -139,7 +140,6 @@ class InPlaceSimStore final : public SimStore, public internal::InPlaceReader {
   }
 
  private:
-  SimScheduler& s_;
   internal::InPlaceReader* const backend_;
 };
 
