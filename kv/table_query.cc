@@ -13,6 +13,7 @@
 #include "model/entity_codec.h"
 #include "model/filter.h"
 #include "model/inline_body.h"
+#include "kv/query_plan.h"
 #include "txn/recovery.h"
 #include "kv/store_core.h"
 #include "util/macros.h"
@@ -51,15 +52,13 @@ std::optional<Entity> FromListing(std::string_view body, std::string_view name,
 // matches (docs/performance.md: a filtered scan builds the rows it returns).
 class RowCollector {
  public:
-  RowCollector(const std::string& table, const std::string& entity_prefix, const QueryOptions& q,
-               const std::string& after, const internal::Filter* filter,
-               const std::vector<std::string>& filter_properties)
+  RowCollector(const std::string& table, const internal::QueryPlan& plan)
       : table_(table),
-        entity_prefix_(entity_prefix),
-        q_(q),
-        after_(after),
-        filter_(filter),
-        filter_properties_(filter_properties) {}
+        entity_prefix_(plan.entity_prefix),
+        q_(plan.q),
+        after_(plan.after),
+        filter_(plan.filter ? &*plan.filter : nullptr),
+        filter_properties_(plan.filter_properties) {}
 
   // One listed blob: `body` is its entity's body if the listing may answer
   // for it (no transaction's mark on it; its body listed with it, or an
@@ -74,9 +73,9 @@ class RowCollector {
                                filter_ != nullptr ? &filter_properties_ : nullptr);
     if (!row.listed) BT_RETURN_IF_ERROR(ToRead(name, etag, row));
     const std::string& rk = row.listed ? row.listed->row_key() : row.key.row_key;
-    if (q_.row_key_from && rk < *q_.row_key_from) return Status::OK();
-    if ((q_.row_key_to && rk > *q_.row_key_to) ||
-        (q_.row_key_prefix && !rk.starts_with(*q_.row_key_prefix))) {
+    const internal::RowPlace place = internal::PlaceRow(q_, rk);
+    if (place == internal::RowPlace::kBefore) return Status::OK();
+    if (place == internal::RowPlace::kAfter) {
       past_range_ = q_.partition_key.has_value();  // nothing later matches
       return Status::OK();
     }
@@ -147,21 +146,6 @@ Result<std::string> ListRows(const internal::StoreCore& core, const ListOptions&
   return std::move(cached->page.next_marker);
 }
 
-// Narrows the query's key range to the filter's (PartitionKey eq, RowKey
-// bounds in its top-level conjunction); false if nothing can match.
-bool NarrowToFilter(const internal::Filter& filter, QueryOptions& q) {
-  const internal::FilterKeyRange r = filter.KeyRange();
-  if (r.empty) return false;
-  if (r.partition_key) {
-    if (q.partition_key && *q.partition_key != *r.partition_key) return false;
-    q.partition_key = r.partition_key;
-  }
-  if (r.row_key_from && (!q.row_key_from || *q.row_key_from < *r.row_key_from))
-    q.row_key_from = r.row_key_from;
-  if (r.row_key_to && (!q.row_key_to || *r.row_key_to < *q.row_key_to)) q.row_key_to = r.row_key_to;
-  return !(q.row_key_from && q.row_key_to && *q.row_key_to < *q.row_key_from);
-}
-
 // Keeps only the selected properties (the keys, Timestamp and ETag stay).
 void Project(const std::vector<std::string>& select, Entity& e) {
   if (select.empty()) return;
@@ -176,54 +160,15 @@ void Project(const std::vector<std::string>& select, Entity& e) {
 Result<QueryPage> Table::Query(const QueryOptions& options) const {
   BT_RETURN_IF_ERROR(Usable());
   const std::string ctx = "table " + name_ + ", query";
-  QueryOptions q = options;
-  std::optional<internal::Filter> filter;
-  if (!q.filter.empty()) {
-    auto parsed = internal::Filter::Parse(q.filter);
-    if (!parsed.ok()) return parsed.status().WithContext(ctx);
-    filter = std::move(*parsed);
-  }
-  if (q.top < 1 || q.top > 1000)
-    return Status::InvalidArgument(ctx + ": top must be 1..1000, got " + std::to_string(q.top));
-  if (q.partition_key) BT_RETURN_IF_ERROR(ValidateKey(*q.partition_key, "PartitionKey"));
-  if (q.row_key_from) BT_RETURN_IF_ERROR(ValidateKey(*q.row_key_from, "RowKey"));
-  if (q.row_key_to) BT_RETURN_IF_ERROR(ValidateKey(*q.row_key_to, "RowKey"));
-  if (q.row_key_prefix) {
-    BT_RETURN_IF_ERROR(ValidateKey(*q.row_key_prefix, "RowKey prefix"));
-    if (!q.row_key_from || *q.row_key_from < *q.row_key_prefix) q.row_key_from = q.row_key_prefix;
-  }
-  if (filter && !NarrowToFilter(*filter, q)) return QueryPage{};  // nothing can match: no request
-
-  const std::string entity_prefix = internal::naming::EntityPrefix(name_);
-  ListOptions list;
-  list.prefix =
-      q.partition_key ? internal::naming::PartitionPrefix(name_, *q.partition_key) : entity_prefix;
-  list.include_data = core_->blobs->traits().list_data;
-  if (q.partition_key && q.row_key_from)
-    list.start_from = list.prefix + "-" + internal::naming::EncodeKey(*q.row_key_from);
-  // Keys are escaped byte by byte, so a RowKey prefix is a name prefix.
-  if (q.partition_key && q.row_key_prefix)
-    list.prefix += "-" + internal::naming::EncodeKey(*q.row_key_prefix);
-
-  // The continuation token is "1." and the last returned name after the
-  // table's entity prefix; listing resumes there.
-  std::string after;
-  if (!q.continuation.empty()) {
-    if (q.continuation.substr(0, 2) != "1.")
-      return Status::InvalidArgument(ctx + ": continuation token is not from blobtable");
-    after = entity_prefix + q.continuation.substr(2);
-    if (after.substr(0, list.prefix.size()) != list.prefix)
-      return Status::InvalidArgument(ctx + ": continuation token belongs to another query");
-    list.start_from = std::max(list.start_from, after);
-  }
-  // A page's rows, one more to tell whether more follow, and on a
-  // continuation the last row of the page before (listing starts at it): one
-  // listing a page (without that slot, every continued full page took two).
-  list.max_results = std::min(5000, q.top + 1 + (after.empty() ? 0 : 1));
-
-  const ReadPolicy policy = q.policy.value_or(core_->options.cache.read_policy);
-  const std::vector<std::string> filter_properties =
-      filter ? filter->Properties() : std::vector<std::string>();
+  auto planned = internal::PlanQuery(name_, core_->blobs->traits().list_data,
+                                     core_->options.cache.read_policy, options);
+  if (!planned.ok()) return planned.status();
+  internal::QueryPlan& plan = *planned;
+  if (plan.nothing) return QueryPage{};  // nothing can match: no request
+  const QueryOptions& q = plan.q;
+  const std::optional<internal::Filter>& filter = plan.filter;
+  ListOptions& list = plan.list;
+  const ReadPolicy& policy = plan.policy;
   const size_t top = static_cast<size_t>(q.top);
   QueryPage page;
   std::string last;         // the last row the page answered for
@@ -231,8 +176,7 @@ Result<QueryPage> Table::Query(const QueryOptions& options) const {
   bool more = false;
   int pages = 0;
   for (;;) {
-    RowCollector collect(name_, entity_prefix, q, after, filter ? &*filter : nullptr,
-                         filter_properties);
+    RowCollector collect(name_, plan);
     bool stale = false;
     auto next_marker = ListRows(*core_, list, policy, collect, stale);
     if (!next_marker.ok()) return next_marker.status().WithContext(ctx);
@@ -286,7 +230,7 @@ Result<QueryPage> Table::Query(const QueryOptions& options) const {
       break;
     }
   }
-  if (more) page.continuation = "1." + last.substr(entity_prefix.size());
+  if (more) page.continuation = internal::ContinuationAfter(plan, last);
   return page;
 }
 

@@ -60,28 +60,36 @@ Result<std::string> EncodeEntity(const Entity& e) {
 
 namespace {
 
-PropertyValue ReadValue(const mp::Item& v, int64_t type, std::string_view name) {
+PropertyView ReadValue(const mp::Item& v, int64_t type, std::string_view name) {
   switch (static_cast<EdmType>(type)) {
-    case EdmType::kString: return std::string(v.Str("String value"));
-    case EdmType::kBinary: return Binary{std::string(v.Bin("Binary value"))};
-    case EdmType::kBoolean: return v.Bool("Boolean value");
-    case EdmType::kDateTime: return DateTime(Ticks(v.Int("DateTime value")));
-    case EdmType::kDouble: return v.Double("Double value");
-    case EdmType::kGuid: return Guid{std::string(v.Str("Guid value"))};
+    case EdmType::kString: return {name, EdmType::kString, v.Str("String value"), 0, 0};
+    case EdmType::kBinary: return {name, EdmType::kBinary, v.Bin("Binary value"), 0, 0};
+    case EdmType::kBoolean: return {name, EdmType::kBoolean, {}, v.Bool("Boolean value"), 0};
+    case EdmType::kDateTime: return {name, EdmType::kDateTime, {}, v.Int("DateTime value"), 0};
+    case EdmType::kDouble: return {name, EdmType::kDouble, {}, 0, v.Double("Double value")};
+    case EdmType::kGuid: return {name, EdmType::kGuid, v.Str("Guid value"), 0, 0};
     case EdmType::kInt32: {
       const int64_t n = v.Int("Int32 value");
       if (n < INT32_MIN || n > INT32_MAX) throw mp::FormatError{"Int32 value out of range"};
-      return static_cast<int32_t>(n);
+      return {name, EdmType::kInt32, {}, n, 0};
     }
-    case EdmType::kInt64: return v.Int("Int64 value");
+    case EdmType::kInt64: return {name, EdmType::kInt64, {}, v.Int("Int64 value"), 0};
     default: throw mp::FormatError{"property '" + std::string(name) + "' has an unknown type"};
   }
 }
 
+struct EntityHead {
+  std::string_view partition_key, row_key;
+  DateTime timestamp{};
+};
+
 // Reads an entity body (["bt.entity", format, pk, rk, ticks, [[name, type,
-// value], ...]]) straight into `e`, in one pass. Elements a later format may
-// add (after the properties, after a property's value) are skipped.
-void ReadEntity(std::string_view body, const std::vector<std::string>* only, Entity& e) {
+// value], ...]]) in one pass, into views of `body`: its keys and Timestamp
+// into `head`, its properties (those `only` names, if not null) into
+// `props`, sorted by name. Elements a later format may add (after the
+// properties, after a property's value) are skipped.
+void ReadEntity(std::string_view body, const std::vector<std::string>* only, EntityHead& head,
+                std::vector<PropertyView>& props) {
   mp::Reader r(body);
   const uint32_t fields = r.Array("entity");
   if (fields < 2) throw mp::FormatError{"entity is not long enough"};
@@ -94,11 +102,12 @@ void ReadEntity(std::string_view body, const std::vector<std::string>* only, Ent
                           " is not known to this blobtable (it reads format " +
                           std::to_string(kEntityFormat) + ")"};
   if (fields < 6) throw mp::FormatError{"entity is not long enough"};
-  e.set_partition_key(std::string(r.Str("PartitionKey")));
-  e.set_row_key(std::string(r.Str("RowKey")));
-  e.set_timestamp(DateTime(Ticks(r.Int("Timestamp"))));
-  if (!IsValidDateTime(e.timestamp())) throw mp::FormatError{"Timestamp out of range"};
-  auto& props = e.mutable_properties();
+  head.partition_key = r.Str("PartitionKey");
+  head.row_key = r.Str("RowKey");
+  head.timestamp = DateTime(Ticks(r.Int("Timestamp")));
+  if (!IsValidDateTime(head.timestamp)) throw mp::FormatError{"Timestamp out of range"};
+  props.clear();
+  bool sorted = true;  // written in name order; another writer's order is sorted here
   const uint32_t count = r.Array("properties");
   for (uint32_t i = 0; i < count; ++i) {
     const uint32_t items = r.Array("property");
@@ -111,28 +120,46 @@ void ReadEntity(std::string_view body, const std::vector<std::string>* only, Ent
       r.Skip(items - 2);
       continue;
     }
-    PropertyValue value = ReadValue(r.Next(), type, name);
+    if (!props.empty() && name <= props.back().name()) {
+      if (name == props.back().name()) throw mp::FormatError{"duplicate property"};
+      sorted = false;
+    }
+    props.push_back(ReadValue(r.Next(), type, name));
     r.Skip(items - 3);
-    // Written in name order, so the hint is where each one goes.
-    const size_t before = props.size();
-    props.emplace_hint(props.end(), std::string(name), std::move(value));
-    if (props.size() == before) throw mp::FormatError{"duplicate property"};
   }
   r.Skip(fields - 6);
   r.ExpectEnd();
+  if (sorted) return;
+  auto by_name = [](const PropertyView& a, const PropertyView& b) { return a.name() < b.name(); };
+  std::sort(props.begin(), props.end(), by_name);
+  if (std::adjacent_find(props.begin(), props.end(), [](const auto& a, const auto& b) {
+        return a.name() == b.name();
+      }) != props.end())
+    throw mp::FormatError{"duplicate property"};
+}
+
+// Reads `body` into views and checks what every read entity must be.
+Result<EntityView> Read(std::string_view body, std::string_view blob_name,
+                        const std::vector<std::string>* only, std::string_view etag,
+                        std::vector<PropertyView>& props) {
+  const mp::What what("entity blob", blob_name);
+  EntityHead head;
+  BT_RETURN_IF_ERROR(mp::Guard(what, [&] { ReadEntity(body, only, head, props); }));
+  // Limits were checked when the entity was written; what a reader relies
+  // on (valid UTF-8, a GUID's form, dates in range) is checked here too.
+  EntityView view(head.partition_key, head.row_key, head.timestamp, etag, props);
+  Status valid = ValidateStoredView(view);
+  if (!valid.ok())
+    return Status::Corruption(what.str() + ": stored entity breaks the rules: " + valid.message());
+  return view;
 }
 
 Result<Entity> Decode(std::string_view body, std::string_view blob_name,
                       const std::vector<std::string>* only) {
-  const mp::What what("entity blob", blob_name);
-  Entity e;
-  BT_RETURN_IF_ERROR(mp::Guard(what, [&] { ReadEntity(body, only, e); }));
-  // Limits were checked when the entity was written; what a reader relies
-  // on (valid UTF-8, a GUID's form, dates in range) is checked here too.
-  Status valid = ValidateStoredEntity(e);
-  if (!valid.ok())
-    return Status::Corruption(what.str() + ": stored entity breaks the rules: " + valid.message());
-  return e;
+  thread_local std::vector<PropertyView> props;  // one allocation a thread, not a read
+  auto view = Read(body, blob_name, only, {}, props);
+  if (!view.ok()) return view.status();
+  return view->ToEntity();
 }
 }  // namespace
 
@@ -143,6 +170,11 @@ Result<Entity> DecodeEntity(std::string_view body, std::string_view blob_name) {
 Result<Entity> DecodeEntityPart(std::string_view body, std::string_view blob_name,
                                 const std::vector<std::string>& only) {
   return Decode(body, blob_name, &only);
+}
+
+Result<EntityView> DecodeEntityView(std::string_view body, std::string_view blob_name,
+                                    std::string_view etag, std::vector<PropertyView>& props) {
+  return Read(body, blob_name, nullptr, etag, props);
 }
 
 }  // namespace blobtable::internal

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "blobtable/entity.h"
+#include "blobtable/entity_view.h"
 
 namespace blobtable::internal {
 
@@ -40,10 +41,17 @@ Result<Entity> DecodeEntity(std::string_view body, std::string_view blob_name);
 Result<Entity> DecodeEntityPart(std::string_view body, std::string_view blob_name,
                                 const std::vector<std::string>& only);
 
+// The same as a view of `body` (and of `etag`): its properties are put in
+// `props` (cleared first), which the view refers to, as it refers to the
+// body. No allocation once `props` has room. Errors as DecodeEntity's.
+Result<EntityView> DecodeEntityView(std::string_view body, std::string_view blob_name,
+                                    std::string_view etag, std::vector<PropertyView>& props);
+
 // What every entity read must be, whoever wrote it (key_rules.cc): keys,
 // names and strings valid UTF-8, DateTimes in range, GUIDs of GUID form.
 // InvalidArgument naming the first that is not.
 Status ValidateStoredEntity(const Entity& entity);
+Status ValidateStoredView(const EntityView& entity);
 
 }  // namespace blobtable::internal
 

@@ -3,6 +3,9 @@
 #include <cctype>
 
 #include "blobtable/entity.h"
+#include "blobtable/entity_view.h"
+#include "model/entity_codec.h"
+#include "util/macros.h"
 #include "model/key_rules.h"
 #include "util/utf8.h"
 
@@ -146,23 +149,48 @@ Status ValidateEntity(const Entity& entity) {
 
 namespace blobtable::internal {
 
-Status ValidateStoredEntity(const Entity& entity) {
-  auto bad = [](std::string_view what, std::string_view name) {
-    return Status::InvalidArgument(std::string(what) + " " + QuoteForMessage(name));
-  };
-  if (!IsValidUtf8(entity.partition_key()))
-    return bad("PartitionKey not UTF-8:", entity.partition_key());
-  if (!IsValidUtf8(entity.row_key())) return bad("RowKey not UTF-8:", entity.row_key());
-  for (const auto& [name, value] : entity.properties()) {
-    if (!IsValidUtf8(name)) return bad("property name not UTF-8:", name);
-    if (const auto* s = std::get_if<std::string>(&value)) {
-      if (!IsValidUtf8(*s)) return bad("String value not UTF-8: property", name);
-    } else if (const auto* d = std::get_if<DateTime>(&value)) {
-      if (!IsValidDateTime(*d)) return bad("DateTime value out of range: property", name);
-    } else if (const auto* g = std::get_if<Guid>(&value)) {
-      if (!IsGuid(g->value)) return bad("Guid value not a GUID: property", name);
-    }
+namespace {
+
+Status Bad(std::string_view what, std::string_view name) {
+  return Status::InvalidArgument(std::string(what) + " " + QuoteForMessage(name));
+}
+
+Status ValidateStoredKeys(std::string_view partition_key, std::string_view row_key) {
+  if (!IsValidUtf8(partition_key)) return Bad("PartitionKey not UTF-8:", partition_key);
+  if (!IsValidUtf8(row_key)) return Bad("RowKey not UTF-8:", row_key);
+  return Status::OK();
+}
+
+Status ValidateStoredProperty(const PropertyView& p) {
+  if (!IsValidUtf8(p.name())) return Bad("property name not UTF-8:", p.name());
+  switch (p.type()) {
+    case EdmType::kString:
+      if (!IsValidUtf8(p.text())) return Bad("String value not UTF-8: property", p.name());
+      break;
+    case EdmType::kDateTime:
+      if (!IsValidDateTime(p.date_time()))
+        return Bad("DateTime value out of range: property", p.name());
+      break;
+    case EdmType::kGuid:
+      if (!IsGuid(p.text())) return Bad("Guid value not a GUID: property", p.name());
+      break;
+    default: break;
   }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status ValidateStoredEntity(const Entity& entity) {
+  BT_RETURN_IF_ERROR(ValidateStoredKeys(entity.partition_key(), entity.row_key()));
+  for (const auto& [name, value] : entity.properties())
+    BT_RETURN_IF_ERROR(ValidateStoredProperty(PropertyView(name, value)));
+  return Status::OK();
+}
+
+Status ValidateStoredView(const EntityView& entity) {
+  BT_RETURN_IF_ERROR(ValidateStoredKeys(entity.partition_key(), entity.row_key()));
+  for (const PropertyView& p : entity.properties()) BT_RETURN_IF_ERROR(ValidateStoredProperty(p));
   return Status::OK();
 }
 

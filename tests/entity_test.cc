@@ -6,6 +6,7 @@
 #include <random>
 
 #include "blobtable/entity.h"
+#include "blobtable/entity_view.h"
 #include "model/entity_codec.h"
 #include "util/msgpack_util.h"
 #include "util/utf8.h"
@@ -332,6 +333,47 @@ TEST(Utf8, LengthsAreRightAroundTheAsciiFastPath) {
     EXPECT_FALSE(IsValidUtf8(std::string(ascii, 'a') + "\xc3" + std::string(8, 'b'))) << ascii;
     EXPECT_FALSE(IsValidUtf8(std::string(ascii, 'a') + "\xed\xa0\x80")) << ascii;  // a surrogate
   }
+}
+
+// A view decoded from a body holds what DecodeEntity returns: every type,
+// its accessors answering for their own type only, Find by name, and
+// ToEntity a copy equal to the decoded entity.
+TEST(EntityView, ADecodedViewHoldsWhatDecodeEntityReturns) {
+  Entity e("pk", "rk");
+  e.Set("s", std::string("text")).Set("bin", Binary{std::string("\0\1", 2)}).Set("t", true);
+  e.Set("d", 2.5).Set("i32", int32_t{-7}).Set("i64", int64_t{1} << 40);
+  e.Set("g", Guid{"0f8fad5b-d9cb-469f-a165-70867728950e"});
+  e.Set("when", DateTime(Ticks(123456789)));
+  e.set_timestamp(DateTime(Ticks(987654321)));
+  const std::string body = *EncodeEntity(e);
+  std::vector<PropertyView> props;
+  auto view = DecodeEntityView(body, "blob", "\"etag\"", props);
+  ASSERT_TRUE(view.ok()) << view.status().ToString();
+  EXPECT_EQ(view->partition_key(), "pk");
+  EXPECT_EQ(view->row_key(), "rk");
+  EXPECT_EQ(view->etag(), "\"etag\"");
+  EXPECT_EQ(view->timestamp(), e.timestamp());
+  ASSERT_EQ(view->properties().size(), 8u);
+  EXPECT_EQ(view->Find("s")->text(), "text");
+  EXPECT_EQ(view->Find("s")->bytes(), "");  // not a Binary
+  EXPECT_EQ(view->Find("bin")->bytes(), std::string("\0\1", 2));
+  EXPECT_TRUE(view->Find("t")->boolean());
+  EXPECT_EQ(view->Find("d")->number(), 2.5);
+  EXPECT_EQ(view->Find("d")->integer(), 0);  // not an integer
+  EXPECT_EQ(view->Find("i32")->integer(), -7);
+  EXPECT_EQ(view->Find("i64")->integer(), int64_t{1} << 40);
+  EXPECT_EQ(view->Find("g")->text(), "0f8fad5b-d9cb-469f-a165-70867728950e");
+  EXPECT_EQ(view->Find("when")->date_time(), DateTime(Ticks(123456789)));
+  EXPECT_EQ(view->Find("missing"), nullptr);
+  const Entity copy = view->ToEntity();
+  EXPECT_TRUE(copy.SameContent(e));
+  EXPECT_EQ(copy.etag(), "\"etag\"");
+  for (const auto& [name, value] : e.properties())
+    EXPECT_EQ(PropertyView(name, value).ToValue(), value) << name;
+  // Damage is refused as DecodeEntity refuses it.
+  std::string bad = body;
+  bad[bad.find("text")] = '\xff';
+  EXPECT_EQ(DecodeEntityView(bad, "blob", "", props).status().code(), Code::kCorruption);
 }
 
 }  // namespace

@@ -106,6 +106,31 @@ class QueryTest : public ::testing::Test {
     placed.metadata = {{kPrewriteMetadata, intent.txn_id}};
     ASSERT_TRUE(storage_->Put(blob, EncodeIntent(intent), placed).ok());
   }
+  // 30 rows over partitions p (odd i) and q (even), and a row with a
+  // transaction's intent on it, placed by a coordinator that died before its
+  // commit point (the second row of p): queries read the version before it.
+  void InsertTwoPartitions() {
+    for (int i = 0; i < 30; ++i) {
+      Entity e(i % 2 ? "p" : "q", Rk(i));
+      e.Set("n", i).Set("s", std::string(i % 7, 'x')).Set("b", i % 3 == 0);
+      ASSERT_TRUE(table().Insert(e).ok());
+    }
+    PlaceDeadIntent(3);
+  }
+  // Queries of every kind over InsertTwoPartitions' rows, with pages that
+  // end in the middle of them.
+  static std::vector<QueryOptions> MixedQueries() {
+    std::vector<QueryOptions> q(9);
+    q[1].partition_key = "p";
+    q[2].partition_key = "p", q[2].row_key_from = Rk(5), q[2].row_key_to = Rk(20);
+    q[3].filter = "n ge 10 and s ne 'xxx'", q[3].top = 3;
+    q[4].top = 4, q[4].partition_key = "p";
+    q[5].row_key_prefix = "r001", q[5].partition_key = "p";
+    q[6].select = {"s"}, q[6].top = 7;
+    q[7].filter = "b eq true or n eq 3", q[7].select = {"n", "b"};
+    q[8].row_key_from = Rk(20), q[8].row_key_to = Rk(27);  // in each partition
+    return q;
+  }
   static std::string Rk(int i) {
     char rk[16];
     snprintf(rk, sizeof rk, "r%04d", i);
@@ -412,23 +437,11 @@ TEST_F(QueryTest, TheCacheKeepsWhatTheListingCarried) {
 // counting wrapper, which turns in-place reading off), marked rows read
 // through the protocol.
 TEST_F(QueryTest, InPlaceListingsAnswerAsListingsDo) {
-  for (int i = 0; i < 30; ++i) {
-    Entity e(i % 2 ? "p" : "q", Rk(i));
-    e.Set("n", i).Set("s", std::string(i % 7, 'x'));
-    ASSERT_TRUE(table().Insert(e).ok());
-  }
-  // A row with a transaction's intent on it, placed by a coordinator that
-  // died before its commit point: both read the version before it.
-  PlaceDeadIntent(3);
+  InsertTwoPartitions();
   auto in_place = Store::FromBlobStore(storage_, {});
   auto in_place_table = in_place->OpenTable("orders");
   ASSERT_TRUE(in_place_table.ok());
-  std::vector<QueryOptions> queries(6);
-  queries[1].partition_key = "p";
-  queries[2].partition_key = "p", queries[2].row_key_from = Rk(5), queries[2].row_key_to = Rk(20);
-  queries[3].filter = "n ge 10 and s ne 'xxx'";
-  queries[4].top = 4, queries[4].partition_key = "q";
-  queries[5].row_key_prefix = "r001", queries[5].partition_key = "p";
+  const std::vector<QueryOptions> queries = MixedQueries();
   for (size_t i = 0; i < queries.size(); ++i) {
     for (QueryOptions q = queries[i];;) {
       auto want = table().Query(q);
@@ -458,7 +471,10 @@ TEST_F(QueryTest, AFilterChecksWhatItReadsAndTheRowsItReturnsWhole) {
   ASSERT_TRUE(storage_->Put(*name, body, {}).ok());
   InsertRows(3, 10);
   for (bool in_place : {true, false}) {
-    if (in_place) Open(storage_);
+    if (in_place)
+      Open(storage_);
+    else  // lists with data, not in place
+      Open(std::make_shared<CountingBlobStore>(storage_));
     QueryOptions q;
     q.filter = "n eq 2";
     auto other = table().Query(q);
@@ -469,6 +485,72 @@ TEST_F(QueryTest, AFilterChecksWhatItReadsAndTheRowsItReturnsWhole) {
     q.filter = "s eq 'x'";
     EXPECT_EQ(table().Query(q).status().code(), Code::kCorruption) << in_place;
     EXPECT_EQ(table().Query({}).status().code(), Code::kCorruption) << in_place;
+  }
+}
+
+// Visit hands over, as views, the rows Query returns, with the same
+// continuations: in place (the local backend alone, a marked row in the
+// middle of a page left to Query) and through a wrapper (every page read by
+// Query).
+TEST_F(QueryTest, VisitHandsOverTheRowsQueryReturns) {
+  InsertTwoPartitions();
+  auto in_place = Store::FromBlobStore(storage_, {});
+  auto in_place_table = in_place->OpenTable("orders");
+  ASSERT_TRUE(in_place_table.ok());
+  const std::vector<QueryOptions> queries = MixedQueries();
+  for (const Table& visited : {table(), *in_place_table}) {
+    for (size_t i = 0; i < queries.size(); ++i) {
+      for (QueryOptions q = queries[i];;) {
+        auto want = table().Query(q);
+        ASSERT_TRUE(want.ok()) << i << ": " << want.status().ToString();
+        std::vector<Entity> got;
+        auto page = visited.Visit(q, [&](const EntityView& row) { got.push_back(row.ToEntity()); });
+        ASSERT_TRUE(page.ok()) << i << ": " << page.status().ToString();
+        ASSERT_EQ(got.size(), want->entities.size()) << i;
+        EXPECT_EQ(page->rows, static_cast<int64_t>(got.size())) << i;
+        for (size_t j = 0; j < got.size(); ++j) {
+          EXPECT_TRUE(got[j].SameContent(want->entities[j])) << i << ", " << j;
+          EXPECT_EQ(got[j].etag(), want->entities[j].etag()) << i << ", " << j;
+        }
+        EXPECT_EQ(page->continuation, want->continuation) << i;
+        if (page->continuation.empty()) break;
+        q.continuation = page->continuation;
+      }
+    }
+  }
+}
+
+// A visitor's error ends the visit, which returns it; a damaged row is
+// Corruption, as Query says, whether the row is read in place or not.
+TEST_F(QueryTest, VisitStopsAtTheVisitorsErrorAndAtDamage) {
+  InsertRows(10, 3);
+  for (bool in_place : {false, true}) {
+    if (in_place) Open(storage_);
+    int seen = 0;
+    auto stopped = table().Visit({}, [&](const EntityView& row) {
+      return ++seen == 3 ? Status::Busy("enough at " + std::string(row.row_key())) : Status::OK();
+    });
+    EXPECT_EQ(stopped.status().code(), Code::kBusy) << in_place;
+    EXPECT_EQ(stopped.status().message(), "enough at " + Rk(2)) << in_place;
+    EXPECT_EQ(seen, 3) << in_place;
+  }
+  Entity e("p", "damaged");
+  e.Set("n", 1).Set("s", std::string("marker-text"));
+  std::string body = *EncodeEntity(e);
+  body[body.find("marker-text")] = '\xff';  // no longer UTF-8
+  ASSERT_TRUE(storage_->Put(*naming::EntityBlobName("orders", "p", "damaged"), body, {}).ok());
+  for (bool in_place : {false, true}) {
+    if (in_place)
+      Open(storage_);
+    else  // lists with data, not in place
+      Open(std::make_shared<CountingBlobStore>(storage_));
+    QueryOptions q;
+    q.filter = "n eq 2";  // reads only n of the damaged row
+    auto one = table().Visit(q, [](const EntityView& row) { EXPECT_EQ(row.row_key(), Rk(2)); });
+    ASSERT_TRUE(one.ok()) << one.status().ToString();
+    EXPECT_EQ(one->rows, 1);
+    EXPECT_EQ(table().Visit({}, [](const EntityView&) {}).status().code(), Code::kCorruption)
+        << in_place;
   }
 }
 

@@ -65,6 +65,11 @@ long Count(std::string_view s, int wide) {
         continue;
       }
     }
+    if (static_cast<unsigned char>(s[pos]) < 0x80) {  // the short tail of ASCII text
+      ++pos;
+      ++count;
+      continue;
+    }
     if (!NextCodePoint(s, &pos, &cp)) return -1;
     count += cp >= 0x10000 ? wide : 1;
   }

@@ -28,6 +28,7 @@
 #include "blobtable/export.h"
 #include "blobtable/blob_store.h"
 #include "blobtable/entity.h"
+#include "blobtable/entity_view.h"
 #include "blobtable/options.h"
 #include "blobtable/retry.h"
 #include "blobtable/status.h"
@@ -76,6 +77,17 @@ struct QueryPage {
   // Some rows, or the listing itself, came from the cache unvalidated
   // (offline, or storage unreachable): rows may be missing or old.
   bool stale = false;
+};
+
+// Table::Visit's function: called with each row as a view (valid only
+// during the call). An error it returns stops the visit, which returns it.
+using EntityVisitor = std::function<Status(const EntityView& row)>;
+
+// What Table::Visit visited.
+struct VisitedPage {
+  int64_t rows = 0;          // the rows handed to the visitor
+  std::string continuation;  // as QueryPage::continuation
+  bool stale = false;        // as QueryPage::stale
 };
 
 class TableScan;
@@ -131,6 +143,26 @@ class BLOBTABLE_EXPORT Table {
 
   // One page of entities in key order.
   Result<QueryPage> Query(const QueryOptions& options) const;
+
+  // The page Query(options) returns, handed to `visit` row by row, in key
+  // order, as views instead of entities: on the embedded store each row is
+  // read from the store's page where it lies, without allocating or copying
+  // (docs/performance.md, "Visiting rows"); a row a transaction has marked,
+  // and every row of a store with wrappers or a cache, is read as Query
+  // reads it and handed over as a view of that entity. Same rows, same
+  // checks, same errors as Query; also the visitor's own error, which ends
+  // the visit (the rows visited before it stay visited).
+  Result<VisitedPage> Visit(const QueryOptions& options, const EntityVisitor& visit) const;
+  // The same with a function that returns nothing.
+  template <typename Fn>
+  requires std::is_void_v<std::invoke_result_t<Fn&, const EntityView&>> Result<VisitedPage> Visit(
+      const QueryOptions& options, Fn fn)
+  const {
+    return Visit(options, EntityVisitor([&fn](const EntityView& row) {
+                   fn(row);
+                   return Status::OK();
+                 }));
+  }
 
   // Every entity the query matches, page after page as the loop needs them
   // (QueryOptions::top is the page size; continuation, where to start):
