@@ -65,7 +65,7 @@ class BLOBTABLE_EXPORT PropertyView {
 
 // One entity: keys, Timestamp, ETag and properties in name order. What
 // Table::Visit hands over has passed the checks a decoded Entity passes
-// (docs/data-model.md, "Checking what is read").
+// (docs/data-model.md, "Stored form").
 class BLOBTABLE_EXPORT EntityView {
  public:
   EntityView() = default;

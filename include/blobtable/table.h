@@ -147,7 +147,7 @@ class BLOBTABLE_EXPORT Table {
   // The page Query(options) returns, handed to `visit` row by row, in key
   // order, as views instead of entities: on the embedded store each row is
   // read from the store's page where it lies, without allocating or copying
-  // (docs/performance.md, "Visiting rows"); a row a transaction has marked,
+  // (docs/performance.md, "Step 5"); a row a transaction has marked,
   // and every row of a store with wrappers or a cache, is read as Query
   // reads it and handed over as a view of that entity. Same rows, same
   // checks, same errors as Query; also the visitor's own error, which ends
