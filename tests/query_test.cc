@@ -16,6 +16,7 @@
 #include "model/entity_codec.h"
 #include "model/inline_body.h"
 #include "testing/counting_blob_store.h"
+#include "tests/dead_intent.h"
 #include "tests/test_util.h"
 #include "txn/intent.h"
 #include "util/base64.h"
@@ -90,22 +91,7 @@ class QueryTest : public ::testing::Test {
   const Table& table() { return *table_; }
   // Row ("p", Rk(i)) under the intent of a coordinator that died before its
   // commit point (it would have set n to 99).
-  void PlaceDeadIntent(int i) {
-    const std::string blob = *table().EntityBlobName("p", Rk(i));
-    auto cur = storage_->Get(blob, {});
-    ASSERT_TRUE(cur.ok());
-    EntityIntent intent;
-    intent.txn_id = "0f8fad5b-d9cb-469f-a165-70867728950e";
-    intent.lock = *table().LockBlobName("p");
-    intent.prev_exists = intent.next_exists = true;
-    intent.prev_etag = cur->properties.etag;
-    intent.prev_body = cur->data;
-    intent.next_body = *EncodeEntity(Entity("p", Rk(i)).Set("n", 99));
-    PutOptions placed;
-    placed.conditions.if_match = cur->properties.etag;
-    placed.metadata = {{kPrewriteMetadata, intent.txn_id}};
-    ASSERT_TRUE(storage_->Put(blob, EncodeIntent(intent), placed).ok());
-  }
+  void PlaceDeadIntent(int i) { testing::PlaceDeadIntent(*storage_, table(), "p", Rk(i)); }
   // 30 rows over partitions p (odd i) and q (even), and a row with a
   // transaction's intent on it, placed by a coordinator that died before its
   // commit point (the second row of p): queries read the version before it.

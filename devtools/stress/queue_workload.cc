@@ -17,6 +17,8 @@
 #include "coord/coord_names.h"
 #include "devtools/stress/coord_check.h"
 #include "devtools/stress/workload.h"
+#include "storage/list_all.h"
+#include "util/macros.h"
 
 namespace blobtable::stress {
 namespace {
@@ -62,19 +64,12 @@ Status Clear(BlobStore& blobs) {
        {internal::coord::QueueItemPrefix(kQueue), internal::coord::QueueDeadPrefix(kQueue)}) {
     ListOptions list;
     list.prefix = prefix;
-    for (int pages = 0;;) {
-      auto page = blobs.List(list);
-      if (!page.ok()) return page.status();
-      for (const BlobItem& item : page->items) {
-        if (item.properties.lease_state == LeaseState::kLeased)
-          (void)blobs.BreakLease(item.name, 0, {});  // a killed worker's delivery
-        Status s = blobs.Delete(item.name, {});
-        if (!s.ok() && !s.IsNotFound()) return s;
-      }
-      auto more = NextListPage(list, *page, &pages);
-      if (!more.ok()) return more.status();
-      if (!*more) break;
-    }
+    BT_RETURN_IF_ERROR(internal::ForEachListed(blobs, list, [&](const BlobItem& item) {
+      if (item.properties.lease_state == LeaseState::kLeased)
+        (void)blobs.BreakLease(item.name, 0, {});  // a killed worker's delivery
+      Status s = blobs.Delete(item.name, {});
+      return s.IsNotFound() ? Status::OK() : s;
+    }));
   }
   return Status::OK();
 }

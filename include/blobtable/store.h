@@ -63,6 +63,26 @@ struct RecoverOptions {
   bool scan_everything = false;
 };
 
+// What Store::DropTable did (so far, when its progress function has it).
+struct DropTableReport {
+  int64_t entities = 0;  // entity blobs deleted
+  int64_t locks = 0;     // partition lock blobs deleted
+  // Blobs another writer changed while the drop ran: left (run it again).
+  int64_t changed = 0;
+};
+
+struct DropTableOptions {
+  // Drop it even while a transaction holds some of it (an entity under a
+  // transaction's mark, a partition lock leased): those blobs are deleted
+  // too, leases broken; that transaction's writes to the table are lost and
+  // it may fail. Without it: Busy naming what is held, before anything is
+  // deleted.
+  bool force = false;
+  // Called on the calling thread after each page of deletes (up to 1,000
+  // blobs), with the report so far.
+  std::function<void(const DropTableReport&)> progress;
+};
+
 class BLOBTABLE_EXPORT Store {
  public:
   // Opens `location`: a directory for the embedded local store (created if
@@ -112,6 +132,19 @@ class BLOBTABLE_EXPORT Store {
   // they are stored: table names are case-insensitive), sorted. Costs one
   // listing a table, and one more.
   Result<std::vector<std::string>> ListTables() const;
+
+  // Deletes table `name`: every entity and partition lock blob it has.
+  // First a listing of the whole table to find what a transaction holds
+  // (refused, Busy naming it, unless options.force), then the blobs page by
+  // page, each at the ETag listed: a page is one atomic batch where the
+  // store commits batches atomically (the embedded store), concurrent
+  // Deletes elsewhere. Not atomic as a whole: writers during a drop may
+  // leave entities (DropTableReport::changed counts what changed under it);
+  // a drop that failed part way is resumed by running it again. A table
+  // with nothing left is not listed by ListTables. InvalidArgument for a
+  // bad name.
+  Result<DropTableReport> DropTable(std::string_view name,
+                                    const DropTableOptions& options = {}) const;
 
   // Finishes or undoes every transaction whose coordinator died after its
   // first round (normally done lazily by whoever next touches its

@@ -90,6 +90,23 @@ struct VisitedPage {
   bool stale = false;        // as QueryPage::stale
 };
 
+// What Table::DeleteWhere did (so far, when its progress function has it).
+struct DeleteWhereReport {
+  int64_t matched = 0;  // entities the query matched
+  int64_t deleted = 0;  // of them, deleted (0 in a dry run)
+  // Of them, changed or deleted by another writer after they were read:
+  // left as they are (run it again to take them too).
+  int64_t changed = 0;
+};
+
+struct DeleteWhereOptions {
+  // Count what would be deleted; delete nothing.
+  bool dry_run = false;
+  // Called on the calling thread after each batch (up to 500 entities), with
+  // the report so far.
+  std::function<void(const DeleteWhereReport&)> progress;
+};
+
 class TableScan;
 
 // InvalidArgument saying why, if `name` is not a table name Azure Tables
@@ -163,6 +180,23 @@ class BLOBTABLE_EXPORT Table {
                    return Status::OK();
                  }));
   }
+
+  // How many entities the query matches, over all its pages from
+  // `options.continuation` (top and select do not matter). Without a
+  // filter the embedded store counts its listing without decoding the rows
+  // (damage is then not seen: `blobtable check` finds it); a row under a
+  // transaction's mark is read to tell whether it exists. Errors as Query's.
+  Result<int64_t> Count(const QueryOptions& options = {}) const;
+
+  // Deletes every entity the query matches, each only at the ETag it was
+  // read with: an entity another writer changed or deleted since is left
+  // (DeleteWhereReport::changed). In batches of up to 500: one atomic
+  // transaction a batch where the store commits batches atomically (the
+  // embedded store: one LMDB write each), concurrent Deletes elsewhere.
+  // Not one atomic step: a failure part way leaves the batches before it
+  // deleted, and the error is returned; running it again goes on.
+  Result<DeleteWhereReport> DeleteWhere(const QueryOptions& options,
+                                        const DeleteWhereOptions& how = {}) const;
 
   // Every entity the query matches, page after page as the loop needs them
   // (QueryOptions::top is the page size; continuation, where to start):

@@ -139,6 +139,7 @@ class BLOBTABLE_EXPORT Transaction {
 
  private:
   friend class Store;
+  friend class Table;  // Table::DeleteWhere's batches
   BLOBTABLE_HIDDEN Transaction(std::shared_ptr<const internal::TxnContext> context,
                                TransactionOptions options);
   std::unique_ptr<internal::TxnBuffer> buffer_;

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: Apache-2.0
+// Store::DropTable: every blob of a table deleted, after a look for what a
+// transaction holds.
+#include <string>
+#include <vector>
+
+#include "blobtable/store.h"
+#include "kv/store_core.h"
+#include "model/blob_naming.h"
+#include "storage/list_all.h"
+#include "txn/recovery.h"
+#include "util/macros.h"
+#include "util/parallel.h"
+
+namespace blobtable {
+namespace {
+
+// The first blob of the table a transaction holds: an entity under its mark
+// or a leased lock; OK if none.
+Status RefuseWhatIsHeld(BlobStore& blobs, const std::string& table, const std::string& prefix) {
+  ListOptions list;
+  list.prefix = prefix;
+  return internal::ForEachListed(blobs, list, [&](const BlobItem& item) {
+    const auto of = internal::naming::TableOf(item.name);
+    const std::string txn = internal::MarkingTransaction(item.properties);
+    if (of && of->entity && !txn.empty())
+      return Status::Busy("table " + table + ": blob '" + item.name + "' is held by transaction " +
+                          txn + "; let it finish (or run recover if its coordinator died), " +
+                          "or drop with force");
+    if (of && !of->entity && item.properties.lease_state == LeaseState::kLeased)
+      return Status::Busy("table " + table + ": partition lock '" + item.name +
+                          "' is leased by a transaction in progress; wait for it, or drop " +
+                          "with force");
+    return Status::OK();
+  });
+}
+
+// Deletes one blob at its listed ETag, breaking its lease first if it has
+// one and `force` says so. Conflict/NotFound: it changed under the drop.
+Status DeleteListed(BlobStore& blobs, const BlobItem& item, bool force) {
+  if (force && item.properties.lease_state == LeaseState::kLeased) {
+    auto broken = blobs.BreakLease(item.name, 0, {});
+    if (!broken.ok() && !broken.status().IsNotFound()) return broken.status();
+  }
+  WriteOptions w;
+  w.conditions.if_match = item.properties.etag;
+  Status s = blobs.Delete(item.name, w);
+  if (s.IsBusy() && !force)
+    return Status::Busy("blob '" + item.name + "' was leased by a transaction during the drop; " +
+                        "run it again, or with force");
+  return s;
+}
+
+}  // namespace
+
+Result<DropTableReport> Store::DropTable(std::string_view name,
+                                         const DropTableOptions& options) const {
+  BT_RETURN_IF_ERROR(internal::naming::ValidateTableName(name));
+  const std::string table(name);
+  const std::string ctx = "dropping table " + table;
+  const std::string prefix = internal::naming::TablePrefix(table);
+  BlobStore& blobs = *core_->blobs;
+  if (!options.force) BT_RETURN_IF_ERROR(RefuseWhatIsHeld(blobs, table, prefix).WithContext(ctx));
+  DropTableReport report;
+  ListOptions list;
+  list.prefix = prefix;
+  list.max_results = 1000;
+  for (int pages = 0;;) {
+    auto page = blobs.List(list);
+    if (!page.ok()) return page.status().WithContext(ctx);
+    const std::vector<BlobItem>& items = page->items;
+    std::vector<Status> done(items.size());
+    bool batched = false;
+    if (blobs.traits().atomic_batch && !options.force && !items.empty()) {
+      std::vector<BatchOp> ops(items.size());
+      for (size_t i = 0; i < items.size(); ++i) {
+        ops[i].kind = BatchOp::Kind::kDelete;
+        ops[i].blob = items[i].name;
+        ops[i].conditions.if_match = items[i].properties.etag;
+      }
+      batched = blobs.CommitBatch(ops).status.ok();  // else one by one: which one failed
+    }
+    if (!batched)
+      internal::ParallelFor(items.size(), core_->CommitWidth(), [&](size_t i) {
+        done[i] = DeleteListed(blobs, items[i], options.force);
+      });
+    for (size_t i = 0; i < items.size(); ++i) {
+      if (done[i].IsConflict() || done[i].IsNotFound()) {
+        ++report.changed;
+        continue;
+      }
+      if (!done[i].ok()) return done[i].WithContext(ctx);
+      const auto of = internal::naming::TableOf(items[i].name);
+      ++(of && of->entity ? report.entities : report.locks);
+    }
+    if (options.progress) options.progress(report);
+    auto next = NextListPage(list, *page, &pages);
+    if (!next.ok()) return next.status().WithContext(ctx);
+    if (!*next) return report;
+  }
+}
+
+}  // namespace blobtable
