@@ -95,6 +95,13 @@ std::unique_ptr<Command> MakeCommand(const CommandSpec<Options>& spec) {
   return std::make_unique<CommandOf<Options>>(spec);
 }
 
+// The options that choose rows, on every command that reads or changes a
+// range (query, export, count, delete): --pk, --rk-from, --rk-to,
+// --rk-prefix, --filter, bound to `q` (tools/cli/selection.cc).
+void DefineSelection(CLI::App& command, QueryOptions& q);
+// Whether any of them was given.
+bool SelectsRows(const QueryOptions& q);
+
 // How `get` and `query` may print entities (--format; tools/entity_output.h).
 inline CLI::IsMember FormatNames() { return CLI::IsMember({"jsonl", "json", "table"}); }
 

@@ -19,11 +19,7 @@ struct ExportCommandOptions {
 
 void Define(CLI::App& exp, ExportCommandOptions& o) {
   exp.add_option("TABLE", o.table)->required();
-  exp.add_option("--pk", o.query.partition_key);
-  exp.add_option("--rk-from", o.query.row_key_from, "RK: from this RowKey (with --pk)");
-  exp.add_option("--rk-to", o.query.row_key_to,
-                 "RK: to this one, inclusive (with --pk and --rk-from, progress shows how far)");
-  exp.add_option("--filter", o.query.filter, "EXPR: only matching rows (docs/api.md#filters)");
+  DefineSelection(exp, o.query);
   exp.add_flag("--quiet", o.bulk.quiet, "no progress, no summary");
 }
 

@@ -20,12 +20,8 @@ struct QueryCommandOptions {
 
 void Define(CLI::App& query, QueryCommandOptions& o) {
   query.add_option("TABLE", o.table)->required();
-  query.add_option("--pk", o.query.partition_key);
-  query.add_option("--rk-from", o.query.row_key_from);
-  query.add_option("--rk-to", o.query.row_key_to);
-  query.add_option("--filter", o.query.filter, "EXPR, e.g. \"Price ge 10.0 and Active eq true\"");
+  DefineSelection(query, o.query);
   query.add_option("--select", o.query.select, "A,B: only these properties")->delimiter(',');
-  query.add_option("--rk-prefix", o.query.row_key_prefix, "P: only RowKeys starting with P");
   query.add_option("--limit", o.limit, "N: at most N entities in all")->check(CLI::PositiveNumber);
   query.add_option("--top", o.query.top, "N: entities a page, 1..1000 (default 1000)")
       ->check(CLI::Range(1, 1000));

@@ -26,6 +26,9 @@ std::unique_ptr<Command> CounterCommand();  // counter.cc
 std::unique_ptr<Command> RecoverCommand();  // recover.cc
 std::unique_ptr<Command> CacheCommand();    // cache.cc
 std::unique_ptr<Command> CheckCommand();    // check.cc
+std::unique_ptr<Command> TablesCommand();   // tables.cc
+std::unique_ptr<Command> CountCommand();    // count.cc
+std::unique_ptr<Command> DropCommand();     // drop.cc
 
 // Every command, newly made, in the order `blobtable --help` lists them.
 std::vector<std::unique_ptr<Command>> Commands();

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: Apache-2.0
+// The CLI's commands for a table as a whole, run as a separate binary:
+// tables, count, delete with a selection, drop.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "blobtable/store.h"
+#include "tests/dead_intent.h"
+#include "tests/shell.h"
+#include "tests/test_util.h"
+
+namespace blobtable {
+namespace {
+
+using testing::Quote;
+
+class CliAdminTest : public ::testing::Test {
+ protected:
+  // Runs `blobtable --store <dir> args...` with `stdin_text` on stdin.
+  testing::ShellRun Cli(const std::string& args, const std::string& stdin_text = "") {
+    return testing::Shell(
+        std::string(BLOBTABLE_CLI_PATH) + " --store " + Quote(store_dir()) + " " + args,
+        stdin_text);
+  }
+  std::string store_dir() const { return dir_.path() + "/db"; }
+  // `rows` entities (p<i % 2>, r<i>) with n = i, imported into `table`.
+  void Import(const std::string& table, int rows) {
+    std::string lines;
+    for (int i = 0; i < rows; ++i)
+      lines += "{\"PartitionKey\":\"p" + std::to_string(i % 2) + "\",\"RowKey\":\"r" +
+               std::to_string(1000 + i) + "\",\"n\":" + std::to_string(i) + "}\n";
+    auto imported = Cli("import " + table + " --quiet", lines);
+    ASSERT_EQ(imported.code, 0) << imported.err;
+  }
+  testing::TempDir dir_;
+};
+
+TEST_F(CliAdminTest, TablesListsThemWithCountsAndCountCountsASelection) {
+  Import("orders", 30);
+  Import("Audit", 3);
+  auto tables = Cli("tables");
+  ASSERT_EQ(tables.code, 0) << tables.err;
+  EXPECT_EQ(tables.out, "audit\norders\n");
+  tables = Cli("tables --counts");
+  ASSERT_EQ(tables.code, 0) << tables.err;
+  EXPECT_EQ(tables.out, "audit\t3\norders\t30\n");
+  EXPECT_EQ(Cli("count orders").out, "30\n");
+  EXPECT_EQ(Cli("count orders --pk p1").out, "15\n");
+  EXPECT_EQ(Cli("count orders --filter 'n ge 10 and n lt 20'").out, "10\n");
+  EXPECT_EQ(Cli("count orders --pk p0 --rk-prefix r101").out, "5\n");
+  EXPECT_EQ(Cli("count nothing").out, "0\n");
+  auto bad = Cli("count orders --filter 'n eq'");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("filter"), std::string::npos) << bad.err;
+  // Reading commands make no store where there is none.
+  auto none = testing::Shell(std::string(BLOBTABLE_CLI_PATH) + " --store " +
+                             Quote(dir_.path() + "/none") + " tables");
+  EXPECT_EQ(none.code, 3) << none.err;
+}
+
+TEST_F(CliAdminTest, DeleteWithASelectionTakesWhatMatchesAfterADryRun) {
+  Import("orders", 40);
+  auto dry = Cli("delete orders --filter 'n lt 25' --dry-run");
+  ASSERT_EQ(dry.code, 0) << dry.err;
+  EXPECT_NE(dry.err.find("25 matched, none deleted (dry run)"), std::string::npos) << dry.err;
+  EXPECT_EQ(Cli("count orders").out, "40\n");
+  auto done = Cli("delete orders --filter 'n lt 25'");
+  ASSERT_EQ(done.code, 0) << done.err;
+  EXPECT_NE(done.err.find("25 matched, 25 deleted"), std::string::npos) << done.err;
+  EXPECT_EQ(Cli("count orders").out, "15\n");
+  auto partition = Cli("delete orders --pk p0 --quiet");
+  ASSERT_EQ(partition.code, 0) << partition.err;
+  EXPECT_EQ(partition.err, "");
+  EXPECT_EQ(Cli("count orders").out, "8\n");
+  // No selection: refused, nothing deleted; --all takes everything.
+  EXPECT_EQ(Cli("delete orders").code, 2);
+  EXPECT_EQ(Cli("delete orders p1 r1001 --all").code, 2);
+  EXPECT_EQ(Cli("count orders").out, "8\n");
+  ASSERT_EQ(Cli("delete orders --all --quiet").code, 0);
+  EXPECT_EQ(Cli("count orders").out, "0\n");
+}
+
+TEST_F(CliAdminTest, DropDeletesATableAndRefusesOneATransactionHolds) {
+  Import("orders", 20);
+  Import("keep", 2);
+  {
+    auto store = Store::Open(store_dir());
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    testing::PlaceDeadIntent((*store)->blob_store(), *(*store)->OpenTable("orders"), "p1", "r1001");
+  }
+  auto refused = Cli("drop orders");
+  EXPECT_EQ(refused.code, 5) << refused.err;  // Busy: a transaction holds it
+  EXPECT_NE(refused.err.find(testing::kDeadTxnId), std::string::npos) << refused.err;
+  EXPECT_EQ(Cli("count orders").out, "20\n");
+  auto dropped = Cli("drop orders --force");
+  ASSERT_EQ(dropped.code, 0) << dropped.err;
+  EXPECT_NE(dropped.err.find("dropped table orders: 20 entities"), std::string::npos)
+      << dropped.err;
+  EXPECT_EQ(Cli("tables").out, "keep\n");
+  auto again = Cli("drop orders --quiet");  // nothing left: nothing to do
+  EXPECT_EQ(again.code, 0) << again.err;
+  EXPECT_EQ(again.err, "");
+}
+
+}  // namespace
+}  // namespace blobtable
