@@ -6,9 +6,13 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <set>
+#include <vector>
 #include <cerrno>
 #include <cstring>
 
+#include "util/macros.h"
 #include "util/stored_format.h"
 
 namespace blobtable::internal {
@@ -23,6 +27,10 @@ Status Errno(const std::string& what, int err) {
   return Status::IOError(what + ": " + std::strerror(err));
 }
 
+bool Exists(const std::string& path, struct stat* st) { return stat(path.c_str(), st) == 0; }
+
+}  // namespace
+
 Status SyncDirectory(const std::string& dir) {
   int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return Errno("opening directory " + dir + " to sync it", errno);
@@ -31,10 +39,6 @@ Status SyncDirectory(const std::string& dir) {
   close(fd);
   return rc == 0 ? Status::OK() : Errno("syncing directory " + dir, err);
 }
-
-bool Exists(const std::string& path, struct stat* st) { return stat(path.c_str(), st) == 0; }
-
-}  // namespace
 
 Status CheckBeforeOpen(const std::string& dir, unsigned file_mode) {
   struct stat st;
@@ -66,6 +70,59 @@ Status CheckBeforeOpen(const std::string& dir, unsigned file_mode) {
   return Status::OK();
 }
 
+// A data file may legitimately end before the last page its meta page
+// counts: LMDB never writes a page that its transaction allocated at the end
+// and freed again before committing (a "loose" page; a large delete leaves
+// some), and the page goes to the free list. A file cut short instead lacks
+// pages in use. So: the file is made as long as the meta page says (zeros:
+// no read past its end can SIGBUS; LMDB itself extends it so when it writes
+// there), and every page that was missing must be free, or written since
+// by another process; else `truncated`.
+Status ShortOnlyByFreePages(MDB_env* env, const std::string& data, uint64_t size, uint64_t needed,
+                            uint64_t page_size, const Status& truncated) {
+  const int fd = open(data.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) return Errno("opening " + data, errno);
+  int rc = posix_fallocate(fd, 0, static_cast<off_t>(needed));  // never shrinks it
+  if (rc != 0) {
+    close(fd);
+    return Errno("extending " + data + " to the length its meta page says", rc);
+  }
+  MDB_txn* txn = nullptr;
+  MDB_cursor* cursor = nullptr;
+  std::set<uint64_t> free_pages;
+  rc = mdb_txn_begin(env, nullptr, MDB_RDONLY, &txn);
+  if (rc == 0) rc = mdb_cursor_open(txn, 0, &cursor);  // the free list
+  MDB_val key, value;
+  const uint64_t first_missing = size / page_size;
+  if (rc == 0) {
+    // Each record: a count, then that many page numbers.
+    for (rc = mdb_cursor_get(cursor, &key, &value, MDB_FIRST); rc == 0;
+         rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)) {
+      std::vector<size_t> ids(value.mv_size / sizeof(size_t));
+      std::memcpy(ids.data(), value.mv_data, ids.size() * sizeof(size_t));
+      for (size_t i = 1; i < ids.size() && i <= ids[0]; ++i)
+        if (ids[i] >= first_missing) free_pages.insert(ids[i]);
+    }
+    if (rc == MDB_NOTFOUND) rc = 0;
+  }
+  if (cursor != nullptr) mdb_cursor_close(cursor);
+  if (txn != nullptr) mdb_txn_abort(txn);
+  // The free list itself unreadable (its pages were among those lost).
+  Status out = rc == 0 ? Status::OK() : truncated;
+  std::vector<char> page(page_size);
+  for (uint64_t p = first_missing; out.ok() && p * page_size < needed; ++p) {
+    if (free_pages.count(p) != 0) continue;
+    // Not free: it must have been written (by a writer in another process
+    // since the file was measured); a page of zeros is one that was lost.
+    const ssize_t n = pread(fd, page.data(), page.size(), static_cast<off_t>(p * page_size));
+    if (n != static_cast<ssize_t>(page.size()) ||
+        std::all_of(page.begin(), page.end(), [](char c) { return c == 0; }))
+      out = truncated;
+  }
+  close(fd);
+  return out;
+}
+
 Status CheckAfterOpen(MDB_env* env, const std::string& dir, bool mark, unsigned file_mode) {
   MDB_envinfo info;
   MDB_stat stat_info;
@@ -75,10 +132,16 @@ Status CheckAfterOpen(MDB_env* env, const std::string& dir, bool mark, unsigned 
   const std::string data = dir + "/data.mdb";
   if (!Exists(data, &st)) return Errno("local store " + dir + ": data.mdb", errno);
   const uint64_t needed = (static_cast<uint64_t>(info.me_last_pgno) + 1) * stat_info.ms_psize;
-  if (static_cast<uint64_t>(st.st_size) < needed)
-    return Status::Corruption("local store " + dir + ": data.mdb is truncated (" +
-                              std::to_string(st.st_size) + " bytes, but its meta page says " +
-                              std::to_string(needed) + " are in use): restore it from a backup");
+  if (static_cast<uint64_t>(st.st_size) < needed) {
+    const Status truncated =
+        Status::Corruption("local store " + dir + ": data.mdb is truncated (" +
+                           std::to_string(st.st_size) + " bytes, but its meta page says " +
+                           std::to_string(needed) + " are in use): restore it from a backup");
+    // Read-only: nothing may be added, and a read past the end would SIGBUS.
+    if (!mark) return truncated;
+    BT_RETURN_IF_ERROR(ShortOnlyByFreePages(env, data, static_cast<uint64_t>(st.st_size), needed,
+                                            stat_info.ms_psize, truncated));
+  }
   struct stat marker;
   if (!mark || Exists(dir + kMarker, &marker)) return Status::OK();
   int fd = open((dir + kMarker).c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, file_mode);

@@ -29,6 +29,9 @@ Status CheckBeforeOpen(const std::string& dir, unsigned file_mode);
 // if `mark`, marks the directory as a store (once) and syncs it.
 Status CheckAfterOpen(MDB_env* env, const std::string& dir, bool mark, unsigned file_mode);
 
+// fsync of directory `dir` (after a file in it was made or renamed).
+Status SyncDirectory(const std::string& dir);
+
 // For LMDB failure `rc` while writing in `dir`: " (no space left: N bytes
 // free on the file system of DIR)" when it is ENOSPC, or EIO (what a short
 // write becomes) with under 16 MiB free; else "".
