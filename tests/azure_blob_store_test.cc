@@ -16,10 +16,9 @@ INSTANTIATE_TEST_SUITE_P(Azurite, BlobStoreConformance,
                          ::testing::ValuesIn(AzuriteBackendPerTransport()), PrintBackend);
 
 // The Table and transaction suites also run with the local cache on.
-INSTANTIATE_TEST_SUITE_P(Azurite, TableTest,
-                         ::testing::ValuesIn(AzuriteBackendPerTransport(
-                             {CachedAzuriteBackend("curl")})),
-                         PrintBackend);
+INSTANTIATE_TEST_SUITE_P(
+    Azurite, TableTest,
+    ::testing::ValuesIn(AzuriteBackendPerTransport({CachedAzuriteBackend("curl")})), PrintBackend);
 
 // The API helpers (curl: the suite forks clients, as the transactions' does).
 INSTANTIATE_TEST_SUITE_P(Azurite, ApiTest,

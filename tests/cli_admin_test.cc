@@ -2,6 +2,7 @@
 // The CLI's commands for a table as a whole, run as a separate binary:
 // tables, count, delete with a selection, drop.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <string>
 
@@ -101,6 +102,42 @@ TEST_F(CliAdminTest, DropDeletesATableAndRefusesOneATransactionHolds) {
   auto again = Cli("drop orders --quiet");  // nothing left: nothing to do
   EXPECT_EQ(again.code, 0) << again.err;
   EXPECT_EQ(again.err, "");
+}
+
+TEST_F(CliAdminTest, StatsBackupRestoreAndCompact) {
+  Import("orders", 400);
+  Import("audit", 3);
+  auto stats = Cli("stats");
+  ASSERT_EQ(stats.code, 0) << stats.err;
+  auto j = nlohmann::json::parse(stats.out);
+  EXPECT_EQ(j["tables"][1]["name"], "orders");
+  EXPECT_EQ(j["tables"][1]["entity_blobs"], 400);
+  EXPECT_GT(j["file"]["file_bytes"].get<int64_t>(), 0);
+
+  const std::string copy = dir_.path() + "/copy", dump = dir_.path() + "/dump";
+  ASSERT_EQ(Cli("backup " + Quote(copy) + " --quiet").code, 0);
+  EXPECT_EQ(Cli("backup " + Quote(copy)).code, 2);  // not empty
+  auto copied = testing::Shell(std::string(BLOBTABLE_CLI_PATH) + " --store " + Quote(copy) +
+                               " tables --counts");
+  EXPECT_EQ(copied.out, "audit\t3\norders\t400\n") << copied.err;
+  ASSERT_EQ(Cli("backup " + Quote(dump) + " --export --quiet").code, 0);
+  auto restored =
+      testing::Shell(std::string(BLOBTABLE_CLI_PATH) + " --store " + Quote(dir_.path() + "/new") +
+                     " restore " + Quote(dump) + " --quiet && " + BLOBTABLE_CLI_PATH + " --store " +
+                     Quote(dir_.path() + "/new") + " tables --counts");
+  EXPECT_EQ(restored.out, "audit\t3\norders\t400\n") << restored.err;
+  auto wrong = Cli("restore " + Quote(copy));  // a copy of files is not an export
+  EXPECT_EQ(wrong.code, 2);
+  EXPECT_NE(wrong.err.find("--store " + copy), std::string::npos) << wrong.err;
+
+  ASSERT_EQ(Cli("delete orders --all --quiet").code, 0);
+  auto compacted = Cli("compact");
+  ASSERT_EQ(compacted.code, 0) << compacted.err;
+  EXPECT_NE(compacted.err.find("blobtable: compact: "), std::string::npos) << compacted.err;
+  EXPECT_EQ(Cli("tables --counts").out, "audit\t3\n");
+  auto azure = testing::Shell(std::string(BLOBTABLE_CLI_PATH) +
+                              " --store UseDevelopmentStorage=true compact");
+  EXPECT_EQ(azure.code, 2) << azure.err;
 }
 
 }  // namespace

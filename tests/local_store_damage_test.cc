@@ -249,7 +249,7 @@ TEST(LocalStoreDamage, AFileShortOnlyByPagesItsLastWriteFreedOpens) {
   mdb_env_close(env);
   const uint64_t counted = (info.me_last_pgno + 1) * stat.ms_psize;
   ASSERT_LT(fs::file_size(dir.path() + "/data.mdb"), counted) << "the scenario no longer leaves "
-                                                                   "a file shorter than its meta";
+                                                                 "a file shorter than its meta";
   auto store = Store::Open(dir.path());
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   EXPECT_EQ(*(*store)->OpenTable("keep")->Count(), 10);

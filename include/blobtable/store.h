@@ -16,6 +16,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -83,6 +84,35 @@ struct DropTableOptions {
   std::function<void(const DropTableReport&)> progress;
 };
 
+// Store::Stats: what a table holds.
+struct TableFigures {
+  std::string name;          // lowercase
+  int64_t entity_blobs = 0;  // its entity blobs (an entity a transaction holds may count twice
+                             // or not at all: see `count` for entities)
+  int64_t bytes = 0;         // their stored bodies
+};
+
+// Store::Stats: the embedded store's data file.
+struct LocalFileFigures {
+  std::string directory;
+  uint64_t file_bytes = 0;  // data.mdb's size
+  uint64_t page_size = 0;
+  uint64_t pages_used = 0;  // pages up to the last in use
+  uint64_t free_pages = 0;  // of those, free for reuse (after deletes and rewrites)
+  int readers = 0;          // reader slots in use, in every process
+};
+
+struct StoreStats {
+  std::vector<TableFigures> tables;      // every table that holds entities, by name
+  std::optional<LocalFileFigures> file;  // the embedded store
+  std::optional<CacheStats> cache;       // a store read through the local cache
+};
+
+// Store::Compact's report.
+struct CompactReport {
+  uint64_t bytes_before = 0, bytes_after = 0;
+};
+
 class BLOBTABLE_EXPORT Store {
  public:
   // Opens `location`: a directory for the embedded local store (created if
@@ -145,6 +175,26 @@ class BLOBTABLE_EXPORT Store {
   // bad name.
   Result<DropTableReport> DropTable(std::string_view name,
                                     const DropTableOptions& options = {}) const;
+
+  // Figures of the whole store: a listing of every table (its entity blobs
+  // and their bytes), the embedded store's file, the cache's counters.
+  Result<StoreStats> Stats() const;
+
+  // The embedded store only: a consistent copy of its directory (every
+  // container) into `directory`, which must not exist or be empty, as the
+  // store was at one moment while writers go on (LMDB's mdb_env_copy, one
+  // read transaction), synced: it opens as a store. InvalidArgument for a
+  // non-empty `directory`, or for another backend (back that up with an
+  // export of every table: `blobtable backup --export`).
+  Status Backup(std::string_view directory) const;
+
+  // Rewrites the embedded store in `directory` without its free pages
+  // (mdb_env_copy's compaction) and puts the copy in its place, so the file
+  // shrinks to what it holds. Only while no process has the store open:
+  // Busy naming the process that has (this one included). Processes that
+  // try to open it meanwhile wait until the copy is in place. NotFound if
+  // `directory` holds no store.
+  static Result<CompactReport> Compact(std::string_view directory);
 
   // Finishes or undoes every transaction whose coordinator died after its
   // first round (normally done lazily by whoever next touches its

@@ -146,6 +146,14 @@ Status LmdbEnv::StrengthenSyncTo(Sync sync) {
   return Status::OK();
 }
 
+bool LmdbEnv::OpenHere(const std::string& directory) {
+  Registry& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mu);
+  std::optional<FileId> id = IdOf(directory + "/data.mdb");
+  auto it = id ? reg.envs.find(*id) : reg.envs.end();
+  return it != reg.envs.end() && it->second.pid == getpid();
+}
+
 Result<std::shared_ptr<LmdbEnv>> LmdbEnv::Open(const std::string& directory, uint64_t map_size,
                                                unsigned file_mode, Sync sync) {
   std::error_code ec;

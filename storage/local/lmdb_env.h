@@ -68,6 +68,10 @@ class LmdbEnv {
   static Result<std::shared_ptr<LmdbEnv>> Open(const std::string& directory, uint64_t map_size,
                                                unsigned file_mode = 0644, Sync sync = Sync::kFull);
 
+  // Whether this process has the environment in `directory` (canonical)
+  // open, or closing.
+  static bool OpenHere(const std::string& directory);
+
   ~LmdbEnv();
   LmdbEnv(const LmdbEnv&) = delete;
   LmdbEnv& operator=(const LmdbEnv&) = delete;

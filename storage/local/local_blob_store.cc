@@ -16,6 +16,7 @@
 #include "util/macros.h"
 #include "util/random.h"
 #include "storage/in_place.h"
+#include "storage/local/local_files.h"
 #include "storage/local/blob_record.h"
 #include "storage/conditions.h"
 #include "storage/lease_rules.h"
@@ -36,8 +37,9 @@ Status NotFound(std::string_view name) {
   return StorageError(404, "BlobNotFound", "the blob '" + std::string(name) + "' does not exist");
 }
 
-class LocalBlobStore final : public BlobStore, public InPlaceReader {
+class LocalBlobStore final : public BlobStore, public InPlaceReader, public LocalFiles {
  public:
+  LmdbEnv& lmdb() const override { return *env_; }
   LocalBlobStore(std::shared_ptr<LmdbEnv> env, MDB_dbi blobs, MDB_dbi data, MDB_dbi meta,
                  std::string container, Clock* clock)
       : env_(std::move(env)),

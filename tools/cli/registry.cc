@@ -6,9 +6,10 @@ namespace blobtable::cli {
 std::vector<std::unique_ptr<Command>> Commands() {
   std::vector<std::unique_ptr<Command>> all;
   for (auto make :
-       {PutCommand, GetCommand, DeleteCommand, QueryCommand, CountCommand, TablesCommand,
-        DropCommand, ExportCommand, ImportCommand, LocateCommand, TxnCommand, LockCommand,
-        LeaderCommand, QueueCommand, CounterCommand, RecoverCommand, CacheCommand, CheckCommand})
+       {PutCommand,     GetCommand,     DeleteCommand, QueryCommand,  CountCommand,  TablesCommand,
+        DropCommand,    StatsCommand,   ExportCommand, ImportCommand, BackupCommand, RestoreCommand,
+        CompactCommand, LocateCommand,  TxnCommand,    LockCommand,   LeaderCommand, QueueCommand,
+        CounterCommand, RecoverCommand, CacheCommand,  CheckCommand})
     all.push_back(make());
   return all;
 }

@@ -29,6 +29,10 @@ std::unique_ptr<Command> CheckCommand();    // check.cc
 std::unique_ptr<Command> TablesCommand();   // tables.cc
 std::unique_ptr<Command> CountCommand();    // count.cc
 std::unique_ptr<Command> DropCommand();     // drop.cc
+std::unique_ptr<Command> StatsCommand();    // stats.cc
+std::unique_ptr<Command> BackupCommand();   // backup.cc
+std::unique_ptr<Command> RestoreCommand();  // backup.cc
+std::unique_ptr<Command> CompactCommand();  // compact.cc
 
 // Every command, newly made, in the order `blobtable --help` lists them.
 std::vector<std::unique_ptr<Command>> Commands();

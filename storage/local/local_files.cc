@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "storage/local/local_files.h"
+
+#include <fcntl.h>
+#include <lmdb.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "storage/local/store_files.h"
+#include "util/macros.h"
+
+namespace blobtable::internal {
+namespace {
+
+namespace fs = std::filesystem;
+
+Status Errno(const std::string& what) {
+  return Status::IOError(what + ": " + std::strerror(errno));
+}
+
+// fsync of the file at `path`.
+Status SyncFile(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Errno("opening " + path + " to sync it");
+  const int rc = fsync(fd);
+  const Status s = rc == 0 ? Status::OK() : Errno("syncing " + path);
+  close(fd);
+  return s;
+}
+
+// LMDB's environment on `dir` opened with `flags` (and its own error).
+Result<MDB_env*> OpenEnv(const std::string& dir, unsigned flags) {
+  MDB_env* env = nullptr;
+  int rc = mdb_env_create(&env);
+  if (rc == 0) rc = mdb_env_set_maxdbs(env, 1024);
+  if (rc == 0) rc = mdb_env_set_maxreaders(env, 1024);
+  if (rc == 0) rc = mdb_env_open(env, dir.c_str(), MDB_NOTLS | flags, 0644);
+  if (rc != 0) {
+    if (env != nullptr) mdb_env_close(env);
+    return LmdbError(rc, "opening the local store " + dir);
+  }
+  return env;
+}
+
+// The exclusive lock on byte 0 of LMDB's lock file that every process with
+// the environment open holds shared (LMDB's own protocol: a process that
+// finds it taken waits to open). Held while the object lives.
+class ExclusiveUse {
+ public:
+  ~ExclusiveUse() {
+    if (fd_ >= 0) close(fd_);  // closing releases the lock
+  }
+  // Busy naming the process that has the store open, if one has.
+  Status Take(const std::string& dir) {
+    fd_ = open((dir + "/lock.mdb").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) return Errno("opening " + dir + "/lock.mdb");
+    struct flock lock {};
+    lock.l_type = F_WRLCK;
+    lock.l_whence = SEEK_SET;
+    lock.l_start = 0;
+    lock.l_len = 1;
+    if (fcntl(fd_, F_SETLK, &lock) == 0) return Status::OK();
+    if (errno != EACCES && errno != EAGAIN) return Errno("locking " + dir + "/lock.mdb");
+    std::string who = "another process";
+    if (fcntl(fd_, F_GETLK, &lock) == 0 && lock.l_type != F_UNLCK)
+      who = "process " + std::to_string(lock.l_pid);
+    return Status::Busy("the store in " + dir + " is open in " + who +
+                        ": compacting needs it closed everywhere (stop what uses it, then run "
+                        "compact again)");
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+}  // namespace
+
+Result<FileFigures> FiguresOf(LmdbEnv& env) {
+  FileFigures f;
+  BT_ASSIGN_OR_RETURN(LmdbTxn txn, LmdbTxn::Begin(env, /*read_only=*/true));
+  MDB_envinfo info;
+  MDB_stat stat;
+  int rc = mdb_env_info(env.env(), &info);
+  if (rc == 0) rc = mdb_env_stat(env.env(), &stat);
+  if (rc != 0) return LmdbError(rc, "reading the figures of " + env.directory());
+  f.page_size = stat.ms_psize;
+  f.pages_used = info.me_last_pgno + 1;
+  f.readers = static_cast<int>(info.me_numreaders);
+  struct stat st;
+  if (::stat((env.directory() + "/data.mdb").c_str(), &st) == 0)
+    f.file_bytes = static_cast<uint64_t>(st.st_size);
+  // The free list (database 0): each record a run of page numbers, its
+  // first word their count (as mdb_stat -f reads it).
+  MDB_cursor* cursor = nullptr;
+  if ((rc = mdb_cursor_open(txn.get(), 0, &cursor)) != 0)
+    return LmdbError(rc, "reading the free list of " + env.directory());
+  MDB_val key, value;
+  for (rc = mdb_cursor_get(cursor, &key, &value, MDB_FIRST); rc == 0;
+       rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)) {
+    size_t count = 0;
+    if (value.mv_size >= sizeof(count)) std::memcpy(&count, value.mv_data, sizeof(count));
+    f.free_pages += count;
+  }
+  mdb_cursor_close(cursor);
+  if (rc != MDB_NOTFOUND) return LmdbError(rc, "reading the free list of " + env.directory());
+  return f;
+}
+
+Status HotCopy(LmdbEnv& env, const std::string& dest) {
+  std::error_code ec;
+  if (fs::exists(dest, ec) && !fs::is_empty(dest, ec))
+    return Status::InvalidArgument("backup destination " + dest +
+                                   " is not empty: give a new directory or an empty one");
+  fs::create_directories(dest, ec);
+  if (ec) return Status::IOError("cannot create directory " + dest + ": " + ec.message());
+  const int rc = mdb_env_copy2(env.env(), dest.c_str(), 0);
+  if (rc != 0) return LmdbError(rc, "copying the local store " + env.directory() + " to " + dest);
+  BT_RETURN_IF_ERROR(SyncFile(dest + "/data.mdb"));
+  return SyncDirectory(dest);
+}
+
+Result<Compacted> CompactInPlace(const std::string& directory) {
+  std::error_code ec;
+  const std::string dir = fs::canonical(directory, ec).string();
+  if (ec || !fs::exists(dir + "/data.mdb", ec))
+    return Status::NotFound("no store at " + directory + " (no data.mdb)");
+  if (LmdbEnv::OpenHere(dir))
+    return Status::Busy("the store in " + dir + " is open in this process: close it first");
+  ExclusiveUse exclusive;
+  BT_RETURN_IF_ERROR(exclusive.Take(dir));
+  Compacted out;
+  struct stat before;
+  if (::stat((dir + "/data.mdb").c_str(), &before) != 0) return Errno("reading " + dir);
+  out.bytes_before = static_cast<uint64_t>(before.st_size);
+
+  // The copy, from a read-only environment without LMDB's locks (this
+  // process holds the one that matters), into a directory beside the file.
+  const std::string temp = dir + "/.compacting";
+  fs::remove_all(temp, ec);
+  fs::create_directory(temp, ec);
+  if (ec) return Status::IOError("cannot create " + temp + ": " + ec.message());
+  BT_ASSIGN_OR_RETURN(MDB_env * source, OpenEnv(dir, MDB_RDONLY | MDB_NOLOCK));
+  const int rc = mdb_env_copy2(source, temp.c_str(), MDB_CP_COMPACT);
+  mdb_env_close(source);
+  if (rc != 0) {
+    fs::remove_all(temp, ec);
+    return LmdbError(rc, "compacting the local store " + dir);
+  }
+  const std::string copy = temp + "/data.mdb";
+  if (chmod(copy.c_str(), before.st_mode & 07777) != 0) return Errno("chmod " + copy);
+  BT_RETURN_IF_ERROR(SyncFile(copy));
+  if (rename(copy.c_str(), (dir + "/data.mdb").c_str()) != 0) return Errno("renaming " + copy);
+  BT_RETURN_IF_ERROR(SyncDirectory(dir));
+  fs::remove_all(temp, ec);
+
+  // LMDB's lock file still describes the old file. Opening the environment
+  // while holding the exclusive lock makes this process its first user,
+  // which sets the lock file up from the new file; a process that waited
+  // to open meanwhile then finds it right.
+  BT_ASSIGN_OR_RETURN(MDB_env * fresh, OpenEnv(dir, 0));
+  mdb_env_close(fresh);
+  struct stat after;
+  if (::stat((dir + "/data.mdb").c_str(), &after) == 0)
+    out.bytes_after = static_cast<uint64_t>(after.st_size);
+  return out;
+}
+
+}  // namespace blobtable::internal

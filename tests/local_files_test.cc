@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: Apache-2.0
+// The embedded store's files as a whole: Store::Stats, Store::Backup (a
+// consistent copy while writers go on), Store::Compact (only while no
+// process has the store open).
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <atomic>
+#include <cstdio>
+#include <thread>
+
+#include "blobtable/store.h"
+#include "tests/test_util.h"
+
+namespace blobtable::testing {
+namespace {
+
+class LocalFilesTest : public ::testing::Test {
+ protected:
+  std::string dir() const { return dir_.path() + "/db"; }
+  std::unique_ptr<Store> Open(const std::string& at) {
+    auto store = Store::Open(at);
+    EXPECT_TRUE(store.ok()) << store.status().ToString();
+    return store.ok() ? std::move(*store) : nullptr;
+  }
+  // `rows` entities of 1 KB in table `name`.
+  static void Fill(Store& store, const std::string& name, int rows) {
+    auto table = store.OpenTable(name);
+    ASSERT_TRUE(table.ok());
+    for (int i = 0; i < rows;) {
+      auto txn = store.Begin();
+      ASSERT_TRUE(txn.ok());
+      for (int j = 0; j < 100 && i < rows; ++j, ++i)
+        ASSERT_TRUE(txn->Insert(*table, Entity("p", "r" + std::to_string(100000 + i))
+                                            .Set("v", Binary{std::string(1000, 'v')}))
+                        .ok());
+      ASSERT_TRUE(txn->Commit().ok());
+    }
+  }
+  TempDir dir_;
+};
+
+TEST_F(LocalFilesTest, StatsCountTablesAndTheFile) {
+  auto store = Open(dir());
+  Fill(*store, "orders", 300);
+  Fill(*store, "audit", 2);
+  auto stats = store->Stats();
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  ASSERT_EQ(stats->tables.size(), 2u);
+  EXPECT_EQ(stats->tables[0].name, "audit");
+  EXPECT_EQ(stats->tables[1].entity_blobs, 300);
+  EXPECT_GT(stats->tables[1].bytes, 300 * 1000);
+  ASSERT_TRUE(stats->file.has_value());
+  EXPECT_GT(stats->file->file_bytes, 0u);
+  EXPECT_GE(stats->file->pages_used * stats->file->page_size, 300u * 1000u);
+  EXPECT_FALSE(stats->cache.has_value());  // the embedded store reads without one
+  const uint64_t free_before = stats->file->free_pages;
+  ASSERT_TRUE(store->DropTable("orders").ok());
+  stats = store->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->tables.size(), 1u);
+  EXPECT_GT(stats->file->free_pages, free_before + 50);  // the dropped rows' pages
+}
+
+// A backup made while a writer runs opens as a store, passes the check, and
+// holds a prefix of what the writer wrote (it is the store at one moment).
+TEST_F(LocalFilesTest, BackupIsAConsistentCopyMadeWhileWritersRun) {
+  auto store = Open(dir());
+  Fill(*store, "orders", 200);
+  auto table = *store->OpenTable("orders");
+  std::atomic<bool> stop{false};
+  std::atomic<int> written{0};
+  std::thread writer([&] {
+    for (int i = 0; !stop; ++i) {
+      if (!table.Insert(Entity("w", "r" + std::to_string(100000 + i)).Set("n", i)).ok()) return;
+      written = i + 1;
+    }
+  });
+  while (written < 20) std::this_thread::yield();
+  const std::string copy = dir_.path() + "/copy";
+  Status s = store->Backup(copy);
+  stop = true;
+  writer.join();
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  auto check = CheckLocalStore(copy);
+  ASSERT_TRUE(check.ok()) << check.status().ToString();
+  EXPECT_TRUE(check->damaged.empty());
+  auto backup = Open(copy);
+  auto copied = *backup->OpenTable("orders");
+  QueryOptions p, w_rows;
+  p.partition_key = "p";
+  w_rows.partition_key = "w";
+  EXPECT_EQ(*copied.Count(p), 200);
+  const int64_t w = *copied.Count(w_rows);
+  EXPECT_GE(w, 20);
+  EXPECT_LE(w, written.load());
+  // Its rows are the writer's first w: a prefix, nothing missing in between.
+  auto last = copied.Get("w", "r" + std::to_string(100000 + w - 1));
+  EXPECT_TRUE(last.ok()) << last.status().ToString();
+  EXPECT_EQ(copied.Get("w", "r" + std::to_string(100000 + w)).status().code(), Code::kNotFound);
+  EXPECT_EQ(store->Backup(copy).code(), Code::kInvalidArgument);  // not empty
+}
+
+// Compaction shrinks the file to what it holds, keeps every entity and its
+// ETag, and is refused while a process (this one, or another) has it open.
+TEST_F(LocalFilesTest, CompactShrinksTheFileOnlyWhenNoProcessHasItOpen) {
+  std::string kept_etag;
+  {
+    auto store = Open(dir());
+    Fill(*store, "orders", 1500);
+    Fill(*store, "keep", 10);
+    ASSERT_TRUE(store->DropTable("orders").ok());
+    kept_etag = store->OpenTable("keep")->Get("p", "r100003")->etag();
+    EXPECT_EQ(Store::Compact(dir()).status().code(), Code::kBusy);  // open here
+  }
+  int to_child[2], from_child[2];
+  ASSERT_EQ(pipe(to_child), 0);
+  ASSERT_EQ(pipe(from_child), 0);
+  const pid_t child = ForkChild([&] {
+    auto store = Store::Open(dir());
+    if (!store.ok()) fprintf(stderr, "child: %s\n", store.status().ToString().c_str());
+    char c = store.ok() ? 'o' : 'x';
+    if (write(from_child[1], &c, 1) != 1) return 2;
+    return read(to_child[0], &c, 1) == 1 ? 0 : 3;  // holds it open until told
+  });
+  char opened = 0;
+  EXPECT_EQ(read(from_child[0], &opened, 1), 1);
+  if (opened != 'o') kill(child, SIGKILL);
+  ASSERT_EQ(opened, 'o');
+  auto refused = Store::Compact(dir());
+  EXPECT_EQ(refused.status().code(), Code::kBusy);
+  EXPECT_NE(refused.status().message().find("process " + std::to_string(child)), std::string::npos)
+      << refused.status().ToString();
+  ASSERT_EQ(write(to_child[1], "x", 1), 1);
+  EXPECT_EQ(WaitChild(child), 0);
+
+  auto compacted = Store::Compact(dir());
+  ASSERT_TRUE(compacted.ok()) << compacted.status().ToString();
+  EXPECT_LT(compacted->bytes_after * 4, compacted->bytes_before)
+      << compacted->bytes_before << " -> " << compacted->bytes_after;
+  auto store = Open(dir());
+  auto keep = *store->OpenTable("keep");
+  EXPECT_EQ(*keep.Count(), 10);
+  EXPECT_EQ(keep.Get("p", "r100003")->etag(), kept_etag);
+  EXPECT_TRUE(keep.Insert(Entity("p", "new")).ok());  // writes go on
+  EXPECT_EQ(*keep.Count(), 11);
+  EXPECT_EQ(Store::Compact(dir_.path() + "/none").status().code(), Code::kNotFound);
+}
+
+}  // namespace
+}  // namespace blobtable::testing
