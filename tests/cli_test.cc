@@ -328,13 +328,22 @@ TEST_F(CliTest, CounterAddsAndGets) {
   EXPECT_EQ(Cli("counter add visits 10 --shards 4").out, "14\n");  // the total, all shards
   EXPECT_EQ(Cli("counter get visits").out, "14\n");
   EXPECT_EQ(Cli("counter get other").out, "0\n");
+  // An add without --shards on a counter with more prints the total too,
+  // not the shard it went to.
+  EXPECT_EQ(Cli("counter add visits 1").out, "15\n");
+  EXPECT_EQ(Cli("counter add visits -1").out, "14\n");
   EXPECT_EQ(Cli("counter add visits x").code, 2);
   EXPECT_EQ(Cli("counter add visits 1 --shards 65").code, 2);
+  CliRun too_big = Cli("counter add visits 99999999999999999999");  // not clamped to int64
+  EXPECT_EQ(too_big.code, 2);
+  EXPECT_NE(too_big.err.find("out of range"), std::string::npos) << too_big.err;
+  EXPECT_EQ(Cli("counter get visits").out, "14\n");
 }
 
 TEST_F(CliTest, HelpAfterAnyCommandShowsThatCommandsHelp) {
   for (const char* command : {"put", "get", "delete", "query", "export", "import", "locate", "txn",
-                              "recover", "check", "cache", "lock", "leader", "counter", "queue"}) {
+                              "recover", "check", "cache", "lock", "leader", "counter", "queue", "count", "tables", "drop", "stats",
+                              "backup", "restore", "compact"}) {
     for (const std::string& args :
          {std::string(command) + " --help", std::string(command) + " orders --help"}) {
       CliRun r = Cli(args);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // `blobtable counter add NAME [DELTA] [--shards N]` and `counter get NAME`.
+#include <charconv>
 #include <cstdint>
 #include <ostream>
 #include <string>
@@ -15,7 +16,7 @@ namespace {
 struct CounterCommandOptions {
   std::string action;  // "add" or "get"
   std::string name;
-  int64_t delta = 1;
+  std::string delta = "1";  // read by Run: CLI11 would clamp an int64 out of range
   int shards = 1;
 };
 
@@ -23,7 +24,7 @@ void Define(CLI::App& counter, CounterCommandOptions& o) {
   counter.require_subcommand(1, 1);
   auto* add = counter.add_subcommand("add", "adds DELTA (default 1; negative subtracts)");
   add->add_option("NAME", o.name)->required();
-  add->add_option("DELTA", o.delta);
+  add->add_option("DELTA", o.delta, "a whole number (default 1)");
   add->add_option("--shards", o.shards, "N shard blobs for a hot counter, 1..64 (default 1)")
       ->check(CLI::Range(1, 64));
   add->callback([&o] { o.action = "add"; });
@@ -32,10 +33,24 @@ void Define(CLI::App& counter, CounterCommandOptions& o) {
   read->callback([&o] { o.action = "get"; });
 }
 
-// "add": adds `delta` and prints the counter's total afterwards (with one
-// shard what the add returned; with several, one more listing). "get":
-// prints the total.
+// A whole number in int64's range, or UsageError saying so.
+int64_t ParseDelta(const std::string& text) {
+  int64_t value = 0;
+  const char* end = text.data() + text.size();
+  auto [at, error] = std::from_chars(text.data(), end, value);
+  if (error == std::errc::result_out_of_range)
+    throw UsageError{"DELTA " + text + " is out of range: a counter adds whole numbers from " +
+                     std::to_string(INT64_MIN) + " to " + std::to_string(INT64_MAX)};
+  if (error != std::errc() || at != end || text.empty())
+    throw UsageError{"DELTA " + text + " is not a whole number"};
+  return value;
+}
+
+// "add": adds `delta` and prints the counter's total afterwards (one more
+// listing: the add answers one shard's value, and the counter may have
+// more shards than this call names). "get": prints the total.
 int Run(CounterCommandOptions& o, Context& c) {
+  const int64_t delta = o.action == "add" ? ParseDelta(o.delta) : 0;
   auto store = OpenStore(c);
   if (!store.ok()) return Fail(c.err, store.status());
   CounterOptions options;
@@ -43,12 +58,8 @@ int Run(CounterCommandOptions& o, Context& c) {
   auto counter = Counter::Open(**store, o.name, options);
   if (!counter.ok()) return Fail(c.err, counter.status());
   if (o.action == "add") {
-    auto added = counter->Add(o.delta);
+    auto added = counter->Add(delta);
     if (!added.ok()) return Fail(c.err, added.status());
-    if (o.shards == 1) {
-      c.out << *added << "\n";
-      return kExitOk;
-    }
   }
   auto total = counter->Get();
   if (!total.ok()) return Fail(c.err, total.status());
@@ -63,7 +74,8 @@ std::unique_ptr<Command> CounterCommand() {
       .name = "counter",
       .help = "counter add NAME [DELTA] [--shards N] | counter get NAME: a counter shared by "
               "every client (docs/coordination.md#coordination); prints its value after the add, "
-              "or now.",
+              "or now.\n"
+              "Example: blobtable counter add visits 1",
       .writes_if = [](const CounterCommandOptions& o) { return o.action == "add"; },
       .define = Define,
       .run = Run,
