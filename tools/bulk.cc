@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
+#include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <istream>
@@ -13,6 +15,7 @@
 
 #include <unistd.h>
 
+#include "blobtable/store.h"
 #include "tools/cli.h"
 #include "tools/entity_json.h"
 #include "tools/entity_output.h"
@@ -34,15 +37,22 @@ class Progress {
         start_(Steady::now()),
         drawn_(start_ - std::chrono::seconds(1)) {}  // the first page shows at once
 
-  // `fraction`: how far through the work, if known (else negative).
-  void Add(int64_t rows, int64_t bytes, double fraction = -1) {
+  // `fraction`: how far through the work, if known (else negative): of the
+  // key range (an estimate), or of the input file (with the time left).
+  void Add(int64_t rows, int64_t bytes, double fraction = -1, bool of_file = false) {
     rows_ += rows;
     bytes_ += bytes;
     if (!o_.progress || o_.quiet || Steady::now() - drawn_ < std::chrono::milliseconds(500)) return;
     drawn_ = Steady::now();
     err_ << "\r" << Line();
-    if (fraction >= 0) err_ << ", about " << static_cast<int>(fraction * 100) << " % of the range";
-    err_ << std::flush;
+    if (fraction >= 0 && !of_file)
+      err_ << ", about " << static_cast<int>(fraction * 100) << " % of the range";
+    if (fraction > 0 && of_file) {
+      const double s = std::chrono::duration<double>(Steady::now() - start_).count();
+      err_ << ", " << static_cast<int>(fraction * 100) << " %, about "
+           << static_cast<int64_t>(s / fraction - s + 0.5) << " s left";
+    }
+    err_ << "\033[K" << std::flush;
   }
 
   // The summary: `what` says how the rows went.
@@ -148,32 +158,110 @@ int CmdExport(const Table& table, QueryOptions q, const BulkOptions& o, std::ost
   return kExitOk;
 }
 
-int CmdImport(const Table& table, const BulkOptions& o, std::istream& in, std::ostream& err) {
+namespace {
+
+// SIGINT or SIGTERM during an import: it stops after the rows in flight
+// and prints its summary (then exits 130).
+volatile std::sig_atomic_t g_interrupted = 0;
+void Interrupt(int) { g_interrupted = 1; }
+
+// The handlers while an import runs; the old ones again after. No
+// SA_RESTART: a read waiting on a pipe returns at once.
+class InterruptStops {
+ public:
+  InterruptStops() {
+    g_interrupted = 0;
+    struct sigaction sa {};
+    sa.sa_handler = Interrupt;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~InterruptStops() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+
+ private:
+  struct sigaction old_int_ {
+  }, old_term_{};
+};
+
+Status Buffer(Transaction& txn, const Table& table, const std::string& mode, const Entity& e) {
+  if (mode == "insert") return txn.Insert(table, e);
+  if (mode == "replace") return txn.Replace(table, e, "*");
+  if (mode == "merge") return txn.Merge(table, e, "*");
+  return txn.Upsert(table, e);
+}
+
+// Writes the parsed `lines` (each with its entity) into `results`: as one
+// transaction where the store commits them in one atomic write (the
+// embedded store: one LMDB write for the batch), else `width` at a time.
+// A batch a row of which fails (it exists, for insert; it is missing, for
+// replace or merge) is written again row by row, to tell which.
+void WriteBatch(const Store* store, const Table& table, const BulkOptions& o, size_t width,
+                const std::vector<Line>& lines, std::vector<Status>& results) {
+  if (store != nullptr && store->blob_store().traits().atomic_batch && lines.size() > 1) {
+    auto txn = store->Begin();
+    Status s = txn.status();
+    for (size_t i = 0; s.ok() && i < lines.size(); ++i)
+      s = Buffer(*txn, table, o.mode, *lines[i].entity);
+    if (s.ok()) s = txn->Commit().status();
+    if (s.ok() || (!s.IsConflict() && !s.IsNotFound())) {
+      results.assign(lines.size(), s);
+      return;
+    }
+  }
+  internal::ParallelFor(lines.size(), width,
+                        [&](size_t i) { results[i] = Write(table, o.mode, *lines[i].entity); });
+}
+
+}  // namespace
+
+int CmdImport(const Store* store, const Table& table, const BulkOptions& o, std::istream& in,
+              std::ostream& err) {
   if (o.mode != "insert" && o.mode != "upsert" && o.mode != "replace" && o.mode != "merge")
     return Fail(err, Status::InvalidArgument("unknown --mode '" + o.mode +
                                              "' (insert, upsert, replace, merge)"));
+  InterruptStops interrupts;
   Progress progress("import", o, err);
-  int64_t written = 0, skipped = 0, failed = 0, number = 0;
+  int64_t written = 0, skipped = 0, failed = 0, number = 0, consumed = 0, last_line = 0;
   int first_failure = kExitOk;
-  // Lines are read a batch at a time and written `parallel` at once; with
-  // --stop-on-error a batch is just what is in flight, so nothing after the
-  // first failure starts.
+  bool stopped = false;  // --stop-on-error met a failure
+  // Lines are parsed a batch at a time before any of the batch is written:
+  // with --stop-on-error nothing after a bad line is written. A batch is one
+  // atomic write where the store has them, else `parallel` writes at once.
   const size_t width = static_cast<size_t>(std::max(1, o.parallel));
-  const size_t batch = o.stop_on_error ? width : width * 8;
+  const bool atomic = store != nullptr && store->blob_store().traits().atomic_batch;
+  const size_t batch = atomic ? 1000 : o.stop_on_error ? width : width * 8;
   std::string text;
   bool more = true;
-  while (more && !(o.stop_on_error && failed > 0)) {
+  auto report = [&](int64_t line, const Status& s) {
+    ++failed;
+    if (first_failure == kExitOk) first_failure = ExitCodeFor(s);
+    err << "blobtable: line " << line << ": " << s.ToString() << "\n";
+  };
+  while (more && !stopped && !g_interrupted) {
     std::vector<Line> lines;
-    while (lines.size() < batch && (more = static_cast<bool>(std::getline(in, text)))) {
+    std::optional<Line> bad;  // with --stop-on-error: the first bad line, written after none
+    while (lines.size() < batch && !g_interrupted &&
+           (more = static_cast<bool>(std::getline(in, text)))) {
       ++number;
+      consumed += static_cast<int64_t>(text.size()) + 1;
       if (text.find_first_not_of(" \t\r") == std::string::npos) continue;  // blank
-      lines.push_back(ParseLine(number, text));
+      Line line = ParseLine(number, text);
+      if (line.entity.ok()) {
+        lines.push_back(std::move(line));
+      } else if (o.stop_on_error) {
+        bad = std::move(line);
+        break;
+      } else {
+        report(line.number, line.entity.status());
+        progress.Add(1, static_cast<int64_t>(line.bytes));
+      }
     }
     std::vector<Status> results(lines.size());
-    internal::ParallelFor(lines.size(), width, [&](size_t i) {
-      results[i] =
-          lines[i].entity.ok() ? Write(table, o.mode, *lines[i].entity) : lines[i].entity.status();
-    });
+    WriteBatch(store, table, o, width, lines, results);
     int64_t bytes = 0;
     for (size_t i = 0; i < lines.size(); ++i) {
       bytes += static_cast<int64_t>(lines[i].bytes);
@@ -183,17 +271,31 @@ int CmdImport(const Table& table, const BulkOptions& o, std::istream& in, std::o
       } else if (o.mode == "insert" && s.IsConflict()) {
         ++skipped;  // already there: a rerun of an interrupted import
       } else {
-        ++failed;
-        if (first_failure == kExitOk) first_failure = ExitCodeFor(s);
-        err << "blobtable: line " << lines[i].number << ": " << s.ToString() << "\n";
+        report(lines[i].number, s);
       }
+      last_line = lines[i].number;
     }
-    progress.Add(static_cast<int64_t>(lines.size()), bytes);
+    if (bad) {
+      report(bad->number, bad->entity.status());
+      last_line = bad->number;
+    }
+    stopped = o.stop_on_error && failed > 0;
+    const double fraction = o.input_bytes > 0 ? static_cast<double>(consumed) / o.input_bytes : -1;
+    progress.Add(static_cast<int64_t>(lines.size()), bytes, std::min(fraction, 1.0),
+                 /*of_file=*/true);
   }
-  if (in.bad()) return Fail(err, Status::IOError("import: cannot read the input"));
-  progress.Finish(": " + std::to_string(written) + " written, " + std::to_string(skipped) +
-                  " skipped (existing), " + std::to_string(failed) + " failed" +
-                  (o.stop_on_error && failed > 0 && more ? "; stopped at the first failure" : ""));
+  if (in.bad() && !g_interrupted)
+    return Fail(err, Status::IOError("import: cannot read the input"));
+  std::string how = ": " + std::to_string(written) + " written, " + std::to_string(skipped) +
+                    " skipped (existing), " + std::to_string(failed) + " failed";
+  if (stopped) how += "; stopped at the first failure (line " + std::to_string(last_line) + ")";
+  if (g_interrupted) how += "; interrupted after line " + std::to_string(last_line);
+  progress.Finish(how);
+  if (g_interrupted) {
+    if (o.quiet)  // the summary is the one thing an interrupted import must say
+      err << "import: interrupted after line " << last_line << how << "\n";
+    return 130;
+  }
   return first_failure;
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "blobtable/store.h"
 #include "blobtable/table.h"
 
 namespace blobtable::cli {
@@ -26,6 +27,7 @@ struct BulkOptions {
   bool progress = false;         // progress on stderr (set when stderr is a terminal)
   int64_t limit = -1;            // export: stop after this many rows (-1: all; `query --limit`)
   std::string format = "jsonl";  // export: how rows print (tools/entity_output.h; `query --format`)
+  int64_t input_bytes = -1;  // import: the input's size, if it is a regular file (for % and ETA)
 };
 
 // Whether progress is shown on `err`: it is stderr, and a terminal.
@@ -45,9 +47,13 @@ int CmdExport(const Table& table, QueryOptions q, const BulkOptions& options, st
 
 // One entity a line from `in`, written by options.mode; every bad line or
 // failed row is reported with its line number and reason, the others go on
-// (unless stop_on_error). Exit code 0 only if no row failed; else the code of
-// the first failure (2 for a bad line).
-int CmdImport(const Table& table, const BulkOptions& options, std::istream& in, std::ostream& err);
+// (unless stop_on_error: then nothing after the first failed line is
+// written). Where `store` commits atomic batches (the embedded store), a
+// thousand lines go in one write. SIGINT/SIGTERM stop it after the batch in
+// hand, with the summary (exit 130). Exit code 0 only if no row failed;
+// else the code of the first failure (2 for a bad line).
+int CmdImport(const Store* store, const Table& table, const BulkOptions& options, std::istream& in,
+              std::ostream& err);
 
 }  // namespace blobtable::cli
 

@@ -93,7 +93,7 @@ int RunRestore(RestoreCommandOptions& o, Context& c) {
     auto table = (*store)->OpenTable(path.stem().string());
     if (!table.ok()) return Fail(c.err, table.status().WithContext(path.string()));
     std::ifstream in(path);
-    if (int rc = CmdImport(*table, o.bulk, in, c.err); rc != kExitOk) return rc;
+    if (int rc = CmdImport(store->get(), *table, o.bulk, in, c.err); rc != kExitOk) return rc;
     ++tables;
   }
   if (ec) return Fail(c.err, Status::IOError("reading " + o.source + ": " + ec.message()));

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // `blobtable import TABLE [--mode M] [--parallel N] [--stop-on-error]
 // [--quiet]`: JSON lines in (tools/bulk.h).
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <iostream>
 #include <string>
 
 #include "tools/bulk.h"
@@ -19,7 +23,9 @@ struct ImportCommandOptions {
 void Define(CLI::App& imp, ImportCommandOptions& o) {
   imp.add_option("TABLE", o.table)->required();
   imp.add_option("--mode", o.bulk.mode, "insert, upsert (default), replace or merge");
-  imp.add_option("--parallel", o.bulk.parallel, "writes in flight at once (default 16)")
+  imp.add_option("--parallel", o.bulk.parallel,
+                 "writes in flight at once on a remote store (default 16); the embedded store "
+                 "writes a thousand lines at a time in one write")
       ->check(CLI::Range(1, 256));
   imp.add_flag("--stop-on-error", o.bulk.stop_on_error, "stop at the first failed row");
   imp.add_flag("--quiet", o.bulk.quiet, "no progress, no summary");
@@ -29,7 +35,10 @@ int Run(ImportCommandOptions& o, Context& c) {
   auto opened = OpenTable(c, o.table);
   if (!opened.ok()) return Fail(c.err, opened.status());
   o.bulk.progress = ShowsProgress(c.err);
-  return CmdImport(opened->table, o.bulk, c.in, c.err);
+  struct stat st;
+  if (&c.in == &std::cin && fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode))
+    o.bulk.input_bytes = static_cast<int64_t>(st.st_size);
+  return CmdImport(opened->store.get(), opened->table, o.bulk, c.in, c.err);
 }
 
 }  // namespace
@@ -41,7 +50,10 @@ std::unique_ptr<Command> ImportCommand() {
               "[--stop-on-error] [--quiet]: one entity a line on stdin (the form `get` "
               "prints). Every bad line or failed row is reported with its line number; the "
               "others go on. insert skips existing rows; upsert (the default) is safe to rerun. "
-              "Exit 0 only if no row failed.",
+              "Exit 0 only if no row failed. --stop-on-error writes nothing after the first "
+              "failed line. Progress (with % and time left when stdin is a file) on a terminal; "
+              "Ctrl-C stops after the batch in hand and prints the summary (exit 130).\n"
+              "Example: blobtable import orders < orders.jsonl",
       .writes = true,
       .define = Define,
       .run = Run,
