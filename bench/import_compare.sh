@@ -23,6 +23,7 @@ seconds() {  # wall seconds of a command (bash's clock; no bc on a bare machine)
   "$@" > /dev/null
   python3 -c "print(round($EPOCHREALTIME - $t0, 2))"
 }
+unit=$'\x1f'  # a column separator no JSON line holds: each line is one column
 for round in $(seq 1 "$rounds"); do
   rm -rf "$work/store" "$work/db.sqlite"*
   b=$(seconds "$build/blobtable" --store "$work/store" import orders --quiet < "$work/rows.jsonl")
@@ -30,9 +31,13 @@ for round in $(seq 1 "$rounds"); do
     "PRAGMA journal_mode=WAL;" "PRAGMA synchronous=FULL;" \
     "CREATE TABLE raw(line TEXT);" \
     "CREATE TABLE t(pk TEXT, rk TEXT, body TEXT, PRIMARY KEY(pk, rk)) WITHOUT ROWID;" \
-    ".separator \"\x1f\" \"\n\"" ".import $work/rows.jsonl raw" \
+    ".separator \"$unit\" \"\\n\"" ".import $work/rows.jsonl raw" \
     "BEGIN;" \
     "INSERT INTO t SELECT json_extract(line,'\$.PartitionKey'), json_extract(line,'\$.RowKey'), line FROM raw;" \
     "COMMIT;")
+  loaded=$(sqlite3 "$work/db.sqlite" "SELECT count(*) FROM t;")
+  counted=$("$build/blobtable" --store "$work/store" count orders)
+  [ "$loaded" = "$rows" ] && [ "$counted" = "$rows" ] ||
+    { echo "import_compare: sqlite3 holds $loaded rows, blobtable $counted: not $rows" >&2; exit 1; }
   echo "round $round: blobtable ${b} s, sqlite3 ${s} s, sqlite3/blobtable $(python3 -c "print(round($s / $b, 2))")"
 done
