@@ -71,6 +71,23 @@ TEST_F(BulkImportTest, StopOnErrorWritesNothingAfterTheFirstBadLine) {
       << err_.str();
 }
 
+// A batch that fails in the middle (a replace of a missing row) is written
+// row by row: with --stop-on-error, in order and nothing after the failure.
+TEST_F(BulkImportTest, StopOnErrorInABatchWritesNothingAfterTheFailedRow) {
+  ASSERT_EQ(Import(Row(0) + Row(1)), 0) << err_.str();
+  const std::string input = "{\"PartitionKey\":\"p\",\"RowKey\":\"r1000\",\"n\":50}\n" + Row(99) +
+                            "{\"PartitionKey\":\"p\",\"RowKey\":\"r1001\",\"n\":77}\n";
+  cli::BulkOptions o;
+  o.mode = "replace";
+  o.stop_on_error = true;
+  EXPECT_EQ(Import(input, o), 3);  // NotFound
+  EXPECT_EQ(*table_.Get("p", "r1000")->FindAs<int32_t>("n"), 50);
+  EXPECT_EQ(*table_.Get("p", "r1001")->FindAs<int32_t>("n"), 1) << "written after the failure";
+  EXPECT_NE(err_.str().find("line 2: "), std::string::npos) << err_.str();
+  EXPECT_NE(err_.str().find("stopped at the first failure (line 2)"), std::string::npos)
+      << err_.str();
+}
+
 // Lines, with SIGINT raised once `at` of them were handed out (as Ctrl-C
 // arrives while the import reads).
 class InterruptingInput : public std::streambuf {

@@ -140,5 +140,32 @@ TEST_F(CliAdminTest, StatsBackupRestoreAndCompact) {
   EXPECT_EQ(azure.code, 2) << azure.err;
 }
 
+// A mistyped command or option is met with the one meant; every command's
+// help ends with an example and the options every command takes.
+TEST_F(CliAdminTest, TyposGetADidYouMeanAndEachHelpAnExampleAndTheGlobalOptions) {
+  auto typo = Cli("gett orders p r");
+  EXPECT_EQ(typo.code, 2);
+  EXPECT_NE(typo.err.find("unknown command 'gett'; did you mean 'get'?"), std::string::npos)
+      << typo.err;
+  typo = Cli("query orders --pkk p");
+  EXPECT_EQ(typo.code, 2);
+  EXPECT_NE(typo.err.find("unknown option '--pkk'; did you mean '--pk'?"), std::string::npos)
+      << typo.err;
+  typo = Cli("cuont orders");
+  EXPECT_NE(typo.err.find("did you mean 'count'?"), std::string::npos) << typo.err;
+  auto far = Cli("frobnicate");  // nothing near: the parser's own words
+  EXPECT_EQ(far.code, 2);
+  EXPECT_EQ(far.err.find("did you mean"), std::string::npos) << far.err;
+  for (const char* command :
+       {"put",    "get",    "delete",  "query",   "count",   "tables", "drop", "stats",
+        "export", "import", "backup",  "restore", "compact", "locate", "txn",  "lock",
+        "leader", "queue",  "counter", "recover", "cache",   "check"}) {
+    auto help = Cli(std::string(command) + " --help");
+    EXPECT_EQ(help.code, 0) << command;
+    EXPECT_NE(help.out.find("Example:\n  "), std::string::npos) << command << help.out;
+    EXPECT_NE(help.out.find("--store LOCATION"), std::string::npos) << command;
+  }
+}
+
 }  // namespace
 }  // namespace blobtable

@@ -212,6 +212,12 @@ void WriteBatch(const Store* store, const Table& table, const BulkOptions& o, si
       return;
     }
   }
+  if (o.stop_on_error && store != nullptr && store->blob_store().traits().atomic_batch) {
+    // In order, up to the first failure: nothing after it is written.
+    for (size_t i = 0; i < lines.size(); ++i)
+      if (!(results[i] = Write(table, o.mode, *lines[i].entity)).ok()) break;
+    return;
+  }
   internal::ParallelFor(lines.size(), width,
                         [&](size_t i) { results[i] = Write(table, o.mode, *lines[i].entity); });
 }
@@ -260,10 +266,12 @@ int CmdImport(const Store* store, const Table& table, const BulkOptions& o, std:
         progress.Add(1, static_cast<int64_t>(line.bytes));
       }
     }
-    std::vector<Status> results(lines.size());
+    // A line not written (after a failure, with --stop-on-error) keeps this.
+    std::vector<Status> results(lines.size(), Status::Internal("not written"));
     WriteBatch(store, table, o, width, lines, results);
     int64_t bytes = 0;
     for (size_t i = 0; i < lines.size(); ++i) {
+      if (o.stop_on_error && failed > 0) break;  // after the first failure: not written
       bytes += static_cast<int64_t>(lines[i].bytes);
       const Status& s = results[i];
       if (s.ok()) {
@@ -275,7 +283,7 @@ int CmdImport(const Store* store, const Table& table, const BulkOptions& o, std:
       }
       last_line = lines[i].number;
     }
-    if (bad) {
+    if (bad && failed == 0) {  // the first failure unless a write before it failed
       report(bad->number, bad->entity.status());
       last_line = bad->number;
     }

@@ -3,18 +3,21 @@
 // exit codes; the commands themselves are in tools/cli/.
 #include "tools/cli.h"
 
+#include <algorithm>
 #include <chrono>
 #include <exception>
 #include <iostream>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "tools/cli/command.h"
 #include "tools/cli/registry.h"
+#include "tools/cli/suggest.h"
 #include "tools/open_store.h"
 
 namespace blobtable::cli {
@@ -105,6 +108,47 @@ void LogRequestsTo(std::ostream& err, StoreOptions& options) {
   };
 }
 
+// Every command's name, and every long option's (without "--"), of `app`
+// and the commands under it.
+void CollectNames(const CLI::App& app, std::vector<std::string>& commands,
+                  std::vector<std::string>& options) {
+  for (const CLI::Option* o : app.get_options())
+    for (const std::string& n : o->get_lnames()) options.push_back(n);
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    commands.push_back(sub->get_name());
+    CollectNames(*sub, commands, options);
+  }
+}
+
+// "did you mean" for a command line the parser refused: the first word
+// that is no command and looks like one mistyped, or an option no command
+// has that looks like one that does. Empty if nothing is near.
+std::string DidYouMean(const CLI::App& app, int argc, const char* const* argv) {
+  std::vector<std::string> commands, options;
+  CollectNames(app, commands, options);
+  bool command_seen = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--") break;  // the rest is a command to run (lock, leader)
+    if (arg.starts_with("--")) {
+      const std::string name(arg.substr(
+          2, arg.find('=') == std::string_view::npos ? std::string_view::npos : arg.find('=') - 2));
+      if (std::find(options.begin(), options.end(), name) != options.end()) continue;
+      if (std::string near = Nearest(name, options); !near.empty())
+        return "unknown option '--" + name + "'; did you mean '--" + near + "'?";
+      continue;
+    }
+    if (command_seen || arg.starts_with("-")) continue;
+    if (std::find(commands.begin(), commands.end(), arg) != commands.end()) {
+      command_seen = true;
+      continue;
+    }
+    if (std::string near = Nearest(arg, commands); !near.empty())
+      return "unknown command '" + std::string(arg) + "'; did you mean '" + near + "'?";
+  }
+  return "";
+}
+
 // Runs the parsed command.
 int Execute(Command& command, GlobalOptions& g, std::istream& in, std::ostream& out,
             std::ostream& err) {
@@ -114,6 +158,16 @@ int Execute(Command& command, GlobalOptions& g, std::istream& in, std::ostream& 
 }
 
 }  // namespace
+
+std::string CommandFooter(const char* example) {
+  std::string footer;
+  if (example != nullptr) footer = std::string("Example:\n  ") + example + "\n\n";
+  return footer +
+         "Options every command takes (before or after it; `blobtable --help` says more):\n"
+         "  --store LOCATION  a directory, or an Azure Storage connection string\n"
+         "  --container NAME  --no-create  --lock-timeout SECONDS  -v\n"
+         "  --cache DIR  --no-cache  --max-stale SECONDS  --offline   (Azure stores)";
+}
 
 int Fail(std::ostream& err, const Status& s) {
   err << "blobtable: error: " << s.ToString() << "\n";
@@ -156,7 +210,9 @@ int Run(int argc, const char* const* argv, std::istream& in, std::ostream& out, 
         app.exit(e, out, err);
         return kExitOk;
       }
-      err << "blobtable: " << e.what() << "\nRun 'blobtable --help' for usage.\n";
+      const std::string hint = DidYouMean(app, argc, argv);
+      err << "blobtable: " << (hint.empty() ? std::string(e.what()) : hint)
+          << "\nRun 'blobtable --help' for usage.\n";
       return kExitInvalid;
     }
     const std::string name = app.get_subcommands().front()->get_name();

@@ -109,8 +109,8 @@ std::unique_ptr<Command> BackupCommand() {
       .help = "backup DEST [--export] [--quiet]: the embedded store: a consistent copy of its "
               "files into DEST (a new or empty directory) made while writers go on, as "
               "mdb_copy makes it; open it with --store DEST. --export (and any Azure store): "
-              "every table as DEST/<table>.jsonl, which `restore` loads into any store.\n"
-              "Example: blobtable backup /backups/orders-$(date +%F)",
+              "every table as DEST/<table>.jsonl, which `restore` loads into any store.",
+      .example = "blobtable backup /backups/orders-$(date +%F)",
       .define =
           [](CLI::App& cmd, BackupCommandOptions& o) {
             cmd.add_option("DEST", o.dest)->required();
@@ -126,8 +126,8 @@ std::unique_ptr<Command> RestoreCommand() {
       .name = "restore",
       .help = "restore SRC [--mode upsert|insert] [--quiet]: loads every SRC/<table>.jsonl "
               "that `backup --export` wrote into the store, as `import` loads a file (upsert by "
-              "default: a restore that stopped is run again).\n"
-              "Example: blobtable --store ./new restore /backups/orders-2026-11-27",
+              "default: a restore that stopped is run again).",
+      .example = "blobtable --store ./new restore /backups/dump",
       .writes = true,
       .define =
           [](CLI::App& cmd, RestoreCommandOptions& o) {

@@ -68,6 +68,7 @@ std::unique_ptr<Command> CacheCommand() {
       .help = "cache stats|clear: the local cache of Azure stores in --cache DIR (or the "
               "default directory). stats prints its counts as JSON (every process that used "
               "it adds its own when it closes), clear empties it.",
+      .example = "blobtable --store \"$AZURE_STORAGE_CONNECTION_STRING\" cache stats",
       .define = Define,
       .run = Run,
   });

@@ -46,6 +46,7 @@ std::unique_ptr<Command> CheckCommand() {
               "\"record|data\", \"detail\": ...}, then {\"blobs\": N, \"unverified\": N, "
               "\"damaged\": N}; exit 8 if anything is damaged. Repair: `delete TABLE PK RK` or "
               "`put --mode upsert` the entity.",
+      .example = "blobtable --store ./data check",
       .run = Run,
   });
 }

@@ -57,11 +57,17 @@ class Command {
   virtual int Run(Context& context) = 0;
 };
 
+// What every command's --help ends with: its example (if it has one), and
+// the options every command takes (tools/cli.cc).
+std::string CommandFooter(const char* example);
+
 // A command, described by its file.
 template <typename Options>
 struct CommandSpec {
   const char* name;
   const char* help;  // what `--help` says of it
+  // A command line that uses it, shown by its --help.
+  const char* example = nullptr;
   // Whether it writes: always or never, or as its options say (a command
   // whose subcommands differ).
   bool writes = false;
@@ -78,6 +84,7 @@ class CommandOf final : public Command {
   const char* name() const override { return spec_.name; }
   void Define(CLI::App& app) override {
     CLI::App* command = app.add_subcommand(spec_.name, spec_.help);
+    command->footer(CommandFooter(spec_.example));
     if (spec_.define != nullptr) spec_.define(*command, options_);
   }
   bool Writes() const override {

@@ -34,8 +34,8 @@ std::unique_ptr<Command> CompactCommand() {
       .help = "compact [--quiet]: rewrites the embedded store's file without its free pages "
               "(what deletes and rewrites left for reuse) and puts it in place, so the file "
               "shrinks. Only while no process has the store open: exit 5 naming the process "
-              "that has; processes that open it meanwhile wait until it is done.\n"
-              "Example: blobtable --store ./data compact",
+              "that has; processes that open it meanwhile wait until it is done.",
+      .example = "blobtable --store ./data compact",
       .define = [](CLI::App& cmd,
                    CompactCommandOptions& o) { cmd.add_flag("--quiet", o.quiet, "no summary"); },
       .run = Run,

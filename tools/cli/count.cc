@@ -36,8 +36,8 @@ std::unique_ptr<Command> CountCommand() {
       .name = "count",
       .help = "count TABLE [--pk PK] [--rk-from RK] [--rk-to RK] [--rk-prefix P] [--filter "
               "EXPR]: prints how many entities match (0 for a table that holds none). The "
-              "embedded store counts without a filter by its listing, without reading the rows.\n"
-              "Example: blobtable count orders --filter \"Price ge 10.0\"",
+              "embedded store counts without a filter by its listing, without reading the rows.",
+      .example = "blobtable count orders --filter \"Price ge 10.0\"",
       .define = Define,
       .run = Run,
   });

@@ -74,8 +74,8 @@ std::unique_ptr<Command> CounterCommand() {
       .name = "counter",
       .help = "counter add NAME [DELTA] [--shards N] | counter get NAME: a counter shared by "
               "every client (docs/coordination.md#coordination); prints its value after the add, "
-              "or now.\n"
-              "Example: blobtable counter add visits 1",
+              "or now.",
+      .example = "blobtable counter add visits 1",
       .writes_if = [](const CounterCommandOptions& o) { return o.action == "add"; },
       .define = Define,
       .run = Run,

@@ -105,9 +105,8 @@ std::unique_ptr<Command> DeleteCommand() {
               "| --all) [--dry-run] [--quiet]: deletes every matching entity, in batches (one "
               "write each on the embedded store), each at the ETag it was read with: one a "
               "writer changed meanwhile is left (exit 4). Progress on a terminal, then a "
-              "summary.\n"
-              "Examples: blobtable delete orders c42 o1; blobtable delete orders --filter "
-              "\"Done eq true\" --dry-run",
+              "summary.",
+      .example = "blobtable delete orders --filter \"Done eq true\" --dry-run",
       .define = Define,
       .run = Run,
   });

@@ -59,8 +59,8 @@ std::unique_ptr<Command> DropCommand() {
               "partition locks (their pages are reused; the file does not shrink). Refused (exit "
               "5) while "
               "a transaction holds one of its entities or locks, unless --force. Not atomic: "
-              "run it again to resume one that stopped; exit 4 if writers changed rows under it.\n"
-              "Example: blobtable drop scratch",
+              "run it again to resume one that stopped; exit 4 if writers changed rows under it.",
+      .example = "blobtable drop scratch",
       .define = Define,
       .run = Run,
   });

@@ -38,6 +38,7 @@ std::unique_ptr<Command> ExportCommand() {
       .help = "export TABLE [--pk PK [--rk-from RK] [--rk-to RK]] [--filter EXPR] [--quiet]: "
               "every row, one JSON object a line (the form `get` prints) on stdout; progress "
               "on stderr when it is a terminal, and a summary line.",
+      .example = "blobtable export orders --pk c42 > c42.jsonl",
       .define = Define,
       .run = Run,
   });

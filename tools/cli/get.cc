@@ -44,6 +44,7 @@ std::unique_ptr<Command> GetCommand() {
       .name = "get",
       .help = "get TABLE PK RK [--format jsonl|json|table]: prints the entity (jsonl, the "
               "default: one line of JSON; json: indented; table: aligned columns).",
+      .example = "blobtable get orders c42 o1 --format table",
       .define = Define,
       .run = Run,
   });

@@ -52,8 +52,8 @@ std::unique_ptr<Command> ImportCommand() {
               "others go on. insert skips existing rows; upsert (the default) is safe to rerun. "
               "Exit 0 only if no row failed. --stop-on-error writes nothing after the first "
               "failed line. Progress (with % and time left when stdin is a file) on a terminal; "
-              "Ctrl-C stops after the batch in hand and prints the summary (exit 130).\n"
-              "Example: blobtable import orders < orders.jsonl",
+              "Ctrl-C stops after the batch in hand and prints the summary (exit 130).",
+      .example = "blobtable import orders < orders.jsonl",
       .writes = true,
       .define = Define,
       .run = Run,

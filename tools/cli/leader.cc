@@ -40,6 +40,7 @@ std::unique_ptr<Command> LeaderCommand() {
               "run out on storage) if leadership is lost; resigns when it ends. Waits for ever "
               "unless --timeout (then exit 5, or --conflict-exit-code). Exit code: the "
               "command's.",
+      .example = "blobtable leader scheduler --lease 30 -- ./scheduler",
       .writes = true,
       .define = Define,
       .run = Run,

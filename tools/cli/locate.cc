@@ -54,6 +54,7 @@ std::unique_ptr<Command> LocateCommand() {
               "live, as JSON: {\"container\": ..., \"entity_blob\": ..., \"lock_blob\": ...}; "
               "lock_blob is the first of the partition's 16 lock stripes (the others: lock_blob "
               "+ \"/1\" ... \"/15\"), of which a transaction leases one",
+      .example = "blobtable locate orders c42 o1",
       .define = Define,
       .run = Run,
   });

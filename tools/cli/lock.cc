@@ -37,6 +37,7 @@ std::unique_ptr<Command> LockCommand() {
               "command runs; the command dies with this process, and if the lock is lost it "
               "gets SIGTERM, then SIGKILL before the lease can run out on storage. The command "
               "sees the fencing token in $BLOBTABLE_LOCK_TOKEN. Exit code: the command's.",
+      .example = "blobtable lock nightly-report -- ./report.sh",
       .writes = true,
       .define = Define,
       .run = Run,

@@ -69,6 +69,8 @@ std::unique_ptr<Command> PutCommand() {
               "its new odata.etag. Default mode: insert (fails if it exists). replace/merge are "
               "conditional on --if-match, else on the input's \"odata.etag\", else "
               "unconditional (\"*\").",
+      .example = "echo '{\"PartitionKey\":\"c42\",\"RowKey\":\"o1\",\"Total\":9.5}' | blobtable "
+                 "put orders",
       .writes = true,
       .define = Define,
       .run = Run,

@@ -50,6 +50,7 @@ std::unique_ptr<Command> QueryCommand() {
               "default; the RowKey range is inclusive. --filter: an Azure Tables $filter "
               "(docs/api.md#filters); --select: only these properties. --limit N stops after N "
               "entities; --top N is the page size (1..1000, as in the API).",
+      .example = "blobtable query orders --pk c42 --filter \"Total ge 10.0\" --select Total",
       .define = Define,
       .run = Run,
   });

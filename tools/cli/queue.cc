@@ -120,6 +120,7 @@ std::unique_ptr<Command> QueueCommand() {
       .name = "queue",
       .help = "queue put|take|done|abandon|list NAME ...: a work queue shared by every client "
               "(docs/coordination.md#coordination): items taken under a lease, completed once.",
+      .example = "id=$(blobtable queue put jobs \"resize 42\") && blobtable queue take jobs",
       .writes_if = [](const QueueCommandOptions& o) { return o.action == "put"; },
       .define = Define,
       .run = Run,

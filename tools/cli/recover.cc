@@ -57,6 +57,7 @@ std::unique_ptr<Command> RecoverCommand() {
               "applied are lost). --scan-everything also lists every entity, for intents no "
               "marker names (a coordinator that died in its first round, or a release from "
               "before 2026-11-26).",
+      .example = "blobtable recover",
       .define = Define,
       .run = Run,
   });

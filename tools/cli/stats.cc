@@ -47,8 +47,8 @@ std::unique_ptr<Command> StatsCommand() {
       .help = "stats: the store's figures as JSON: each table's entity blobs and their bytes "
               "(a listing of every table); for the embedded store its file (bytes, pages in "
               "use, free pages for reuse, reader slots); for an Azure store read through the "
-              "cache, the cache's counts.\n"
-              "Example: blobtable stats | jq '.file.free_pages'",
+              "cache, the cache's counts.",
+      .example = "blobtable stats | jq '.file.free_pages'",
       .run = Run,
   });
 }

@@ -45,8 +45,8 @@ std::unique_ptr<Command> TablesCommand() {
   return MakeCommand<TablesCommandOptions>({
       .name = "tables",
       .help = "tables [--counts]: the tables that hold entities, one a line, sorted (lowercase: "
-              "table names are case-insensitive). A table with no entity left is not listed.\n"
-              "Example: blobtable tables --counts",
+              "table names are case-insensitive). A table with no entity left is not listed.",
+      .example = "blobtable tables --counts",
       .define = Define,
       .run = Run,
   });

@@ -106,6 +106,9 @@ std::unique_ptr<Command> TxnCommand() {
               "from \"entity\"; check asserts the entity's ETag, \"\" meaning it must not "
               "exist). Prints {\"committed\": [{\"table\", \"PartitionKey\", \"RowKey\", "
               "\"odata.etag\"}, ...]}. Exit 4 on any ETag conflict, 5 on a lock timeout.",
+      .example = "echo "
+                 "'[{\"op\":\"upsert\",\"table\":\"orders\",\"entity\":{\"PartitionKey\":\"c42\","
+                 "\"RowKey\":\"o1\"}}]' | blobtable txn",
       .writes = true,
       .run = Run,
   });
