@@ -49,9 +49,8 @@ std::span<const PropertyView> Select(const std::vector<std::string>& select,
 // One in-place visit: the rows of one page, listing after listing.
 class InPlaceVisit {
  public:
-  InPlaceVisit(const std::string& table, const internal::QueryPlan& plan,
-               const EntityVisitor& visit)
-      : table_(table), plan_(plan), visit_(visit) {}
+  InPlaceVisit(const internal::QueryPlan& plan, const EntityVisitor& visit)
+      : plan_(plan), visit_(visit) {}
 
   // Why the listing stopped early, if it did: the visitor's error, or the
   // first row the in-place path leaves to Query.
@@ -111,7 +110,6 @@ class InPlaceVisit {
     return Status::Internal("visit stopped");  // ends the listing; stop() says why
   }
 
-  const std::string& table_;
   const internal::QueryPlan& plan_;
   const EntityVisitor& visit_;
   std::vector<PropertyView> props_;
@@ -139,7 +137,7 @@ Result<VisitedPage> Table::Visit(const QueryOptions& options, const EntityVisito
   internal::QueryPlan& plan = *planned;
   if (plan.nothing) return out;
 
-  InPlaceVisit rows(name_, plan, visit);
+  InPlaceVisit rows(plan, visit);
   using Stop = InPlaceVisit::Stop;
   int pages = 0;
   for (;;) {

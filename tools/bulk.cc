@@ -195,14 +195,15 @@ Status Buffer(Transaction& txn, const Table& table, const std::string& mode, con
 }
 
 // Writes the parsed `lines` (each with its entity) into `results`: as one
-// transaction where the store commits them in one atomic write (the
-// embedded store: one LMDB write for the batch), else `width` at a time.
+// transaction of `atomic` (a store that commits it in one atomic write: the
+// embedded store, one LMDB write for the batch; null for others), else
+// `width` at a time.
 // A batch a row of which fails (it exists, for insert; it is missing, for
 // replace or merge) is written again row by row, to tell which.
-void WriteBatch(const Store* store, const Table& table, const BulkOptions& o, size_t width,
+void WriteBatch(const Store* atomic, const Table& table, const BulkOptions& o, size_t width,
                 const std::vector<Line>& lines, std::vector<Status>& results) {
-  if (store != nullptr && store->blob_store().traits().atomic_batch && lines.size() > 1) {
-    auto txn = store->Begin();
+  if (atomic != nullptr && lines.size() > 1) {
+    auto txn = atomic->Begin();
     Status s = txn.status();
     for (size_t i = 0; s.ok() && i < lines.size(); ++i)
       s = Buffer(*txn, table, o.mode, *lines[i].entity);
@@ -212,7 +213,7 @@ void WriteBatch(const Store* store, const Table& table, const BulkOptions& o, si
       return;
     }
   }
-  if (o.stop_on_error && store != nullptr && store->blob_store().traits().atomic_batch) {
+  if (o.stop_on_error && atomic != nullptr) {
     // In order, up to the first failure: nothing after it is written.
     for (size_t i = 0; i < lines.size(); ++i)
       if (!(results[i] = Write(table, o.mode, *lines[i].entity)).ok()) break;
@@ -238,8 +239,9 @@ int CmdImport(const Store* store, const Table& table, const BulkOptions& o, std:
   // with --stop-on-error nothing after a bad line is written. A batch is one
   // atomic write where the store has them, else `parallel` writes at once.
   const size_t width = static_cast<size_t>(std::max(1, o.parallel));
-  const bool atomic = store != nullptr && store->blob_store().traits().atomic_batch;
-  const size_t batch = atomic ? 1000 : o.stop_on_error ? width : width * 8;
+  const Store* atomic =
+      store != nullptr && store->blob_store().traits().atomic_batch ? store : nullptr;
+  const size_t batch = atomic != nullptr ? 1000 : o.stop_on_error ? width : width * 8;
   std::string text;
   bool more = true;
   auto report = [&](int64_t line, const Status& s) {
@@ -268,7 +270,7 @@ int CmdImport(const Store* store, const Table& table, const BulkOptions& o, std:
     }
     // A line not written (after a failure, with --stop-on-error) keeps this.
     std::vector<Status> results(lines.size(), Status::Internal("not written"));
-    WriteBatch(store, table, o, width, lines, results);
+    WriteBatch(atomic, table, o, width, lines, results);
     int64_t bytes = 0;
     for (size_t i = 0; i < lines.size(); ++i) {
       if (o.stop_on_error && failed > 0) break;  // after the first failure: not written

@@ -93,20 +93,9 @@ Result<FileFigures> FiguresOf(LmdbEnv& env) {
   struct stat st;
   if (::stat((env.directory() + "/data.mdb").c_str(), &st) == 0)
     f.file_bytes = static_cast<uint64_t>(st.st_size);
-  // The free list (database 0): each record a run of page numbers, its
-  // first word their count (as mdb_stat -f reads it).
-  MDB_cursor* cursor = nullptr;
-  if ((rc = mdb_cursor_open(txn.get(), 0, &cursor)) != 0)
-    return LmdbError(rc, "reading the free list of " + env.directory());
-  MDB_val key, value;
-  for (rc = mdb_cursor_get(cursor, &key, &value, MDB_FIRST); rc == 0;
-       rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)) {
-    size_t count = 0;
-    if (value.mv_size >= sizeof(count)) std::memcpy(&count, value.mv_data, sizeof(count));
-    f.free_pages += count;
-  }
-  mdb_cursor_close(cursor);
-  if (rc != MDB_NOTFOUND) return LmdbError(rc, "reading the free list of " + env.directory());
+  rc = ForEachFreeRun(txn.get(),
+                      [&](const std::vector<size_t>& pages) { f.free_pages += pages.size(); });
+  if (rc != 0) return LmdbError(rc, "reading the free list of " + env.directory());
   return f;
 }
 

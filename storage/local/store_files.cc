@@ -31,6 +31,24 @@ bool Exists(const std::string& path, struct stat* st) { return stat(path.c_str()
 
 }  // namespace
 
+int ForEachFreeRun(MDB_txn* txn, FunctionRef<void(const std::vector<size_t>& pages)> fn) {
+  MDB_cursor* cursor = nullptr;
+  int rc = mdb_cursor_open(txn, 0, &cursor);
+  if (rc != 0) return rc;
+  MDB_val key, value;
+  std::vector<size_t> words, pages;
+  for (rc = mdb_cursor_get(cursor, &key, &value, MDB_FIRST); rc == 0;
+       rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)) {
+    words.resize(value.mv_size / sizeof(size_t));
+    std::memcpy(words.data(), value.mv_data, words.size() * sizeof(size_t));
+    pages.clear();
+    for (size_t i = 1; i < words.size() && i <= words[0]; ++i) pages.push_back(words[i]);
+    fn(pages);
+  }
+  mdb_cursor_close(cursor);
+  return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
 Status SyncDirectory(const std::string& dir) {
   int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return Errno("opening directory " + dir + " to sync it", errno);
@@ -88,24 +106,14 @@ Status ShortOnlyByFreePages(MDB_env* env, const std::string& data, uint64_t size
     return Errno("extending " + data + " to the length its meta page says", rc);
   }
   MDB_txn* txn = nullptr;
-  MDB_cursor* cursor = nullptr;
   std::set<uint64_t> free_pages;
-  rc = mdb_txn_begin(env, nullptr, MDB_RDONLY, &txn);
-  if (rc == 0) rc = mdb_cursor_open(txn, 0, &cursor);  // the free list
-  MDB_val key, value;
   const uint64_t first_missing = size / page_size;
-  if (rc == 0) {
-    // Each record: a count, then that many page numbers.
-    for (rc = mdb_cursor_get(cursor, &key, &value, MDB_FIRST); rc == 0;
-         rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)) {
-      std::vector<size_t> ids(value.mv_size / sizeof(size_t));
-      std::memcpy(ids.data(), value.mv_data, ids.size() * sizeof(size_t));
-      for (size_t i = 1; i < ids.size() && i <= ids[0]; ++i)
-        if (ids[i] >= first_missing) free_pages.insert(ids[i]);
-    }
-    if (rc == MDB_NOTFOUND) rc = 0;
-  }
-  if (cursor != nullptr) mdb_cursor_close(cursor);
+  rc = mdb_txn_begin(env, nullptr, MDB_RDONLY, &txn);
+  if (rc == 0)
+    rc = ForEachFreeRun(txn, [&](const std::vector<size_t>& pages) {
+      for (size_t p : pages)
+        if (p >= first_missing) free_pages.insert(p);
+    });
   if (txn != nullptr) mdb_txn_abort(txn);
   // The free list itself unreadable (its pages were among those lost).
   Status out = rc == 0 ? Status::OK() : truncated;

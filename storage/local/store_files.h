@@ -11,8 +11,10 @@
 #include <lmdb.h>
 
 #include <string>
+#include <vector>
 
 #include "blobtable/status.h"
+#include "util/function_ref.h"
 
 namespace blobtable::internal {
 
@@ -28,6 +30,11 @@ Status CheckBeforeOpen(const std::string& dir, unsigned file_mode);
 // meta page says are in use (a truncated file would SIGBUS on read); then,
 // if `mark`, marks the directory as a store (once) and syncs it.
 Status CheckAfterOpen(MDB_env* env, const std::string& dir, bool mark, unsigned file_mode);
+
+// Calls `fn` with the page numbers of each record of LMDB's free list
+// (database 0) as `txn` sees it: each record a count, then that many page
+// numbers (as mdb_stat -f reads it). LMDB's error, or 0 once all were seen.
+int ForEachFreeRun(MDB_txn* txn, FunctionRef<void(const std::vector<size_t>& pages)> fn);
 
 // fsync of directory `dir` (after a file in it was made or renamed).
 Status SyncDirectory(const std::string& dir);
