@@ -37,7 +37,8 @@ constexpr char kFooter[] =
 4 conflict (ETag mismatch or already exists), 5 lock not acquired in time,
 6 storage unreachable, 7 outcome unknown (a commit may or may not have
 happened: read its entities or run `recover` before retrying), 8 damaged
-blobs found by check, 1 anything else. Errors go to stderr.)";
+blobs found by check, 9 no visible item (queue take, queue run), 1 anything
+else. Errors go to stderr.)";
 
 // Declares the app and the options every command shares but the cache's on
 // `app`, writing into `g`.

@@ -20,6 +20,7 @@ enum ExitCode : int {
   kExitUnavailable = 6,     // storage unreachable
   kExitOutcomeUnknown = 7,  // a commit may or may not have happened: settle before retrying
   kExitDamaged = 8,         // check: the store holds damaged blobs
+  kExitQueueEmpty = 9,      // queue take/run: no visible item
 };
 
 int ExitCodeFor(const Status& status);

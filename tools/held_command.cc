@@ -3,11 +3,13 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -15,6 +17,7 @@
 #include <cstring>
 #include <functional>
 #include <ostream>
+#include <string_view>
 #include <thread>
 
 #include <CLI/CLI.hpp>
@@ -46,10 +49,18 @@ void Forward(int sig) {
 
 constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP};
 
+// A command to run: its arguments, what it finds in its environment
+// ("NAME=value", on top of ours), and its stdin (ours if -1).
+struct ChildCommand {
+  std::vector<std::string> command;
+  std::vector<std::string> environment;
+  int stdin_fd = -1;
+};
+
 // In the child between fork() and exec: only async-signal-safe calls
 // (everything it needs is built before the fork).
 [[noreturn]] void RunChild(pid_t parent, const sigset_t& old_mask, char* const* argv,
-                           char* const* envp, bool terminal) {
+                           char* const* envp, int stdin_fd, bool terminal) {
   for (int sig : kForwarded) signal(sig, SIG_DFL);
   setpgid(0, 0);
   if (terminal) {  // as the parent does: before the command can read it
@@ -57,6 +68,7 @@ constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP};
     (void)tcsetpgrp(STDIN_FILENO, getpid());
     signal(SIGTTOU, SIG_DFL);
   }
+  if (stdin_fd >= 0 && (dup2(stdin_fd, STDIN_FILENO) < 0 || close(stdin_fd) < 0)) _exit(kExitOther);
   // Killed with the supervisor, whatever ends it (SIGKILL included). Asked
   // for after the fork: if the supervisor died before, getppid() says so.
   // (Not across the exec of a set-user-ID program: Linux clears it then.)
@@ -74,21 +86,30 @@ constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP};
   _exit(e == ENOENT ? 127 : 126);
 }
 
-// Starts `command` in a process group of its own with env_name=value in
-// its environment; -1 if fork failed. Signals we pass on are blocked from
-// before the fork until the group is recorded, and one another thread
-// took meanwhile is passed on then, so none is dropped.
-pid_t Start(const std::vector<std::string>& command, const char* env_name, int64_t value,
-            bool terminal) {
+// This process's environment with `assignments` ("NAME=value") set.
+std::vector<std::string> EnvironmentWith(const std::vector<std::string>& assignments) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    const bool replaced = std::any_of(assignments.begin(), assignments.end(), [&](auto& a) {
+      const size_t name_end = a.find('=') + 1;
+      return entry.substr(0, name_end) == std::string_view(a).substr(0, name_end);
+    });
+    if (!replaced) env.emplace_back(entry);
+  }
+  env.insert(env.end(), assignments.begin(), assignments.end());
+  return env;
+}
+
+// Starts `child.command` in a process group of its own; -1 if fork failed.
+// Signals we pass on are blocked from before the fork until the group is
+// recorded, and one another thread took meanwhile is passed on then, so
+// none is dropped.
+pid_t Start(const ChildCommand& child, bool terminal) {
   std::vector<char*> argv;
-  for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
+  for (const std::string& a : child.command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
-  const std::string assignment = std::string(env_name) + "=" + std::to_string(value);
-  std::vector<std::string> env_text;
-  for (char** e = environ; *e != nullptr; ++e)
-    if (std::strncmp(*e, assignment.c_str(), std::strlen(env_name) + 1) != 0)
-      env_text.push_back(*e);
-  env_text.push_back(assignment);
+  std::vector<std::string> env_text = EnvironmentWith(child.environment);
   std::vector<char*> envp;
   for (std::string& e : env_text) envp.push_back(e.data());
   envp.push_back(nullptr);
@@ -98,7 +119,7 @@ pid_t Start(const std::vector<std::string>& command, const char* env_name, int64
   sigprocmask(SIG_BLOCK, &block, &old_mask);
   const pid_t parent = getpid();
   const pid_t pid = fork();
-  if (pid == 0) RunChild(parent, old_mask, argv.data(), envp.data(), terminal);
+  if (pid == 0) RunChild(parent, old_mask, argv.data(), envp.data(), child.stdin_fd, terminal);
   if (pid > 0) {
     setpgid(pid, pid);  // as the child does: whichever runs first
     g_group = pid;
@@ -151,26 +172,34 @@ int ExitCodeOf(int status) {
   return kExitOther;
 }
 
+// What a supervised command runs under: `held()` while it may run,
+// `expiry()` when its lease may run out on storage, `why()` it was lost.
+struct Holding {
+  std::string what;
+  std::function<bool()> held;
+  std::function<SteadyTime()> expiry;
+  std::function<Status()> why;
+};
+
 // SIGKILL goes to the command's group this long before the lease's
 // expiry, so that the kill has landed before storage can let anyone in.
 constexpr milliseconds kKillMargin{500};
 
-// Runs `command` while `held()`. Once it is not: SIGTERM to the command's
-// group, then SIGKILL to it kKillMargin before `expiry()` (by `clock`), or
-// 10 s after the SIGTERM if that is sooner. Looks every 100 ms, and wakes
-// for the kill on time. Signals to us go on to the command. When the
-// command ends, what it left in its group is killed: nothing of it runs
-// after the lease is given up. The command's exit code.
-int Supervise(const Clock& clock, const std::string& what, const std::function<bool()>& held,
-              const std::function<SteadyTime()>& expiry, const std::function<Status()>& why,
-              const std::vector<std::string>& command, const char* env_name, int64_t value,
+// Runs `child` while `holding.held()`. Once it is not: SIGTERM to the
+// command's group, then SIGKILL to it kKillMargin before
+// `holding.expiry()` (by `clock`), or 10 s after the SIGTERM if that is
+// sooner. Looks every 100 ms, and wakes for the kill on time. Signals to us
+// go on to the command. When the command ends, what it left in its group
+// is killed: nothing of it runs after the lease is given up. The command's
+// exit code.
+int Supervise(const Clock& clock, const Holding& holding, const ChildCommand& child_command,
               std::ostream& err) {
   struct sigaction forward = {}, old[3] = {};
   forward.sa_handler = Forward;
   sigemptyset(&forward.sa_mask);
   for (int i = 0; i < 3; ++i) sigaction(kForwarded[i], &forward, &old[i]);
   const bool foreground = Terminal::Ours();
-  const pid_t child = Start(command, env_name, value, foreground);
+  const pid_t child = Start(child_command, foreground);
   int status = 1 << 8;
   if (child < 0) {
     err << "blobtable: error: cannot start the command (fork): " << std::strerror(errno) << "\n";
@@ -187,13 +216,13 @@ int Supervise(const Clock& clock, const std::string& what, const std::function<b
       if (done == child) break;
       if (done < 0 && errno != EINTR) break;
       const SteadyTime now = clock.Steady();
-      if (!stopping && !held()) {
-        const Status s = why();
-        err << "blobtable: error: " << what << " lost ("
+      if (!stopping && !holding.held()) {
+        const Status s = holding.why();
+        err << "blobtable: error: " << holding.what << " lost ("
             << (s.ok() ? "the lease may have lapsed" : s.ToString()) << "): stopping the command\n";
         kill(-child, SIGTERM);
         stopping = true;
-        kill_at = std::min(expiry() - kKillMargin, now + std::chrono::seconds(10));
+        kill_at = std::min(holding.expiry() - kKillMargin, now + std::chrono::seconds(10));
       }
       if (stopping && !killed && now >= kill_at) {
         kill(-child, SIGKILL);
@@ -204,8 +233,9 @@ int Supervise(const Clock& clock, const std::string& what, const std::function<b
         nap = std::clamp(std::chrono::duration_cast<milliseconds>(kill_at - now), milliseconds(0),
                          nap);
       else if (!stopping)
-        nap = std::clamp(std::chrono::duration_cast<milliseconds>(expiry() - kKillMargin - now),
-                         milliseconds(1), nap);
+        nap = std::clamp(
+            std::chrono::duration_cast<milliseconds>(holding.expiry() - kKillMargin - now),
+            milliseconds(1), nap);
       std::this_thread::sleep_for(nap);
     }
     kill(-child, SIGKILL);  // what the command left running in its group
@@ -259,9 +289,10 @@ int CmdLock(const Store& store, const std::string& name, const LockOptions& opti
   auto lock = Lock::Acquire(store, name, options);
   if (!lock.ok()) return NotHad(err, lock.status(), conflict_exit_code);
   Lock& l = **lock;
-  const int code = Supervise(
-      ClockOf(store), "lock " + name, [&] { return l.held(); }, [&] { return l.expiry(); },
-      [&] { return l.status(); }, command, "BLOBTABLE_LOCK_TOKEN", l.token(), err);
+  const int code = Supervise(ClockOf(store),
+                             {"lock " + name, [&] { return l.held(); }, [&] { return l.expiry(); },
+                              [&] { return l.status(); }},
+                             {command, {"BLOBTABLE_LOCK_TOKEN=" + std::to_string(l.token())}}, err);
   Status released = l.Release();
   if (!released.ok()) err << "blobtable: warning: " << released.ToString() << "\n";
   return code;
@@ -281,13 +312,82 @@ int CmdLeader(const Store& store, const std::string& name, const LeaderOptions& 
                   Status::LockTimeout("leader election " + name + ": not leader within " +
                                       std::to_string(timeout.count()) + " ms"),
                   conflict_exit_code);
-  const int code = Supervise(
-      ClockOf(store), "leadership of " + name, [&] { return e.is_leader(); },
-      [&] { return e.lease_expiry(); }, [&] { return e.last_loss(); }, command,
-      "BLOBTABLE_LEADER_TERM", e.term(), err);
+  const int code = Supervise(ClockOf(store),
+                             {"leadership of " + name, [&] { return e.is_leader(); },
+                              [&] { return e.lease_expiry(); }, [&] { return e.last_loss(); }},
+                             {command, {"BLOBTABLE_LEADER_TERM=" + std::to_string(e.term())}}, err);
   Status resigned = e.Resign();
   if (!resigned.ok()) err << "blobtable: warning: " << resigned.ToString() << "\n";
   return code;
+}
+
+namespace {
+
+// A file holding `bytes`, read from its start: the stdin of `queue run`'s
+// command (a pipe would need a thread to feed a body larger than its
+// buffer). -1 with errno if it could not be made.
+int FileHolding(const std::string& bytes) {
+  const int fd = memfd_create("blobtable-queue-item", MFD_CLOEXEC);
+  if (fd < 0) return -1;
+  for (size_t done = 0; done < bytes.size();) {
+    const ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return close(fd), -1;
+    done += static_cast<size_t>(n);
+  }
+  if (lseek(fd, 0, SEEK_SET) != 0) return close(fd), -1;
+  return fd;
+}
+
+}  // namespace
+
+int CmdQueueRun(const Store& store, const WorkQueue& queue, QueueItem item, int visibility_seconds,
+                const std::vector<std::string>& command, std::ostream& err) {
+  if (command.empty())
+    return Fail(err, Status::InvalidArgument("queue run: give the command after --"));
+  const int body = FileHolding(item.body);
+  if (body < 0) {
+    const Status s = Status::IOError(std::string("queue run: cannot hold the item's body for "
+                                                 "the command's stdin: ") +
+                                     std::strerror(errno));
+    (void)queue.Abandon(item);
+    return Fail(err, s);
+  }
+  const Clock& clock = ClockOf(store);
+  // Extended every third of its visibility, in the supervisor's loop, so
+  // that two missed extensions still leave it held; a failed extension is
+  // tried again on the next look until the item's lease is out by our
+  // clock (Extend says LeaseLost then).
+  const auto every = std::chrono::milliseconds(visibility_seconds * 1000 / 3);
+  SteadyTime next_extension = clock.Steady() + every;
+  Status lost;
+  auto held = [&] {
+    if (!lost.ok()) return false;
+    const SteadyTime now = clock.Steady();
+    if (now < next_extension) return true;
+    const Status s = queue.Extend(&item);
+    if (s.ok()) next_extension = now + every;  // the lease runs from the request's sending
+    if (s.IsLeaseLost()) lost = s;
+    return lost.ok();
+  };
+  const int code = Supervise(
+      clock,
+      {"queue " + queue.name() + ", item " + item.id, held,
+       [&] { return item.lease_usable_until.value_or(SteadyTime::max()); }, [&] { return lost; }},
+      {command,
+       {"BLOBTABLE_QUEUE_ITEM=" + item.id,
+        "BLOBTABLE_QUEUE_DEQUEUE_COUNT=" + std::to_string(item.dequeue_count)},
+       body},
+      err);
+  close(body);
+  if (!lost.ok()) return code;  // delivered again: nothing to complete or give back
+  if (code != 0) {
+    const Status abandoned = queue.Abandon(item);
+    if (!abandoned.ok()) err << "blobtable: warning: " << abandoned.ToString() << "\n";
+    return code;
+  }
+  const Status completed = queue.Complete(item);
+  return completed.ok() ? kExitOk : Fail(err, completed);
 }
 
 }  // namespace blobtable::cli

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Commands run while a lease is held: `blobtable lock NAME -- COMMAND` (a
-// Lock, like flock(1) across machines) and `blobtable leader NAME --
-// COMMAND` (only while leader).
+// Lock, like flock(1) across machines), `blobtable leader NAME -- COMMAND`
+// (only while leader) and `blobtable queue run NAME -- COMMAND` (on a work
+// item, under its lease).
 #ifndef BLOBTABLE_TOOLS_HELD_COMMAND_H_
 #define BLOBTABLE_TOOLS_HELD_COMMAND_H_
 
@@ -12,6 +13,7 @@
 
 #include "blobtable/leader.h"
 #include "blobtable/lock.h"
+#include "blobtable/queue.h"
 #include "blobtable/store.h"
 #include "tools/cli.h"
 
@@ -59,6 +61,18 @@ int CmdLock(const Store& store, const std::string& name, const LockOptions& opti
 int CmdLeader(const Store& store, const std::string& name, const LeaderOptions& options,
               std::chrono::milliseconds timeout, const std::vector<std::string>& command,
               int conflict_exit_code, std::ostream& err);
+
+// Runs `command` on a taken `item` of `queue` as CmdLock runs it, with the
+// item's body (byte for byte) on its stdin and BLOBTABLE_QUEUE_ITEM (its
+// id) and BLOBTABLE_QUEUE_DEQUEUE_COUNT in its environment, extending the
+// item's lease (`visibility_seconds`, the queue's) every third of it while
+// the command runs. Exit 0: the item is completed (exit 1 LeaseLost if it
+// could not be, exit 7 if whether it was is not known). Any other exit:
+// the item is given back at once (Abandon), and the exit code is the
+// command's. If the lease is lost while the command runs, it is stopped as
+// CmdLock stops it, and the item will be delivered again.
+int CmdQueueRun(const Store& store, const WorkQueue& queue, QueueItem item, int visibility_seconds,
+                const std::vector<std::string>& command, std::ostream& err);
 
 }  // namespace blobtable::cli
 

@@ -1,30 +1,55 @@
 // SPDX-License-Identifier: Apache-2.0
-// `blobtable queue put|take|done|abandon|list NAME ...`: a WorkQueue from the
-// shell.
+// `blobtable queue put|take|done|abandon|extend|run|list NAME ...`: a
+// WorkQueue from the shell.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
 #include <istream>
 #include <iterator>
 #include <ostream>
 #include <string>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "blobtable/queue.h"
 #include "tools/cli.h"
 #include "tools/cli/registry.h"
+#include "tools/held_command.h"
 #include "tools/open_store.h"
+#include "util/base64.h"
+#include "util/utf8.h"
 
 namespace blobtable::cli {
 namespace {
 
+using std::chrono::milliseconds;
+
 struct QueueCommandOptions {
-  std::string action;  // put, take, done, abandon, list
+  std::string action;  // put, take, done, abandon, extend, run, list
   std::string name;
   std::string body;  // put: the body (else stdin)
   bool body_given = false;
-  std::string id, lease;  // done, abandon
-  bool dead = false;      // list: the dead letters
+  std::string taken, lease;          // done, abandon, extend: take's output, or ID LEASE
+  bool wait = false;                 // take, run: wait for an item
+  milliseconds timeout{-1};          // ... this long (negative: for ever)
+  std::vector<std::string> command;  // run
+  bool dead = false;                 // list: the dead letters
   QueueOptions options;
 };
+
+void DefineWaiting(CLI::App& sub, QueueCommandOptions& o) {
+  sub.add_option("--visibility", o.options.visibility_seconds,
+                 "SECONDS the item stays invisible to others, 15..60 (default 30)")
+      ->check(CLI::Range(15, 60));
+  sub.add_flag("--wait", o.wait, "wait for an item if none is visible (polling, up to 2 s apart)");
+  sub.add_option_function<double>(
+         "--timeout", [&o](double s) { o.timeout = milliseconds(static_cast<int64_t>(s * 1000)); },
+         "SECONDS: with --wait, give up after this long (exit 9; default: wait for ever)")
+      ->check(CLI::NonNegativeNumber);
+}
 
 void Define(CLI::App& queue, QueueCommandOptions& o) {
   queue.require_subcommand(1, 1);
@@ -34,23 +59,44 @@ void Define(CLI::App& queue, QueueCommandOptions& o) {
     sub->callback([&o, name] { o.action = name; });
     return sub;
   };
-  action("put", "put NAME [BODY]: adds an item (BODY, else stdin); prints its id")
+  action("put",
+         "put NAME [BODY]: adds an item (BODY, else stdin, byte for byte: `echo` adds a "
+         "newline, `printf %s` does not); prints its id")
       ->add_option_function<std::string>(
           "BODY", [&o](const std::string& b) { o.body = b, o.body_given = true; });
-  action("take",
-         "take NAME [--visibility SECONDS]: takes a visible item; prints "
-         "{\"id\", \"lease\", \"dequeue_count\", \"body\"}; exit 3 if none")
-      ->add_option("--visibility", o.options.visibility_seconds,
-                   "SECONDS the item stays invisible to others, 15..60 (default 30)")
-      ->check(CLI::Range(15, 60));
-  for (const char* name : {"done", "abandon"}) {
-    auto* sub = action(name, std::string(name) == "done"
-                                 ? "done NAME ID LEASE: completes the item (exit 1 "
-                                   "LeaseLost if its lease ran out)"
-                                 : "abandon NAME ID LEASE: gives the item back at once");
-    sub->add_option("ID", o.id)->required();
-    sub->add_option("LEASE", o.lease)->required();
+  DefineWaiting(*action("take",
+                        "take NAME [--wait [--timeout SECONDS]]: takes a visible item; prints "
+                        "{\"id\", \"lease\", \"dequeue_count\", \"body\"} on one line (a body "
+                        "that is not UTF-8 as \"body_base64\"); exit 9 with no message if the "
+                        "queue has no visible item"),
+                o);
+  for (const char* name : {"done", "abandon", "extend"}) {
+    const std::string n = name;
+    auto* sub = action(
+        name, n == "done"      ? "done NAME TAKEN: completes the item (exit 1 LeaseLost if its "
+                                 "lease ran out; it is delivered again)"
+              : n == "abandon" ? "abandon NAME TAKEN: gives the item back at once"
+                               : "extend NAME TAKEN [--visibility SECONDS]: restarts the item's "
+                                 "visibility timeout (exit 1 LeaseLost if it ran out)");
+    sub->add_option("TAKEN", o.taken,
+                    "what `take` printed (one argument: quote it), or the item's id followed "
+                    "by LEASE")
+        ->required();
+    sub->add_option("LEASE", o.lease, "the lease `take` printed, after the id");
+    if (n == "extend")
+      sub->add_option("--visibility", o.options.visibility_seconds, "SECONDS, 15..60 (default 30)")
+          ->check(CLI::Range(15, 60));
   }
+  auto* run = action("run",
+                     "run NAME [--wait [--timeout SECONDS]] -- COMMAND [ARGS...]: takes an item "
+                     "and runs the command with its body on stdin ($BLOBTABLE_QUEUE_ITEM: its "
+                     "id), extending its lease while the command runs; completes it if the "
+                     "command exits 0, gives it back otherwise. Exit code: the command's "
+                     "(9 if there was no item)");
+  DefineWaiting(*run, o);
+  run->add_option("COMMAND", o.command, "the command and its arguments, after --")
+      ->required()
+      ->expected(-1);
   action("list", "list NAME [--dead]: the items (or dead letters), one JSON object a line")
       ->add_flag("--dead", o.dead, "the dead letters (items taken too often)");
 }
@@ -66,19 +112,77 @@ int Put(WorkQueue& q, const QueueCommandOptions& o, Context& c) {
   return kExitOk;
 }
 
-// take: prints {"id", "lease", "dequeue_count", "body"}; exit 3 if no item is
-// visible.
+// An item if one is visible, waiting for one as --wait and --timeout say;
+// nullopt if there is none. Polls 100 ms apart at first, then up to 2 s.
+Result<std::optional<QueueItem>> TakeOne(const WorkQueue& q, const QueueCommandOptions& o) {
+  const auto start = std::chrono::steady_clock::now();
+  milliseconds pause(100);
+  for (;;) {
+    auto item = q.Dequeue();
+    if (!item.ok() || *item || !o.wait) return item;
+    milliseconds left = milliseconds::max();
+    if (o.timeout.count() >= 0) {
+      left = o.timeout -
+             std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - start);
+      if (left.count() <= 0) return item;
+    }
+    std::this_thread::sleep_for(std::min(pause, left));
+    pause = std::min(pause * 2, milliseconds(2000));
+  }
+}
+
+// No visible item: exit 9, said on stderr only to a person at a terminal
+// (a script polling an empty queue is not in error).
+int Empty(const QueueCommandOptions& o, Context& c) {
+  if (&c.err == &std::cerr && isatty(STDERR_FILENO))
+    c.err << "blobtable: queue " << o.name << " has no visible item\n";
+  return kExitQueueEmpty;
+}
+
+// take: prints {"id", "lease", "dequeue_count", "body" or "body_base64"}.
 int Take(WorkQueue& q, const QueueCommandOptions& o, Context& c) {
-  auto item = q.Dequeue();
+  auto item = TakeOne(q, o);
   if (!item.ok()) return Fail(c.err, item.status());
-  if (!*item) return Fail(c.err, Status::NotFound("queue " + o.name + ": no item is visible"));
+  if (!*item) return Empty(o, c);
   nlohmann::ordered_json j;
   j["id"] = (*item)->id;
   j["lease"] = (*item)->lease_id;
   j["dequeue_count"] = (*item)->dequeue_count;
-  j["body"] = (*item)->body;
-  c.out << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  if (internal::IsValidUtf8((*item)->body))
+    j["body"] = (*item)->body;
+  else
+    j["body_base64"] = internal::Base64Encode((*item)->body);
+  c.out << j.dump() << "\n";
   return kExitOk;
+}
+
+// The delivery `done`, `abandon` and `extend` name: take's output as one
+// argument, or an id and a lease.
+Result<QueueItem> NamedDelivery(const QueueCommandOptions& o) {
+  QueueItem item;
+  if (!o.lease.empty()) {
+    item.id = o.taken;
+    item.lease_id = o.lease;
+    return item;
+  }
+  const auto taken = nlohmann::json::parse(o.taken, nullptr, /*allow_exceptions=*/false);
+  if (!taken.is_object() || !taken.contains("id") || !taken["id"].is_string() ||
+      !taken.contains("lease") || !taken["lease"].is_string())
+    return Status::InvalidArgument(
+        "queue " + o.name +
+        ": give what `queue take` printed (one argument, quoted), or the "
+        "item's id and its lease");
+  item.id = taken["id"].get<std::string>();
+  item.lease_id = taken["lease"].get<std::string>();
+  return item;
+}
+
+// run: takes an item and runs the command on it (tools/held_command.h).
+int RunOnItem(WorkQueue& q, const QueueCommandOptions& o, const Store& store, Context& c) {
+  auto item = TakeOne(q, o);
+  if (!item.ok()) return Fail(c.err, item.status());
+  if (!*item) return Empty(o, c);
+  return CmdQueueRun(store, q, std::move(**item), o.options.visibility_seconds, o.command, c.err);
 }
 
 // list: one {"id", "dequeue_count", "taken"} a line.
@@ -94,8 +198,6 @@ int List(WorkQueue& q, const QueueCommandOptions& o, Context& c) {
   return kExitOk;
 }
 
-// done/abandon print nothing (done: exit 1 LeaseLost if the lease ran out, 3
-// if the item is gone).
 int Run(QueueCommandOptions& o, Context& c) {
   auto store = OpenStore(c);
   if (!store.ok()) return Fail(c.err, store.status());
@@ -103,14 +205,14 @@ int Run(QueueCommandOptions& o, Context& c) {
   if (!q.ok()) return Fail(c.err, q.status());
   if (o.action == "put") return Put(*q, o, c);
   if (o.action == "take") return Take(*q, o, c);
-  if (o.action == "done" || o.action == "abandon") {
-    QueueItem item;
-    item.id = o.id;
-    item.lease_id = o.lease;
-    Status s = o.action == "done" ? q->Complete(item) : q->Abandon(item);
-    return s.ok() ? kExitOk : Fail(c.err, s);
-  }
-  return List(*q, o, c);
+  if (o.action == "run") return RunOnItem(*q, o, **store, c);
+  if (o.action == "list") return List(*q, o, c);
+  auto item = NamedDelivery(o);
+  if (!item.ok()) return Fail(c.err, item.status());
+  const Status s = o.action == "done"      ? q->Complete(*item)
+                   : o.action == "abandon" ? q->Abandon(*item)
+                                           : q->Extend(&*item);
+  return s.ok() ? kExitOk : Fail(c.err, s);
 }
 
 }  // namespace
@@ -118,9 +220,11 @@ int Run(QueueCommandOptions& o, Context& c) {
 std::unique_ptr<Command> QueueCommand() {
   return MakeCommand<QueueCommandOptions>({
       .name = "queue",
-      .help = "queue put|take|done|abandon|list NAME ...: a work queue shared by every client "
-              "(docs/coordination.md#coordination): items taken under a lease, completed once.",
-      .example = "id=$(blobtable queue put jobs \"resize 42\") && blobtable queue take jobs",
+      .help = "queue put|take|done|abandon|extend|run|list NAME ...: a work queue shared by "
+              "every client (docs/coordination.md#coordination): items taken under a lease, "
+              "completed once.",
+      .example = "blobtable queue put jobs \"resize 42\" && "
+                 "blobtable queue run jobs --wait -- sh -c 'read job; echo \"$job\"'",
       .writes_if = [](const QueueCommandOptions& o) { return o.action == "put"; },
       .define = Define,
       .run = Run,

@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: Apache-2.0
+// `blobtable queue` from the shell: bodies byte for byte, take's output as
+// the handle of done/extend/abandon, an empty queue as exit 9 with nothing
+// said, waiting takes, and `queue run` (its lease extended while the
+// command runs, the command stopped when it is lost).
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <condition_variable>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include <sys/stat.h>
+
+#include "blobtable/queue.h"
+#include "blobtable/store.h"
+#include "tests/shell.h"
+#include "tests/test_util.h"
+#include "tools/held_command.h"
+
+namespace blobtable::testing {
+namespace {
+
+using json = nlohmann::json;
+
+class CliQueueTest : public ::testing::Test {
+ protected:
+  ShellRun Cli(const std::string& args, const std::string& stdin_text = "") {
+    return Shell(
+        std::string(BLOBTABLE_CLI_PATH) + " --store " + Quote(dir_.path() + "/db") + " " + args,
+        stdin_text);
+  }
+  std::string Slurp(const std::string& name) {
+    std::ifstream f(dir_.path() + "/" + name, std::ios::binary);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+  }
+  TempDir dir_;
+};
+
+TEST_F(CliQueueTest, BodiesComeBackByteForByteAndTakesOutputIsTheHandle) {
+  ASSERT_EQ(Cli("queue put jobs", "line one\n").code, 0);  // stdin: its newline kept
+  const std::string binary("\xff\x00\x01 z", 5);
+  ASSERT_EQ(Cli("queue put jobs", binary).code, 0);
+  ShellRun first = Cli("queue take jobs");
+  ShellRun second = Cli("queue take jobs");
+  ASSERT_EQ(first.code, 0) << first.err;
+  ASSERT_EQ(second.code, 0) << second.err;
+  if (!json::parse(first.out).contains("body")) std::swap(first, second);  // taken in any order
+  json item = json::parse(first.out);
+  EXPECT_EQ(item["body"], "line one\n");
+  json other = json::parse(second.out);
+  EXPECT_FALSE(other.contains("body"));  // not UTF-8: base64, never replaced characters
+  EXPECT_EQ(other["body_base64"], "/wABIHo=");
+
+  // What take printed, as one argument.
+  const std::string taken = first.out.substr(0, first.out.size() - 1);
+  EXPECT_EQ(Cli("queue extend jobs " + Quote(taken)).code, 0);
+  EXPECT_EQ(Cli("queue done jobs " + Quote(taken)).code, 0);
+  EXPECT_EQ(Cli("queue done jobs " + Quote(taken)).code, 3);  // gone already
+  ShellRun garbled = Cli("queue done jobs '{\"id\":\"x\"}'");
+  EXPECT_EQ(garbled.code, 2);
+  EXPECT_NE(garbled.err.find("what `queue take` printed"), std::string::npos) << garbled.err;
+  // The id and lease as two arguments still do.
+  EXPECT_EQ(Cli("queue abandon jobs " + other["id"].get<std::string>() + " " +
+                other["lease"].get<std::string>())
+                .code,
+            0);
+  EXPECT_EQ(Cli("queue list jobs").out.find("\"taken\":true"), std::string::npos);
+}
+
+TEST_F(CliQueueTest, AnEmptyQueueIsExitNineWithNothingSaidAndWaitingTakesWait) {
+  ASSERT_EQ(Cli("queue put jobs first").code, 0);
+  ASSERT_EQ(Cli("queue take jobs").code, 0);
+  ShellRun empty = Cli("queue take jobs");  // its one item is taken
+  EXPECT_EQ(empty.code, 9);
+  EXPECT_EQ(empty.out, "");
+  EXPECT_EQ(empty.err, "");
+  ShellRun timed_out = Cli("queue take jobs --wait --timeout 0.2");
+  EXPECT_EQ(timed_out.code, 9);
+  EXPECT_EQ(timed_out.err, "");
+  ShellRun nothing_to_run = Cli("queue run jobs -- true");
+  EXPECT_EQ(nothing_to_run.code, 9);
+  EXPECT_EQ(nothing_to_run.err, "");
+
+  // A waiting take gets an item put while it waits (or just before).
+  ShellRun waited;
+  std::thread taker([&] { waited = Cli("queue take jobs --wait --timeout 60"); });
+  ASSERT_EQ(Cli("queue put jobs second").code, 0);
+  taker.join();
+  ASSERT_EQ(waited.code, 0) << waited.err;
+  EXPECT_EQ(json::parse(waited.out)["body"], "second");
+}
+
+TEST_F(CliQueueTest, RunCompletesTheItemOnExitZeroAndGivesItBackOtherwise) {
+  const std::string body("a\nb\0c\n", 6);
+  ASSERT_EQ(Cli("queue put jobs", body).code, 0);
+  const std::string out = dir_.path() + "/got";
+  ShellRun failed = Cli("queue run jobs -- sh -c " +
+                        Quote("cat > " + out + "; echo $BLOBTABLE_QUEUE_DEQUEUE_COUNT; exit 3"));
+  EXPECT_EQ(failed.code, 3);  // the command's
+  EXPECT_EQ(failed.out, "1\n");
+  EXPECT_EQ(Slurp("got"), body);
+  json listed = json::parse(Cli("queue list jobs").out);
+  EXPECT_EQ(listed["taken"], false);  // given back at once
+  EXPECT_EQ(listed["dequeue_count"], 1);
+
+  ShellRun missing = Cli("queue run jobs -- no-such-command-here");
+  EXPECT_EQ(missing.code, 127);
+  EXPECT_NE(missing.err.find("cannot run 'no-such-command-here': No such file or directory"),
+            std::string::npos)
+      << missing.err;
+  EXPECT_EQ(json::parse(Cli("queue list jobs").out)["taken"], false);
+
+  ShellRun done =
+      Cli("queue run jobs -- sh -c " + Quote("cat > " + out + "; echo $BLOBTABLE_QUEUE_ITEM"));
+  ASSERT_EQ(done.code, 0) << done.err;
+  EXPECT_EQ(done.out, listed["id"].get<std::string>() + "\n");
+  EXPECT_EQ(Slurp("got"), body);
+  EXPECT_EQ(Cli("queue list jobs").out, "");  // completed
+  EXPECT_EQ(Cli("queue list jobs --dead").out, "");
+}
+
+// Counts lease renewals (and can refuse them, as storage does once
+// another worker took the item); a test waits for a count.
+class Renewals final : public BlobStoreWrapper {
+ public:
+  using BlobStoreWrapper::BlobStoreWrapper;
+  Result<LeaseResult> RenewLease(std::string_view name, std::string_view id,
+                                 const AccessConditions& c) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++count_;
+    changed_.notify_all();
+    if (refuse_) return Status::LeaseLost("refused by the test");
+    return BlobStoreWrapper::RenewLease(name, id, c);
+  }
+  bool WaitFor(int count) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return changed_.wait_for(lock, std::chrono::seconds(30), [&] { return count_ >= count; });
+  }
+  void Refuse() {
+    std::lock_guard<std::mutex> lock(mu_);
+    refuse_ = true;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable changed_;
+  int count_ = 0;
+  bool refuse_ = false;
+};
+
+class QueueRunTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    renewals_ =
+        std::make_shared<Renewals>(*OpenLocalBlobStore(dir_.path(), "queue-run", {}, &clock_));
+    StoreOptions so;
+    so.clock = &clock_;
+    store_ = Store::FromBlobStore(renewals_, so);
+    QueueOptions qo;
+    qo.visibility_seconds = 15;
+    queue_.emplace(*WorkQueue::Open(*store_, "jobs", qo));
+    ASSERT_TRUE(queue_->Enqueue("the body").ok());
+    auto item = queue_->Dequeue();
+    ASSERT_TRUE(item.ok() && *item);
+    item_ = **item;
+    fifo_ = dir_.path() + "/started";
+    ASSERT_EQ(mkfifo(fifo_.c_str(), 0600), 0);
+    finish_ = dir_.path() + "/finish";
+    ASSERT_EQ(mkfifo(finish_.c_str(), 0600), 0);
+  }
+  // Runs `queue run` on the item in a thread: a command that says it
+  // started (through a FIFO) and then waits for the test's word.
+  void Start() {
+    runner_ = std::thread([this] {
+      code_ = cli::CmdQueueRun(
+          *store_, *queue_, item_, 15,
+          {"sh", "-c", "cat > /dev/null; echo go > " + fifo_ + "; read x < " + finish_}, err_);
+    });
+    std::ifstream started(fifo_);  // opens once the command writes
+    std::string word;
+    started >> word;
+    ASSERT_EQ(word, "go");
+  }
+  void TearDown() override {
+    if (!runner_.joinable()) return;
+    std::ofstream(finish_) << "done\n";
+    runner_.join();
+  }
+  bool Taken() {
+    auto listed = queue_->List();
+    return listed.ok() && listed->size() == 1 && (*listed)[0].taken;
+  }
+
+  TempDir dir_;
+  FakeClock clock_;
+  std::shared_ptr<Renewals> renewals_;
+  std::unique_ptr<Store> store_;
+  std::optional<WorkQueue> queue_;
+  QueueItem item_;
+  std::string fifo_, finish_;
+  std::thread runner_;
+  int code_ = -1;
+  std::ostringstream err_;
+};
+
+TEST_F(QueueRunTest, TheItemsLeaseIsExtendedWhileTheCommandRuns) {
+  Start();
+  for (int extension = 1; extension <= 3; ++extension) {
+    clock_.Advance(std::chrono::seconds(6));  // past a third of the visibility
+    ASSERT_TRUE(renewals_->WaitFor(extension)) << extension << err_.str();
+  }
+  // 18 s after it was taken, a 15 s visibility: taken still.
+  EXPECT_TRUE(Taken());
+  std::ofstream(finish_) << "done\n";
+  runner_.join();
+  EXPECT_EQ(code_, 0) << err_.str();
+  EXPECT_TRUE(queue_->List()->empty());  // completed
+}
+
+TEST_F(QueueRunTest, ACommandWhoseItemWasLostIsStoppedAndTheItemNotCompleted) {
+  Start();
+  renewals_->Refuse();
+  clock_.Advance(std::chrono::seconds(6));
+  ASSERT_TRUE(renewals_->WaitFor(1));
+  runner_.join();  // the command got SIGTERM
+  EXPECT_EQ(code_, 128 + SIGTERM);
+  EXPECT_NE(err_.str().find("queue jobs, item " + item_.id + " lost"), std::string::npos)
+      << err_.str();
+  auto listed = queue_->List();
+  ASSERT_TRUE(listed.ok());
+  EXPECT_EQ(listed->size(), 1u);  // delivered again once its lease lapses
+}
+
+}  // namespace
+}  // namespace blobtable::testing
