@@ -141,12 +141,3 @@ std::unique_ptr<HttpTransport> MakeCpprestTransport(const TransportOptions& opti
 }
 
 }  // namespace blobtable::internal
-
-namespace blobtable {
-
-const std::vector<std::string>& HttpTransportNames() {
-  static const std::vector<std::string> names{"curl", "cpprest"};
-  return names;
-}
-
-}  // namespace blobtable
