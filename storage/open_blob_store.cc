@@ -4,7 +4,6 @@
 
 #include <sys/stat.h>
 
-
 #include "storage/azure/azure_config.h"
 #include "storage/azure_backend.h"
 
@@ -17,7 +16,6 @@ bool IsConnectionString(std::string_view location) {
 }  // namespace blobtable
 
 namespace blobtable::internal {
-
 
 Result<std::shared_ptr<BlobStore>> OpenBlobStore(std::string_view location,
                                                  const BackendOptions& options) {
@@ -35,8 +33,10 @@ Result<std::shared_ptr<BlobStore>> OpenBlobStore(std::string_view location,
   } else {
     std::string dir(location.substr(0, 5) == "file:" ? location.substr(5) : location);
     struct stat st;
+    if (stat(dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
+      return Status::InvalidArgument(dir + " is a file, not a store directory");
     if (!options.create_if_missing && stat((dir + "/data.mdb").c_str(), &st) != 0)
-      return Status::NotFound("no store at " + dir + " (create_if_missing is off)");
+      return Status::NotFound("no store at " + dir + " (and this open makes none)");
     auto local = OpenLocalBlobStore(dir, options.container, options.local, options.clock);
     if (!local.ok()) return local;
     return LogRequests(*std::move(local), options.request_log, options.clock);  // none: as is

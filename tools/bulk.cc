@@ -90,11 +90,13 @@ Line ParseLine(int64_t number, const std::string& text) {
   Line l;
   l.number = number;
   l.bytes = text.size() + 1;
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object())
+  auto j = ParseJson(text, "the line", /*one_line=*/true);
+  if (!j.ok())
+    l.entity = j.status();
+  else if (!j->is_object())
     l.entity = Status::InvalidArgument("not a JSON object");
   else
-    l.entity = EntityFromJson(j, nullptr);
+    l.entity = EntityFromJson(*j, nullptr);
   return l;
 }
 

@@ -189,4 +189,21 @@ nlohmann::ordered_json EntityToJson(const Entity& e) {
   return j;
 }
 
+Result<nlohmann::json> ParseJson(std::string_view text, std::string_view what, bool one_line) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    // "[json.exception.parse_error.101] parse error at line 1, column 9: ..."
+    std::string_view why = e.what();
+    if (const size_t tag_end = why.find("] "); why.starts_with("[json.") && tag_end != why.npos)
+      why.remove_prefix(tag_end + 2);
+    std::string message(why);
+    if (const size_t at = message.find(" at line 1, column "); one_line && at != message.npos)
+      message.replace(at, 19, " at column ");
+    return Status::InvalidArgument(std::string(what) + " is not valid JSON: " + message);
+  } catch (const std::exception& e) {
+    return Status::InvalidArgument(std::string(what) + " is not valid JSON: " + e.what());
+  }
+}
+
 }  // namespace blobtable::cli

@@ -20,6 +20,12 @@ namespace blobtable::cli {
 // InvalidArgument naming the property on anything that does not convert.
 // The "odata.etag" member, if any, is returned in `*etag` (may be null).
 Result<Entity> EntityFromJson(const nlohmann::json& json, std::string* etag);
+// `text` parsed as JSON; InvalidArgument "<what> is not valid JSON: ... at
+// line L, column C: ..." (the parser's words: where, and what it expected)
+// if it is not. `one_line`: `text` is a line of a larger input, whose number
+// the caller gives: the message says only the column.
+Result<nlohmann::json> ParseJson(std::string_view text, std::string_view what,
+                                 bool one_line = false);
 nlohmann::ordered_json EntityToJson(const Entity& entity);
 
 }  // namespace blobtable::cli

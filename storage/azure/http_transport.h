@@ -31,6 +31,21 @@ struct HttpRequest {
   std::chrono::milliseconds timeout{30'000};  // the whole request
 };
 
+// "host:port" of an absolute URL (the scheme's port if it names none), for
+// messages: where a request went is not secret, and says which endpoint
+// could not be reached.
+inline std::string HostAndPort(std::string_view url) {
+  const size_t scheme_end = url.find("://");
+  if (scheme_end == std::string_view::npos) return std::string(url);
+  std::string_view rest = url.substr(scheme_end + 3);
+  rest = rest.substr(0, rest.find_first_of("/?"));
+  if (const size_t at = rest.rfind('@'); at != std::string_view::npos) rest.remove_prefix(at + 1);
+  const size_t host_end = rest.starts_with('[') ? rest.find(']') : 0;  // an IPv6 address
+  if (host_end != std::string_view::npos && rest.find(':', host_end) != std::string_view::npos)
+    return std::string(rest);
+  return std::string(rest) + (url.substr(0, scheme_end) == "https" ? ":443" : ":80");
+}
+
 struct HttpResponse {
   int status = 0;
   std::map<std::string, std::string> headers;  // names in lowercase

@@ -17,6 +17,7 @@
 #include "util/random.h"
 #include "storage/in_place.h"
 #include "storage/local/local_files.h"
+#include "storage/local/store_files.h"
 #include "storage/local/blob_record.h"
 #include "storage/conditions.h"
 #include "storage/lease_rules.h"
@@ -713,6 +714,7 @@ Result<std::shared_ptr<BlobStore>> OpenLocalBlobStore(const std::string& directo
                                                       const LocalOptions& options, Clock* clock) {
   BT_RETURN_IF_ERROR(internal::ValidateContainerName(container_name));
   const std::string container(container_name);
+  BT_RETURN_IF_ERROR(internal::CheckStoreDirectory(directory));
   BT_ASSIGN_OR_RETURN(std::shared_ptr<internal::LmdbEnv> env,
                       internal::LmdbEnv::Open(directory, options.map_size, options.file_mode,
                                               options.durability == LocalDurability::kRelaxed

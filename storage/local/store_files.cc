@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <set>
 #include <vector>
 #include <cerrno>
@@ -56,6 +57,25 @@ Status SyncDirectory(const std::string& dir) {
   int err = errno;
   close(fd);
   return rc == 0 ? Status::OK() : Errno("syncing directory " + dir, err);
+}
+
+Status CheckStoreDirectory(const std::string& dir) {
+  struct stat st;
+  if (!Exists(dir, &st)) return Status::OK();  // made by the open
+  if (!S_ISDIR(st.st_mode))
+    return Status::InvalidArgument(dir + " is a file, not a store directory");
+  if (Exists(dir + "/data.mdb", &st) || Exists(dir + kMarker, &st)) return Status::OK();
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    // A store's own files: another thread or process may be making it now.
+    if (name != "lock.mdb" && name != "data.mdb" && name != kStoreMarkerFile &&
+        name != "lost+found")
+      return Status::InvalidArgument(dir + " holds files (" + name +
+                                     ", ...) but no blobtable store: a store is made only in a "
+                                     "new or empty directory");
+  }
+  return Status::OK();  // unreadable: the open says why
 }
 
 Status CheckBeforeOpen(const std::string& dir, unsigned file_mode) {

@@ -18,6 +18,12 @@
 
 namespace blobtable::internal {
 
+// Before a local store is opened or made in `dir`: InvalidArgument if it is
+// a file, or a directory that holds files but no store (a store is never
+// made among a user's files; an empty directory, or a mount point's
+// lost+found, is fine).
+Status CheckStoreDirectory(const std::string& dir);
+
 // Before LMDB opens `dir` (canonical): Corruption if the directory held a
 // store whose data file is now missing or empty; on a store's creation,
 // lock.mdb's blocks are allocated up front, so a full disk fails here with

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// `blobtable put TABLE [--mode M] [--if-match ETAG]`: one entity from stdin.
+// `blobtable put TABLE [--mode M] [--if-match ETAG] [PK RK [NAME[:TYPE]=VALUE]...]`:
+// one entity from stdin, or from the command line.
 #include <istream>
 #include <iterator>
 #include <optional>
 #include <ostream>
+#include <cctype>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -20,13 +24,77 @@ struct PutCommandOptions {
   std::string table;
   std::string mode = "insert";
   std::optional<std::string> if_match;
+  std::vector<std::string> entity;  // PK RK NAME[:TYPE]=VALUE...; empty: stdin
 };
 
 void Define(CLI::App& put, PutCommandOptions& o) {
   put.add_option("TABLE", o.table)->required();
+  put.add_option(
+      "ENTITY", o.entity,
+      "PK RK [NAME=VALUE | NAME:TYPE=VALUE]...: the entity on the command line "
+      "instead of JSON on stdin. A VALUE is a String unless TYPE says otherwise: "
+      "Edm.Int32, Edm.Int64, Edm.Double, Edm.Boolean, Edm.DateTime, Edm.Guid, "
+      "Edm.Binary (base64), Edm.String, or the same without \"Edm.\" (and bool), any case");
   put.add_option("--mode", o.mode)
       ->check(CLI::IsMember({"insert", "replace", "merge", "upsert", "upsert-merge"}));
   put.add_option("--if-match", o.if_match, "ETAG");
+}
+
+// A property's type as the command line may write it ("Edm.Int64", "int64",
+// "INT64"): its Edm name; empty if it names none.
+std::string EdmTypeNamed(std::string_view given) {
+  static const char* const kTypes[] = {"Edm.String",  "Edm.Int32",    "Edm.Int64", "Edm.Double",
+                                       "Edm.Boolean", "Edm.DateTime", "Edm.Guid",  "Edm.Binary"};
+  auto lower = [](std::string_view text) {
+    std::string l(text);
+    for (char& ch : l) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return l;
+  };
+  const std::string wanted = lower(given);
+  if (wanted == "bool") return "Edm.Boolean";
+  for (const char* type : kTypes)
+    if (wanted == lower(type) || wanted == lower(type + 4)) return type;
+  return "";
+}
+
+// The entity JSON that `PK RK NAME[:TYPE]=VALUE...` stands for (checked as
+// JSON input is, by EntityFromJson).
+Result<nlohmann::json> EntityJsonFromArgs(const std::vector<std::string>& args) {
+  if (args.size() < 2)
+    return Status::InvalidArgument(
+        "put: give PK and RK (then NAME=VALUE...) after the table, or the entity as JSON on "
+        "stdin");
+  nlohmann::json j = {{"PartitionKey", args[0]}, {"RowKey", args[1]}};
+  for (size_t i = 2; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    const size_t eq = a.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return Status::InvalidArgument("put: '" + a + "' is not NAME=VALUE or NAME:TYPE=VALUE");
+    std::string name = a.substr(0, eq), type = "Edm.String";
+    const std::string value = a.substr(eq + 1);
+    if (const size_t colon = name.find(':'); colon != std::string::npos) {
+      type = EdmTypeNamed(std::string_view(name).substr(colon + 1));
+      if (type.empty())
+        return Status::InvalidArgument("put: unknown type '" + name.substr(colon + 1) + "' in '" +
+                                       a +
+                                       "' (Edm.Int32, Edm.Int64, Edm.Double, Edm.Boolean, "
+                                       "Edm.DateTime, Edm.Guid, Edm.Binary, Edm.String)");
+      name.resize(colon);
+    }
+    if (j.contains(name)) return Status::InvalidArgument("put: property " + name + " given twice");
+    if (type == "Edm.Int32" || type == "Edm.Double" || type == "Edm.Boolean") {
+      // The JSON number or literal: EntityFromJson checks range and form.
+      auto parsed = ParseJson(value, "the value of " + name);
+      if (!parsed.ok() || !(parsed->is_number() || parsed->is_boolean()))
+        return Status::InvalidArgument("put: " + name + ": '" + value + "' is not an " + type +
+                                       " value");
+      j[name] = *parsed;
+    } else {
+      j[name] = value;
+    }
+    j[name + "@odata.type"] = type;
+  }
+  return j;
 }
 
 // Writes `entity` as `mode` says.
@@ -44,13 +112,16 @@ Result<Entity> PutAs(const Table& table, const std::string& mode, const Entity& 
 int Run(PutCommandOptions& o, Context& c) {
   auto opened = OpenTable(c, o.table);
   if (!opened.ok()) return Fail(c.err, opened.status());
-  std::string input((std::istreambuf_iterator<char>(c.in)), std::istreambuf_iterator<char>());
-  nlohmann::json j = nlohmann::json::parse(input, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded())
-    return Fail(c.err,
-                Status::InvalidArgument("stdin is not valid JSON (expected one entity object)"));
+  Result<nlohmann::json> j = Status::Internal("unset");
+  if (!o.entity.empty()) {
+    j = EntityJsonFromArgs(o.entity);
+  } else {
+    std::string input((std::istreambuf_iterator<char>(c.in)), std::istreambuf_iterator<char>());
+    j = ParseJson(input, "stdin (one entity object)");
+  }
+  if (!j.ok()) return Fail(c.err, j.status());
   std::string json_etag;
-  auto entity = EntityFromJson(j, &json_etag);
+  auto entity = EntityFromJson(*j, &json_etag);
   if (!entity.ok()) return Fail(c.err, entity.status());
   auto r = PutAs(opened->table, o.mode, *entity,
                  o.if_match.value_or(json_etag.empty() ? "*" : json_etag));
@@ -64,12 +135,14 @@ int Run(PutCommandOptions& o, Context& c) {
 std::unique_ptr<Command> PutCommand() {
   return MakeCommand<PutCommandOptions>({
       .name = "put",
-      .help = "put TABLE [--mode insert|replace|merge|upsert|upsert-merge] [--if-match ETAG]: "
-              "reads one entity as JSON on stdin and writes it; prints the stored entity with "
+      .help = "put TABLE [--mode insert|replace|merge|upsert|upsert-merge] [--if-match ETAG] "
+              "[PK RK NAME[:TYPE]=VALUE...]: reads one entity as JSON on stdin (or takes it from "
+              "the command line) and writes it; prints the stored entity with "
               "its new odata.etag. Default mode: insert (fails if it exists). replace/merge are "
               "conditional on --if-match, else on the input's \"odata.etag\", else "
               "unconditional (\"*\").",
-      .example = "echo '{\"PartitionKey\":\"c42\",\"RowKey\":\"o1\",\"Total\":9.5}' | blobtable "
+      .example = "blobtable put orders c42 o1 status=open Total:double=9.5 Items:int32=3\n  "
+                 "echo '{\"PartitionKey\":\"c42\",\"RowKey\":\"o1\",\"Total\":9.5}' | blobtable "
                  "put orders",
       .writes = true,
       .define = Define,

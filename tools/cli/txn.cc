@@ -79,8 +79,10 @@ int Run(TxnCommandOptions&, Context& c) {
   auto store = OpenStore(c);
   if (!store.ok()) return Fail(c.err, store.status());
   std::string input((std::istreambuf_iterator<char>(c.in)), std::istreambuf_iterator<char>());
-  nlohmann::json ops = nlohmann::json::parse(input, nullptr, /*allow_exceptions=*/false);
-  if (ops.is_discarded() || !ops.is_array())
+  auto parsed = ParseJson(input, "stdin (a JSON array of operations)");
+  if (!parsed.ok()) return Fail(c.err, parsed.status());
+  const nlohmann::json& ops = *parsed;
+  if (!ops.is_array())
     return Fail(c.err, Status::InvalidArgument("stdin must be a JSON array of operations"));
   auto txn = (*store)->Begin(c.global.txn);
   if (!txn.ok()) return Fail(c.err, txn.status());

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: Apache-2.0
+// A CLI that says what went wrong and where: bad JSON with its line and
+// column, an unreachable endpoint by host and port, a file or a full
+// directory given as a store; and a put without JSON.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "tests/shell.h"
+#include "tests/test_util.h"
+
+namespace blobtable::testing {
+namespace {
+
+using json = nlohmann::json;
+
+class CliTeachTest : public ::testing::Test {
+ protected:
+  ShellRun Cli(const std::string& args, const std::string& stdin_text = "") {
+    return CliAt(dir_.path() + "/db", args, stdin_text);
+  }
+  ShellRun CliAt(const std::string& store, const std::string& args,
+                 const std::string& stdin_text = "") {
+    return Shell(std::string(BLOBTABLE_CLI_PATH) + " --store " + Quote(store) + " " + args,
+                 stdin_text);
+  }
+  TempDir dir_;
+};
+
+TEST_F(CliTeachTest, BadJsonIsReportedWithItsLineAndColumn) {
+  ShellRun put = Cli("put orders", "{\"PartitionKey\": \"p\",\n \"RowKey\": x}");
+  EXPECT_EQ(put.code, 2);
+  EXPECT_NE(put.err.find("stdin (one entity object) is not valid JSON: parse error at line 2, "
+                         "column 12"),
+            std::string::npos)
+      << put.err;
+  ShellRun txn = Cli("txn", "[{\"op\": \"insert\"\n");
+  EXPECT_EQ(txn.code, 2);
+  EXPECT_NE(txn.err.find("at line 2, column 1"), std::string::npos) << txn.err;
+  // import: the input's line, and the column within it.
+  ShellRun import =
+      Cli("import orders",
+          "{\"PartitionKey\":\"p\",\"RowKey\":\"a\"}\n{\"PartitionKey\":\"p\", oops}\n");
+  EXPECT_EQ(import.code, 2);
+  EXPECT_NE(import.err.find("line 2: InvalidArgument: the line is not valid JSON: parse error at "
+                            "column 22"),
+            std::string::npos)
+      << import.err;
+}
+
+TEST_F(CliTeachTest, AnUnreachableEndpointIsNamedByHostAndPort) {
+  for (const char* transport : {"curl", "cpprest"}) {
+    // Port 9 of the loopback (discard): nothing listens there.
+    ShellRun get = CliAt(std::string("UseDevelopmentStorage=true;BlobEndpoint=http://127.0.0.1:9/"
+                                     "devstoreaccount1;HttpTransport=") +
+                             transport,
+                         "--no-cache get orders p r");
+    EXPECT_EQ(get.code, 6) << transport;
+    EXPECT_NE(get.err.find("GET request to 127.0.0.1:9 failed"), std::string::npos)
+        << transport << ": " << get.err;
+  }
+}
+
+TEST_F(CliTeachTest, AFileOrADirectoryOfOtherFilesIsNotMadeAStore) {
+  const std::string file = dir_.path() + "/notes.txt";
+  std::ofstream(file) << "mine\n";
+  for (const char* args : {"get orders p r", "put orders p r"}) {
+    ShellRun run = CliAt(file, args);
+    EXPECT_EQ(run.code, 2) << args;
+    EXPECT_NE(run.err.find(file + " is a file, not a store directory"), std::string::npos)
+        << run.err;
+    EXPECT_EQ(run.err.find("create_if_missing"), std::string::npos) << run.err;  // no API names
+  }
+  ShellRun put = CliAt(dir_.path(), "put orders p r");  // holds notes.txt
+  EXPECT_EQ(put.code, 2);
+  EXPECT_NE(put.err.find("holds files (notes.txt, ...) but no blobtable store"), std::string::npos)
+      << put.err;
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() + "/data.mdb"));
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() + "/lock.mdb"));
+  // An empty directory, and a store, are fine.
+  std::filesystem::create_directory(dir_.path() + "/empty");
+  EXPECT_EQ(CliAt(dir_.path() + "/empty", "put orders p r").code, 0);
+  EXPECT_EQ(CliAt(dir_.path() + "/empty", "put orders p r2").code, 0);
+}
+
+TEST_F(CliTeachTest, PutTakesTheEntityFromTheCommandLine) {
+  ShellRun put = Cli(
+      "put orders c42 o1 status=open zip=007 Total:double=9.5 whole:Edm.Double=12 Items:int32=3 "
+      "big:Edm.Int64=9007199254740993 ok:bool=true when:datetime=2024-05-01T12:00:00Z "
+      "raw:binary=AAEC 'note=a b=c'");
+  ASSERT_EQ(put.code, 0) << put.err;
+  json stored = json::parse(Cli("get orders c42 o1").out);
+  EXPECT_EQ(stored["status"], "open");
+  EXPECT_EQ(stored["zip"], "007");  // a String unless typed
+  EXPECT_EQ(stored["Total"], 9.5);
+  EXPECT_EQ(stored["whole@odata.type"], "Edm.Double");
+  EXPECT_EQ(stored["Items"], 3);
+  EXPECT_EQ(stored["big"], "9007199254740993");
+  EXPECT_EQ(stored["big@odata.type"], "Edm.Int64");
+  EXPECT_EQ(stored["ok"], true);
+  EXPECT_EQ(stored["when"], "2024-05-01T12:00:00.0000000Z");
+  EXPECT_EQ(stored["raw"], "AAEC");
+  EXPECT_EQ(stored["note"], "a b=c");  // split at the first '='
+  struct Refused {
+    const char* args;
+    const char* says;
+  };
+  for (const Refused& r :
+       {Refused{"c42 o2 n:int32=x", "n: 'x' is not an Edm.Int32 value"},
+        Refused{"c42 o2 n:int32=99999999999", "out of range for Edm.Int32"},
+        Refused{"c42 o2 n:color=red", "unknown type 'color'"},
+        Refused{"c42 o2 novalue", "'novalue' is not NAME=VALUE"},
+        Refused{"c42 o2 a=1 a=2", "property a given twice"}, Refused{"c42", "give PK and RK"}}) {
+    ShellRun refused = Cli(std::string("put orders ") + r.args);
+    EXPECT_EQ(refused.code, 2) << r.args;
+    EXPECT_NE(refused.err.find(r.says), std::string::npos) << r.args << ": " << refused.err;
+  }
+  EXPECT_EQ(Cli("get orders c42 o2").code, 3);  // nothing written
+}
+
+}  // namespace
+}  // namespace blobtable::testing
