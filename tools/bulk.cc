@@ -130,10 +130,10 @@ double RangeFraction(std::string_view from, std::string_view to, std::string_vie
 
 int CmdExport(const Table& table, QueryOptions q, const BulkOptions& o, std::ostream& out,
               std::ostream& err) {
-  auto output = MakeEntityOutput(o.format, /*many=*/true, out);
+  auto output = MakeEntityOutput(o.format, /*many=*/true, out, q.select);
   if (!output)
-    return Fail(
-        err, Status::InvalidArgument("unknown --format '" + o.format + "' (jsonl, json, table)"));
+    return Fail(err, Status::InvalidArgument("unknown --format '" + o.format +
+                                             "' (jsonl, json, table, csv, tsv)"));
   Progress progress("export", o, err);
   bool stale = false;
   int64_t printed = 0;
@@ -144,6 +144,7 @@ int CmdExport(const Table& table, QueryOptions q, const BulkOptions& o, std::ost
     if (!page.ok()) return Fail(err, page.status());
     int64_t bytes = 0;
     for (const Entity& e : page->entities) bytes += output->Add(e);
+    if (!output->status().ok()) return Fail(err, output->status());
     if (!out) return Fail(err, Status::IOError("export: cannot write the output"));
     double fraction = -1;
     if (q.partition_key && q.row_key_from && q.row_key_to && !page->entities.empty())
@@ -154,6 +155,7 @@ int CmdExport(const Table& table, QueryOptions q, const BulkOptions& o, std::ost
     q.continuation = page->continuation;
   } while (!q.continuation.empty() && (o.limit < 0 || printed < o.limit));
   output->Finish();
+  if (!output->status().ok()) return Fail(err, output->status());
   out.flush();
   progress.Finish("");
   WarnIfStale(stale, err);

@@ -110,7 +110,9 @@ void DefineSelection(CLI::App& command, QueryOptions& q);
 bool SelectsRows(const QueryOptions& q);
 
 // How `get` and `query` may print entities (--format; tools/entity_output.h).
-inline CLI::IsMember FormatNames() { return CLI::IsMember({"jsonl", "json", "table"}); }
+inline CLI::IsMember FormatNames() {
+  return CLI::IsMember({"jsonl", "json", "table", "csv", "tsv"});
+}
 
 }  // namespace blobtable::cli
 

@@ -20,6 +20,11 @@ struct ExportCommandOptions {
 void Define(CLI::App& exp, ExportCommandOptions& o) {
   exp.add_option("TABLE", o.table)->required();
   DefineSelection(exp, o.query);
+  exp.add_option("--select", o.query.select, "A,B: only these properties")->delimiter(',');
+  exp.add_option("--limit", o.bulk.limit, "N: at most N entities")->check(CLI::PositiveNumber);
+  exp.add_option("--format", o.bulk.format,
+                 "jsonl (default: what import reads), json, table, csv or tsv")
+      ->check(FormatNames());
   exp.add_flag("--quiet", o.bulk.quiet, "no progress, no summary");
 }
 
@@ -35,9 +40,10 @@ int Run(ExportCommandOptions& o, Context& c) {
 std::unique_ptr<Command> ExportCommand() {
   return MakeCommand<ExportCommandOptions>({
       .name = "export",
-      .help = "export TABLE [--pk PK [--rk-from RK] [--rk-to RK]] [--filter EXPR] [--quiet]: "
-              "every row, one JSON object a line (the form `get` prints) on stdout; progress "
-              "on stderr when it is a terminal, and a summary line.",
+      .help = "export TABLE [SELECTION] [--select A,B] [--limit N] [--format "
+              "jsonl|json|table|csv|tsv] [--quiet]: the rows on stdout, one JSON object a line "
+              "by default (the form `get` prints, what `import` reads); progress on stderr "
+              "when it is a terminal, and a summary line.",
       .example = "blobtable export orders --pk c42 > c42.jsonl",
       .define = Define,
       .run = Run,

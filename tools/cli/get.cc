@@ -19,7 +19,8 @@ void Define(CLI::App& get, GetCommandOptions& o) {
   get.add_option("TABLE", o.table)->required();
   get.add_option("PK", o.pk)->required();
   get.add_option("RK", o.rk)->required();
-  get.add_option("--format", o.format, "jsonl (default), json or table")->check(FormatNames());
+  get.add_option("--format", o.format, "jsonl (default), json, table, csv or tsv")
+      ->check(FormatNames());
 }
 
 int Run(GetCommandOptions& o, Context& c) {
@@ -27,8 +28,8 @@ int Run(GetCommandOptions& o, Context& c) {
   if (!opened.ok()) return Fail(c.err, opened.status());
   auto output = MakeEntityOutput(o.format, /*many=*/false, c.out);
   if (!output)
-    return Fail(
-        c.err, Status::InvalidArgument("unknown --format '" + o.format + "' (jsonl, json, table)"));
+    return Fail(c.err, Status::InvalidArgument("unknown --format '" + o.format +
+                                               "' (jsonl, json, table, csv, tsv)"));
   auto e = opened->table.Get(o.pk, o.rk);
   if (!e.ok()) return Fail(c.err, e.status());
   output->Add(*e);
@@ -42,7 +43,7 @@ int Run(GetCommandOptions& o, Context& c) {
 std::unique_ptr<Command> GetCommand() {
   return MakeCommand<GetCommandOptions>({
       .name = "get",
-      .help = "get TABLE PK RK [--format jsonl|json|table]: prints the entity (jsonl, the "
+      .help = "get TABLE PK RK [--format jsonl|json|table|csv|tsv]: prints the entity (jsonl, the "
               "default: one line of JSON; json: indented; table: aligned columns).",
       .example = "blobtable get orders c42 o1 --format table",
       .define = Define,

@@ -25,7 +25,7 @@ void Define(CLI::App& query, QueryCommandOptions& o) {
   query.add_option("--limit", o.limit, "N: at most N entities in all")->check(CLI::PositiveNumber);
   query.add_option("--top", o.query.top, "N: entities a page, 1..1000 (default 1000)")
       ->check(CLI::Range(1, 1000));
-  query.add_option("--format", o.format, "jsonl (default), json (an array) or table")
+  query.add_option("--format", o.format, "jsonl (default), json (an array), table, csv or tsv")
       ->check(FormatNames());
 }
 
@@ -44,12 +44,13 @@ int Run(QueryCommandOptions& o, Context& c) {
 std::unique_ptr<Command> QueryCommand() {
   return MakeCommand<QueryCommandOptions>({
       .name = "query",
-      .help = "query TABLE [--pk PK] [--rk-from RK] [--rk-to RK] [--rk-prefix P] [--filter "
-              "EXPR] [--select A,B] [--limit N] [--top N] [--format jsonl|json|table]: prints "
-              "matching entities in (PartitionKey, RowKey) order, one JSON object a line by "
-              "default; the RowKey range is inclusive. --filter: an Azure Tables $filter "
-              "(docs/api.md#filters); --select: only these properties. --limit N stops after N "
-              "entities; --top N is the page size (1..1000, as in the API).",
+      .help =
+          "query TABLE [--pk PK] [--rk-from RK] [--rk-to RK] [--rk-prefix P] [--filter "
+          "EXPR] [--select A,B] [--limit N] [--top N] [--format jsonl|json|table|csv|tsv]: prints "
+          "matching entities in (PartitionKey, RowKey) order, one JSON object a line by "
+          "default; the RowKey range is inclusive. --filter: an Azure Tables $filter "
+          "(docs/api.md#filters); --select: only these properties. --limit N stops after N "
+          "entities; --top N is the page size (1..1000, as in the API).",
       .example = "blobtable query orders --pk c42 --filter \"Total ge 10.0\" --select Total",
       .define = Define,
       .run = Run,

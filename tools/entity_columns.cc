@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: Apache-2.0
+// The columnar formats of tools/entity_output.h: table, csv and tsv. They
+// stream: the columns (and a table's widths) are settled by the first
+// kSettlingRows rows, held until then, and every later row is written as
+// it comes, so memory stays bounded however many rows a query returns.
+#include <algorithm>
+#include <clocale>
+#include <cmath>
+#include <cwchar>
+#include <map>
+#include <ostream>
+#include <set>
+#include <vector>
+
+#include <locale.h>
+#include <nlohmann/json.hpp>
+
+#include "tools/entity_output.h"
+#include "util/base64.h"
+#include "util/utf8.h"
+
+namespace blobtable::cli {
+namespace {
+
+constexpr size_t kSettlingRows = 1000;
+constexpr size_t kMaxCellWidth = 60;  // table: columns wider are cut, with "..."
+
+std::string DoubleText(double d) {
+  if (std::isnan(d)) return "NaN";
+  if (std::isinf(d)) return d > 0 ? "Infinity" : "-Infinity";
+  return nlohmann::json(d).dump();
+}
+
+std::string Text(const PropertyValue& v) {
+  switch (TypeOf(v)) {
+    case EdmType::kString: return std::get<std::string>(v);
+    case EdmType::kBinary: return internal::Base64Encode(std::get<Binary>(v).bytes);
+    case EdmType::kBoolean: return std::get<bool>(v) ? "true" : "false";
+    case EdmType::kDateTime: return FormatDateTime(std::get<DateTime>(v));
+    case EdmType::kDouble: return DoubleText(std::get<double>(v));
+    case EdmType::kGuid: return std::get<Guid>(v).value;
+    case EdmType::kInt32: return std::to_string(std::get<int32_t>(v));
+    case EdmType::kInt64: return std::to_string(std::get<int64_t>(v));
+  }
+  return "";
+}
+
+// A row as text: column name to value.
+using Row = std::map<std::string, std::string>;
+
+Row RowOf(const Entity& e) {
+  Row row{{"PartitionKey", e.partition_key()}, {"RowKey", e.row_key()}};
+  for (const auto& [name, value] : e.properties()) row[name] = Text(value);
+  return row;
+}
+
+// Holds the first rows, settles the columns on them (PartitionKey, RowKey,
+// then every property they have, in name order; or the --select list),
+// then hands every row to Write.
+class Columnar : public EntityOutput {
+ public:
+  Columnar(std::ostream& out, std::vector<std::string> selected)
+      : out_(out), selected_(std::move(selected)) {}
+  int64_t Add(const Entity& e) override {
+    Row row = RowOf(e);
+    int64_t bytes = 0;
+    for (const auto& [name, value] : row) bytes += static_cast<int64_t>(value.size());
+    if (settled_) {
+      Write(row);
+    } else {
+      held_.push_back(std::move(row));
+      if (held_.size() == kSettlingRows) Settle();
+    }
+    return bytes;
+  }
+  void Finish() override {
+    if (!settled_) Settle();
+    out_.flush();
+  }
+
+ protected:
+  virtual void Begin() = 0;  // the columns are known: the header
+  virtual void Write(const Row& row) = 0;
+
+  std::ostream& out_;
+  std::vector<std::string> columns_;
+  std::vector<Row> held_;  // until settled; Begin may read them
+
+ private:
+  void Settle() {
+    columns_ = {"PartitionKey", "RowKey"};
+    if (!selected_.empty()) {
+      for (const std::string& s : selected_)
+        if (s != "PartitionKey" && s != "RowKey") columns_.push_back(s);
+    } else {
+      std::set<std::string> properties;
+      for (const Row& row : held_)
+        for (const auto& [name, value] : row)
+          if (name != "PartitionKey" && name != "RowKey") properties.insert(name);
+      columns_.insert(columns_.end(), properties.begin(), properties.end());
+    }
+    settled_ = true;
+    Begin();
+    for (const Row& row : held_) Write(row);
+    held_.clear();
+  }
+
+  const std::vector<std::string> selected_;
+  bool settled_ = false;
+};
+
+// The display width of UTF-8 text in a terminal: wcwidth of each code
+// point in a UTF-8 locale (East Asian wide characters and emoji 2,
+// combining marks 0), whatever the process's locale is.
+size_t DisplayWidth(const std::string& text) {
+  static const locale_t utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", locale_t{});
+  const locale_t before = utf8 != locale_t{} ? uselocale(utf8) : locale_t{};
+  size_t width = 0, pos = 0;
+  uint32_t cp = 0;
+  while (pos < text.size()) {
+    if (!internal::NextCodePoint(text, &pos, &cp)) {
+      ++pos, ++width;  // not UTF-8: a byte a column
+      continue;
+    }
+    const int w = utf8 != locale_t{} ? wcwidth(static_cast<wchar_t>(cp)) : 1;
+    width += w < 0 ? 1 : static_cast<size_t>(w);
+  }
+  if (utf8 != locale_t{}) uselocale(before);
+  return width;
+}
+
+// A table cell: control characters escaped, cut to kMaxCellWidth columns.
+std::string Cell(const std::string& text) {
+  std::string shown;
+  for (const char ch : text) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    shown += c == '\n'                 ? std::string("\\n")
+             : c == '\t'               ? std::string("\\t")
+             : (c < 0x20 || c == 0x7F) ? std::string("?")
+                                       : std::string(1, ch);
+  }
+  if (DisplayWidth(shown) <= kMaxCellWidth) return shown;
+  std::string cut;
+  size_t pos = 0;
+  uint32_t cp = 0;
+  while (pos < shown.size()) {
+    const size_t start = pos;
+    if (!internal::NextCodePoint(shown, &pos, &cp)) pos = start + 1;
+    const std::string next = cut + shown.substr(start, pos - start);
+    if (DisplayWidth(next) > kMaxCellWidth - 3) break;
+    cut = next;
+  }
+  return cut + "...";
+}
+
+// Aligned columns, two spaces apart. A later row's wider cell pushes the
+// rest of its own line right; a property the columns lack is shown at the
+// line's end as name=value (nothing is hidden).
+class TextTable final : public Columnar {
+ public:
+  using Columnar::Columnar;
+
+ private:
+  void Begin() override {
+    for (const std::string& c : columns_) {
+      size_t w = DisplayWidth(c);
+      for (const Row& row : held_)
+        if (auto it = row.find(c); it != row.end()) w = std::max(w, DisplayWidth(Cell(it->second)));
+      widths_.push_back(w);
+    }
+    Line(columns_, "");
+  }
+  void Write(const Row& row) override {
+    std::vector<std::string> cells;
+    for (const std::string& c : columns_) {
+      auto it = row.find(c);
+      cells.push_back(it == row.end() ? "" : Cell(it->second));
+    }
+    std::string extra;
+    for (const auto& [name, value] : row)
+      if (std::find(columns_.begin(), columns_.end(), name) == columns_.end())
+        extra += "  " + name + "=" + Cell(value);
+    Line(cells, extra);
+  }
+  void Line(const std::vector<std::string>& cells, const std::string& extra) {
+    std::string text;
+    for (size_t i = 0; i < cells.size(); ++i) {
+      text += cells[i];
+      const size_t w = DisplayWidth(cells[i]);
+      if (i + 1 < cells.size()) text += std::string(widths_[i] > w ? widths_[i] - w + 2 : 2, ' ');
+    }
+    text += extra;
+    text.erase(text.find_last_not_of(' ') + 1);  // empty cells at the end
+    out_ << text << "\n";
+  }
+  std::vector<size_t> widths_;
+};
+
+// csv (RFC 4180 quoting, LF line ends) or tsv (tab, newline, carriage
+// return and backslash escaped as \t \n \r \\). A header line of column
+// names, then a line a row; values without their types (jsonl keeps them).
+class Delimited final : public Columnar {
+ public:
+  Delimited(std::ostream& out, std::vector<std::string> selected, char separator)
+      : Columnar(out, std::move(selected)), separator_(separator) {}
+
+  Status status() const override { return status_; }
+
+ private:
+  void Begin() override { Line(columns_); }
+  void Write(const Row& row) override {
+    std::vector<std::string> cells;
+    for (const std::string& c : columns_) {
+      auto it = row.find(c);
+      cells.push_back(it == row.end() ? "" : it->second);
+    }
+    if (!status_.ok()) return;
+    for (const auto& [name, value] : row)
+      if (std::find(columns_.begin(), columns_.end(), name) == columns_.end()) {
+        // Never a row with a value left out: stop before it.
+        status_ = Status::InvalidArgument(
+            "the entity (PartitionKey '" + row.at("PartitionKey") + "', RowKey '" +
+            row.at("RowKey") + "') has property " + name + ", which is not among the columns " +
+            "(settled by the first " + std::to_string(kSettlingRows) + " rows): give --select " +
+            "with every column wanted, or use --format jsonl");
+        return;
+      }
+    Line(cells);
+  }
+  void Line(const std::vector<std::string>& cells) {
+    std::string text;
+    for (size_t i = 0; i < cells.size(); ++i) {
+      if (i > 0) text += separator_;
+      text += separator_ == ',' ? Quoted(cells[i]) : Escaped(cells[i]);
+    }
+    out_ << text << "\n";
+  }
+  static std::string Quoted(const std::string& v) {
+    if (v.find_first_of(",\"\r\n") == std::string::npos) return v;
+    std::string q = "\"";
+    for (char c : v) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+  }
+  static std::string Escaped(const std::string& v) {
+    std::string e;
+    for (char c : v)
+      e += c == '\t'   ? std::string("\\t")
+           : c == '\n' ? std::string("\\n")
+           : c == '\r' ? std::string("\\r")
+           : c == '\\' ? std::string("\\\\")
+                       : std::string(1, c);
+    return e;
+  }
+  const char separator_;
+  Status status_;
+};
+
+}  // namespace
+
+std::unique_ptr<EntityOutput> MakeColumnarOutput(const std::string& format,
+                                                 const std::vector<std::string>& selected,
+                                                 std::ostream& out) {
+  if (format == "table") return std::make_unique<TextTable>(out, selected);
+  if (format == "csv") return std::make_unique<Delimited>(out, selected, ',');
+  if (format == "tsv") return std::make_unique<Delimited>(out, selected, '\t');
+  return nullptr;
+}
+
+}  // namespace blobtable::cli
