@@ -159,7 +159,7 @@ TEST_F(CliAdminTest, TyposGetADidYouMeanAndEachHelpAnExampleAndTheGlobalOptions)
   for (const char* command :
        {"put",    "get",    "delete",  "query",   "count",   "tables", "drop", "stats",
         "export", "import", "backup",  "restore", "compact", "locate", "txn",  "lock",
-        "leader", "queue",  "counter", "recover", "cache",   "check"}) {
+        "leader", "queue",  "counter", "recover", "cache",   "check", "completion"}) {
     auto help = Cli(std::string(command) + " --help");
     EXPECT_EQ(help.code, 0) << command;
     EXPECT_NE(help.out.find("Example:\n  "), std::string::npos) << command << help.out;
