@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "blobtable/store.h"
 #include "tests/dead_intent.h"
@@ -157,14 +159,40 @@ TEST_F(CliAdminTest, TyposGetADidYouMeanAndEachHelpAnExampleAndTheGlobalOptions)
   EXPECT_EQ(far.code, 2);
   EXPECT_EQ(far.err.find("did you mean"), std::string::npos) << far.err;
   for (const char* command :
-       {"put",    "get",    "delete",  "query",   "count",   "tables", "drop", "stats",
-        "export", "import", "backup",  "restore", "compact", "locate", "txn",  "lock",
-        "leader", "queue",  "counter", "recover", "cache",   "check", "completion"}) {
+       {"put",    "get",    "delete",  "query",   "count",   "tables", "drop",      "stats",
+        "export", "import", "backup",  "restore", "compact", "locate", "txn",       "lock",
+        "leader", "queue",  "counter", "recover", "cache",   "check",  "completion"}) {
     auto help = Cli(std::string(command) + " --help");
     EXPECT_EQ(help.code, 0) << command;
     EXPECT_NE(help.out.find("Example:\n  "), std::string::npos) << command << help.out;
     EXPECT_NE(help.out.find("--store LOCATION"), std::string::npos) << command;
   }
+}
+
+// Help is wrapped to $COLUMNS (else the terminal, else 80): a line runs past
+// it only to keep a word or an example whole.
+TEST_F(CliAdminTest, HelpIsWrappedToTheTerminalsWidth) {
+  auto lines_of = [&](const std::string& command, int columns) {
+    auto help = testing::Shell("COLUMNS=" + std::to_string(columns) + " " + BLOBTABLE_CLI_PATH +
+                               " " + command + " --help");
+    EXPECT_EQ(help.code, 0) << command;
+    std::vector<std::string> lines;
+    std::istringstream in(help.out);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    return lines;
+  };
+  for (const char* command : {"", "lock", "queue", "put", "query", "export", "import", "txn"}) {
+    bool in_example = false;
+    for (const std::string& line : lines_of(command, 60)) {
+      if (line == "Example:") in_example = true;
+      if (line.empty()) in_example = false;
+      if (line.size() <= 60 || in_example) continue;
+      const std::string text = line.substr(line.find_first_not_of(' '));
+      EXPECT_EQ(text.find(' '), std::string::npos)
+          << "'" << command << " --help' at 60 columns: " << line;
+    }
+  }
+  EXPECT_GT(lines_of("lock", 60).size(), lines_of("lock", 100).size());
 }
 
 }  // namespace

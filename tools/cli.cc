@@ -18,27 +18,28 @@
 #include "tools/cli/command.h"
 #include "tools/cli/registry.h"
 #include "tools/cli/suggest.h"
+#include "tools/help_format.h"
 #include "tools/open_store.h"
 
 namespace blobtable::cli {
 namespace {
 
+// Paragraphs of one line each: the help is wrapped to the terminal
+// (tools/help_format.h).
 constexpr char kDescription[] =
-    R"(blobtable: an embedded table store on blob storage.
-
-Entities are JSON in the Azure Tables form: "PartitionKey", "RowKey",
-"Timestamp", "odata.etag", and properties, with "Name@odata.type" annotations
-for Edm.Double (always printed), Edm.Int64 (a string), Edm.Binary (base64),
-Edm.Guid and Edm.DateTime (on input, Int32, Double, Boolean and String may follow
-from the JSON value). Options go before or after the command.)";
+    "blobtable: an embedded table store on blob storage.\n\n"
+    "Entities are JSON in the Azure Tables form: \"PartitionKey\", \"RowKey\", \"Timestamp\", "
+    "\"odata.etag\", and properties, with \"Name@odata.type\" annotations for Edm.Double (always "
+    "printed), Edm.Int64 (a string), Edm.Binary (base64), Edm.Guid and Edm.DateTime (on input, "
+    "Int32, Double, Boolean and String may follow from the JSON value). Options go before or "
+    "after the command.";
 
 constexpr char kFooter[] =
-    R"(Exit codes: 0 ok, 2 invalid input (usage, key, JSON, size), 3 not found,
-4 conflict (ETag mismatch or already exists), 5 lock not acquired in time,
-6 storage unreachable, 7 outcome unknown (a commit may or may not have
-happened: read its entities or run `recover` before retrying), 8 damaged
-blobs found by check, 9 no visible item (queue take, queue run), 1 anything
-else. Errors go to stderr.)";
+    "Exit codes: 0 ok, 2 invalid input (usage, key, JSON, size), 3 not found, 4 conflict (ETag "
+    "mismatch or already exists), 5 lock not acquired in time, 6 storage unreachable, 7 outcome "
+    "unknown (a commit may or may not have happened: read its entities or run `recover` before "
+    "retrying), 8 damaged blobs found by check, 9 no visible item (queue take, queue run), 1 "
+    "anything else. Errors go to stderr.";
 
 // Declares the app and the options every command shares but the cache's on
 // `app`, writing into `g`.
@@ -165,9 +166,9 @@ std::string CommandFooter(const char* example) {
   if (example != nullptr) footer = std::string("Example:\n  ") + example + "\n\n";
   return footer +
          "Options every command takes (before or after it; `blobtable --help` says more):\n"
-         "  --store LOCATION  a directory, or an Azure Storage connection string\n"
+         "  --store LOCATION (a directory or a connection string)\n"
          "  --container NAME  --no-create  --lock-timeout SECONDS  -v\n"
-         "  --cache DIR  --no-cache  --max-stale SECONDS  --offline   (Azure stores)";
+         "  --cache DIR  --no-cache  --max-stale SECONDS  --offline";
 }
 
 int Fail(std::ostream& err, const Status& s) {
@@ -198,6 +199,7 @@ int ExitCodeFor(const Status& s) {
 int Run(int argc, const char* const* argv, std::istream& in, std::ostream& out, std::ostream& err) {
   try {
     CLI::App app(kDescription, "blobtable");
+    app.formatter(std::make_shared<WrappingFormatter>(HelpWidth()));  // before the commands
     GlobalOptions g;
     g.location = DefaultLocation();
     DefineGlobalOptions(app, g);

@@ -223,8 +223,8 @@ std::unique_ptr<Command> QueueCommand() {
       .help = "queue put|take|done|abandon|extend|run|list NAME ...: a work queue shared by "
               "every client (docs/coordination.md#coordination): items taken under a lease, "
               "completed once.",
-      .example = "blobtable queue put jobs \"resize 42\" && "
-                 "blobtable queue run jobs --wait -- sh -c 'read job; echo \"$job\"'",
+      .example = "blobtable queue put jobs \"resize 42\"\n"
+                 "  blobtable queue run jobs --wait -- sh -c 'read job; echo \"$job\"'",
       .writes_if = [](const QueueCommandOptions& o) { return o.action == "put"; },
       .define = Define,
       .run = Run,
