@@ -475,6 +475,29 @@ TEST_F(CacheCliTest, AnswersWhileAzuriteIsDownAreFlaggedStale) {
   EXPECT_EQ(Cli("export orders", conn).code, 6);  // the whole table was never listed
 }
 
+// Issue 33's shell commands on Azure: a put without JSON, csv, and a queue
+// driven from the shell (take's output as done's handle, run on an item,
+// an empty queue as exit 9).
+TEST_F(CacheCliTest, ShellFriendlyCommandsWorkOnAzure) {
+  ASSERT_EQ(Cli("put orders c42 o1 status=open Total:double=9.5 'note=a,b'").code, 0);
+  ShellRun csv = Cli("query orders --format csv");
+  ASSERT_EQ(csv.code, 0) << csv.err;
+  EXPECT_EQ(csv.out, "PartitionKey,RowKey,Total,note,status\nc42,o1,9.5,\"a,b\",open\n");
+  ASSERT_EQ(Cli("queue put jobs first").code, 0);
+  ShellRun taken = Cli("queue take jobs --wait --timeout 30");
+  ASSERT_EQ(taken.code, 0) << taken.err;
+  EXPECT_EQ(Cli("queue extend jobs " + Quote(taken.out.substr(0, taken.out.size() - 1))).code, 0);
+  EXPECT_EQ(Cli("queue done jobs " + Quote(taken.out.substr(0, taken.out.size() - 1))).code, 0);
+  ShellRun empty = Cli("queue take jobs");
+  EXPECT_EQ(empty.code, 9);
+  EXPECT_EQ(empty.err, "");
+  ASSERT_EQ(Cli("queue put jobs", "", "second\n").code, 0);
+  ShellRun run = Cli("queue run jobs -- cat");
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_EQ(run.out, "second\n");  // the body, byte for byte
+  EXPECT_EQ(Cli("queue list jobs").out, "");
+}
+
 }  // namespace
 // A table as a whole on Azurite: tables, count, delete with a selection
 // (concurrent deletes: no atomic batches there) and drop, whose deletes
