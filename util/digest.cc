@@ -19,6 +19,15 @@ std::string Md5Base64(std::string_view bytes) {
   return Base64Encode(std::string_view(reinterpret_cast<const char*>(digest), size));
 }
 
+std::string Sha256(std::string_view bytes) {
+  static EVP_MD* const sha256 = EVP_MD_fetch(nullptr, "SHA256", nullptr);  // as Md5Base64
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  EVP_Digest(bytes.data(), bytes.size(), digest, &size, sha256 != nullptr ? sha256 : EVP_sha256(),
+             nullptr);
+  return std::string(reinterpret_cast<const char*>(digest), size);
+}
+
 uint32_t Crc32(std::string_view bytes) {
   return crc32_gzip_refl(0, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
 }

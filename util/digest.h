@@ -18,6 +18,9 @@ std::string Md5Base64(std::string_view bytes);
 // a kilobyte; the values are zlib's, so stored checksums keep matching.
 uint32_t Crc32(std::string_view bytes);
 
+// The SHA-256 of `bytes`: 32 raw bytes.
+std::string Sha256(std::string_view bytes);
+
 }  // namespace blobtable::internal
 
 #endif  // BLOBTABLE_UTIL_DIGEST_H_
