@@ -86,11 +86,15 @@ Result<std::string> DecodeKey(std::string_view enc) {
   return out;
 }
 
-Status ValidateTableName(std::string_view table) {
+bool FollowsTableNameRules(std::string_view name) {
   bool ok =
-      table.size() >= 3 && table.size() <= 63 && std::isalpha(static_cast<unsigned char>(table[0]));
-  for (char c : table) ok = ok && std::isalnum(static_cast<unsigned char>(c)) && (c & 0x80) == 0;
-  if (!ok)
+      name.size() >= 3 && name.size() <= 63 && std::isalpha(static_cast<unsigned char>(name[0]));
+  for (char c : name) ok = ok && std::isalnum(static_cast<unsigned char>(c)) && (c & 0x80) == 0;
+  return ok;
+}
+
+Status ValidateTableName(std::string_view table) {
+  if (!FollowsTableNameRules(table))
     return Status::InvalidArgument(
         "table name '" + std::string(table) +
         "' must be 3-63 ASCII letters and digits, starting with a letter");

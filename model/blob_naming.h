@@ -35,6 +35,8 @@ Result<std::string> DecodeKey(std::string_view encoded);
 // Azure table name rules: 3-63 ASCII letters and digits, starting with a
 // letter; "tables" is reserved.
 Status ValidateTableName(std::string_view table);
+// The rules without the reserved name (index names follow them too).
+bool FollowsTableNameRules(std::string_view name);
 
 std::string TablePrefix(std::string_view table);                           // "t/<table>/"
 std::string EntityPrefix(std::string_view table);                          // "t/<table>/e/"

@@ -6,11 +6,16 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <tuple>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "blobtable/blob_store.h"
+#include "model/blob_naming.h"
 #include "model/index_key.h"
+#include "model/index_naming.h"
 
 namespace blobtable::internal::index_key {
 namespace {
@@ -131,3 +136,100 @@ TEST(IndexKey, ARangeScanNeverMissesAValueInRange) {
 
 }  // namespace
 }  // namespace blobtable::internal::index_key
+
+namespace blobtable::internal::naming {
+namespace {
+
+using index_key::KeyOf;
+
+struct Entry {
+  std::vector<PropertyValue> values;
+  std::string pk, rk;
+};
+
+// Entry names list in (values, PartitionKey, RowKey) order, and a scan's
+// bounds hold exactly the entries a range can match (and those the
+// index-key rules let in, which a scan checks).
+TEST(IndexNaming, EntryNamesListInValueThenKeyOrder) {
+  std::mt19937_64 rng(3400);
+  std::vector<Entry> entries;
+  for (int i = 0; i < 400; ++i) {
+    Entry e;
+    e.values.push_back(int64_t(static_cast<int>(rng() % 7) - 3));
+    std::string s(rng() % 3, 'a');
+    for (char& c : s) c = static_cast<char>('a' + rng() % 3);
+    if (rng() % 4 == 0) s += std::string("\x00 /.", 4);  // bytes that are escaped
+    e.values.push_back(s);
+    e.pk = "p" + std::to_string(rng() % 3);
+    e.rk = std::string(1, static_cast<char>(rng() % 256));
+    entries.push_back(e);
+  }
+  auto before = [](const Entry& a, const Entry& b) {
+    for (size_t i = 0; i < a.values.size(); ++i)
+      if (int c = KeyOf(a.values[i]).compare(KeyOf(b.values[i])); c != 0) return c < 0;
+    return std::tie(a.pk, a.rk) < std::tie(b.pk, b.rk);
+  };
+  for (size_t i = 0; i + 1 < entries.size(); ++i) {
+    const Entry &a = entries[i], &b = entries[i + 1];
+    const std::string na = *IndexEntryName("orders", "ByAge", a.values, false, a.pk, a.rk),
+                      nb = *IndexEntryName("orders", "ByAge", b.values, false, b.pk, b.rk);
+    if (before(a, b)) EXPECT_LT(na, nb);
+    if (before(b, a)) EXPECT_GT(na, nb);
+    auto keys = EntityOfIndexEntry("orders", "byage", 2, na);
+    ASSERT_TRUE(keys.ok() && *keys) << na;
+    EXPECT_EQ((*keys)->first, a.pk);
+    EXPECT_EQ((*keys)->second, a.rk);
+  }
+  // A range over the second value under an equality on the first.
+  for (int round = 0; round < 200; ++round) {
+    const PropertyValue first = int64_t(static_cast<int>(rng() % 7) - 3);
+    const PropertyValue lo = std::string(rng() % 2, 'b'), hi = std::string(1 + rng() % 2, 'c');
+    const std::string from = IndexScanFrom("orders", "byage", {first}, lo),
+                      to = IndexScanTo("orders", "byage", {first}, hi),
+                      all_to = IndexScanTo("orders", "byage", {first}, std::nullopt);
+    for (const Entry& e : entries) {
+      const std::string name = *IndexEntryName("orders", "byage", e.values, false, e.pk, e.rk);
+      const bool same_first = index_key::Compare(e.values[0], first) == 0;
+      const bool in_range = same_first && index_key::Compare(e.values[1], lo) >= 0 &&
+                            index_key::Compare(e.values[1], hi) <= 0;
+      if (in_range) {
+        EXPECT_GE(name, from);
+        EXPECT_LT(name, to);
+      }
+      if (!same_first) EXPECT_TRUE(name < from || name >= all_to) << name;
+      if (same_first) EXPECT_LT(name, all_to);
+    }
+  }
+}
+
+TEST(IndexNaming, UniqueEntriesAreTheValuesAloneAndLongKeysAreHashed) {
+  const std::string unique =
+      *IndexEntryName("orders", "byemail", {std::string("a@x")}, true, "p", "r");
+  EXPECT_EQ(unique, "t/orders/i/byemail/-" + EncodeKey(KeyOf(std::string("a@x"))));
+  EXPECT_EQ(unique, *IndexEntryName("orders", "ByEmail", {std::string("a@x")}, true, "q", "s"));
+  bool hashed = true;
+  EXPECT_EQ(*IndexEntryName("orders", "byname", {std::string("n")}, false, "p", "r", &hashed),
+            "t/orders/i/byname/-" + EncodeKey(KeyOf(std::string("n"))) + "/-p/-r");
+  EXPECT_FALSE(hashed);
+  const std::string long_key(340, '/');  // 1,020 characters escaped
+  auto named =
+      IndexEntryName("orders", "byname", {std::string("n")}, false, long_key, "r", &hashed);
+  ASSERT_TRUE(named.ok());
+  EXPECT_TRUE(hashed);
+  EXPECT_LE(named->size(), kMaxBlobNameChars);
+  auto keys = EntityOfIndexEntry("orders", "byname", 1, *named);
+  ASSERT_TRUE(keys.ok());
+  EXPECT_FALSE(*keys);  // the entry's body names the entity
+  EXPECT_NE(*named, *IndexEntryName("orders", "byname", {std::string("n")}, false, long_key, "r2"));
+  // Three values of 112 escaped bytes each cannot fit, whatever the keys.
+  const PropertyValue wide = Binary{std::string(200, '\x01')};
+  auto refused = IndexEntryName("orders", "wide", {wide, wide, wide}, true, "p", "r");
+  EXPECT_TRUE(refused.status().IsInvalidArgument());
+  EXPECT_NE(refused.status().message().find("Azure allows 1024"), std::string::npos);
+  EXPECT_TRUE(ValidateIndexName("byAge2").ok());
+  EXPECT_TRUE(ValidateIndexName("2byage").IsInvalidArgument());
+  EXPECT_TRUE(ValidateIndexName("by-age").IsInvalidArgument());
+}
+
+}  // namespace
+}  // namespace blobtable::internal::naming

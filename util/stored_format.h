@@ -17,6 +17,8 @@ namespace blobtable::internal {
 inline constexpr char kTablePrefix[] = "t/";
 inline constexpr char kEntitySegment[] = "e/";
 inline constexpr char kLockSegment[] = "l/";
+// Secondary index entries "t/<table>/i/<index>/..." (model/index_naming.h).
+inline constexpr char kIndexSegment[] = "i/";
 inline constexpr char kRecordPrefix[] = "x/";
 inline constexpr char kMarkerPrefix[] = "p/";
 
