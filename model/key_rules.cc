@@ -149,6 +149,10 @@ Status ValidateEntity(const Entity& entity) {
 
 namespace blobtable::internal {
 
+Status ValidatePropertyNameRules(std::string_view name) {
+  return blobtable::ValidatePropertyName(name);
+}
+
 namespace {
 
 Status Bad(std::string_view what, std::string_view name) {

@@ -11,6 +11,10 @@
 
 namespace blobtable::internal {
 
+// A property name's rules (ValidateEntity's): 1-255 characters, a letter
+// or '_' first, then letters, digits or '_'; not a reserved name.
+Status ValidatePropertyNameRules(std::string_view name);
+
 // xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, hexadecimal digits of either case.
 bool IsGuid(std::string_view g);
 

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// The order an index keeps values in (model/index_key.h): across types, within
-// each type (the numbers' edge cases included), long values cut with a hash,
-// and range scans that never miss a value in range.
+// Secondary indexes' model (issue 34): the order an index keeps values in
+// (model/index_key.h: across types, within each, long values cut with a
+// hash, range scans that never miss a value in range), where entries live
+// (model/index_naming.h), and the definitions' rules and stored form
+// (model/index_schema.h).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -16,6 +18,7 @@
 #include "model/blob_naming.h"
 #include "model/index_key.h"
 #include "model/index_naming.h"
+#include "model/index_schema.h"
 
 namespace blobtable::internal::index_key {
 namespace {
@@ -233,3 +236,62 @@ TEST(IndexNaming, UniqueEntriesAreTheValuesAloneAndLongKeysAreHashed) {
 
 }  // namespace
 }  // namespace blobtable::internal::naming
+
+namespace blobtable::internal {
+namespace {
+
+TEST(IndexSchema, ASchemaRoundTripsAndDamageIsCorruption) {
+  TableSchema schema;
+  schema.indexes.push_back({{"byEmail", {"email"}, true, {"name"}}, IndexState::kReady});
+  schema.indexes.push_back({{"byCityAge", {"city", "age"}, false, {}}, IndexState::kBuilding});
+  const std::string bytes = EncodeTableSchema(schema);
+  auto back = DecodeTableSchema(bytes);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  ASSERT_EQ(back->indexes.size(), 2u);
+  EXPECT_EQ(back->indexes[0].spec.name, "byEmail");
+  EXPECT_TRUE(back->indexes[0].spec.unique);
+  EXPECT_EQ(back->indexes[0].spec.covered, std::vector<std::string>{"name"});
+  EXPECT_EQ(back->indexes[0].state, IndexState::kReady);
+  EXPECT_EQ(back->indexes[1].spec.properties, (std::vector<std::string>{"city", "age"}));
+  EXPECT_EQ(back->indexes[1].state, IndexState::kBuilding);
+  for (size_t cut = 0; cut < bytes.size(); ++cut)
+    EXPECT_TRUE(DecodeTableSchema(bytes.substr(0, cut)).status().IsCorruption()) << cut;
+  std::string later = bytes;
+  later[later.find("bt.schema") + 9] = 2;  // the format number after the magic
+  auto refused = DecodeTableSchema(later);
+  EXPECT_TRUE(refused.status().IsCorruption());
+  EXPECT_NE(refused.status().message().find("schema format 2"), std::string::npos)
+      << refused.status().ToString();
+}
+
+TEST(IndexSchema, ANewIndexIsCheckedAgainstTheRulesAndTheTable) {
+  TableSchema schema;
+  schema.indexes.push_back({{"byEmail", {"email"}, true, {}}, IndexState::kReady});
+  struct Case {
+    IndexSpec spec;
+    const char* says;
+  };
+  const Case refused[] = {
+      {{"by", {"a"}, false, {}}, "3-63 ASCII letters"},
+      {{"BYEMAIL", {"a"}, false, {}}, "has an index of that name"},
+      {{"byNothing", {}, false, {}}, "1 to 3 properties"},
+      {{"byFour", {"a", "b", "c", "d"}, false, {}}, "1 to 3 properties"},
+      {{"byKey", {"RowKey"}, false, {}}, "RowKey cannot be indexed"},
+      {{"byTwice", {"a", "a"}, false, {}}, "property a is named twice"},
+      {{"byBadName", {"1a"}, false, {}}, "must start with a letter"},
+      {{"byCovered", {"a"}, false, {"no space"}}, "must start with a letter"},
+  };
+  for (const Case& c : refused) {
+    Status s = ValidateNewIndex(c.spec, schema);
+    EXPECT_TRUE(s.IsInvalidArgument()) << c.spec.name;
+    EXPECT_NE(s.message().find(c.says), std::string::npos) << c.spec.name << ": " << s.ToString();
+  }
+  EXPECT_TRUE(ValidateNewIndex({"byCityAge", {"city", "age"}, false, {"name"}}, schema).ok());
+  for (size_t i = schema.indexes.size(); i < kMaxIndexesPerTable; ++i)
+    schema.indexes.push_back({{"byN" + std::to_string(i), {"n"}, false, {}}, IndexState::kReady});
+  EXPECT_NE(ValidateNewIndex({"byOneMore", {"m"}, false, {}}, schema).message().find("at most 8"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace blobtable::internal
