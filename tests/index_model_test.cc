@@ -131,7 +131,9 @@ TEST(IndexKey, ARangeScanNeverMissesAValueInRange) {
       if (v < lower || v > upper) continue;
       const std::string key = KeyOf(v);
       ASSERT_GE(key, from) << "lower " << lower.size() << " v " << v.size();
-      if (!to.empty()) ASSERT_LT(key, to) << "upper " << upper.size() << " v " << v.size();
+      if (!to.empty()) {
+        ASSERT_LT(key, to) << "upper " << upper.size() << " v " << v.size();
+      }
     }
   }
   EXPECT_EQ(ScanUpperBound(Binary{std::string(3, '\xff')}), std::string(1, '\x71'));
@@ -176,8 +178,12 @@ TEST(IndexNaming, EntryNamesListInValueThenKeyOrder) {
     const Entry &a = entries[i], &b = entries[i + 1];
     const std::string na = *IndexEntryName("orders", "ByAge", a.values, false, a.pk, a.rk),
                       nb = *IndexEntryName("orders", "ByAge", b.values, false, b.pk, b.rk);
-    if (before(a, b)) EXPECT_LT(na, nb);
-    if (before(b, a)) EXPECT_GT(na, nb);
+    if (before(a, b)) {
+      EXPECT_LT(na, nb);
+    }
+    if (before(b, a)) {
+      EXPECT_GT(na, nb);
+    }
     auto keys = EntityOfIndexEntry("orders", "byage", 2, na);
     ASSERT_TRUE(keys.ok() && *keys) << na;
     EXPECT_EQ((*keys)->first, a.pk);
@@ -199,8 +205,12 @@ TEST(IndexNaming, EntryNamesListInValueThenKeyOrder) {
         EXPECT_GE(name, from);
         EXPECT_LT(name, to);
       }
-      if (!same_first) EXPECT_TRUE(name < from || name >= all_to) << name;
-      if (same_first) EXPECT_LT(name, all_to);
+      if (!same_first) {
+        EXPECT_TRUE(name < from || name >= all_to) << name;
+      }
+      if (same_first) {
+        EXPECT_LT(name, all_to);
+      }
     }
   }
 }
