@@ -40,6 +40,20 @@ TEST_F(CliOutputTest, ATableAlignsColumnsByTheirWidthOnScreen) {
             "p1            r3      x         abc         tab\\there\n");
 }
 
+TEST_F(CliOutputTest, ALongCellIsCutAtSixtyColumnsNotSixtyCharacters) {
+  std::string wide;
+  for (int i = 0; i < 40; ++i) wide += "東";  // 80 columns
+  ASSERT_EQ(Cli("put notes p1 r1 'text=" + wide + "' 'plain=" + std::string(70, 'x') + "'").code,
+            0);
+  ShellRun table = Cli("query notes --format table");
+  ASSERT_EQ(table.code, 0) << table.err;
+  std::string cut;
+  for (int i = 0; i < 28; ++i) cut += "東";  // 56 columns, then "..."
+  EXPECT_NE(table.out.find("  " + std::string(57, 'x') + "...  " + cut + "...\n"),
+            std::string::npos)
+      << table.out;
+}
+
 TEST_F(CliOutputTest, CsvQuotesAndTsvEscapes) {
   ShellRun csv = Cli("query orders --format csv");
   ASSERT_EQ(csv.code, 0) << csv.err;

@@ -109,23 +109,50 @@ class Columnar : public EntityOutput {
   bool settled_ = false;
 };
 
-// The display width of UTF-8 text in a terminal: wcwidth of each code
-// point in a UTF-8 locale (East Asian wide characters and emoji 2,
-// combining marks 0), whatever the process's locale is.
-size_t DisplayWidth(const std::string& text) {
-  static const locale_t utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", locale_t{});
-  const locale_t before = utf8 != locale_t{} ? uselocale(utf8) : locale_t{};
-  size_t width = 0, pos = 0;
+// While one lives, this thread's LC_CTYPE is C.UTF-8 (wcwidth answers for
+// any code point whatever the process's locale is); Columns(cp) is what a
+// code point takes in a terminal: East Asian wide characters and emoji 2,
+// combining marks 0, anything wcwidth cannot say 1.
+class TerminalColumns {
+ public:
+  TerminalColumns() : before_(utf8() != locale_t{} ? uselocale(utf8()) : locale_t{}) {}
+  ~TerminalColumns() {
+    if (utf8() != locale_t{}) uselocale(before_);
+  }
+  TerminalColumns(const TerminalColumns&) = delete;
+  TerminalColumns& operator=(const TerminalColumns&) = delete;
+  static size_t Columns(uint32_t cp) {
+    const int w = utf8() != locale_t{} ? wcwidth(static_cast<wchar_t>(cp)) : 1;
+    return w < 0 ? 1 : static_cast<size_t>(w);
+  }
+
+ private:
+  static locale_t utf8() {
+    static const locale_t locale = newlocale(LC_CTYPE_MASK, "C.UTF-8", locale_t{});
+    return locale;
+  }
+  locale_t before_;
+};
+
+// Calls fn(end, columns) for each code point of `text` (`end`: where the
+// next starts; a byte that is not UTF-8 counts as one code point of one
+// column) until fn returns false.
+template <typename Fn>
+void ForEachCodePoint(const std::string& text, Fn&& fn) {
+  TerminalColumns in_utf8;
+  size_t pos = 0;
   uint32_t cp = 0;
   while (pos < text.size()) {
-    if (!internal::NextCodePoint(text, &pos, &cp)) {
-      ++pos, ++width;  // not UTF-8: a byte a column
-      continue;
-    }
-    const int w = utf8 != locale_t{} ? wcwidth(static_cast<wchar_t>(cp)) : 1;
-    width += w < 0 ? 1 : static_cast<size_t>(w);
+    const size_t start = pos;
+    const bool valid = internal::NextCodePoint(text, &pos, &cp);
+    if (!valid) pos = start + 1;
+    if (!fn(pos, valid ? TerminalColumns::Columns(cp) : size_t{1})) return;
   }
-  if (utf8 != locale_t{}) uselocale(before);
+}
+
+size_t DisplayWidth(const std::string& text) {
+  size_t width = 0;
+  ForEachCodePoint(text, [&](size_t, size_t columns) { return width += columns, true; });
   return width;
 }
 
@@ -140,17 +167,14 @@ std::string Cell(const std::string& text) {
                                        : std::string(1, ch);
   }
   if (DisplayWidth(shown) <= kMaxCellWidth) return shown;
-  std::string cut;
-  size_t pos = 0;
-  uint32_t cp = 0;
-  while (pos < shown.size()) {
-    const size_t start = pos;
-    if (!internal::NextCodePoint(shown, &pos, &cp)) pos = start + 1;
-    const std::string next = cut + shown.substr(start, pos - start);
-    if (DisplayWidth(next) > kMaxCellWidth - 3) break;
-    cut = next;
-  }
-  return cut + "...";
+  size_t kept = 0, width = 0;
+  ForEachCodePoint(shown, [&](size_t end, size_t columns) {
+    if (width + columns > kMaxCellWidth - 3) return false;
+    width += columns;
+    kept = end;
+    return true;
+  });
+  return shown.substr(0, kept) + "...";
 }
 
 // Aligned columns, two spaces apart. A later row's wider cell pushes the

@@ -5,9 +5,9 @@
 #include <iterator>
 #include <optional>
 #include <ostream>
-#include <cctype>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -16,6 +16,7 @@
 #include "tools/cli/registry.h"
 #include "tools/entity_json.h"
 #include "tools/open_store.h"
+#include "util/ascii.h"
 
 namespace blobtable::cli {
 namespace {
@@ -43,17 +44,13 @@ void Define(CLI::App& put, PutCommandOptions& o) {
 // A property's type as the command line may write it ("Edm.Int64", "int64",
 // "INT64"): its Edm name; empty if it names none.
 std::string EdmTypeNamed(std::string_view given) {
-  static const char* const kTypes[] = {"Edm.String",  "Edm.Int32",    "Edm.Int64", "Edm.Double",
-                                       "Edm.Boolean", "Edm.DateTime", "Edm.Guid",  "Edm.Binary"};
-  auto lower = [](std::string_view text) {
-    std::string l(text);
-    for (char& ch : l) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    return l;
-  };
-  const std::string wanted = lower(given);
+  const std::string wanted = internal::AsciiLower(given);
   if (wanted == "bool") return "Edm.Boolean";
-  for (const char* type : kTypes)
-    if (wanted == lower(type) || wanted == lower(type + 4)) return type;
+  for (size_t t = 0; t < std::variant_size_v<PropertyValue>; ++t) {
+    const std::string_view type = EdmTypeName(static_cast<EdmType>(t));
+    if (wanted == internal::AsciiLower(type) || wanted == internal::AsciiLower(type.substr(4)))
+      return std::string(type);
+  }
   return "";
 }
 
