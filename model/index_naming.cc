@@ -11,7 +11,7 @@
 namespace blobtable::internal::naming {
 namespace {
 
-constexpr char kHex[] = "0123456789abcdef";
+constexpr char kLowerHex[] = "0123456789abcdef";
 
 // "-<key(v)>/" for each value.
 void AppendValues(std::string& out, const std::vector<PropertyValue>& values) {
@@ -26,8 +26,8 @@ std::string KeysHash(std::string_view pk, std::string_view rk) {
   std::string hex;
   for (size_t i = 0; i < 16; ++i) {
     const auto b = static_cast<unsigned char>(digest[i]);
-    hex += kHex[b >> 4];
-    hex += kHex[b & 15];
+    hex += kLowerHex[b >> 4];
+    hex += kLowerHex[b & 15];
   }
   return hex;
 }

@@ -11,7 +11,7 @@
 namespace blobtable::internal {
 namespace {
 
-constexpr char kMagic[] = "bt.schema";
+constexpr char kSchemaMagic[] = "bt.schema";
 constexpr int kSchemaFormat = 1;
 
 bool IsKeyOrTimestamp(std::string_view name) {
@@ -66,7 +66,7 @@ std::string EncodeTableSchema(const TableSchema& schema) {
   msgpack::sbuffer buf;
   msgpack::packer<msgpack::sbuffer> pk(&buf);
   pk.pack_array(3);
-  pk.pack(std::string_view(kMagic));
+  pk.pack(std::string_view(kSchemaMagic));
   pk.pack(kSchemaFormat);
   pk.pack_array(static_cast<uint32_t>(schema.indexes.size()));
   for (const IndexDefinition& d : schema.indexes) {
@@ -87,7 +87,7 @@ Result<TableSchema> DecodeTableSchema(std::string_view bytes) {
   Status s = mp::Guard("table schema", [&] {
     const msgpack::object& top = handle->get();
     const msgpack::object* fields = mp::Array(top, 3, "schema");
-    if (mp::Str(fields[0], "magic") != kMagic) throw mp::FormatError{"not a table schema"};
+    if (mp::Str(fields[0], "magic") != kSchemaMagic) throw mp::FormatError{"not a table schema"};
     if (mp::Int(fields[1], "format") != kSchemaFormat)
       throw mp::FormatError{"schema format " + std::to_string(mp::Int(fields[1], "format")) +
                             " is not one this blobtable reads"};

@@ -13,7 +13,7 @@
 namespace blobtable::testing {
 namespace {
 
-const std::string kCli = BLOBTABLE_CLI_PATH;
+const std::string kCliPath = BLOBTABLE_CLI_PATH;
 
 class CliCompletionTest : public ::testing::Test {
  protected:
@@ -21,7 +21,7 @@ class CliCompletionTest : public ::testing::Test {
   // `shell`: COMPREPLY, space-separated.
   std::string Offered(const std::string& shell, const std::string& words) {
     const std::string script = dir_.path() + "/completion." + shell;
-    ShellRun made = Shell(kCli + " completion " + shell);
+    ShellRun made = Shell(kCliPath + " completion " + shell);
     EXPECT_EQ(made.code, 0) << made.err;
     std::ofstream(script) << made.out;
     // As bash calls it, and as zsh's bashcompinit does (its sh emulation).
