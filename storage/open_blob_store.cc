@@ -6,6 +6,8 @@
 
 #include "storage/azure/azure_config.h"
 #include "storage/azure_backend.h"
+#include "storage/local/store_files.h"
+#include "util/macros.h"
 
 namespace blobtable {
 
@@ -33,8 +35,7 @@ Result<std::shared_ptr<BlobStore>> OpenBlobStore(std::string_view location,
   } else {
     std::string dir(location.substr(0, 5) == "file:" ? location.substr(5) : location);
     struct stat st;
-    if (stat(dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
-      return Status::InvalidArgument(dir + " is a file, not a store directory");
+    BT_RETURN_IF_ERROR(RefuseAFile(dir));
     if (!options.create_if_missing && stat((dir + "/data.mdb").c_str(), &st) != 0)
       return Status::NotFound("no store at " + dir + " (and this open makes none)");
     auto local = OpenLocalBlobStore(dir, options.container, options.local, options.clock);

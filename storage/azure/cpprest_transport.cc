@@ -99,16 +99,13 @@ class CpprestTransport final : public HttpTransport {
       return out;
     } catch (const http::http_exception& e) {
       const std::string what = e.what();
-      const std::string failed =
-          request.method + " request to " + HostAndPort(request.url) + " failed: ";
       if (what.find("handshake") != std::string::npos)
         return TlsHandshakeFailed(request.method, ClassifyTls(e.error_code().value()), what);
       if (e.error_code().value() == ECONNREFUSED)  // nothing was sent: as curl says it
-        return Status::FromStorage(Code::kUnavailable, 0, kNotSent, failed + what);
-      return Status::Unavailable(failed + what);
+        return Status::FromStorage(Code::kUnavailable, 0, kNotSent, RequestFailed(request, what));
+      return Status::Unavailable(RequestFailed(request, what));
     } catch (const std::exception& e) {
-      return Status::Unavailable(request.method + " request to " + HostAndPort(request.url) +
-                                 " failed: " + e.what());
+      return Status::Unavailable(RequestFailed(request, e.what()));
     }
   }
 

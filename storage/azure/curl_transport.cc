@@ -136,8 +136,7 @@ class CurlTransport final : public HttpTransport {
                                 " bytes (TransportOptions::max_response_bytes)");
     if (Status framing = CheckContentLength(response); !framing.ok()) return framing;
     if (rc != CURLE_OK && !sink.trimmed) {
-      std::string what = request.method + " request to " + HostAndPort(request.url) +
-                         " failed: " + curl_easy_strerror(rc);
+      std::string what = RequestFailed(request, curl_easy_strerror(rc));
       if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE)
         return TlsHandshakeFailed(request.method, TlsFailure::kCertificate, curl_easy_strerror(rc));
       if (rc == CURLE_SSL_CONNECT_ERROR) {

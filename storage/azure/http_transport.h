@@ -46,6 +46,13 @@ inline std::string HostAndPort(std::string_view url) {
   return std::string(rest) + (url.substr(0, scheme_end) == "https" ? ":443" : ":80");
 }
 
+// "<METHOD> request to <host:port> failed: <why>": how both transports
+// report a request that got no answer.
+inline std::string RequestFailed(const HttpRequest& request, std::string_view why) {
+  return request.method + " request to " + HostAndPort(request.url) +
+         " failed: " + std::string(why);
+}
+
 struct HttpResponse {
   int status = 0;
   std::map<std::string, std::string> headers;  // names in lowercase

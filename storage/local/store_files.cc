@@ -59,11 +59,17 @@ Status SyncDirectory(const std::string& dir) {
   return rc == 0 ? Status::OK() : Errno("syncing directory " + dir, err);
 }
 
+Status RefuseAFile(const std::string& dir) {
+  struct stat st;
+  if (Exists(dir, &st) && !S_ISDIR(st.st_mode))
+    return Status::InvalidArgument(dir + " is a file, not a store directory");
+  return Status::OK();
+}
+
 Status CheckStoreDirectory(const std::string& dir) {
+  BT_RETURN_IF_ERROR(RefuseAFile(dir));
   struct stat st;
   if (!Exists(dir, &st)) return Status::OK();  // made by the open
-  if (!S_ISDIR(st.st_mode))
-    return Status::InvalidArgument(dir + " is a file, not a store directory");
   if (Exists(dir + "/data.mdb", &st) || Exists(dir + kMarker, &st)) return Status::OK();
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {

@@ -23,6 +23,9 @@ namespace blobtable::internal {
 // made among a user's files; an empty directory, or a mount point's
 // lost+found, is fine).
 Status CheckStoreDirectory(const std::string& dir);
+// Its first rule alone: InvalidArgument if `dir` exists and is not a
+// directory (for an open that makes nothing, which says "no store" else).
+Status RefuseAFile(const std::string& dir);
 
 // Before LMDB opens `dir` (canonical): Corruption if the directory held a
 // store whose data file is now missing or empty; on a store's creation,

@@ -1,11 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // `blobtable queue put|take|done|abandon|extend|run|list NAME ...`: a
 // WorkQueue from the shell.
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
-#include <iostream>
 #include <istream>
 #include <iterator>
 #include <ostream>
@@ -15,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "blobtable/queue.h"
+#include "tools/bulk.h"
 #include "tools/cli.h"
 #include "tools/cli/registry.h"
 #include "tools/held_command.h"
@@ -40,10 +38,14 @@ struct QueueCommandOptions {
   QueueOptions options;
 };
 
-void DefineWaiting(CLI::App& sub, QueueCommandOptions& o) {
+void DefineVisibility(CLI::App& sub, QueueCommandOptions& o) {
   sub.add_option("--visibility", o.options.visibility_seconds,
                  "SECONDS the item stays invisible to others, 15..60 (default 30)")
       ->check(CLI::Range(15, 60));
+}
+
+void DefineWaiting(CLI::App& sub, QueueCommandOptions& o) {
+  DefineVisibility(sub, o);
   sub.add_flag("--wait", o.wait, "wait for an item if none is visible (polling, up to 2 s apart)");
   sub.add_option_function<double>(
          "--timeout", [&o](double s) { o.timeout = milliseconds(static_cast<int64_t>(s * 1000)); },
@@ -83,9 +85,7 @@ void Define(CLI::App& queue, QueueCommandOptions& o) {
                     "by LEASE")
         ->required();
     sub->add_option("LEASE", o.lease, "the lease `take` printed, after the id");
-    if (n == "extend")
-      sub->add_option("--visibility", o.options.visibility_seconds, "SECONDS, 15..60 (default 30)")
-          ->check(CLI::Range(15, 60));
+    if (n == "extend") DefineVisibility(*sub, o);
   }
   auto* run = action("run",
                      "run NAME [--wait [--timeout SECONDS]] -- COMMAND [ARGS...]: takes an item "
@@ -134,7 +134,7 @@ Result<std::optional<QueueItem>> TakeOne(const WorkQueue& q, const QueueCommandO
 // No visible item: exit 9, said on stderr only to a person at a terminal
 // (a script polling an empty queue is not in error).
 int Empty(const QueueCommandOptions& o, Context& c) {
-  if (&c.err == &std::cerr && isatty(STDERR_FILENO))
+  if (ShowsProgress(c.err))  // stderr is a person's terminal
     c.err << "blobtable: queue " << o.name << " has no visible item\n";
   return kExitQueueEmpty;
 }
