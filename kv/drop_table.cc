@@ -7,6 +7,8 @@
 #include "blobtable/store.h"
 #include "kv/store_core.h"
 #include "model/blob_naming.h"
+#include "model/index_naming.h"
+#include "txn/index_upkeep.h"
 #include "storage/list_all.h"
 #include "txn/recovery.h"
 #include "util/macros.h"
@@ -59,15 +61,29 @@ Result<DropTableReport> Store::DropTable(std::string_view name,
   const std::string table(name);
   const std::string ctx = "dropping table " + table;
   const std::string prefix = internal::naming::TablePrefix(table);
-  BlobStore& blobs = *core_->blobs;
-  if (!options.force) BT_RETURN_IF_ERROR(RefuseWhatIsHeld(blobs, table, prefix).WithContext(ctx));
+  if (!options.force)
+    BT_RETURN_IF_ERROR(RefuseWhatIsHeld(*core_->blobs, table, prefix).WithContext(ctx));
   DropTableReport report;
+  // The table's blobs, then its indexes' and their definitions' (hidden
+  // tables "<table>~...": docs/indexes.md#stored-form).
+  const std::string hidden =
+      internal::naming::AllTablesPrefix() + internal::naming::SchemaTableName(table);
+  for (const std::string& under : {prefix, hidden}) {
+    BT_RETURN_IF_ERROR(DropUnder(under, options, report).WithContext(ctx));
+  }
+  core_->schemas->Forget(table);
+  return report;
+}
+
+Status Store::DropUnder(const std::string& prefix, const DropTableOptions& options,
+                        DropTableReport& report) const {
+  BlobStore& blobs = *core_->blobs;
   ListOptions list;
   list.prefix = prefix;
   list.max_results = 1000;
   for (int pages = 0;;) {
     auto page = blobs.List(list);
-    if (!page.ok()) return page.status().WithContext(ctx);
+    if (!page.ok()) return page.status();
     const std::vector<BlobItem>& items = page->items;
     std::vector<Status> done(items.size());
     bool batched = false;
@@ -89,14 +105,15 @@ Result<DropTableReport> Store::DropTable(std::string_view name,
         ++report.changed;
         continue;
       }
-      if (!done[i].ok()) return done[i].WithContext(ctx);
+      if (!done[i].ok()) return done[i];
       const auto of = internal::naming::TableOf(items[i].name);
-      ++(of && of->entity ? report.entities : report.locks);
+      const bool entity = of && of->entity && !internal::naming::IsHiddenTable(of->table);
+      ++(entity ? report.entities : report.locks);
     }
     if (options.progress) options.progress(report);
     auto next = NextListPage(list, *page, &pages);
-    if (!next.ok()) return next.status().WithContext(ctx);
-    if (!*next) return report;
+    if (!next.ok()) return next.status();
+    if (!*next) return Status::OK();
   }
 }
 

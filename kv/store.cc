@@ -8,10 +8,12 @@
 #include "testing/hooks.h"
 
 #include "model/blob_naming.h"
+#include "model/index_naming.h"
 #include "storage/open_blob_store.h"
 #include "txn/recovery.h"
 #include "kv/retry_loop.h"
 #include "kv/store_core.h"
+#include "txn/index_upkeep.h"
 #include "txn/txn_buffer.h"
 #include "util/macros.h"
 #include "util/random.h"
@@ -76,6 +78,7 @@ std::unique_ptr<Store> Store::FromBlobStore(std::shared_ptr<BlobStore> blobs,
   core->parallel_reads = in_process ? 1 : std::max(1, options.max_parallel_reads);
   if (options.finish_in_background) core->finisher = std::make_shared<internal::Finisher>();
   core->rewrites = std::make_shared<internal::Rewrites>();
+  core->schemas = std::make_shared<internal::SchemaCache>();
   core->lock_stripes = std::make_shared<internal::LockStripes>(
       hooks.first_lock_stripe >= 0 ? static_cast<unsigned>(hooks.first_lock_stripe)
                                    : static_cast<unsigned>(internal::RandomU64()));
@@ -138,7 +141,8 @@ Result<std::vector<std::string>> Store::ListTables() const {
       return Status::Corruption("listing tables: blob '" + page->items.front().name +
                                 "' is not a table's");
     // Entity blobs sort before a table's locks: no entity first, none at all.
-    if (table->entity) tables.push_back(table->table);
+    if (table->entity && !internal::naming::IsHiddenTable(table->table))
+      tables.push_back(table->table);
     list.marker.clear();
     list.start_from = internal::naming::AfterTable(table->table);
     if (++pages >= kMaxListPages) return Status::Corruption("listing tables did not end");

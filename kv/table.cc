@@ -14,6 +14,7 @@
 #include "util/macros.h"
 #include "util/parallel.h"
 #include "txn/entity_access.h"
+#include "txn/index_upkeep.h"
 #include "kv/store_core.h"
 
 namespace blobtable {
@@ -136,8 +137,14 @@ Result<Entity> Table::Write(const Entity& entity, std::string_view if_match,
   if (!valid.ok()) return valid.WithContext(ctx);
   auto name = EntityBlobName(pk, rk);
   if (!name.ok()) return name.status().WithContext(ctx);
+  auto schema = core_->schemas->Current(*core_, name_);
+  if (!schema.ok()) return schema.status().WithContext(ctx);
+  if (schema->schema->Maintained()) return WriteIndexed(entity, if_match, mode);
+  SteadyTime deadline = schema->read_at + internal::kSchemaMaxAge;
+  bool indexed = false;  // an index appeared while the write waited
   Entity stored;
   auto make = [&](const internal::VisibleVersion* current) -> Result<std::string> {
+    BT_RETURN_IF_ERROR(internal::StillUnindexed(*core_, name_, &deadline, &indexed));
     stored = entity;
     if (current != nullptr) {  // merged into the version it replaces
       BT_ASSIGN_OR_RETURN(stored, internal::DecodeVisible(*current, *name, pk, rk, nullptr));
@@ -150,6 +157,7 @@ Result<Entity> Table::Write(const Entity& entity, std::string_view if_match,
     return internal::EncodeEntity(stored);
   };
   auto etag = internal::WriteEntity(*core_, *name, mode, if_match, make);
+  if (indexed) return WriteIndexed(entity, if_match, mode);
   if (!etag.ok()) return etag.status().WithContext(ctx);
   stored.set_etag(*etag);
   return stored;
@@ -161,7 +169,16 @@ Status Table::Delete(std::string_view pk, std::string_view rk, std::string_view 
   BT_RETURN_IF_ERROR(ValidateIfMatch(if_match));
   auto name = EntityBlobName(pk, rk);
   if (!name.ok()) return name.status().WithContext(ctx);
-  return internal::DeleteEntity(*core_, *name, if_match).WithContext(ctx);
+  auto schema = core_->schemas->Current(*core_, name_);
+  if (!schema.ok()) return schema.status().WithContext(ctx);
+  if (schema->schema->Maintained()) return DeleteIndexed(pk, rk, if_match);
+  SteadyTime deadline = schema->read_at + internal::kSchemaMaxAge;
+  bool indexed = false;
+  Status deleted = internal::DeleteEntity(*core_, *name, if_match, [&] {
+    return internal::StillUnindexed(*core_, name_, &deadline, &indexed);
+  });
+  if (indexed) return DeleteIndexed(pk, rk, if_match);
+  return deleted.WithContext(ctx);
 }
 
 }  // namespace blobtable

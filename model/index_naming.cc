@@ -6,38 +6,40 @@
 #include "model/index_key.h"
 #include "util/ascii.h"
 #include "util/digest.h"
-#include "util/stored_format.h"
 
 namespace blobtable::internal::naming {
 namespace {
 
-constexpr char kLowerHex[] = "0123456789abcdef";
+constexpr char kEntryHashMark = 'Z';  // after every tuple's letters
 
-// "-<key(v)>/" for each value.
-void AppendValues(std::string& out, const std::vector<PropertyValue>& values) {
-  for (const PropertyValue& v : values) out += "-" + EncodeKey(index_key::KeyOf(v)) + "/";
+// Each byte as two letters 'A'..'P' (its high and low half): text a key may
+// hold, in the bytes' order, that names carry unescaped.
+void AppendTuplePart(std::string& out, std::string_view part) {
+  for (char c : part) {
+    const auto b = static_cast<unsigned char>(c);
+    out.push_back(static_cast<char>('A' + (b >> 4)));
+    out.push_back(static_cast<char>('A' + (b & 15)));
+  }
 }
 
-// 32 hex digits of the SHA-256 of the keys (the PartitionKey's length
-// first, so that no two pairs of keys hash the same bytes).
-std::string KeysHash(std::string_view pk, std::string_view rk) {
-  const std::string digest =
-      Sha256(std::to_string(pk.size()) + ":" + std::string(pk) + std::string(rk));
-  std::string hex;
-  for (size_t i = 0; i < 16; ++i) {
-    const auto b = static_cast<unsigned char>(digest[i]);
-    hex += kLowerHex[b >> 4];
-    hex += kLowerHex[b & 15];
+// Below every letter: a shorter part sorts first.
+void AppendTupleEnd(std::string& out) { out.push_back('1'); }
+
+std::string ValuesKey(const std::vector<PropertyValue>& values) {
+  std::string out;
+  for (const PropertyValue& v : values) {
+    AppendTuplePart(out, index_key::KeyOf(v));
+    AppendTupleEnd(out);
   }
-  return hex;
+  return out;
 }
 
 Status ValuesTooLong(size_t length) {
   return Status::InvalidArgument(
-      "the indexed values are too long for an index entry: its name would be " +
+      "the indexed values are too long for an index entry: its blob name would be " +
       std::to_string(length) +
-      " characters and Azure allows 1024 (a value's first 112 bytes count, each 1 character "
-      "if a digit 1-9 or an ASCII letter, else 3; longer values add 48)");
+      " characters and Azure allows 1024 (each value counts 2 characters a byte of its "
+      "first 113, and a longer one 32 more for its hash)");
 }
 
 }  // namespace
@@ -48,79 +50,66 @@ Status ValidateIndexName(std::string_view index) {
                                  "' must be 3-63 ASCII letters and digits, starting with a letter");
 }
 
-std::string IndexPrefix(std::string_view table, std::string_view index) {
-  return TablePrefix(table) + kIndexSegment + AsciiLower(index) + "/";
+std::string IndexTableName(std::string_view table, std::string_view index) {
+  return AsciiLower(table) + kHiddenTableMark + AsciiLower(index);
 }
 
-std::string IndexValuesPrefix(std::string_view table, std::string_view index,
-                              const std::vector<PropertyValue>& values) {
-  std::string out = IndexPrefix(table, index);
-  AppendValues(out, values);
-  return out;
+std::string SchemaTableName(std::string_view table) { return AsciiLower(table) + kHiddenTableMark; }
+
+bool IsHiddenTable(std::string_view table) {
+  return table.find(kHiddenTableMark) != std::string_view::npos;
 }
 
-Result<std::string> IndexEntryName(std::string_view table, std::string_view index,
-                                   const std::vector<PropertyValue>& values, bool unique,
-                                   std::string_view pk, std::string_view rk, bool* keys_hashed) {
-  std::string name = IndexValuesPrefix(table, index, values);
-  if (keys_hashed != nullptr) *keys_hashed = false;
-  if (unique) {
-    name.pop_back();  // the values alone: no '/' after the last
-    if (name.size() > kMaxBlobNameChars) return ValuesTooLong(name.size());
-    return name;
+void AppendTuple(std::string& out, const std::vector<std::string>& parts) {
+  for (const std::string& p : parts) {
+    AppendTuplePart(out, p);
+    AppendTupleEnd(out);
   }
-  const std::string by_keys = name + "-" + EncodeKey(pk) + "/-" + EncodeKey(rk);
-  if (by_keys.size() <= kMaxBlobNameChars) return by_keys;
-  name += "#" + KeysHash(pk, rk);
-  if (name.size() > kMaxBlobNameChars) return ValuesTooLong(name.size());
-  if (keys_hashed != nullptr) *keys_hashed = true;
-  return name;
 }
 
-std::string IndexScanFrom(std::string_view table, std::string_view index,
-                          const std::vector<PropertyValue>& equal,
-                          const std::optional<PropertyValue>& lower) {
-  std::string from = IndexValuesPrefix(table, index, equal);
-  if (lower) from += "-" + EncodeKey(index_key::ScanLowerBound(*lower));
-  return from;
+Result<IndexEntryKeys> IndexEntryKeysOf(std::string_view table, std::string_view index,
+                                        const std::vector<PropertyValue>& values, bool unique,
+                                        std::string_view pk, std::string_view rk) {
+  const std::string hidden = IndexTableName(table, index);
+  IndexEntryKeys keys;
+  keys.partition_key = ValuesKey(values);
+  if (!unique) AppendTuple(keys.row_key, {std::string(pk), std::string(rk)});
+  auto name = EntityBlobName(hidden, keys.partition_key, keys.row_key);
+  if (name.ok()) return keys;
+  if (unique) return ValuesTooLong(EntityPrefix(hidden).size() + keys.partition_key.size());
+  // Named by a hash of the keys (the entry's body names the entity).
+  const std::string hash = Sha256(keys.row_key).substr(0, 16);
+  keys.row_key = std::string(1, kEntryHashMark);
+  AppendTuplePart(keys.row_key, hash);
+  keys.keys_hashed = true;
+  name = EntityBlobName(hidden, keys.partition_key, keys.row_key);
+  if (!name.ok()) return ValuesTooLong(EntityPrefix(hidden).size() + keys.partition_key.size());
+  return keys;
 }
 
-std::string IndexScanTo(std::string_view table, std::string_view index,
-                        const std::vector<PropertyValue>& equal,
-                        const std::optional<PropertyValue>& upper) {
-  std::string to = IndexValuesPrefix(table, index, equal);
+IndexScan IndexScanOf(std::string_view table, std::string_view index,
+                      const std::vector<PropertyValue>& equal,
+                      const std::optional<PropertyValue>& lower,
+                      const std::optional<PropertyValue>& upper) {
+  const std::string entity_prefix = EntityPrefix(IndexTableName(table, index)) + "-";
+  const std::string equal_key = ValuesKey(equal);
+  IndexScan scan;
+  scan.prefix = entity_prefix + EncodeKey(equal_key);
+  scan.from = scan.prefix;
+  if (lower) {
+    std::string from_key = equal_key;
+    AppendTuplePart(from_key, index_key::ScanLowerBound(*lower));
+    scan.from = entity_prefix + EncodeKey(from_key);
+  }
   const std::string bound = upper ? index_key::ScanUpperBound(*upper) : "";
-  if (!bound.empty()) return to + "-" + EncodeKey(bound);
-  // The prefix with its last '/' raised to '0' (the next character): past
-  // every name that continues the prefix, and at or before any other value's
-  // (whose escaped characters are '0' or above).
-  to.back() = '0';
-  return to;
-}
-
-Result<std::optional<std::pair<std::string, std::string>>> EntityOfIndexEntry(
-    std::string_view table, std::string_view index, size_t value_count, std::string_view name) {
-  const std::string prefix = IndexPrefix(table, index);
-  if (name.substr(0, prefix.size()) != prefix)
-    return Status::InvalidArgument("not an entry of index " + std::string(index));
-  std::string_view rest = name.substr(prefix.size());
-  for (size_t i = 0; i < value_count; ++i) {
-    const size_t slash = rest.find('/');
-    if (rest.empty() || rest[0] != '-' || slash == std::string_view::npos)
-      return Status::InvalidArgument("malformed index entry name");
-    rest.remove_prefix(slash + 1);
+  if (bound.empty()) {
+    scan.to = scan.prefix + '\x7f';  // past every character a name continues with
+  } else {
+    std::string to_key = equal_key;
+    AppendTuplePart(to_key, bound);
+    scan.to = entity_prefix + EncodeKey(to_key);
   }
-  if (rest.starts_with('#')) return std::optional<std::pair<std::string, std::string>>();
-  const size_t slash = rest.find('/');
-  if (rest.size() < 2 || rest[0] != '-' || slash == std::string_view::npos ||
-      rest.substr(slash + 1, 1) != "-")
-    return Status::InvalidArgument("malformed index entry name");
-  auto pk = DecodeKey(rest.substr(1, slash - 1));
-  if (!pk.ok()) return pk.status();
-  auto rk = DecodeKey(rest.substr(slash + 2));
-  if (!rk.ok()) return rk.status();
-  return std::optional<std::pair<std::string, std::string>>(
-      std::make_pair(std::move(*pk), std::move(*rk)));
+  return scan;
 }
 
 }  // namespace blobtable::internal::naming

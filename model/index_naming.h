@@ -1,18 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
-// Where a secondary index's entries live (issue 34), beside the table's
-// entities and locks:
+// Where a secondary index lives (docs/indexes.md#stored-form): each index is
+// a hidden table whose entities are its entries, so that every write to it
+// goes through the commit protocol as any entity does; the table's index
+// definitions are one entity of another hidden table.
 //
-//   t/<table>/i/<index>/-<key(v1)>[/-<key(v2)>[/-<key(v3)>]]/-<key(PK)>/-<key(RK)>
-//   t/<table>/i/<index>/-<key(v1)>[/-<key(v2)>[/-<key(v3)>]]           (unique)
+//   index entries:  table "<table>~<index>"  (blobs t/<table>~<index>/e/-<PK>/-<RK>)
+//   definitions:    table "<table>~", entity ("", "schema")
 //
-// key(v) is naming::EncodeKey of index_key::KeyOf(v): the order-preserving
-// bytes of the value, escaped as entity keys are, so List Blobs order is the
-// index's order (values, then the entity's keys), and every character of a
-// segment sorts above the '/' that ends it (a shorter value first). A
-// unique index's entry is named by its values alone: creating it (If-None-
-// Match *) is the claim on them. A non-unique entry whose name would pass
-// Azure's 1,024 characters names the entity by a hash instead,
-// "/#<32 hex digits of SHA-256>" (its body then names the entity).
+// '~' is outside the table-name rules, so no user table is hidden and no
+// hidden table is a user's. An entry's keys are text (letters and '1': never escaped in names):
+//   PartitionKey  tuple(KeyOf(v1), ..., KeyOf(vn))      (index_key.h)
+//   RowKey        unique: ""; otherwise tuple(PK, RK) of the entity, or 'Z'
+//                 and 16 bytes of SHA-256 of it where the name would pass
+//                 Azure's 1,024 characters
+// tuple() joins byte strings order-preservingly: each byte of a part as two
+// letters 'A'-'P', then '1'. So List Blobs order is (values, entity keys),
+// a unique entry is named by its values alone (creating it is the claim on
+// them), and a range over the index is a range of blob names.
 #ifndef BLOBTABLE_MODEL_INDEX_NAMING_H_
 #define BLOBTABLE_MODEL_INDEX_NAMING_H_
 
@@ -26,43 +30,46 @@
 
 namespace blobtable::internal::naming {
 
+inline constexpr char kHiddenTableMark = '~';
+inline constexpr char kSchemaRowKey[] = "schema";  // PartitionKey ""
+
 // An index name follows the table-name rules (3-63 ASCII letters and
 // digits, starting with a letter), compared without case.
 Status ValidateIndexName(std::string_view index);
 
-// "t/<table>/i/<index>/" (both lowercase).
-std::string IndexPrefix(std::string_view table, std::string_view index);
-// Every entry whose first values are `values` (an equality on a prefix of
-// the index's properties): IndexPrefix + "-<key(v1)>/" ...
-std::string IndexValuesPrefix(std::string_view table, std::string_view index,
-                              const std::vector<PropertyValue>& values);
+// "<table>~<index>" and "<table>~", lowercase.
+std::string IndexTableName(std::string_view table, std::string_view index);
+std::string SchemaTableName(std::string_view table);
+// Whether `table` names a hidden table (it holds the mark).
+bool IsHiddenTable(std::string_view table);
 
-// The entry of the entity (pk, rk) with `values` (one per property of the
-// index, in order). InvalidArgument if even a unique entry, or one named
-// by the keys' hash, would pass 1,024 characters (values of escaped length
-// that an index cannot hold). `*keys_hashed`: the entity is named by hash.
-Result<std::string> IndexEntryName(std::string_view table, std::string_view index,
-                                   const std::vector<PropertyValue>& values, bool unique,
-                                   std::string_view pk, std::string_view rk,
-                                   bool* keys_hashed = nullptr);
+// tuple() of `parts`, appended to `out`.
+void AppendTuple(std::string& out, const std::vector<std::string>& parts);
 
-// The names a range scan over the next property after `equal` lists: from
-// the first entry whose value there may be >= `lower` (inclusive), to
-// before the first whose value there is past `upper` (exclusive; the end of
-// the equality's entries if `upper` has no bound). Entries between may hold
-// values outside the range (index_key.h): each is checked.
-std::string IndexScanFrom(std::string_view table, std::string_view index,
-                          const std::vector<PropertyValue>& equal,
-                          const std::optional<PropertyValue>& lower);
-std::string IndexScanTo(std::string_view table, std::string_view index,
-                        const std::vector<PropertyValue>& equal,
-                        const std::optional<PropertyValue>& upper);
+struct IndexEntryKeys {
+  std::string partition_key;
+  std::string row_key;
+  bool keys_hashed = false;  // the entity is named by the hash of its keys
+};
+// The keys of the entry of entity (pk, rk) holding `values` (one per
+// property of the index, in order). InvalidArgument if the entry's blob
+// name would pass 1,024 characters even with the entity's keys hashed
+// (values too long to index together; the message says how they count).
+Result<IndexEntryKeys> IndexEntryKeysOf(std::string_view table, std::string_view index,
+                                        const std::vector<PropertyValue>& values, bool unique,
+                                        std::string_view pk, std::string_view rk);
 
-// The entity a non-unique entry's name gives, if it names it by its keys
-// (nullopt for an entry named by hash; InvalidArgument if `name` is no
-// entry of the index after `value_count` values).
-Result<std::optional<std::pair<std::string, std::string>>> EntityOfIndexEntry(
-    std::string_view table, std::string_view index, size_t value_count, std::string_view name);
+// The blobs of the index's table a query lists: under `prefix`, from
+// `from` (inclusive) to before `to`. `equal`: values of the first
+// properties; `lower`/`upper`: an optional range on the next. Entries in
+// it may hold values outside the range (index_key.h): each is checked.
+struct IndexScan {
+  std::string prefix, from, to;
+};
+IndexScan IndexScanOf(std::string_view table, std::string_view index,
+                      const std::vector<PropertyValue>& equal,
+                      const std::optional<PropertyValue>& lower,
+                      const std::optional<PropertyValue>& upper);
 
 }  // namespace blobtable::internal::naming
 

@@ -2,6 +2,7 @@
 #include "model/index_schema.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "model/blob_naming.h"
 #include "model/key_rules.h"
@@ -35,6 +36,21 @@ std::vector<std::string> Strings(const msgpack::object& o, const char* field) {
 }
 
 }  // namespace
+
+const IndexDefinition* TableSchema::Find(std::string_view name) const {
+  for (const IndexDefinition& d : indexes)
+    if (AsciiLower(d.spec.name) == AsciiLower(name)) return &d;
+  return nullptr;
+}
+
+IndexDefinition* TableSchema::Find(std::string_view name) {
+  return const_cast<IndexDefinition*>(std::as_const(*this).Find(name));
+}
+
+bool TableSchema::Maintained() const {
+  return std::any_of(indexes.begin(), indexes.end(),
+                     [](const IndexDefinition& d) { return d.state != IndexState::kDropping; });
+}
 
 Status ValidateNewIndex(const IndexSpec& spec, const TableSchema& schema) {
   if (!naming::FollowsTableNameRules(spec.name))
@@ -70,12 +86,13 @@ std::string EncodeTableSchema(const TableSchema& schema) {
   pk.pack(kSchemaFormat);
   pk.pack_array(static_cast<uint32_t>(schema.indexes.size()));
   for (const IndexDefinition& d : schema.indexes) {
-    pk.pack_array(5);
+    pk.pack_array(6);
     pk.pack(d.spec.name);
     PackStrings(pk, d.spec.properties);
     pk.pack(d.spec.unique);
     PackStrings(pk, d.spec.covered);
     pk.pack(static_cast<int>(d.state));
+    pk.pack(d.built_through);
   }
   return std::string(buf.data(), buf.size());
 }
@@ -93,7 +110,7 @@ Result<TableSchema> DecodeTableSchema(std::string_view bytes) {
                             " is not one this blobtable reads"};
     const msgpack::object* list = mp::Array(fields[2], 0, "indexes");
     for (uint32_t i = 0; i < fields[2].via.array.size; ++i) {
-      const msgpack::object* f = mp::Array(list[i], 5, "index");
+      const msgpack::object* f = mp::Array(list[i], 6, "index");
       IndexDefinition d;
       d.spec.name = mp::Str(f[0], "name");
       d.spec.properties = Strings(f[1], "properties");
@@ -103,6 +120,7 @@ Result<TableSchema> DecodeTableSchema(std::string_view bytes) {
       if (state < 0 || state > static_cast<int>(IndexState::kDropping))
         throw mp::FormatError{"index state " + std::to_string(state)};
       d.state = static_cast<IndexState>(state);
+      d.built_through = mp::Str(f[5], "built through");
       schema.indexes.push_back(std::move(d));
     }
   });

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "blobtable/index.h"
 #include "blobtable/status.h"
 
 namespace blobtable::internal {
@@ -17,24 +18,24 @@ namespace blobtable::internal {
 inline constexpr size_t kMaxIndexesPerTable = 8;
 inline constexpr size_t kMaxIndexedProperties = 3;
 
-struct IndexSpec {
-  std::string name;                     // the table-name rules, compared without case
-  std::vector<std::string> properties;  // 1..3, in order; not the keys or Timestamp
-  bool unique = false;
-  std::vector<std::string> covered;  // answered from the index alone
-};
-
-// Building: writers maintain it, queries may not use it yet (the backfill
-// runs); ready: complete; dropping: writers leave it, its entries go.
-enum class IndexState { kBuilding, kReady, kDropping };
+using blobtable::IndexSpec;   // blobtable/index.h
+using blobtable::IndexState;  // building, ready, dropping
 
 struct IndexDefinition {
   IndexSpec spec;
   IndexState state = IndexState::kBuilding;
+  // While building: the entity blob name its backfill has walked up to
+  // (inclusive; empty: not started), so that a build resumes after a crash.
+  std::string built_through{};
 };
 
 struct TableSchema {
   std::vector<IndexDefinition> indexes;
+  // The index named `name` (compared without case), or null.
+  const IndexDefinition* Find(std::string_view name) const;
+  IndexDefinition* Find(std::string_view name);
+  // Whether any index is maintained by writers (building or ready).
+  bool Maintained() const;
 };
 
 // InvalidArgument, saying which rule, if `spec` cannot be added to

@@ -155,6 +155,12 @@ struct Entry {
 // Entry names list in (values, PartitionKey, RowKey) order, and a scan's
 // bounds hold exactly the entries a range can match (and those the
 // index-key rules let in, which a scan checks).
+std::string EntryName(const Entry& e, bool unique = false) {
+  auto keys = IndexEntryKeysOf("orders", "ByAge", e.values, unique, e.pk, e.rk);
+  EXPECT_TRUE(keys.ok()) << keys.status().ToString();
+  return *EntityBlobName(IndexTableName("orders", "byage"), keys->partition_key, keys->row_key);
+}
+
 TEST(IndexNaming, EntryNamesListInValueThenKeyOrder) {
   std::mt19937_64 rng(3400);
   std::vector<Entry> entries;
@@ -176,72 +182,66 @@ TEST(IndexNaming, EntryNamesListInValueThenKeyOrder) {
   };
   for (size_t i = 0; i + 1 < entries.size(); ++i) {
     const Entry &a = entries[i], &b = entries[i + 1];
-    const std::string na = *IndexEntryName("orders", "ByAge", a.values, false, a.pk, a.rk),
-                      nb = *IndexEntryName("orders", "ByAge", b.values, false, b.pk, b.rk);
+    const std::string na = EntryName(a), nb = EntryName(b);
     if (before(a, b)) {
       EXPECT_LT(na, nb);
     }
     if (before(b, a)) {
       EXPECT_GT(na, nb);
     }
-    auto keys = EntityOfIndexEntry("orders", "byage", 2, na);
-    ASSERT_TRUE(keys.ok() && *keys) << na;
-    EXPECT_EQ((*keys)->first, a.pk);
-    EXPECT_EQ((*keys)->second, a.rk);
   }
   // A range over the second value under an equality on the first.
   for (int round = 0; round < 200; ++round) {
     const PropertyValue first = int64_t(static_cast<int>(rng() % 7) - 3);
     const PropertyValue lo = std::string(rng() % 2, 'b'), hi = std::string(1 + rng() % 2, 'c');
-    const std::string from = IndexScanFrom("orders", "byage", {first}, lo),
-                      to = IndexScanTo("orders", "byage", {first}, hi),
-                      all_to = IndexScanTo("orders", "byage", {first}, std::nullopt);
+    const IndexScan range = IndexScanOf("orders", "byage", {first}, lo, hi),
+                    all = IndexScanOf("orders", "byage", {first}, std::nullopt, std::nullopt);
     for (const Entry& e : entries) {
-      const std::string name = *IndexEntryName("orders", "byage", e.values, false, e.pk, e.rk);
+      const std::string name = EntryName(e);
       const bool same_first = index_key::Compare(e.values[0], first) == 0;
       const bool in_range = same_first && index_key::Compare(e.values[1], lo) >= 0 &&
                             index_key::Compare(e.values[1], hi) <= 0;
       if (in_range) {
-        EXPECT_GE(name, from);
-        EXPECT_LT(name, to);
+        EXPECT_GE(name, range.from);
+        EXPECT_LT(name, range.to);
+        EXPECT_TRUE(name.starts_with(range.prefix));
       }
-      if (!same_first) {
-        EXPECT_TRUE(name < from || name >= all_to) << name;
-      }
-      if (same_first) {
-        EXPECT_LT(name, all_to);
-      }
+      EXPECT_EQ(same_first, name.starts_with(all.prefix) && name >= all.from && name < all.to)
+          << name;
     }
   }
 }
 
 TEST(IndexNaming, UniqueEntriesAreTheValuesAloneAndLongKeysAreHashed) {
-  const std::string unique =
-      *IndexEntryName("orders", "byemail", {std::string("a@x")}, true, "p", "r");
-  EXPECT_EQ(unique, "t/orders/i/byemail/-" + EncodeKey(KeyOf(std::string("a@x"))));
-  EXPECT_EQ(unique, *IndexEntryName("orders", "ByEmail", {std::string("a@x")}, true, "q", "s"));
-  bool hashed = true;
-  EXPECT_EQ(*IndexEntryName("orders", "byname", {std::string("n")}, false, "p", "r", &hashed),
-            "t/orders/i/byname/-" + EncodeKey(KeyOf(std::string("n"))) + "/-p/-r");
-  EXPECT_FALSE(hashed);
-  const std::string long_key(340, '/');  // 1,020 characters escaped
-  auto named =
-      IndexEntryName("orders", "byname", {std::string("n")}, false, long_key, "r", &hashed);
-  ASSERT_TRUE(named.ok());
-  EXPECT_TRUE(hashed);
-  EXPECT_LE(named->size(), kMaxBlobNameChars);
-  auto keys = EntityOfIndexEntry("orders", "byname", 1, *named);
-  ASSERT_TRUE(keys.ok());
-  EXPECT_FALSE(*keys);  // the entry's body names the entity
-  EXPECT_NE(*named, *IndexEntryName("orders", "byname", {std::string("n")}, false, long_key, "r2"));
-  // Three values of 112 escaped bytes each cannot fit, whatever the keys.
+  auto unique = IndexEntryKeysOf("orders", "byemail", {std::string("a@x")}, true, "p", "r");
+  ASSERT_TRUE(unique.ok());
+  EXPECT_EQ(unique->row_key, "");
+  EXPECT_EQ(
+      unique->partition_key,
+      IndexEntryKeysOf("orders", "ByEmail", {std::string("a@x")}, true, "q", "s")->partition_key);
+  auto plain = IndexEntryKeysOf("orders", "byname", {std::string("n")}, false, "p", "r");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->keys_hashed);
+  const std::string long_key(500, '/');  // 1,000 letters in an entry's RowKey
+  auto hashed = IndexEntryKeysOf("orders", "byname", {std::string("n")}, false, long_key, "r");
+  ASSERT_TRUE(hashed.ok());
+  EXPECT_TRUE(hashed->keys_hashed);
+  EXPECT_TRUE(
+      EntityBlobName(IndexTableName("orders", "byname"), hashed->partition_key, hashed->row_key)
+          .ok());
+  EXPECT_NE(
+      hashed->row_key,
+      IndexEntryKeysOf("orders", "byname", {std::string("n")}, false, long_key, "r2")->row_key);
+  // Three values of 129 key bytes each cannot fit, whatever the keys.
   const PropertyValue wide = Binary{std::string(200, '\x01')};
-  auto refused = IndexEntryName("orders", "wide", {wide, wide, wide}, true, "p", "r");
+  auto refused = IndexEntryKeysOf("orders", "wide", {wide, wide, wide, wide}, true, "p", "r");
   EXPECT_TRUE(refused.status().IsInvalidArgument());
   EXPECT_NE(refused.status().message().find("Azure allows 1024"), std::string::npos);
   EXPECT_TRUE(ValidateIndexName("byAge2").ok());
   EXPECT_TRUE(ValidateIndexName("2byage").IsInvalidArgument());
   EXPECT_TRUE(ValidateIndexName("by-age").IsInvalidArgument());
+  EXPECT_EQ(IndexTableName("Orders", "ByAge"), "orders~byage");
+  EXPECT_TRUE(IsHiddenTable(SchemaTableName("orders")));
 }
 
 }  // namespace

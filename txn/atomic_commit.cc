@@ -21,6 +21,7 @@
 #include <optional>
 
 #include "model/inline_body.h"
+#include "txn/index_upkeep.h"
 #include "txn/intent_resolver.h"
 #include "txn/recovery.h"
 #include "txn/txn_context.h"
@@ -48,6 +49,7 @@ class AtomicCommit {
     for (int races = 0;;) {
       BT_RETURN_IF_ERROR(Plan());
       BT_SYNC_POINT("txn.atomic_planned");
+      BT_RETURN_IF_ERROR(CheckSchemaAge(b_, core_.clock->Steady()));
       BatchResult done = blobs_.CommitBatch(ops_);
       if (done.status.ok()) return Committed(done.writes);
       const Status& s = done.status;

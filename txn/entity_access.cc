@@ -218,7 +218,7 @@ Try TryWrite(const TxnContext& core, const std::string& blob, WriteMode mode,
 }
 
 Try TryDelete(const TxnContext& core, const std::string& blob, std::string_view if_match,
-              std::string* match) {
+              std::string* match, const std::function<Status()>& before) {
   const bool any_version = if_match == kAnyETag;
   WriteOptions o;
   if (any_version) {
@@ -234,6 +234,10 @@ Try TryDelete(const TxnContext& core, const std::string& blob, std::string_view 
     o.conditions.if_match = etag;
   } else {
     o.conditions.if_match = *match;
+  }
+  if (before) {
+    Status ready = before();
+    if (!ready.ok()) return Failed(ready);
   }
   Status s = core.blobs->Delete(blob, o);
   if (s.ok()) return Done();
@@ -337,9 +341,10 @@ Result<std::string> WriteEntity(const TxnContext& core, const std::string& blob,
   return t.etag;
 }
 
-Status DeleteEntity(const TxnContext& core, const std::string& blob, std::string_view if_match) {
+Status DeleteEntity(const TxnContext& core, const std::string& blob, std::string_view if_match,
+                    const std::function<Status()>& before) {
   std::string match(if_match);
-  return Settle(core, blob, [&] { return TryDelete(core, blob, if_match, &match); }).status;
+  return Settle(core, blob, [&] { return TryDelete(core, blob, if_match, &match, before); }).status;
 }
 
 }  // namespace blobtable::internal

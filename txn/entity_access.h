@@ -85,7 +85,10 @@ Result<std::string> WriteEntity(const TxnContext& core, const std::string& blob,
 // Deletes entity blob `blob` at the version `if_match` names ("*": any).
 // Waits and retries as WriteEntity does. A blob whose stored record is
 // damaged is deleted when asked for any version (that is its repair).
-Status DeleteEntity(const TxnContext& core, const std::string& blob, std::string_view if_match);
+// `before`, if set, runs before each request that may delete it: an error
+// it returns ends the delete with that error (nothing deleted).
+Status DeleteEntity(const TxnContext& core, const std::string& blob, std::string_view if_match,
+                    const std::function<Status()>& before = nullptr);
 
 }  // namespace blobtable::internal
 

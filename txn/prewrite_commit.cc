@@ -13,6 +13,7 @@
 #include "model/entity_codec.h"
 #include "txn/finisher.h"
 #include "txn/intent.h"
+#include "txn/index_upkeep.h"
 #include "txn/intent_resolver.h"
 #include "txn/txn_context.h"
 #include "testing/sync_point.h"
@@ -490,6 +491,7 @@ class PrewriteCommit {
 
   Status CommitPoint() {
     BT_RETURN_IF_ERROR(RenewIfDue());
+    BT_RETURN_IF_ERROR(CheckSchemaAge(b_, clock_.Steady()));
     TxnRecord rec;
     rec.txn_id = txn_id_;
     rec.state = TxnState::kCommitted;

@@ -7,12 +7,14 @@
 #include "blobtable/txn.h"
 
 #include "model/blob_naming.h"
+#include "model/index_naming.h"
 #include "model/key_rules.h"
 #include "util/macros.h"
 #include "txn/atomic_commit.h"
 #include "txn/prewrite_commit.h"
 #include "txn/read_only_commit.h"
 #include "txn/entity_access.h"
+#include "txn/index_upkeep.h"
 #include "txn/txn_buffer.h"
 
 namespace blobtable {
@@ -95,28 +97,7 @@ Expect ExpectFor(std::string_view if_match) {
 Result<Entity> Transaction::Get(const Table& table, std::string_view pk, std::string_view rk) {
   if (!buffer_) return MovedFrom();
   BT_ASSIGN_OR_RETURN(Intent * i, IntentFor(*buffer_, table, pk, rk));
-  std::string handles;  // kept by an intent on it (docs/protocol.md, H1)
-  Result<Entity> e = Status::Internal("not read");
-  auto visible =
-      internal::ReadVisible(*buffer_->core, i->blob, ReadPolicy::Validate());  // never stale here
-  if (visible.ok())
-    e = internal::DecodeVisible(*std::move(visible), i->blob, pk, rk, &handles);
-  else
-    e = visible.status().WithContext(internal::EntityContext(table.name(), pk, rk));
-  if (!e.ok() && !e.status().IsNotFound()) return e.status();
-  // Every read must still hold at commit: a second read that sees another
-  // version than the first dooms the transaction (its first decision was
-  // based on a version that is gone).
-  std::string etag = e.ok() ? e->etag() : "";
-  if (i->read && (i->read_found != e.ok() || i->read_etag != etag)) i->reads_disagree = true;
-  if (!i->read) {
-    i->read = true;
-    i->read_found = e.ok();
-    i->read_etag = etag;
-    i->read_handles = e.ok() ? handles : "";
-    if (e.ok()) i->read_entity = *e;
-  }
-  return e;
+  return internal::ReadIntoIntent(*buffer_->core, *i);
 }
 
 Status Transaction::Insert(const Table& t, const Entity& e) {
@@ -167,11 +148,23 @@ Result<std::vector<CommittedWrite>> Transaction::Commit() {
   if (buffer_->finished)
     return Status::InvalidArgument("the transaction has already committed or aborted");
   buffer_->finished = true;
-  if (buffer_->intents.empty()) return std::vector<CommittedWrite>{};
-  if (internal::WritesNothing(*buffer_)) return internal::CommitReadOnly(*buffer_);
-  if (internal::CommitsAtomically(*buffer_)) return internal::CommitAtomically(*buffer_);
-  return internal::CommitPrewritten(*buffer_);
+  return internal::CommitBuffer(*buffer_);
 }
+
+namespace internal {
+
+Result<std::vector<CommittedWrite>> CommitBuffer(TxnBuffer& buffer) {
+  if (buffer.intents.empty()) return std::vector<CommittedWrite>{};
+  if (WritesNothing(buffer)) return CommitReadOnly(buffer);
+  BT_RETURN_IF_ERROR(AddIndexUpkeep(buffer));
+  auto committed = CommitsAtomically(buffer) ? CommitAtomically(buffer) : CommitPrewritten(buffer);
+  if (!committed.ok()) return committed;
+  // The index entries' writes are the commit's own business.
+  std::erase_if(*committed, [](const CommittedWrite& w) { return naming::IsHiddenTable(w.table); });
+  return committed;
+}
+
+}  // namespace internal
 
 Transaction::CommitStats Transaction::commit_stats() const {
   if (!buffer_) return CommitStats{};

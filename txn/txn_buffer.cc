@@ -3,6 +3,7 @@
 #include "txn/txn_buffer.h"
 
 #include "model/entity_codec.h"
+#include "txn/entity_access.h"
 #include "txn/intent_resolver.h"
 #include "util/macros.h"
 
@@ -40,8 +41,10 @@ Status Expectation(const Intent& i, bool exists, const std::string& etag,
   };
   if (i.reads_disagree)
     return Status::Conflict(i.Describe() + ": read twice in the transaction, two versions seen");
-  if (i.read && (i.read_found != exists || (exists && !is(i.read_etag))))
+  if (i.read && (i.read_found != exists || (exists && !is(i.read_etag)))) {
+    i.changed_since_read = true;
     return Status::Conflict(i.Describe() + ": changed since the transaction read it");
+  }
   switch (i.expect) {
     case Expect::kAny: return Status::OK();
     case Expect::kAbsent:
@@ -68,8 +71,33 @@ Result<std::string> NewBody(const Intent& i, const std::string* current, TimePoi
     Status valid = ValidateEntity(stored);
     if (!valid.ok()) return valid.WithContext(i.Describe() + ": after merging");
   }
-  stored.set_timestamp(std::chrono::time_point_cast<Ticks>(now));
+  stored.set_timestamp(i.stamp ? *i.stamp : std::chrono::time_point_cast<Ticks>(now));
   return EncodeEntity(stored);
+}
+
+Result<Entity> ReadIntoIntent(const TxnContext& core, Intent& i) {
+  std::string handles;  // kept by an intent on it (docs/protocol.md, H1)
+  Result<Entity> e = Status::Internal("not read");
+  auto visible = ReadVisible(core, i.blob, ReadPolicy::Validate());  // never stale here
+  if (visible.ok())
+    e = DecodeVisible(*std::move(visible), i.blob, i.pk, i.rk, &handles);
+  else
+    e = visible.status().WithContext(i.about.empty() ? EntityContext(i.table, i.pk, i.rk)
+                                                     : i.about);
+  if (!e.ok() && !e.status().IsNotFound()) return e.status();
+  // Every read must still hold at commit: a second read that sees another
+  // version than the first dooms the transaction (its first decision was
+  // based on a version that is gone).
+  std::string etag = e.ok() ? e->etag() : "";
+  if (i.read && (i.read_found != e.ok() || i.read_etag != etag)) i.reads_disagree = true;
+  if (!i.read) {
+    i.read = true;
+    i.read_found = e.ok();
+    i.read_etag = etag;
+    i.read_handles = e.ok() ? handles : "";
+    if (e.ok()) i.read_entity = *e;
+  }
+  return e;
 }
 
 }  // namespace blobtable::internal

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "blobtable/clock.h"
 #include "blobtable/entity.h"
 #include "blobtable/txn.h"
 
@@ -32,12 +33,22 @@ struct Intent {
   enum class Expect { kAny, kExists, kAbsent, kETag } expect = Expect::kAny;
   std::string etag;
   Entity entity;
+  // An index entry's write that the transaction's own writes made
+  // (txn/index_upkeep.h): said as `about`, left out of Commit's result.
+  bool upkeep = false;
+  std::string about;
+  // The Timestamp to give the new version (unset: the commit's clock).
+  std::optional<DateTime> stamp;
+  // Set by Expectation when what the transaction read had changed (a race,
+  // as against a condition that failed).
+  mutable bool changed_since_read = false;
 
   bool writes() const {
     return kind == Kind::kPut || kind == Kind::kMerge || kind == Kind::kDelete;
   }
   // "table T, entity (PartitionKey 'P', RowKey 'R')", for messages.
   std::string Describe() const {
+    if (!about.empty()) return about;
     return "table " + table + ", entity (PartitionKey '" + pk.substr(0, 64) + "', RowKey '" +
            rk.substr(0, 64) + "')";
   }
@@ -62,6 +73,11 @@ Status Expectation(const Intent& i, bool exists, const std::string& etag,
 // merge, stamped with `now`.
 Result<std::string> NewBody(const Intent& i, const std::string* current, TimePoint now);
 
+// Reads the entity of `i` now (validated, never a stale copy) and records
+// what was seen, as Transaction::Get does: the commit then fails Conflict
+// if it changed. NotFound if absent; errors of the read.
+Result<Entity> ReadIntoIntent(const TxnContext& core, Intent& i);
+
 struct TxnBuffer {
   std::shared_ptr<const TxnContext> core;
   TransactionOptions options;
@@ -69,7 +85,16 @@ struct TxnBuffer {
   size_t next_order = 0;
   bool finished = false;
   int lock_waits = 0;  // backoffs during Commit() (Transaction::CommitStats)
+  // The commit point must come before this when the transaction maintained
+  // indexes (txn/index_upkeep.h): their definitions were read then.
+  std::optional<SteadyTime> schema_deadline;
+  // The definitions' ETag each written table's upkeep followed (by table).
+  std::map<std::string, std::string> schema_etags;
 };
+
+// Commits `buffer` as Transaction::Commit does (with the entries of the
+// indexes its writes change): read-only, one atomic batch, or the protocol.
+Result<std::vector<CommittedWrite>> CommitBuffer(TxnBuffer& buffer);
 
 }  // namespace blobtable::internal
 

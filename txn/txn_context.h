@@ -21,6 +21,8 @@
 
 namespace blobtable::internal {
 
+class SchemaCache;  // txn/index_upkeep.h
+
 struct TxnContext {
   // The top of the store's stack: the cache's wrapper when there is one.
   std::shared_ptr<BlobStore> blobs;
@@ -49,6 +51,9 @@ struct TxnContext {
   std::shared_ptr<Rewrites> rewrites;
   // Which partition lock stripes this store's transactions hold (always set).
   std::shared_ptr<LockStripes> lock_stripes;
+  // The store's copies of its tables' index definitions (always set by
+  // Store; null: no index is maintained).
+  std::shared_ptr<SchemaCache> schemas;
 
   // How many requests of one commit round go out at once: a round is meant
   // to cost one round trip, so up to 32 (more if queries may send more);

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "blobtable/export.h"
+#include "blobtable/index.h"
 #include "blobtable/blob_store.h"
 #include "blobtable/cache.h"
 #include "blobtable/options.h"
@@ -67,7 +68,7 @@ struct RecoverOptions {
 // What Store::DropTable did (so far, when its progress function has it).
 struct DropTableReport {
   int64_t entities = 0;  // entity blobs deleted
-  int64_t locks = 0;     // partition lock blobs deleted
+  int64_t locks = 0;     // partition lock blobs and index blobs deleted
   // Blobs another writer changed while the drop ran: left (run it again).
   int64_t changed = 0;
 };
@@ -163,7 +164,33 @@ class BLOBTABLE_EXPORT Store {
   // listing a table, and one more.
   Result<std::vector<std::string>> ListTables() const;
 
-  // Deletes table `name`: every entity and partition lock blob it has.
+  // Secondary indexes (blobtable/index.h, docs/indexes.md). Each call
+  // fails InvalidArgument for a bad table or index name or spec.
+  //
+  // Creates index `spec` on `table` and builds it online: publishes it as
+  // building (from then on every writer of the store maintains it), waits
+  // until no write that read the definitions before can still commit
+  // (docs/indexes.md#building-online: 10 s on the store's clock), then
+  // walks the table writing the entries of what it holds, and marks it
+  // ready. Writers go on meanwhile. A build that stopped (a crash, an
+  // error) resumes where it stopped when CreateIndex is called again with
+  // the same spec. Conflict if the table has another index of that name, or
+  // if a unique index finds two entities holding the same values (the
+  // index is then dropped, and the message names both).
+  Status CreateIndex(std::string_view table, const IndexSpec& spec,
+                     const CreateIndexOptions& options = {}) const;
+  // Stops maintaining index `name` of `table` and deletes its entries.
+  // NotFound if there is no such index.
+  Status DropIndex(std::string_view table, std::string_view name) const;
+  // The indexes of `table` as stored now, in the order they were created.
+  Result<std::vector<IndexInfo>> ListIndexes(std::string_view table) const;
+  // Walks the table and the index and reports where they disagree
+  // (IndexCheckReport). Not a snapshot: run it when no writer is at work, or
+  // again on what it reports. Holds the index's keys in memory.
+  Result<IndexCheckReport> CheckIndex(std::string_view table, std::string_view name) const;
+
+  // Deletes table `name`: every entity and partition lock blob it has, and
+  // its indexes.
   // First a listing of the whole table to find what a transaction holds
   // (refused, Busy naming it, unless options.force), then the blobs page by
   // page, each at the ETag listed: a page is one atomic batch where the
@@ -230,6 +257,9 @@ class BLOBTABLE_EXPORT Store {
  private:
   BLOBTABLE_HIDDEN explicit Store(std::shared_ptr<internal::StoreCore> core)
       : core_(std::move(core)) {}
+  // DropTable's walk over the blobs under `prefix`.
+  BLOBTABLE_HIDDEN Status DropUnder(const std::string& prefix, const DropTableOptions& options,
+                                    DropTableReport& report) const;
   std::shared_ptr<internal::StoreCore> core_;
 };
 

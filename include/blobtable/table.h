@@ -29,6 +29,7 @@
 #include "blobtable/blob_store.h"
 #include "blobtable/entity.h"
 #include "blobtable/entity_view.h"
+#include "blobtable/index.h"
 #include "blobtable/options.h"
 #include "blobtable/retry.h"
 #include "blobtable/status.h"
@@ -198,6 +199,20 @@ class BLOBTABLE_EXPORT Table {
   Result<DeleteWhereReport> DeleteWhere(const QueryOptions& options,
                                         const DeleteWhereOptions& how = {}) const;
 
+  // One page of the entities index `index` holds within `query`
+  // (blobtable/index.h), in the index's order (values, then keys). From
+  // `options`: top, continuation (QueryPage's, of an index query), policy,
+  // filter (checked on each entity) and select; the key fields must be
+  // unset. A page lists the index once and reads the entities it names
+  // concurrently, each checked against `query` as it is now (an entity
+  // changed since its entry was listed is left out, never returned not
+  // matching); with `select` naming only indexed and covered properties
+  // (and a filter reading only those), the index answers alone, no entity
+  // read. InvalidArgument for an unknown index or a query that does not fit
+  // it; Busy while it is still being built; others as Query's.
+  Result<QueryPage> QueryIndex(std::string_view index, const IndexQuery& query,
+                               const QueryOptions& options = {}) const;
+
   // Every entity the query matches, page after page as the loop needs them
   // (QueryOptions::top is the page size; continuation, where to start):
   //   auto scan = table.Scan(options);
@@ -263,6 +278,12 @@ class BLOBTABLE_EXPORT Table {
   // kReplace and kMerge only.
   BLOBTABLE_HIDDEN Result<Entity> Write(const Entity& entity, std::string_view if_match,
                                         internal::WriteMode mode) const;
+  // The same on a table with indexes: one transaction that writes the
+  // entity and its entries (kv/table_indexed.cc).
+  BLOBTABLE_HIDDEN Result<Entity> WriteIndexed(const Entity& entity, std::string_view if_match,
+                                               internal::WriteMode mode) const;
+  BLOBTABLE_HIDDEN Status DeleteIndexed(std::string_view pk, std::string_view rk,
+                                        std::string_view if_match) const;
   // The one read path (`listed_etag`: what a listing just showed).
   BLOBTABLE_HIDDEN Result<Entity> Read(std::string_view pk, std::string_view rk,
                                        const ReadPolicy& policy,

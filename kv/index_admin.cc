@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: Apache-2.0
+// Store::CreateIndex, DropIndex, ListIndexes and CheckIndex
+// (docs/indexes.md): the definitions are one entity of the table's hidden
+// definitions table, changed by conditional writes; a build publishes the
+// index as building, waits out the writers that read the definitions
+// before, then walks the table a page at a time (txn/index_upkeep.h,
+// CommitBuilt), keeping where it got to in the definitions so that it
+// resumes after a crash.
+#include <functional>
+#include <map>
+
+#include "blobtable/store.h"
+#include "kv/store_core.h"
+#include "model/entity_codec.h"
+#include "model/index_entries.h"
+#include "model/index_naming.h"
+#include "storage/list_all.h"
+#include "txn/entity_access.h"
+#include "txn/index_upkeep.h"
+#include "util/macros.h"
+
+namespace blobtable {
+namespace {
+
+using internal::IndexDefinition;
+using internal::SchemaCopy;
+using internal::TableSchema;
+
+constexpr int kBuildPage = 100;  // entities a build's transaction covers
+
+// Changes the stored definitions of `table` with `change` (which may fail
+// to stop), at the version read: read again and retried on a race. The new
+// copy's ETag into *etag if not null.
+Status ChangeSchema(const internal::StoreCore& core, const std::string& table,
+                    const std::function<Status(TableSchema&)>& change,
+                    std::string* etag = nullptr) {
+  BT_ASSIGN_OR_RETURN(std::string blob,
+                      internal::naming::EntityBlobName(internal::naming::SchemaTableName(table), "",
+                                                       internal::naming::kSchemaRowKey));
+  for (int attempt = 1;; ++attempt) {
+    BT_ASSIGN_OR_RETURN(SchemaCopy copy, internal::ReadSchema(core, table));
+    TableSchema schema = *copy.schema;
+    BT_RETURN_IF_ERROR(change(schema));
+    Entity stored = internal::SchemaEntity(schema);
+    stored.set_timestamp(std::chrono::time_point_cast<Ticks>(core.clock->Now()));
+    auto written = internal::WriteEntity(
+        core, blob,
+        copy.etag.empty() ? internal::WriteMode::kInsert : internal::WriteMode::kReplace, copy.etag,
+        [&](const internal::VisibleVersion*) { return internal::EncodeEntity(stored); });
+    core.schemas->Forget(table);
+    if (written.ok()) {
+      if (etag != nullptr) *etag = *written;
+      return Status::OK();
+    }
+    if (!written.status().IsConflict() || attempt >= 16)
+      return written.status().WithContext("table " + table + ": changing its index definitions");
+  }
+}
+
+Status NoSuchIndex(std::string_view table, std::string_view name) {
+  return Status::NotFound("table " + std::string(table) + " has no index " + std::string(name));
+}
+
+bool SameSpec(const IndexSpec& a, const IndexSpec& b) {
+  return a.properties == b.properties && a.unique == b.unique && a.covered == b.covered;
+}
+
+}  // namespace
+
+Result<std::vector<IndexInfo>> Store::ListIndexes(std::string_view table) const {
+  BT_RETURN_IF_ERROR(internal::naming::ValidateTableName(table));
+  BT_ASSIGN_OR_RETURN(SchemaCopy copy, internal::ReadSchema(*core_, table));
+  std::vector<IndexInfo> out;
+  for (const IndexDefinition& d : copy.schema->indexes) out.push_back({d.spec, d.state});
+  return out;
+}
+
+Status Store::CreateIndex(std::string_view table_name, const IndexSpec& spec,
+                          const CreateIndexOptions& options) const {
+  BT_RETURN_IF_ERROR(internal::naming::ValidateTableName(table_name));
+  const std::string table(table_name);
+  const std::string ctx = "table " + table + ", creating index " + spec.name;
+  // Published as building (or found building: resumed).
+  std::string resume_from;
+  Status published = ChangeSchema(*core_, table, [&](TableSchema& schema) {
+    if (const IndexDefinition* d = schema.Find(spec.name)) {
+      if (d->state == IndexState::kBuilding && SameSpec(d->spec, spec)) {
+        resume_from = d->built_through;
+        return Status::OK();
+      }
+      return Status::Conflict("the table has an index " + d->spec.name +
+                              (d->state == IndexState::kDropping ? " being dropped" : ""));
+    }
+    BT_RETURN_IF_ERROR(internal::ValidateNewIndex(spec, schema));
+    schema.indexes.push_back({spec, IndexState::kBuilding, ""});
+    return Status::OK();
+  });
+  if (!published.ok()) return published.WithContext(ctx);
+  // Every write committed from now on read definitions that hold the index.
+  core_->clock->SleepFor(internal::kSchemaGrace);
+  Table walked(core_, table);
+  QueryOptions page_of;
+  page_of.top = kBuildPage;
+  page_of.policy = ReadPolicy::Validate();
+  page_of.continuation = resume_from;
+  IndexBuildProgress progress;
+  for (;;) {
+    BT_ASSIGN_OR_RETURN(SchemaCopy copy, internal::ReadSchema(*core_, table));
+    const IndexDefinition* d = copy.schema->Find(spec.name);
+    if (d == nullptr || d->state != IndexState::kBuilding)
+      return Status::Conflict(ctx + ": the index was dropped or changed while it was built");
+    auto page = walked.Query(page_of);
+    if (!page.ok()) return page.status().WithContext(ctx);
+    bool raced = false;
+    Status built = internal::CommitBuilt(core_, table, d->spec, page->entities, copy.etag, &raced);
+    if (raced) continue;  // read the page again
+    if (!built.ok()) {
+      if (built.IsConflict()) {  // two entities hold one unique value: no index
+        Status dropped = DropIndex(table, spec.name);
+        if (!dropped.ok())
+          return built.WithContext(ctx + " (and dropping it: " + dropped.ToString() + ")");
+      }
+      return built.WithContext(ctx);
+    }
+    progress.entities += static_cast<int64_t>(page->entities.size());
+    for (const Entity& e : page->entities)
+      if (internal::IndexedValues(d->spec, e)) ++progress.entries;
+    const std::string next = page->continuation;
+    BT_RETURN_IF_ERROR(ChangeSchema(*core_, table, [&](TableSchema& schema) {
+                         IndexDefinition* mine = schema.Find(spec.name);
+                         if (mine == nullptr || mine->state != IndexState::kBuilding)
+                           return Status::Conflict("the index was dropped while it was built");
+                         mine->built_through = next;
+                         if (next.empty()) mine->state = IndexState::kReady;
+                         return Status::OK();
+                       }).WithContext(ctx));
+    if (options.progress) options.progress(progress);
+    if (next.empty()) return Status::OK();
+    page_of.continuation = next;
+  }
+}
+
+Status Store::DropIndex(std::string_view table_name, std::string_view name) const {
+  BT_RETURN_IF_ERROR(internal::naming::ValidateTableName(table_name));
+  BT_RETURN_IF_ERROR(internal::naming::ValidateIndexName(name));
+  const std::string table(table_name);
+  const std::string ctx = "table " + table + ", dropping index " + std::string(name);
+  BT_RETURN_IF_ERROR(ChangeSchema(*core_, table, [&](TableSchema& schema) {
+                       IndexDefinition* d = schema.Find(name);
+                       if (d == nullptr) return NoSuchIndex(table, name);
+                       d->state = IndexState::kDropping;
+                       return Status::OK();
+                     }).WithContext(ctx));
+  // Writers that read the definitions before may still write entries.
+  core_->clock->SleepFor(internal::kSchemaGrace);
+  DropTableReport ignored;
+  BT_RETURN_IF_ERROR(
+      DropUnder(internal::naming::TablePrefix(internal::naming::IndexTableName(table, name)), {},
+                ignored)
+          .WithContext(ctx));
+  return ChangeSchema(*core_, table,
+                      [&](TableSchema& schema) {
+                        std::erase_if(schema.indexes, [&](const IndexDefinition& d) {
+                          return internal::naming::IndexTableName(table, d.spec.name) ==
+                                 internal::naming::IndexTableName(table, name);
+                        });
+                        return Status::OK();
+                      })
+      .WithContext(ctx);
+}
+
+Result<IndexCheckReport> Store::CheckIndex(std::string_view table_name,
+                                           std::string_view name) const {
+  BT_RETURN_IF_ERROR(internal::naming::ValidateTableName(table_name));
+  const std::string table(table_name);
+  const std::string ctx = "table " + table + ", checking index " + std::string(name);
+  BT_ASSIGN_OR_RETURN(SchemaCopy copy, internal::ReadSchema(*core_, table));
+  const IndexDefinition* d = copy.schema->Find(name);
+  if (d == nullptr) return NoSuchIndex(table, name);
+  const IndexSpec& spec = d->spec;
+  const std::string hidden = internal::naming::IndexTableName(table, name);
+  IndexCheckReport report;
+  auto problem = [&](std::string what) {
+    if (report.problems.size() < 20) report.problems.push_back(std::move(what));
+  };
+  // What the index should hold: by entry blob name.
+  std::map<std::string, Entity> expected;
+  QueryOptions all;
+  all.policy = ReadPolicy::Validate();
+  TableScan scan = Table(core_, table).Scan(all);
+  for (const Entity& e : scan) {
+    ++report.entities;
+    auto entry = internal::EntryOf(table, spec, e);
+    if (!entry.ok()) return entry.status().WithContext(ctx);
+    if (!*entry) continue;
+    BT_ASSIGN_OR_RETURN(
+        std::string blob,
+        internal::naming::EntityBlobName(hidden, (*entry)->partition_key(), (*entry)->row_key()));
+    auto [it, added] = expected.emplace(blob, std::move(**entry));
+    if (!added) {
+      ++report.duplicates;
+      problem(internal::EntityContext(table, e.partition_key(), e.row_key()) +
+              ": holds the values of another entity in unique index " + spec.name);
+    }
+  }
+  if (!scan.status().ok()) return scan.status().WithContext(ctx);
+  ListOptions list;
+  list.prefix = internal::naming::EntityPrefix(hidden);
+  Status walked = internal::ForEachListed(*core_->blobs, list, [&](const BlobItem& item) {
+    auto keys = internal::naming::ParseEntityBlobName(hidden, item.name);
+    if (!keys.ok()) return Status::Corruption("'" + item.name + "' is not an index entry");
+    auto entry = internal::ReadVisibleEntity(*core_, item.name, keys->partition_key, keys->row_key,
+                                             ReadPolicy::Validate());
+    if (entry.status().IsNotFound()) return Status::OK();  // deleted since the listing
+    if (!entry.ok()) return entry.status();
+    ++report.entries;
+    auto wanted = expected.find(item.name);
+    if (wanted == expected.end() || wanted->second.properties() != entry->properties()) {
+      ++report.dangling;
+      auto of = internal::EntityOfEntry(*entry);
+      problem("an entry of index " + spec.name + " names " +
+              (of.ok() ? internal::EntityContext(table, of->partition_key, of->row_key)
+                       : std::string("no entity")) +
+              (wanted == expected.end() ? ", which does not hold its values"
+                                        : ", and holds other properties than it"));
+    }
+    if (wanted != expected.end()) expected.erase(wanted);
+    return Status::OK();
+  });
+  if (!walked.ok()) return walked.WithContext(ctx);
+  for (const auto& [blob, entry] : expected) {
+    ++report.missing;
+    auto of = internal::EntityOfEntry(entry);
+    if (of.ok())
+      problem(internal::EntityContext(table, of->partition_key, of->row_key) +
+              ": has no entry in index " + spec.name);
+  }
+  return report;
+}
+
+}  // namespace blobtable

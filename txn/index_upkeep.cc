@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "txn/index_upkeep.h"
+
+#include <algorithm>
+#include <set>
+#include <vector>
+
+#include "model/blob_naming.h"
+#include "model/entity_codec.h"
+#include "model/index_entries.h"
+#include "model/index_naming.h"
+#include "txn/entity_access.h"
+#include "txn/txn_context.h"
+#include "util/macros.h"
+#include "util/parallel.h"
+
+namespace blobtable::internal {
+namespace {
+
+using Kind = Intent::Kind;
+using Expect = Intent::Expect;
+
+constexpr char kDefinitionsProperty[] = "definitions";
+
+// The entity an intent leaves: none for a delete; its entity for a put; for
+// a merge, its properties over what was read.
+std::optional<Entity> AfterWrite(const Intent& i) {
+  if (i.kind == Kind::kDelete) return std::nullopt;
+  if (i.kind == Kind::kMerge && i.read_found && i.read_entity) {
+    Entity merged = *i.read_entity;
+    for (const auto& [name, value] : i.entity.properties()) merged.Set(name, value);
+    return merged;
+  }
+  return i.entity;
+}
+
+std::optional<Entity> BeforeWrite(const Intent& i) {
+  if (i.read_found && i.read_entity) return *i.read_entity;
+  return std::nullopt;
+}
+
+std::string EntryAbout(const IndexSpec& spec, const Entity& entry, const Intent& of) {
+  std::vector<PropertyValue> values;
+  for (const std::string& p : spec.properties)
+    if (const PropertyValue* v = entry.Find(p)) values.push_back(*v);
+  return DescribeIndexValues(spec, values) + " of " + of.Describe();
+}
+
+// Conflict: the value `about` (an entry's, "index I (...) of <entity>") is
+// held by entity `holder`.
+Status HeldBy(const std::string& about, const naming::EntityKey& holder) {
+  const size_t of = about.find(" of ");
+  return Status::Conflict(about.substr(0, of) + " is already held by entity (PartitionKey '" +
+                          holder.partition_key.substr(0, 64) + "', RowKey '" +
+                          holder.row_key.substr(0, 64) + "'), so" + about.substr(of + 3) +
+                          " cannot hold it too");
+}
+
+// Builds the entry writes of one transaction: first every entry its writes
+// take away, then every entry they make (an entry one write takes away and
+// another makes, as when two entities swap a unique value, is one put).
+class UpkeepPlan {
+ public:
+  explicit UpkeepPlan(TxnBuffer& b) : b_(b) {}
+
+  Status Add(const std::string& table, const TableSchema& schema, std::vector<Intent*>& writes) {
+    for (const IndexDefinition& d : schema.indexes) {
+      if (d.state == IndexState::kDropping) continue;
+      for (Intent* i : writes) {
+        BT_ASSIGN_OR_RETURN(std::optional<Entity> before, Entry(table, d.spec, BeforeWrite(*i)));
+        BT_ASSIGN_OR_RETURN(std::optional<Entity> after, Entry(table, d.spec, AfterWrite(*i)));
+        if (before && after && SameKeys(*before, *after)) {
+          if (!before->SameContent(*after))
+            puts_.push_back({&d.spec, std::move(*after), i, true, ""});
+          continue;
+        }
+        if (before) deletes_.push_back({&d.spec, std::move(*before), i, false, ""});
+        if (after) puts_.push_back({&d.spec, std::move(*after), i, false, ""});
+      }
+    }
+    return Status::OK();
+  }
+
+  // An index build's batch: the entries of entities as they are, checked
+  // unchanged at commit (`checks`: kCheck intents on them, read).
+  Status AddBuilt(const std::string& table, const IndexSpec& spec,
+                  const std::vector<Intent*>& checks) {
+    for (Intent* i : checks) {
+      BT_ASSIGN_OR_RETURN(std::optional<Entity> entry, Entry(table, spec, BeforeWrite(*i)));
+      if (entry) puts_.push_back({&spec, std::move(*entry), i, false, ""});
+    }
+    return Status::OK();
+  }
+
+  // Buffers the entry writes, reading each new unique entry first.
+  Status Buffer() {
+    std::set<std::string> taken_away;
+    for (Planned& p : deletes_) {
+      BT_ASSIGN_OR_RETURN(Intent * e, EntryIntent(p));
+      e->kind = Kind::kDelete;
+      e->expect = Expect::kAny;
+      taken_away.insert(e->blob);
+    }
+    std::vector<Intent*> claims;
+    for (Planned& p : puts_) {
+      BT_ASSIGN_OR_RETURN(Intent * e, EntryIntent(p));
+      if (e->kind == Kind::kPut) {  // two writes of the transaction make one entry
+        auto first = EntityOfEntry(e->entity);
+        return HeldBy(p.about, first.ok() ? *first : naming::EntityKey{});
+      }
+      e->kind = Kind::kPut;
+      e->expect = Expect::kAny;
+      e->entity = std::move(p.entry);
+      if (p.spec->unique && !p.same_entry && taken_away.count(e->blob) == 0) claims.push_back(e);
+    }
+    // A unique value is claimed by the entry's absence, read now and
+    // checked again at commit: a holder found now is named.
+    std::vector<Result<Entity>> read(claims.size(), Status::Internal("not read"));
+    ParallelFor(claims.size(), b_.core->CommitWidth(),
+                [&](size_t k) { read[k] = ReadIntoIntent(*b_.core, *claims[k]); });
+    for (size_t k = 0; k < claims.size(); ++k) {
+      if (read[k].status().IsNotFound()) continue;
+      if (!read[k].ok()) return read[k].status();
+      auto holder = EntityOfEntry(*read[k]);
+      if (!holder.ok()) return holder.status().WithContext(claims[k]->about);
+      const PropertyValue* pk = claims[k]->entity.Find(kEntryPartitionKey);
+      const PropertyValue* rk = claims[k]->entity.Find(kEntryRowKey);
+      if (pk && rk && std::get<std::string>(*pk) == holder->partition_key &&
+          std::get<std::string>(*rk) == holder->row_key)
+        continue;  // its own entry, found where it was not expected: rewritten
+      return HeldBy(claims[k]->about, *holder);
+    }
+    return Status::OK();
+  }
+
+ private:
+  struct Planned {
+    const IndexSpec* spec;
+    Entity entry;
+    const Intent* of;
+    bool same_entry;  // rewritten in place: the entity holds it already
+    std::string about;
+  };
+
+  static Result<std::optional<Entity>> Entry(const std::string& table, const IndexSpec& spec,
+                                             const std::optional<Entity>& entity) {
+    if (!entity) return std::optional<Entity>();
+    return EntryOf(table, spec, *entity);
+  }
+  static bool SameKeys(const Entity& a, const Entity& b) {
+    return a.partition_key() == b.partition_key() && a.row_key() == b.row_key();
+  }
+
+  Result<Intent*> EntryIntent(Planned& p) {
+    const std::string table = naming::IndexTableName(p.of->table, p.spec->name);
+    BT_ASSIGN_OR_RETURN(std::string blob,
+                        naming::EntityBlobName(table, p.entry.partition_key(), p.entry.row_key()));
+    p.about = EntryAbout(*p.spec, p.entry, *p.of);
+    Intent& i = b_.intents[blob];
+    if (i.blob.empty()) {
+      i.table = table;
+      i.pk = p.entry.partition_key();
+      i.rk = p.entry.row_key();
+      i.blob = blob;
+      BT_ASSIGN_OR_RETURN(i.lock, naming::LockBlobName(table, i.pk));
+      i.upkeep = true;
+      i.about = p.about;
+      i.order = b_.next_order++;
+    }
+    return &i;
+  }
+
+  TxnBuffer& b_;
+  std::vector<Planned> deletes_, puts_;
+};
+
+}  // namespace
+
+Result<SchemaCopy> ReadSchema(const TxnContext& core, std::string_view table) {
+  const std::string hidden = naming::SchemaTableName(table);
+  BT_ASSIGN_OR_RETURN(std::string blob, naming::EntityBlobName(hidden, "", naming::kSchemaRowKey));
+  SchemaCopy copy;
+  copy.read_at = core.clock->Steady();
+  auto stored = ReadVisibleEntity(core, blob, "", naming::kSchemaRowKey, ReadPolicy::Validate());
+  if (stored.status().IsNotFound()) {
+    copy.schema = std::make_shared<TableSchema>();
+    return copy;
+  }
+  if (!stored.ok())
+    return stored.status().WithContext("table " + std::string(table) +
+                                       ": reading its index definitions");
+  const PropertyValue* bytes = stored->Find(kDefinitionsProperty);
+  if (bytes == nullptr || !std::holds_alternative<Binary>(*bytes))
+    return Status::Corruption("table " + std::string(table) +
+                              ": its index definitions hold no definitions");
+  auto schema = DecodeTableSchema(std::get<Binary>(*bytes).bytes);
+  if (!schema.ok())
+    return schema.status().WithContext("table " + std::string(table) + ": index definitions");
+  copy.schema = std::make_shared<TableSchema>(*std::move(schema));
+  copy.etag = stored->etag();
+  return copy;
+}
+
+Entity SchemaEntity(const TableSchema& schema) {
+  Entity e("", naming::kSchemaRowKey);
+  e.Set(kDefinitionsProperty, Binary{EncodeTableSchema(schema)});
+  return e;
+}
+
+Result<SchemaCopy> SchemaCache::Current(const TxnContext& core, std::string_view table,
+                                        std::chrono::milliseconds max_age) {
+  if (naming::IsHiddenTable(table)) {  // an index's or the definitions' own table
+    static const auto kNone = std::make_shared<const TableSchema>();
+    return SchemaCopy{kNone, "", core.clock->Steady()};
+  }
+  const std::string key = naming::SchemaTableName(table);
+  {
+    std::lock_guard<std::mutex> guard(mu_);
+    auto it = copies_.find(key);
+    if (it != copies_.end() && core.clock->Steady() - it->second.read_at < max_age)
+      return it->second;
+  }
+  BT_ASSIGN_OR_RETURN(SchemaCopy copy, ReadSchema(core, table));
+  std::lock_guard<std::mutex> guard(mu_);
+  SchemaCopy& kept = copies_[key];
+  if (copy.read_at >= kept.read_at) kept = copy;
+  return copy;
+}
+
+void SchemaCache::Forget(std::string_view table) {
+  std::lock_guard<std::mutex> guard(mu_);
+  copies_.erase(naming::SchemaTableName(table));
+}
+
+Status AddIndexUpkeep(TxnBuffer& b) {
+  std::map<std::string, std::vector<Intent*>> by_table;
+  for (auto& [blob, i] : b.intents)
+    if (i.writes() && !i.upkeep && !naming::IsHiddenTable(i.table))
+      by_table[naming::SchemaTableName(i.table)].push_back(&i);
+  if (b.core->schemas == nullptr) return Status::OK();
+  UpkeepPlan plan(b);
+  for (auto& [key, writes] : by_table) {
+    BT_ASSIGN_OR_RETURN(SchemaCopy copy, b.core->schemas->Current(*b.core, writes[0]->table));
+    b.schema_etags[writes[0]->table] = copy.etag;
+    const SteadyTime deadline = copy.read_at + kSchemaMaxAge;
+    if (!b.schema_deadline || deadline < *b.schema_deadline) b.schema_deadline = deadline;
+    if (!copy.schema->Maintained()) continue;
+    // What each write replaces: read now unless the transaction read it.
+    std::vector<Intent*> unread;
+    for (Intent* i : writes)
+      if (!i->read) unread.push_back(i);
+    std::vector<Status> read(unread.size());
+    ParallelFor(unread.size(), b.core->CommitWidth(), [&](size_t k) {
+      Status s = ReadIntoIntent(*b.core, *unread[k]).status();
+      read[k] = s.IsNotFound() ? Status::OK() : s;
+    });
+    for (const Status& s : read) BT_RETURN_IF_ERROR(s);
+    BT_RETURN_IF_ERROR(plan.Add(writes[0]->table, *copy.schema, writes));
+  }
+  return plan.Buffer();
+}
+
+Status StillUnindexed(const TxnContext& core, std::string_view table, SteadyTime* deadline,
+                      bool* indexed) {
+  if (core.clock->Steady() <= *deadline || core.schemas == nullptr) return Status::OK();
+  BT_ASSIGN_OR_RETURN(SchemaCopy copy,
+                      core.schemas->Current(core, table, std::chrono::milliseconds(0)));
+  if (copy.schema->Maintained()) {
+    *indexed = true;
+    return Status::Conflict("the table has an index now");
+  }
+  *deadline = copy.read_at + kSchemaMaxAge;
+  return Status::OK();
+}
+
+Status CommitBuilt(const std::shared_ptr<const TxnContext>& core, const std::string& table,
+                   const IndexSpec& spec, const std::vector<Entity>& entities,
+                   const std::string& schema_etag, bool* raced) {
+  *raced = false;
+  TxnBuffer b;
+  b.core = core;
+  // `e` as read at `etag` (`read`), or only its keys (checked as it is
+  // found at commit).
+  auto check = [&](const std::string& t, const Entity& e, const std::string& etag,
+                   bool read) -> Result<Intent*> {
+    BT_ASSIGN_OR_RETURN(std::string blob,
+                        naming::EntityBlobName(t, e.partition_key(), e.row_key()));
+    Intent& i = b.intents[blob];
+    i.table = t;
+    i.pk = e.partition_key();
+    i.rk = e.row_key();
+    i.blob = blob;
+    BT_ASSIGN_OR_RETURN(i.lock, naming::LockBlobName(t, i.pk));
+    i.kind = Kind::kCheck;
+    i.expect = Expect::kETag;
+    i.etag = etag;
+    if (read) {
+      i.read = true;
+      i.read_found = true;
+      i.read_etag = etag;
+      i.read_entity = e;
+    }
+    i.order = b.next_order++;
+    return &i;
+  };
+  // The definitions, unchanged: a drop or another change stops the batch.
+  BT_RETURN_IF_ERROR(
+      check(naming::SchemaTableName(table), Entity("", naming::kSchemaRowKey), schema_etag, false)
+          .status());
+  std::vector<Intent*> checks;
+  for (const Entity& e : entities) {
+    BT_ASSIGN_OR_RETURN(Intent * i, check(table, e, e.etag(), true));
+    checks.push_back(i);
+  }
+  UpkeepPlan plan(b);
+  BT_RETURN_IF_ERROR(plan.AddBuilt(table, spec, checks));
+  BT_RETURN_IF_ERROR(plan.Buffer());
+  if (!std::any_of(b.intents.begin(), b.intents.end(),
+                   [](const auto& kv) { return kv.second.writes(); }))
+    return Status::OK();  // no entity of the batch is in the index
+  auto committed = CommitBuffer(b);
+  if (committed.ok()) return Status::OK();
+  // A value held by another entity was answered above (HeldBy); a failed
+  // check here is a change since the page was read, or a claim raced.
+  *raced = committed.status().IsConflict() || committed.status().IsNotFound();
+  return committed.status();
+}
+
+Status CheckSchemaAge(TxnBuffer& b, SteadyTime now) {
+  if (!b.schema_deadline || now <= *b.schema_deadline) return Status::OK();
+  // Read long ago: still the definitions followed, or the commit is refused.
+  SteadyTime oldest = now;
+  for (const auto& [table, etag] : b.schema_etags) {
+    BT_ASSIGN_OR_RETURN(SchemaCopy copy,
+                        b.core->schemas->Current(*b.core, table, std::chrono::milliseconds(0)));
+    if (copy.etag != etag)
+      return Status::Conflict("table " + table +
+                              ": its index definitions changed while the transaction was "
+                              "committed; nothing was committed: run it again");
+    oldest = std::min(oldest, copy.read_at);
+  }
+  b.schema_deadline = oldest + kSchemaMaxAge;
+  return Status::OK();
+}
+
+}  // namespace blobtable::internal

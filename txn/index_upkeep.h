@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: Apache-2.0
+// Secondary indexes kept in the same commit as their entities
+// (docs/indexes.md#maintaining): every transaction that writes an indexed
+// table gains the writes of the entries those writes change, and commits
+// them as one; a table's index definitions are read through a cache here.
+//
+// Invariants (checked by Store::CheckIndex and the stress tool's index
+// workload):
+//   I1  every entity holding each property of a maintained index has exactly
+//       one entry in it, holding its values; no entry names an entity that
+//       is gone or holds other values;
+//   I2  a unique index's values are held by at most one entity.
+// Writers learn of a new index within kSchemaFresh of its creation; a
+// commit point later than kSchemaMaxAge after its definitions were read
+// reads them again first (and is refused, Conflict, if they changed), and an index build waits
+// kSchemaGrace before its backfill: so every write that commits after the backfill starts maintains
+// the index (docs/indexes.md#building-online).
+#ifndef BLOBTABLE_TXN_INDEX_UPKEEP_H_
+#define BLOBTABLE_TXN_INDEX_UPKEEP_H_
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "blobtable/clock.h"
+#include "blobtable/status.h"
+#include "model/index_schema.h"
+#include "txn/txn_buffer.h"
+
+namespace blobtable::internal {
+
+struct TxnContext;
+
+// A copy of the definitions older than this is read again before a write.
+inline constexpr std::chrono::milliseconds kSchemaFresh{1'000};
+// A commit point (a plain write's request, a transaction's record) must
+// come within this of reading the definitions it maintained.
+inline constexpr std::chrono::milliseconds kSchemaMaxAge{5'000};
+// How long an index build waits between publishing the index as building
+// and walking the table: past every commit point that read the
+// definitions before (kSchemaMaxAge), with room for a request in flight.
+inline constexpr std::chrono::milliseconds kSchemaGrace{2 * kSchemaMaxAge};
+
+// The definitions of a table as read, and when.
+struct SchemaCopy {
+  std::shared_ptr<const TableSchema> schema;  // never null (empty: no index)
+  std::string etag;                           // of the stored definitions; "" if none
+  SteadyTime read_at{};
+};
+
+// The store's copies of its tables' definitions. Thread-safe.
+class SchemaCache {
+ public:
+  // The definitions of `table`: the copy if younger than kSchemaFresh (or
+  // `max_age`), else read again (a cache revalidation on a store with one).
+  Result<SchemaCopy> Current(const TxnContext& core, std::string_view table,
+                             std::chrono::milliseconds max_age = kSchemaFresh);
+  // Forgets the copy of `table` (after changing its definitions).
+  void Forget(std::string_view table);
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, SchemaCopy, std::less<>> copies_;
+};
+
+// Reads the stored definitions of `table` (none: an empty schema, etag "").
+Result<SchemaCopy> ReadSchema(const TxnContext& core, std::string_view table);
+
+// The entity that holds a table's definitions (table SchemaTableName,
+// keys "" and naming::kSchemaRowKey).
+Entity SchemaEntity(const TableSchema& schema);
+
+// Adds to `buffer` the entry writes its writes make (reading first what it
+// writes without having read it: the commit then checks that version), and
+// sets its schema deadline. Conflict naming the index and the value when a
+// unique index's value is held by another entity. Errors of the reads.
+Status AddIndexUpkeep(TxnBuffer& buffer);
+
+// For a plain write to a table that had no index when `*deadline` was set
+// (its definitions' read + kSchemaMaxAge), just before its request: past
+// the deadline, reads the definitions again; if the table has an index
+// now, sets *indexed and returns Conflict (the write must go through
+// AddIndexUpkeep), else moves the deadline on.
+Status StillUnindexed(const TxnContext& core, std::string_view table, SteadyTime* deadline,
+                      bool* indexed);
+
+// One batch of an index build (Store::CreateIndex): writes the entries in
+// `spec` of `entities` (of `table`, each with the ETag it was read at) in
+// one transaction that also checks each of them, and the table's
+// definitions (at `schema_etag`), unchanged. Conflict naming both entities
+// when a unique value is held by another; with *raced set when the batch
+// lost a race (an entity or the definitions changed: read them again).
+Status CommitBuilt(const std::shared_ptr<const TxnContext>& core, const std::string& table,
+                   const IndexSpec& spec, const std::vector<Entity>& entities,
+                   const std::string& schema_etag, bool* raced);
+
+// Just before the commit point: if `buffer` followed definitions read more
+// than kSchemaMaxAge ago, reads them again; Conflict if they changed since
+// (the writes may have missed an index), else the deadline moves on.
+Status CheckSchemaAge(TxnBuffer& buffer, SteadyTime now);
+
+}  // namespace blobtable::internal
+
+#endif  // BLOBTABLE_TXN_INDEX_UPKEEP_H_
