@@ -4,7 +4,9 @@
 #include <algorithm>
 
 #include "model/blob_naming.h"
+#include "model/inline_body.h"
 #include "model/key_rules.h"
+#include "txn/recovery.h"
 #include "util/macros.h"
 
 namespace blobtable::internal {
@@ -92,6 +94,21 @@ RowPlace PlaceRow(const QueryOptions& q, std::string_view rk) {
 
 std::string ContinuationAfter(const QueryPlan& plan, std::string_view last) {
   return "1." + std::string(last.substr(plan.entity_prefix.size()));
+}
+
+void ProjectSelected(const std::vector<std::string>& select, Entity& e) {
+  if (select.empty()) return;
+  auto& props = e.mutable_properties();
+  for (auto it = props.begin(); it != props.end();)
+    it = std::find(select.begin(), select.end(), it->first) == select.end() ? props.erase(it)
+                                                                            : std::next(it);
+}
+
+const std::string* ListedBody(const BlobItem& item, std::optional<std::string>& copy) {
+  if (!MarkingTransaction(item.properties).empty()) return nullptr;
+  if (item.data) return &*item.data;
+  copy = InlineBody(item.properties);
+  return copy ? &*copy : nullptr;
 }
 
 }  // namespace blobtable::internal

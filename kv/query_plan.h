@@ -36,6 +36,15 @@ enum class RowPlace { kBefore, kIn, kAfter };
 // Where RowKey `rk` lies against the query's row key bounds and prefix.
 RowPlace PlaceRow(const QueryOptions& q, std::string_view rk);
 
+// Keeps only the selected properties of `e` (the keys, Timestamp and ETag
+// stay); all of them if `select` is empty.
+void ProjectSelected(const std::vector<std::string>& select, Entity& e);
+
+// The body a listed blob's entity may be answered from without a read: its
+// listed data or its inline copy (kept in `copy`), if no transaction's mark
+// is on it; else null.
+const std::string* ListedBody(const BlobItem& item, std::optional<std::string>& copy);
+
 // The continuation token of a page whose last row is the blob `last`.
 std::string ContinuationAfter(const QueryPlan& plan, std::string_view last);
 

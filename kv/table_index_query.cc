@@ -8,16 +8,15 @@
 #include <vector>
 
 #include "blobtable/table.h"
+#include "kv/query_plan.h"
 #include "kv/store_core.h"
 #include "model/entity_codec.h"
 #include "model/filter.h"
 #include "model/index_entries.h"
 #include "model/index_naming.h"
-#include "model/inline_body.h"
 #include "storage/list_all.h"
 #include "txn/entity_access.h"
 #include "txn/index_upkeep.h"
-#include "txn/recovery.h"
 #include "util/macros.h"
 #include "util/parallel.h"
 
@@ -38,23 +37,14 @@ bool Covers(const IndexSpec& spec, const std::vector<std::string>& select,
   return std::all_of(read.begin(), read.end(), held);
 }
 
-void ProjectSelected(const std::vector<std::string>& select, Entity& e) {
-  if (select.empty()) return;
-  std::erase_if(e.mutable_properties(), [&](const auto& kv) {
-    return std::find(select.begin(), select.end(), kv.first) == select.end();
-  });
-}
-
 // The entry a listed blob holds: from the listing where it carries the
 // body and no transaction's mark, else read.
 Result<Entity> EntryOfListed(const internal::StoreCore& core, const std::string& hidden,
                              const BlobItem& item, const ReadPolicy& policy) {
-  if (internal::MarkingTransaction(item.properties).empty()) {
-    std::optional<std::string> copy;
-    if (item.data || (copy = internal::InlineBody(item.properties))) {
-      auto e = internal::DecodeEntity(item.data ? *item.data : *copy, item.name);
-      if (e.ok()) return e;
-    }
+  std::optional<std::string> copy;
+  if (const std::string* body = internal::ListedBody(item, copy)) {
+    auto e = internal::DecodeEntity(*body, item.name);
+    if (e.ok()) return e;
   }
   BT_ASSIGN_OR_RETURN(internal::naming::EntityKey keys,
                       internal::naming::ParseEntityBlobName(hidden, item.name));
@@ -157,7 +147,7 @@ Result<QueryPage> Table::QueryIndex(std::string_view index, const IndexQuery& qu
           continue;
         if (filter && !filter->Matches(*got[i])) continue;
         page.stale = page.stale || got[i]->stale();
-        ProjectSelected(options.select, *got[i]);
+        internal::ProjectSelected(options.select, *got[i]);
         page.entities.push_back(std::move(*got[i]));
       }
       next += n;

@@ -136,23 +136,14 @@ Result<std::string> ListRows(const internal::StoreCore& core, const ListOptions&
   for (const BlobItem& item : cached->page.items) {
     // A listing the cache answered (stale) has no copies or ETags to trust.
     std::optional<std::string> copy;
+    const std::string* listed = stale ? nullptr : internal::ListedBody(item, copy);
+    const bool answers = listed != nullptr;
     std::string_view body;
-    const bool answers = !stale && internal::MarkingTransaction(item.properties).empty() &&
-                         (item.data || (copy = internal::InlineBody(item.properties)));
-    if (answers) body = item.data ? *item.data : *copy;
+    if (answers) body = *listed;
     BT_RETURN_IF_ERROR(
         rows.Add(item.name, stale ? "" : item.properties.etag, answers ? &body : nullptr));
   }
   return std::move(cached->page.next_marker);
-}
-
-// Keeps only the selected properties (the keys, Timestamp and ETag stay).
-void Project(const std::vector<std::string>& select, Entity& e) {
-  if (select.empty()) return;
-  auto& props = e.mutable_properties();
-  for (auto it = props.begin(); it != props.end();)
-    it = std::find(select.begin(), select.end(), it->first) == select.end() ? props.erase(it)
-                                                                            : std::next(it);
 }
 
 }  // namespace
@@ -211,7 +202,7 @@ Result<QueryPage> Table::Query(const QueryOptions& options) const {
         last = rows[next + i].name;
         if (filter && !filter->Matches(*got[i])) continue;
         page.stale = page.stale || got[i]->stale();
-        Project(q.select, *got[i]);
+        internal::ProjectSelected(q.select, *got[i]);
         page.entities.push_back(std::move(*got[i]));
       }
       next += n;
