@@ -38,11 +38,12 @@ bool Covers(const IndexSpec& spec, const std::vector<std::string>& select,
 }
 
 // The entry a listed blob holds: from the listing where it carries the
-// body and no transaction's mark, else read.
+// body and no transaction's mark, else read. A listing the cache answered
+// (stale) has no copies to trust, as in Table::Query: its entries are read.
 Result<Entity> EntryOfListed(const internal::StoreCore& core, const std::string& hidden,
-                             const BlobItem& item, const ReadPolicy& policy) {
+                             const BlobItem& item, bool listing_stale, const ReadPolicy& policy) {
   std::optional<std::string> copy;
-  if (const std::string* body = internal::ListedBody(item, copy)) {
+  if (const std::string* body = listing_stale ? nullptr : internal::ListedBody(item, copy)) {
     auto e = internal::DecodeEntity(*body, item.name);
     if (e.ok()) return e;
   }
@@ -108,9 +109,10 @@ Result<QueryPage> Table::QueryIndex(std::string_view index, const IndexQuery& qu
         past = true;
         break;
       }
-      auto entry = EntryOfListed(*core_, hidden, item, policy);
+      auto entry = EntryOfListed(*core_, hidden, item, listed->stale, policy);
       if (entry.status().IsNotFound()) continue;  // deleted since the listing
       if (!entry.ok()) return entry.status().WithContext(ctx);
+      page.stale = page.stale || entry->stale();
       auto values = internal::IndexedValues(spec, *entry);
       if (!values || !internal::MatchesIndexQuery(query, *values)) continue;
       entries.push_back(std::move(*entry));
