@@ -405,8 +405,8 @@ TEST_F(CacheTest, AQueryWhileStorageIsUnreachableServesTheCachedRangeStale) {
 // written since: a transaction's writes leave the cache, and the range with
 // them (never an answer missing a row).
 TEST_F(CacheTest, AnIndexQueryWhileStorageIsUnreachableAnswersFromCachedEntriesStale) {
-  ASSERT_TRUE(store_->CreateIndex("orders", {.name = "byN", .properties = {"n"}, .covered = {"pad"}})
-                  .ok());
+  ASSERT_TRUE(
+      store_->CreateIndex("orders", {.name = "byN", .properties = {"n"}, .covered = {"pad"}}).ok());
   ASSERT_TRUE(store_->CreateIndex("orders", {.name = "byPad", .properties = {"pad"}}).ok());
   ASSERT_TRUE(table().Insert(Row("a", 1, 2)).ok());
   ASSERT_TRUE(table().Insert(Row("b", 2)).ok());

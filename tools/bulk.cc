@@ -129,7 +129,7 @@ double RangeFraction(std::string_view from, std::string_view to, std::string_vie
 }
 
 int CmdExport(const Table& table, QueryOptions q, const BulkOptions& o, std::ostream& out,
-              std::ostream& err) {
+              std::ostream& err, const IndexRead* index) {
   auto output = MakeEntityOutput(o.format, /*many=*/true, out, q.select);
   if (!output)
     return Fail(err, Status::InvalidArgument("unknown --format '" + o.format +
@@ -140,7 +140,7 @@ int CmdExport(const Table& table, QueryOptions q, const BulkOptions& o, std::ost
   const int page_size = q.top;
   do {
     if (o.limit >= 0) q.top = static_cast<int>(std::min<int64_t>(page_size, o.limit - printed));
-    auto page = table.Query(q);
+    auto page = index != nullptr ? table.QueryIndex(index->index, index->query, q) : table.Query(q);
     if (!page.ok()) return Fail(err, page.status());
     int64_t bytes = 0;
     for (const Entity& e : page->entities) bytes += output->Add(e);

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "blobtable/index.h"
 #include "blobtable/store.h"
 #include "blobtable/table.h"
 
@@ -38,12 +39,18 @@ bool ShowsProgress(const std::ostream& err);
 // RowKey range shows it as its estimated progress.
 double RangeFraction(std::string_view from, std::string_view to, std::string_view key);
 
-// Every row `q` selects, continuations followed, one JSON object a line on
-// `out`; progress (with an estimate of how far through the range, when `q`
-// has a partition and both RowKey bounds) and a one-line summary on `err`.
-// The exit code.
+// A query over an index (`query --index`): Table::QueryIndex's arguments.
+struct IndexRead {
+  std::string index;
+  IndexQuery query;
+};
+
+// Every row `q` selects (through `index` if given), continuations followed,
+// one JSON object a line on `out`; progress (with an estimate of how far
+// through the range, when `q` has a partition and both RowKey bounds) and a
+// one-line summary on `err`. The exit code.
 int CmdExport(const Table& table, QueryOptions q, const BulkOptions& options, std::ostream& out,
-              std::ostream& err);
+              std::ostream& err, const IndexRead* index = nullptr);
 
 // One entity a line from `in`, written by options.mode; every bad line or
 // failed row is reported with its line number and reason, the others go on

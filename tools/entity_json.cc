@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tools/entity_json.h"
 
+#include "util/ascii.h"
 #include "util/base64.h"
 
 #include <charconv>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <variant>
 
 namespace blobtable::cli {
 namespace {
@@ -204,6 +206,54 @@ Result<nlohmann::json> ParseJson(std::string_view text, std::string_view what, b
   } catch (const std::exception& e) {
     return Status::InvalidArgument(std::string(what) + " is not valid JSON: " + e.what());
   }
+}
+
+namespace {
+
+// A property's type as the command line may write it ("Edm.Int64", "int64",
+// "INT64"): its Edm name; empty if it names none.
+std::string EdmTypeNamed(std::string_view given) {
+  const std::string wanted = internal::AsciiLower(given);
+  if (wanted == "bool") return "Edm.Boolean";
+  for (size_t t = 0; t < std::variant_size_v<PropertyValue>; ++t) {
+    const std::string_view type = EdmTypeName(static_cast<EdmType>(t));
+    if (wanted == internal::AsciiLower(type) || wanted == internal::AsciiLower(type.substr(4)))
+      return std::string(type);
+  }
+  return "";
+}
+
+}  // namespace
+
+Status AddPropertyArg(nlohmann::json& j, const std::string& arg, std::string_view command) {
+  const std::string who(command);
+  const size_t eq = arg.find('=');
+  if (eq == std::string::npos || eq == 0)
+    return Status::InvalidArgument(who + ": '" + arg + "' is not NAME=VALUE or NAME:TYPE=VALUE");
+  std::string name = arg.substr(0, eq), type = "Edm.String";
+  const std::string value = arg.substr(eq + 1);
+  if (const size_t colon = name.find(':'); colon != std::string::npos) {
+    type = EdmTypeNamed(std::string_view(name).substr(colon + 1));
+    if (type.empty())
+      return Status::InvalidArgument(who + ": unknown type '" + name.substr(colon + 1) + "' in '" +
+                                     arg +
+                                     "' (Edm.Int32, Edm.Int64, Edm.Double, Edm.Boolean, "
+                                     "Edm.DateTime, Edm.Guid, Edm.Binary, Edm.String)");
+    name.resize(colon);
+  }
+  if (j.contains(name)) return Status::InvalidArgument(who + ": property " + name + " given twice");
+  if (type == "Edm.Int32" || type == "Edm.Double" || type == "Edm.Boolean") {
+    // The JSON number or literal: EntityFromJson checks range and form.
+    auto parsed = ParseJson(value, "the value of " + name);
+    if (!parsed.ok() || !(parsed->is_number() || parsed->is_boolean()))
+      return Status::InvalidArgument(who + ": " + name + ": '" + value + "' is not an " + type +
+                                     " value");
+    j[name] = *parsed;
+  } else {
+    j[name] = value;
+  }
+  j[name + "@odata.type"] = type;
+  return Status::OK();
 }
 
 }  // namespace blobtable::cli

@@ -27,6 +27,11 @@ Result<Entity> EntityFromJson(const nlohmann::json& json, std::string* etag);
 Result<nlohmann::json> ParseJson(std::string_view text, std::string_view what,
                                  bool one_line = false);
 nlohmann::ordered_json EntityToJson(const Entity& entity);
+// Adds a command line's property, `NAME=VALUE` (a String) or
+// `NAME:TYPE=VALUE` (TYPE: Edm.Int64, int64, bool, ...), to the entity JSON
+// `j` as EntityFromJson reads it; InvalidArgument "<command>: ..." for a bad
+// form, an unknown type, a property given twice or a value not of its type.
+Status AddPropertyArg(nlohmann::json& j, const std::string& arg, std::string_view command);
 
 }  // namespace blobtable::cli
 

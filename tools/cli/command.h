@@ -8,12 +8,15 @@
 
 #include <iosfwd>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "blobtable/store.h"
 #include "blobtable/txn.h"
+#include "tools/bulk.h"
 
 namespace blobtable::cli {
 
@@ -108,6 +111,19 @@ std::unique_ptr<Command> MakeCommand(const CommandSpec<Options>& spec) {
 void DefineSelection(CLI::App& command, QueryOptions& q);
 // Whether any of them was given.
 bool SelectsRows(const QueryOptions& q);
+
+// `query --index NAME --eq A=V... --from B=V --to B=V` as given: each value
+// NAME[:TYPE]=VALUE, as `put` takes properties.
+struct IndexArgs {
+  std::string index;
+  std::vector<std::string> equal;
+  std::optional<std::string> from, to;
+};
+// The index read they ask for, checked against the table's definition of
+// the index: each value names the index's property at its place (--eq the
+// first ones in order, --from/--to the next). InvalidArgument saying what
+// is wrong (tools/cli/index.cc).
+Result<IndexRead> IndexReadOf(const Store& store, const std::string& table, const IndexArgs& args);
 
 // How `get` and `query` may print entities (--format; tools/entity_output.h).
 inline CLI::IsMember FormatNames() {

@@ -6,8 +6,6 @@
 #include <optional>
 #include <ostream>
 #include <string>
-#include <string_view>
-#include <variant>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -16,7 +14,7 @@
 #include "tools/cli/registry.h"
 #include "tools/entity_json.h"
 #include "tools/open_store.h"
-#include "util/ascii.h"
+#include "util/macros.h"
 
 namespace blobtable::cli {
 namespace {
@@ -41,19 +39,6 @@ void Define(CLI::App& put, PutCommandOptions& o) {
   put.add_option("--if-match", o.if_match, "ETAG");
 }
 
-// A property's type as the command line may write it ("Edm.Int64", "int64",
-// "INT64"): its Edm name; empty if it names none.
-std::string EdmTypeNamed(std::string_view given) {
-  const std::string wanted = internal::AsciiLower(given);
-  if (wanted == "bool") return "Edm.Boolean";
-  for (size_t t = 0; t < std::variant_size_v<PropertyValue>; ++t) {
-    const std::string_view type = EdmTypeName(static_cast<EdmType>(t));
-    if (wanted == internal::AsciiLower(type) || wanted == internal::AsciiLower(type.substr(4)))
-      return std::string(type);
-  }
-  return "";
-}
-
 // The entity JSON that `PK RK NAME[:TYPE]=VALUE...` stands for (checked as
 // JSON input is, by EntityFromJson).
 Result<nlohmann::json> EntityJsonFromArgs(const std::vector<std::string>& args) {
@@ -62,35 +47,7 @@ Result<nlohmann::json> EntityJsonFromArgs(const std::vector<std::string>& args) 
         "put: give PK and RK (then NAME=VALUE...) after the table, or the entity as JSON on "
         "stdin");
   nlohmann::json j = {{"PartitionKey", args[0]}, {"RowKey", args[1]}};
-  for (size_t i = 2; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    const size_t eq = a.find('=');
-    if (eq == std::string::npos || eq == 0)
-      return Status::InvalidArgument("put: '" + a + "' is not NAME=VALUE or NAME:TYPE=VALUE");
-    std::string name = a.substr(0, eq), type = "Edm.String";
-    const std::string value = a.substr(eq + 1);
-    if (const size_t colon = name.find(':'); colon != std::string::npos) {
-      type = EdmTypeNamed(std::string_view(name).substr(colon + 1));
-      if (type.empty())
-        return Status::InvalidArgument("put: unknown type '" + name.substr(colon + 1) + "' in '" +
-                                       a +
-                                       "' (Edm.Int32, Edm.Int64, Edm.Double, Edm.Boolean, "
-                                       "Edm.DateTime, Edm.Guid, Edm.Binary, Edm.String)");
-      name.resize(colon);
-    }
-    if (j.contains(name)) return Status::InvalidArgument("put: property " + name + " given twice");
-    if (type == "Edm.Int32" || type == "Edm.Double" || type == "Edm.Boolean") {
-      // The JSON number or literal: EntityFromJson checks range and form.
-      auto parsed = ParseJson(value, "the value of " + name);
-      if (!parsed.ok() || !(parsed->is_number() || parsed->is_boolean()))
-        return Status::InvalidArgument("put: " + name + ": '" + value + "' is not an " + type +
-                                       " value");
-      j[name] = *parsed;
-    } else {
-      j[name] = value;
-    }
-    j[name + "@odata.type"] = type;
-  }
+  for (size_t i = 2; i < args.size(); ++i) BT_RETURN_IF_ERROR(AddPropertyArg(j, args[i], "put"));
   return j;
 }
 

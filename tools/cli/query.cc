@@ -14,6 +14,7 @@ namespace {
 struct QueryCommandOptions {
   std::string table;
   QueryOptions query;
+  IndexArgs index;
   long limit = -1;  // all
   std::string format = "jsonl";
 };
@@ -27,6 +28,17 @@ void Define(CLI::App& query, QueryCommandOptions& o) {
       ->check(CLI::Range(1, 1000));
   query.add_option("--format", o.format, "jsonl (default), json (an array), table, csv or tsv")
       ->check(FormatNames());
+  auto* index = query.add_option("--index", o.index.index,
+                                 "NAME: read through this index (docs/indexes.md#querying)");
+  query
+      .add_option("--eq", o.index.equal,
+                  "A[:TYPE]=V: with --index, the index's first property equals V (repeat for "
+                  "the next ones, in order); V is a String unless TYPE says otherwise, as in put")
+      ->needs(index);
+  query.add_option("--from", o.index.from, "B[:TYPE]=V: with --index, the next property >= V")
+      ->needs(index);
+  query.add_option("--to", o.index.to, "B[:TYPE]=V: with --index, the next property <= V")
+      ->needs(index);
 }
 
 int Run(QueryCommandOptions& o, Context& c) {
@@ -36,7 +48,10 @@ int Run(QueryCommandOptions& o, Context& c) {
   bulk.quiet = true;
   bulk.limit = o.limit;
   bulk.format = o.format;
-  return CmdExport(opened->table, o.query, bulk, c.out, c.err);
+  if (o.index.index.empty()) return CmdExport(opened->table, o.query, bulk, c.out, c.err);
+  auto read = IndexReadOf(*opened->store, o.table, o.index);
+  if (!read.ok()) return Fail(c.err, read.status());
+  return CmdExport(opened->table, o.query, bulk, c.out, c.err, &*read);
 }
 
 }  // namespace
@@ -50,7 +65,9 @@ std::unique_ptr<Command> QueryCommand() {
           "matching entities in (PartitionKey, RowKey) order, one JSON object a line by "
           "default; the RowKey range is inclusive. --filter: an Azure Tables $filter "
           "(docs/api.md#filters); --select: only these properties. --limit N stops after N "
-          "entities; --top N is the page size (1..1000, as in the API).",
+          "entities; --top N is the page size (1..1000, as in the API). --index NAME reads "
+          "through an index in its order: --eq A=V on its first properties, --from/--to on the "
+          "next (docs/indexes.md#querying); --filter and --select apply on top.",
       .example = "blobtable query orders --pk c42 --filter \"Total ge 10.0\" --select Total",
       .define = Define,
       .run = Run,

@@ -27,6 +27,7 @@ std::unique_ptr<Command> RecoverCommand();     // recover.cc
 std::unique_ptr<Command> CacheCommand();       // cache.cc
 std::unique_ptr<Command> CheckCommand();       // check.cc
 std::unique_ptr<Command> TablesCommand();      // tables.cc
+std::unique_ptr<Command> IndexCommand();       // index.cc
 std::unique_ptr<Command> CountCommand();       // count.cc
 std::unique_ptr<Command> DropCommand();        // drop.cc
 std::unique_ptr<Command> StatsCommand();       // stats.cc
