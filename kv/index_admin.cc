@@ -97,7 +97,7 @@ Status Store::CreateIndex(std::string_view table_name, const IndexSpec& spec,
   });
   if (!published.ok()) return published.WithContext(ctx);
   // Every write committed from now on read definitions that hold the index.
-  core_->clock->SleepFor(internal::kSchemaGrace);
+  core_->clock->SleepFor(core_->schemas->times().grace);
   Table walked(core_, table);
   QueryOptions page_of;
   page_of.top = kBuildPage;
@@ -152,7 +152,7 @@ Status Store::DropIndex(std::string_view table_name, std::string_view name) cons
                        return Status::OK();
                      }).WithContext(ctx));
   // Writers that read the definitions before may still write entries.
-  core_->clock->SleepFor(internal::kSchemaGrace);
+  core_->clock->SleepFor(core_->schemas->times().grace);
   DropTableReport ignored;
   BT_RETURN_IF_ERROR(
       DropUnder(internal::naming::TablePrefix(internal::naming::IndexTableName(table, name)), {},

@@ -78,7 +78,8 @@ std::unique_ptr<Store> Store::FromBlobStore(std::shared_ptr<BlobStore> blobs,
   core->parallel_reads = in_process ? 1 : std::max(1, options.max_parallel_reads);
   if (options.finish_in_background) core->finisher = std::make_shared<internal::Finisher>();
   core->rewrites = std::make_shared<internal::Rewrites>();
-  core->schemas = std::make_shared<internal::SchemaCache>();
+  core->schemas = std::make_shared<internal::SchemaCache>(
+      internal::SchemaTimes::DividedBy(hooks.index_time_divisor));
   core->lock_stripes = std::make_shared<internal::LockStripes>(
       hooks.first_lock_stripe >= 0 ? static_cast<unsigned>(hooks.first_lock_stripe)
                                    : static_cast<unsigned>(internal::RandomU64()));

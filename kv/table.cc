@@ -140,7 +140,7 @@ Result<Entity> Table::Write(const Entity& entity, std::string_view if_match,
   auto schema = core_->schemas->Current(*core_, name_);
   if (!schema.ok()) return schema.status().WithContext(ctx);
   if (schema->schema->Maintained()) return WriteIndexed(entity, if_match, mode);
-  SteadyTime deadline = schema->read_at + internal::kSchemaMaxAge;
+  SteadyTime deadline = schema->deadline;
   bool indexed = false;  // an index appeared while the write waited
   Entity stored;
   auto make = [&](const internal::VisibleVersion* current) -> Result<std::string> {
@@ -172,7 +172,7 @@ Status Table::Delete(std::string_view pk, std::string_view rk, std::string_view 
   auto schema = core_->schemas->Current(*core_, name_);
   if (!schema.ok()) return schema.status().WithContext(ctx);
   if (schema->schema->Maintained()) return DeleteIndexed(pk, rk, if_match);
-  SteadyTime deadline = schema->read_at + internal::kSchemaMaxAge;
+  SteadyTime deadline = schema->deadline;
   bool indexed = false;
   Status deleted = internal::DeleteEntity(*core_, *name, if_match, [&] {
     return internal::StillUnindexed(*core_, name_, &deadline, &indexed);

@@ -20,6 +20,11 @@ struct TestingHooks {
   // The partition lock stripe this store's transactions try first
   // (txn/lock_stripes.h); negative: drawn at random when the store opens.
   int first_lock_stripe = -1;
+  // The index definitions' times (txn/index_upkeep.h: a copy's freshness,
+  // a commit point's limit, a build's grace) divided by this, so that a
+  // test on a server, which keeps real time, builds an index in a second
+  // rather than ten. Every store sharing the storage must use the same.
+  int index_time_divisor = 1;
 };
 
 // `options` with its hooks' atomic_commits set to `on` (other hooks kept).

@@ -208,19 +208,22 @@ Entity SchemaEntity(const TableSchema& schema) {
 }
 
 Result<SchemaCopy> SchemaCache::Current(const TxnContext& core, std::string_view table,
-                                        std::chrono::milliseconds max_age) {
+                                        std::optional<std::chrono::milliseconds> max_age) {
   if (naming::IsHiddenTable(table)) {  // an index's or the definitions' own table
     static const auto kNone = std::make_shared<const TableSchema>();
-    return SchemaCopy{kNone, "", core.clock->Steady()};
+    const SteadyTime now = core.clock->Steady();
+    return SchemaCopy{kNone, "", now, now + times_.max_age};
   }
   const std::string key = naming::SchemaTableName(table);
   {
     std::lock_guard<std::mutex> guard(mu_);
     auto it = copies_.find(key);
-    if (it != copies_.end() && core.clock->Steady() - it->second.read_at < max_age)
+    if (it != copies_.end() &&
+        core.clock->Steady() - it->second.read_at < max_age.value_or(times_.fresh))
       return it->second;
   }
   BT_ASSIGN_OR_RETURN(SchemaCopy copy, ReadSchema(core, table));
+  copy.deadline = copy.read_at + times_.max_age;
   std::lock_guard<std::mutex> guard(mu_);
   SchemaCopy& kept = copies_[key];
   if (copy.read_at >= kept.read_at) kept = copy;
@@ -242,8 +245,7 @@ Status AddIndexUpkeep(TxnBuffer& b) {
   for (auto& [key, writes] : by_table) {
     BT_ASSIGN_OR_RETURN(SchemaCopy copy, b.core->schemas->Current(*b.core, writes[0]->table));
     b.schema_etags[writes[0]->table] = copy.etag;
-    const SteadyTime deadline = copy.read_at + kSchemaMaxAge;
-    if (!b.schema_deadline || deadline < *b.schema_deadline) b.schema_deadline = deadline;
+    if (!b.schema_deadline || copy.deadline < *b.schema_deadline) b.schema_deadline = copy.deadline;
     if (!copy.schema->Maintained()) continue;
     // What each write replaces: read now unless the transaction read it.
     std::vector<Intent*> unread;
@@ -269,7 +271,7 @@ Status StillUnindexed(const TxnContext& core, std::string_view table, SteadyTime
     *indexed = true;
     return Status::Conflict("the table has an index now");
   }
-  *deadline = copy.read_at + kSchemaMaxAge;
+  *deadline = copy.deadline;
   return Status::OK();
 }
 
@@ -339,7 +341,7 @@ Status CheckSchemaAge(TxnBuffer& b, SteadyTime now) {
                               "committed; nothing was committed: run it again");
     oldest = std::min(oldest, copy.read_at);
   }
-  b.schema_deadline = oldest + kSchemaMaxAge;
+  b.schema_deadline = oldest + b.core->schemas->times().max_age;
   return Status::OK();
 }
 

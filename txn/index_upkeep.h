@@ -22,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -44,24 +45,42 @@ inline constexpr std::chrono::milliseconds kSchemaMaxAge{5'000};
 // definitions before (kSchemaMaxAge), with room for a request in flight.
 inline constexpr std::chrono::milliseconds kSchemaGrace{2 * kSchemaMaxAge};
 
+// The three times above, as a store uses them. Only tests change them
+// (TestingHooks::index_time_divisor), for every store on their storage.
+struct SchemaTimes {
+  std::chrono::milliseconds fresh = kSchemaFresh;
+  std::chrono::milliseconds max_age = kSchemaMaxAge;
+  std::chrono::milliseconds grace = kSchemaGrace;
+  static SchemaTimes DividedBy(int divisor) {
+    const int d = divisor < 1 ? 1 : divisor;
+    return SchemaTimes{kSchemaFresh / d, kSchemaMaxAge / d, kSchemaGrace / d};
+  }
+};
+
 // The definitions of a table as read, and when.
 struct SchemaCopy {
   std::shared_ptr<const TableSchema> schema;  // never null (empty: no index)
   std::string etag;                           // of the stored definitions; "" if none
   SteadyTime read_at{};
+  // The last moment a commit point may come relying on this copy
+  // (read_at + max_age; set by SchemaCache::Current).
+  SteadyTime deadline{};
 };
 
 // The store's copies of its tables' definitions. Thread-safe.
 class SchemaCache {
  public:
-  // The definitions of `table`: the copy if younger than kSchemaFresh (or
+  explicit SchemaCache(SchemaTimes times = {}) : times_(times) {}
+  const SchemaTimes& times() const { return times_; }
+  // The definitions of `table`: the copy if younger than times().fresh (or
   // `max_age`), else read again (a cache revalidation on a store with one).
   Result<SchemaCopy> Current(const TxnContext& core, std::string_view table,
-                             std::chrono::milliseconds max_age = kSchemaFresh);
+                             std::optional<std::chrono::milliseconds> max_age = std::nullopt);
   // Forgets the copy of `table` (after changing its definitions).
   void Forget(std::string_view table);
 
  private:
+  const SchemaTimes times_;
   std::mutex mu_;
   std::map<std::string, SchemaCopy, std::less<>> copies_;
 };

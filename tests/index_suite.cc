@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: Apache-2.0
+// The secondary-index suite's tests (tests/index_suite.h says where they run).
+#include "tests/index_suite.h"
+
+#include <thread>
+
+namespace blobtable::testing {
+namespace {
+
+TEST_P(IndexTest, EveryKindOfWriteKeepsTheIndexInStep) {
+  ASSERT_TRUE(store_->CreateIndex("users", {.name = "byAge", .properties = {"age"}}).ok());
+  ASSERT_TRUE(users_.Insert(User("p", "a", "a@x", 30)).ok());
+  ASSERT_TRUE(users_.Insert(User("p", "b", "b@x", 20)).ok());
+  ASSERT_TRUE(users_.Upsert(User("q", "c", "c@x", 30)).ok());
+  auto age30 = [&] { return RowKeys(users_.QueryIndex("byAge", {.equal = {int32_t{30}}})); };
+  EXPECT_EQ(age30(), (std::vector<std::string>{"a", "c"}));
+  // Replace moves the entity to its new value; merge, upsert-merge too.
+  auto b = users_.Get("p", "b");
+  ASSERT_TRUE(b.ok());
+  Entity older = *b;
+  older.Set("age", int64_t{30});  // Int64 30 is the index's 30 as Int32 30 is
+  ASSERT_TRUE(users_.Replace(older).ok());
+  EXPECT_EQ(age30(), (std::vector<std::string>{"a", "b", "c"}));
+  Entity younger("p", "a");
+  younger.Set("age", int32_t{5});
+  ASSERT_TRUE(users_.Merge(younger, "*").ok());
+  Entity c("q", "c");
+  c.Set("age", int32_t{6});
+  ASSERT_TRUE(users_.UpsertMerge(c).ok());
+  EXPECT_EQ(age30(), (std::vector<std::string>{"b"}));
+  EXPECT_EQ(RowKeys(users_.QueryIndex("byAge", {.from = int32_t{5}, .to = int32_t{6}})),
+            (std::vector<std::string>{"a", "c"}));
+  // An entity without the property is not in the index.
+  Entity no_age("p", "d");
+  no_age.Set("email", "d@x");
+  ASSERT_TRUE(users_.Insert(no_age).ok());
+  EXPECT_EQ(RowKeys(users_.QueryIndex("byAge", {})), (std::vector<std::string>{"a", "c", "b"}));
+  // Delete takes its entry away; so does an Update that drops the property.
+  ASSERT_TRUE(users_.Delete("p", "b", "*").ok());
+  ASSERT_TRUE(
+      users_.Update("q", "c", [](Entity& e, bool) { e.mutable_properties().erase("age"); }).ok());
+  EXPECT_EQ(RowKeys(users_.QueryIndex("byAge", {})), (std::vector<std::string>{"a"}));
+  ExpectClean("byAge");
+  // A failed condition changes neither.
+  EXPECT_TRUE(users_.Replace(User("p", "a", "a@x", 99), "\"stale\"").status().IsConflict());
+  EXPECT_TRUE(users_.Insert(User("p", "a", "a@x", 99)).status().IsConflict());
+  EXPECT_TRUE(users_.Replace(User("p", "zz", "z@x", 1), "*").status().IsNotFound());
+  EXPECT_EQ(RowKeys(users_.QueryIndex("byAge", {})), (std::vector<std::string>{"a"}));
+  ExpectClean("byAge");
+}
+
+TEST_P(IndexTest, AUniqueIndexRefusesASecondHolderNamingIndexAndValue) {
+  ASSERT_TRUE(
+      store_->CreateIndex("users", {.name = "byEmail", .properties = {"email"}, .unique = true})
+          .ok());
+  ASSERT_TRUE(users_.Insert(User("p", "a", "a@x", 1)).ok());
+  auto second = users_.Insert(User("p", "b", "a@x", 2));
+  ASSERT_TRUE(second.status().IsConflict()) << second.status().ToString();
+  EXPECT_NE(second.status().message().find("index byEmail (email = 'a@x') is already held by "
+                                           "entity (PartitionKey 'p', RowKey 'a')"),
+            std::string::npos)
+      << second.status().ToString();
+  EXPECT_TRUE(users_.Get("p", "b").status().IsNotFound());  // nothing written
+  // Its own value again is fine; a value given up is free to take, also in
+  // one transaction that swaps two values.
+  ASSERT_TRUE(users_.Upsert(User("p", "a", "a@x", 3)).ok());
+  ASSERT_TRUE(users_.Insert(User("p", "b", "b@x", 2)).ok());
+  auto txn = store_->Begin();
+  ASSERT_TRUE(txn.ok());
+  ASSERT_TRUE(txn->Upsert(users_, User("p", "a", "b@x", 1)).ok());
+  ASSERT_TRUE(txn->Upsert(users_, User("p", "b", "a@x", 2)).ok());
+  auto committed = txn->Commit();
+  ASSERT_TRUE(committed.ok()) << committed.status().ToString();
+  EXPECT_EQ(committed->size(), 2u);  // the entries' writes are not the caller's
+  auto holder = users_.QueryIndex("byEmail", {.equal = {std::string("a@x")}});
+  EXPECT_EQ(RowKeys(holder), (std::vector<std::string>{"b"}));
+  ExpectClean("byEmail");
+}
+
+TEST_P(IndexTest, UniqueRacesBetweenThreadsLeaveOneHolder) {
+  ASSERT_TRUE(
+      store_->CreateIndex("users", {.name = "byEmail", .properties = {"email"}, .unique = true})
+          .ok());
+  constexpr int kThreads = 4;
+  std::vector<std::thread> threads;
+  std::vector<Status> results(kThreads);
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      results[t] = users_.Insert(User("p", "r" + std::to_string(t), "same@x", t)).status();
+    });
+  for (std::thread& t : threads) t.join();
+  int won = 0;
+  for (const Status& s : results) {
+    if (s.ok())
+      ++won;
+    else
+      EXPECT_TRUE(s.IsConflict()) << s.ToString();
+  }
+  EXPECT_EQ(won, 1);
+  ExpectClean("byEmail");
+}
+
+TEST_P(IndexTest, ABuildIndexesWhatTheTableHoldsAndFindsDuplicates) {
+  for (int i = 0; i < 250; ++i)
+    ASSERT_TRUE(users_
+                    .Insert(User("p" + std::to_string(i % 3), "r" + std::to_string(i),
+                                 "e" + std::to_string(i % 200) + "@x", i % 7))
+                    .ok());
+  std::vector<int64_t> seen;
+  CreateIndexOptions how;
+  how.progress = [&](const IndexBuildProgress& p) { seen.push_back(p.entities); };
+  Status built = store_->CreateIndex(
+      "users", {.name = "byAge", .properties = {"age"}, .covered = {"name"}}, how);
+  ASSERT_TRUE(built.ok()) << built.ToString();
+  EXPECT_EQ(seen, (std::vector<int64_t>{100, 200, 250}));
+  auto listed = store_->ListIndexes("users");
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].state, IndexState::kReady);
+  auto page = users_.QueryIndex("byAge", {.equal = {int32_t{3}}}, Select({"name", "age"}));
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(page->entities.size(), 36u);  // 3, 10, ..., 248
+  ExpectClean("byAge");
+  // A unique build over duplicates fails, naming them, and leaves no index.
+  auto dup =
+      store_->CreateIndex("users", {.name = "byEmail", .properties = {"email"}, .unique = true});
+  ASSERT_TRUE(dup.IsConflict()) << dup.ToString();
+  EXPECT_NE(dup.message().find("is already held by entity"), std::string::npos) << dup.ToString();
+  EXPECT_EQ(store_->ListIndexes("users")->size(), 1u);
+  // Dropping removes the entries; the name is free again.
+  ASSERT_TRUE(store_->DropIndex("users", "byAge").ok());
+  EXPECT_TRUE(store_->ListIndexes("users")->empty());
+  EXPECT_TRUE(users_.QueryIndex("byAge", {}).status().IsInvalidArgument());
+  EXPECT_EQ(*store_->ListTables(), std::vector<std::string>{"users"});
+}
+
+TEST_P(IndexTest, PagesFollowTheIndexOrderAndTheirContinuations) {
+  ASSERT_TRUE(store_->CreateIndex("users", {.name = "byAge", .properties = {"age"}}).ok());
+  for (int i = 0; i < 30; ++i)
+    ASSERT_TRUE(users_.Insert(User("p", "r" + std::to_string(100 + i), "e", 29 - i)).ok());
+  QueryOptions o;
+  o.top = 7;
+  std::vector<std::string> all;
+  for (int pages = 0; pages < 10; ++pages) {
+    auto page = users_.QueryIndex("byAge", {.from = int32_t{3}}, o);
+    ASSERT_TRUE(page.ok()) << page.status().ToString();
+    for (const Entity& e : page->entities) all.push_back(e.row_key());
+    if (page->continuation.empty()) break;
+    o.continuation = page->continuation;
+  }
+  ASSERT_EQ(all.size(), 27u);
+  EXPECT_EQ(all.front(), "r126");  // age 3
+  EXPECT_EQ(all.back(), "r100");   // age 29
+  // A filter on top; bad queries say why.
+  auto filtered = users_.QueryIndex("byAge", {.to = int32_t{10}}, Filtered("age ge 9"));
+  EXPECT_EQ(RowKeys(filtered), (std::vector<std::string>{"r120", "r119"}));
+  EXPECT_TRUE(users_.QueryIndex("nope", {}).status().IsInvalidArgument());
+  EXPECT_TRUE(
+      users_.QueryIndex("byAge", {.equal = {int32_t{1}, int32_t{2}}}).status().IsInvalidArgument());
+}
+
+TEST_P(IndexTest, DroppingTheTableDropsItsIndexes) {
+  ASSERT_TRUE(store_->CreateIndex("users", {.name = "byAge", .properties = {"age"}}).ok());
+  ASSERT_TRUE(users_.Insert(User("p", "a", "a@x", 1)).ok());
+  ASSERT_TRUE(store_->DropTable("users").ok());
+  EXPECT_TRUE(store_->ListIndexes("users")->empty());
+  EXPECT_TRUE(store_->ListTables()->empty());
+}
+
+}  // namespace
+}  // namespace blobtable::testing

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: Apache-2.0
+// The secondary-index suite (docs/indexes.md): written once, run on the
+// local backend through both commit paths, one LMDB batch (Local_Atomic)
+// and the commit protocol (Local) with the fake clock (index_test.cc), and
+// on Azurite, plain and through the cache (azure_blob_store_test.cc). Each
+// test checks the invariants I1/I2 (txn/index_upkeep.h) with
+// Store::CheckIndex after what it does.
+#ifndef BLOBTABLE_TESTS_INDEX_SUITE_H_
+#define BLOBTABLE_TESTS_INDEX_SUITE_H_
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "blobtable/store.h"
+#include "testing/fake_clock.h"
+#include "testing/hooks.h"
+#include "tests/backend.h"
+
+namespace blobtable::testing {
+
+inline QueryOptions Select(std::vector<std::string> select) {
+  QueryOptions o;
+  o.select = std::move(select);
+  return o;
+}
+inline QueryOptions Filtered(std::string filter) {
+  QueryOptions o;
+  o.filter = std::move(filter);
+  return o;
+}
+
+class IndexTest : public ::testing::TestWithParam<Backend> {
+ protected:
+  void SetUp() override {
+    StoreOptions o;
+    o.container = FreshContainer("index");
+    o.finish_in_background = false;
+    if (GetParam().fake_clock()) {
+      o.clock = &clock_;
+    } else {  // a server keeps real time: the definitions' waits a tenth as long
+      internal::TestingHooks hooks = internal::HooksOf(o);
+      hooks.index_time_divisor = 10;
+      o.testing = std::make_shared<const internal::TestingHooks>(hooks);
+    }
+    o = internal::WithAtomicCommits(o, GetParam().atomic);
+    auto s = OpenBackendStore(GetParam(), o);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    store_ = std::move(*s);
+    users_ = *store_->OpenTable("users");
+  }
+  static Entity User(const std::string& pk, const std::string& rk, const std::string& email,
+                     int32_t age) {
+    Entity e(pk, rk);
+    e.Set("email", email).Set("age", age).Set("name", "user " + rk);
+    return e;
+  }
+  void ExpectClean(const std::string& index) {
+    auto report = store_->CheckIndex("users", index);
+    ASSERT_TRUE(report.ok()) << report.status().ToString();
+    EXPECT_TRUE(report->clean()) << index << ": "
+                                 << (report->problems.empty() ? "" : report->problems[0]);
+  }
+  std::vector<std::string> RowKeys(const Result<QueryPage>& page) {
+    EXPECT_TRUE(page.ok()) << page.status().ToString();
+    std::vector<std::string> out;
+    if (page.ok())
+      for (const Entity& e : page->entities) out.push_back(e.row_key());
+    return out;
+  }
+
+  internal::FakeClock clock_;
+  std::unique_ptr<Store> store_;
+  Table users_;
+};
+
+}  // namespace blobtable::testing
+
+#endif  // BLOBTABLE_TESTS_INDEX_SUITE_H_
