@@ -77,8 +77,9 @@ int main(int argc, char** argv) {
   app.add_option("--workload", c.workload,
                  "list-append (default), bank, queue (a WorkQueue: exactly one Complete says "
                  "OK, nothing lost) or lock (a Lock and fenced increments: tokens only go up, "
-                 "no increment lost)")
-      ->check(CLI::IsMember({"list-append", "bank", "queue", "lock"}));
+                 "no increment lost) or index (secondary indexes: every entity has exactly its "
+                 "entries, no unique value held twice)")
+      ->check(CLI::IsMember({"list-append", "bank", "queue", "lock", "index"}));
   app.add_option("--processes", c.processes, "worker processes (default 3)")
       ->check(CLI::Range(1, 64));
   app.add_option("--seconds", c.seconds, "the whole run (default 30)")->check(CLI::PositiveNumber);

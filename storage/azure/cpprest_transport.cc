@@ -101,7 +101,11 @@ class CpprestTransport final : public HttpTransport {
       const std::string what = e.what();
       if (what.find("handshake") != std::string::npos)
         return TlsHandshakeFailed(request.method, ClassifyTls(e.error_code().value()), what);
-      if (e.error_code().value() == ECONNREFUSED)  // nothing was sent: as curl says it
+      // A connection never made: nothing was sent, as curl says it. (cpprest
+      // reports a refused connect as host_unreachable, with this text.)
+      const int code = e.error_code().value();
+      if (code == ECONNREFUSED ||
+          (code == EHOSTUNREACH && what.find("Failed to connect") != std::string::npos))
         return Status::FromStorage(Code::kUnavailable, 0, kNotSent, RequestFailed(request, what));
       return Status::Unavailable(RequestFailed(request, what));
     } catch (const std::exception& e) {

@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: Apache-2.0
+// The index workload (docs/indexes.md): sixteen people in four partitions,
+// with a unique index on their email (six addresses for sixteen people, so
+// claims collide) and an index on their team covering the email. Plain
+// writes of every kind (insert, replace, merge, upsert, upsert-merge,
+// delete) set, change or drop the email and the team; transactions swap two
+// people's emails (a unique value given up and taken in one commit) or move
+// one's email to another (made if absent) and delete the first; queries read each index by
+// equality. The checker:
+//   - every acknowledged index query answered only entities holding the
+//     value asked for, and a unique query at most one;
+//   - at the end (after Recover), Store::CheckIndex finds both indexes clean
+//     (I1: every entity has exactly its entries, none dangles; I2: no value
+//     of the unique index held twice), and, independently of it, a scan of
+//     the table finds no email held twice, and each person's email and team
+//     query finds that person (an entry missing).
+#include <map>
+#include <thread>
+
+#include "devtools/stress/workload.h"
+
+namespace blobtable::stress {
+namespace {
+
+constexpr int kPeople = 16;
+constexpr int kEmails = 6;
+constexpr int kTeams = 4;
+const char* const kTable = "people";
+const char* const kByEmail = "byEmail";
+const char* const kByTeam = "byTeam";
+
+std::string Pk(int p) { return "p" + std::to_string(p / 4); }
+std::string Rk(int p) { return "r" + std::to_string(p % 4); }
+std::string Person(int p) { return Pk(p) + "/" + Rk(p); }
+std::string Email(int k) { return "e" + std::to_string(k) + "@x"; }
+
+// [person, email or null, team or null] of each entity answered.
+nlohmann::json Answered(const std::vector<Entity>& entities) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const Entity& e : entities) {
+    const std::string* email = e.FindAs<std::string>("email");
+    const int32_t* team = e.FindAs<int32_t>("team");
+    out.push_back({e.partition_key() + "/" + e.row_key(),
+                   email ? nlohmann::json(*email) : nlohmann::json(),
+                   team ? nlohmann::json(*team) : nlohmann::json()});
+  }
+  return out;
+}
+
+class IndexWorkload final : public Workload {
+ public:
+  std::string name() const override { return "index"; }
+
+  // Both indexes declared on the empty table, concurrently (each waits the
+  // definitions' grace: ten seconds on the store's clock).
+  Status Setup(Store& store) override {
+    Status by_team;
+    std::thread other([&] {
+      by_team = store.CreateIndex(
+          kTable, {.name = kByTeam, .properties = {"team"}, .covered = {"email"}});
+    });
+    Status by_email =
+        store.CreateIndex(kTable, {.name = kByEmail, .properties = {"email"}, .unique = true});
+    other.join();
+    return by_email.ok() ? by_team : by_email;
+  }
+
+  void RunOne(WorkerContext& ctx) override {
+    const uint64_t dice = ctx.rng() % 100;
+    if (dice < 45)
+      PlainWrite(ctx);
+    else if (dice < 60)
+      Transaction(ctx);
+    else
+      Query(ctx);
+  }
+
+  std::string Check(const std::vector<Op>& history, Store& store) override;
+  std::string Summary(const std::vector<Op>& history) const override;
+
+ private:
+  // One write of a random kind to a random person, with a random email
+  // (or none) and team (or none). Logged as [kind, email, team].
+  void PlainWrite(WorkerContext& ctx) {
+    const int p = static_cast<int>(ctx.rng() % kPeople);
+    const char* const kinds[] = {"insert", "replace", "merge", "upsert", "upsert-merge", "delete"};
+    const std::string kind = kinds[ctx.rng() % 6];
+    Entity e(Pk(p), Rk(p));
+    nlohmann::json email, team;
+    if (ctx.rng() % 10 < 8) email = Email(static_cast<int>(ctx.rng() % kEmails));
+    if (ctx.rng() % 10 < 8) team = static_cast<int32_t>(ctx.rng() % kTeams);
+    if (email.is_string()) e.Set("email", email.get<std::string>());
+    if (team.is_number()) e.Set("team", team.get<int32_t>());
+    e.Set("by", "w" + std::to_string(ctx.worker));
+    const std::vector<MicroOp> mops = {{"w", Person(p), {kind, email, team}}};
+    const int64_t index = ctx.history.Invoke("write", mops);
+    auto table = ctx.store.OpenTable(kTable);
+    Status s;
+    if (kind == "insert") s = table->Insert(e).status();
+    if (kind == "replace") s = table->Replace(e, kAnyETag).status();
+    if (kind == "merge") s = table->Merge(e, kAnyETag).status();
+    if (kind == "upsert") s = table->Upsert(e).status();
+    if (kind == "upsert-merge") s = table->UpsertMerge(e).status();
+    if (kind == "delete") s = table->Delete(Pk(p), Rk(p), kAnyETag);
+    ctx.history.Complete(index, "write", OutcomeOf(s), mops, s.ok() ? "" : s.ToString());
+  }
+
+  // Swaps two people's emails, or gives one's email to the other and
+  // deletes the first: a unique value given up and taken in one commit.
+  void Transaction(WorkerContext& ctx) {
+    const int a = static_cast<int>(ctx.rng() % kPeople);
+    const int b = (a + 1 + static_cast<int>(ctx.rng() % (kPeople - 1))) % kPeople;
+    const bool swap = ctx.rng() % 2 == 0;
+    const std::vector<MicroOp> mops = {{swap ? "s" : "m", Person(a), Person(b)}};
+    const int64_t index = ctx.history.Invoke("txn", mops);
+    auto done = [&](const Status& s) {
+      ctx.history.Complete(index, "txn", OutcomeOf(s), mops, s.ok() ? "" : s.ToString());
+    };
+    auto table = ctx.store.OpenTable(kTable);
+    auto txn = ctx.store.Begin(ctx.txn);
+    if (!txn.ok()) return done(txn.status());
+    auto ea = txn->Get(*table, Pk(a), Rk(a));
+    if (!ea.ok()) return done(ea.status());
+    auto eb = txn->Get(*table, Pk(b), Rk(b));
+    if (!eb.ok() && !(eb.status().IsNotFound() && !swap)) return done(eb.status());
+    const std::string* ma = ea->FindAs<std::string>("email");
+    const std::string* mb = eb.ok() ? eb->FindAs<std::string>("email") : nullptr;
+    if (ma == nullptr) return done(Status::Conflict("nothing to move"));
+    Entity na = *ea, nb = eb.ok() ? *eb : Entity(Pk(b), Rk(b));
+    nb.Set("email", *ma);
+    Status s;
+    if (swap) {
+      if (mb == nullptr) return done(Status::Conflict("nothing to swap"));
+      na.Set("email", *mb);
+      s = txn->Replace(*table, na, ea->etag());
+    } else {
+      s = txn->Delete(*table, Pk(a), Rk(a), ea->etag());
+    }
+    if (s.ok()) s = eb.ok() ? txn->Replace(*table, nb, eb->etag()) : txn->Insert(*table, nb);
+    done(s.ok() ? txn->Commit().status() : s);
+  }
+
+  // One index by equality: an email ("qe", value asked: the email) or a
+  // team ("qt"), the team's sometimes answered from the index alone.
+  void Query(WorkerContext& ctx) {
+    const bool by_email = ctx.rng() % 2 == 0;
+    const nlohmann::json asked = by_email
+                                     ? nlohmann::json(Email(static_cast<int>(ctx.rng() % kEmails)))
+                                     : nlohmann::json(static_cast<int32_t>(ctx.rng() % kTeams));
+    std::vector<MicroOp> mops = {{by_email ? "qe" : "qt", asked.dump(), nullptr}};
+    const int64_t index = ctx.history.Invoke("query", mops);
+    IndexQuery q;
+    if (by_email)
+      q.equal = {PropertyValue(asked.get<std::string>())};
+    else
+      q.equal = {PropertyValue(asked.get<int32_t>())};
+    QueryOptions options;
+    if (!by_email && ctx.rng() % 2 == 0) options.select = {"team", "email"};  // covered
+    std::vector<Entity> all;
+    auto table = ctx.store.OpenTable(kTable);
+    for (;;) {
+      auto page = table->QueryIndex(by_email ? kByEmail : kByTeam, q, options);
+      if (!page.ok()) {
+        ctx.history.Complete(index, "query", OpType::kFail, mops, page.status().ToString());
+        return;
+      }
+      for (Entity& e : page->entities) all.push_back(std::move(e));
+      if (page->continuation.empty()) break;
+      options.continuation = page->continuation;
+    }
+    mops[0].value = Answered(all);
+    ctx.history.Complete(index, "query", OpType::kOk, mops);
+  }
+};
+
+// What the final state says against I1 and I2, read without CheckIndex:
+// no email held twice, and every person's email and team query finds them.
+std::string CheckByQueries(Store& store) {
+  auto table = store.OpenTable(kTable);
+  std::map<std::string, std::string> holder;  // email -> person
+  std::vector<Entity> people;
+  QueryOptions all;
+  do {
+    auto page = table->Query(all);
+    if (!page.ok()) return "reading the table: " + page.status().ToString();
+    for (Entity& e : page->entities) people.push_back(std::move(e));
+    all.continuation = page->continuation;
+  } while (!all.continuation.empty());
+  for (const Entity& e : people) {
+    const std::string who = e.partition_key() + "/" + e.row_key();
+    auto finds = [&](const char* index, const PropertyValue& v) -> std::string {
+      auto page = table->QueryIndex(index, {.equal = {v}}, QueryOptions{});
+      if (!page.ok()) return std::string("querying ") + index + ": " + page.status().ToString();
+      for (const Entity& f : page->entities)
+        if (f.partition_key() == e.partition_key() && f.row_key() == e.row_key()) return "";
+      return who + " is missing from index " + index;
+    };
+    if (const std::string* email = e.FindAs<std::string>("email")) {
+      if (auto [it, fresh] = holder.emplace(*email, who); !fresh)
+        return "email " + *email + " is held by " + it->second + " and " + who;
+      if (std::string why = finds(kByEmail, PropertyValue(*email)); !why.empty()) return why;
+    }
+    if (const int32_t* team = e.FindAs<int32_t>("team"))
+      if (std::string why = finds(kByTeam, PropertyValue(*team)); !why.empty()) return why;
+  }
+  return "";
+}
+
+std::string IndexWorkload::Check(const std::vector<Op>& history, Store& store) {
+  for (const Op& op : history) {
+    if (op.f != "query" || op.type != OpType::kOk) continue;
+    const MicroOp& m = op.mops[0];
+    const nlohmann::json asked = nlohmann::json::parse(m.key);
+    if (m.kind == "qe" && m.value.size() > 1)
+      return "a unique index answered " + std::to_string(m.value.size()) +
+             " holders of one email: " + op.Describe();
+    for (const nlohmann::json& got : m.value)
+      if (got[m.kind == "qe" ? 1 : 2] != asked)
+        return "an index query answered an entity not holding the value asked: " + op.Describe();
+  }
+  for (const char* index : {kByEmail, kByTeam}) {
+    auto report = store.CheckIndex(kTable, index);
+    if (!report.ok()) return std::string("checking ") + index + ": " + report.status().ToString();
+    if (!report->clean())
+      return std::string("index ") + index + " out of step: " + std::to_string(report->missing) +
+             " missing, " + std::to_string(report->dangling) + " dangling, " +
+             std::to_string(report->duplicates) + " duplicates; first: " +
+             (report->problems.empty() ? "" : report->problems[0]);
+  }
+  return CheckByQueries(store);
+}
+
+std::string IndexWorkload::Summary(const std::vector<Op>& history) const {
+  uint64_t writes = 0, refused = 0, txns = 0, queries = 0;
+  for (const Op& op : history) {
+    if (op.f == "write" && op.type == OpType::kOk) ++writes;
+    if (op.error.find("is already held by") != std::string::npos) ++refused;
+    if (op.f == "txn" && op.type == OpType::kOk) ++txns;
+    if (op.f == "query" && op.type == OpType::kOk) ++queries;
+  }
+  return std::to_string(writes) + " writes ok, " + std::to_string(refused) +
+         " refused as duplicate emails, " + std::to_string(txns) + " transactions ok, " +
+         std::to_string(queries) + " index queries ok";
+}
+
+}  // namespace
+
+std::unique_ptr<Workload> MakeIndexWorkload() { return std::make_unique<IndexWorkload>(); }
+
+}  // namespace blobtable::stress
