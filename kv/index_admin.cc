@@ -6,6 +6,7 @@
 // before, then walks the table a page at a time (txn/index_upkeep.h,
 // CommitBuilt), keeping where it got to in the definitions so that it
 // resumes after a crash.
+#include <algorithm>
 #include <functional>
 #include <map>
 
@@ -15,6 +16,7 @@
 #include "model/index_entries.h"
 #include "model/index_naming.h"
 #include "storage/list_all.h"
+#include "testing/sync_point.h"
 #include "txn/entity_access.h"
 #include "txn/index_upkeep.h"
 #include "util/macros.h"
@@ -113,7 +115,10 @@ Status Store::CreateIndex(std::string_view table_name, const IndexSpec& spec,
     if (!page.ok()) return page.status().WithContext(ctx);
     bool raced = false;
     Status built = internal::CommitBuilt(core_, table, d->spec, page->entities, copy.etag, &raced);
-    if (raced) continue;  // read the page again
+    if (raced) {  // read it again, halved: a busy table still lets a build through
+      page_of.top = std::max(1, page_of.top / 2);
+      continue;
+    }
     if (!built.ok()) {
       if (built.IsConflict()) {  // two entities hold one unique value: no index
         Status dropped = DropIndex(table, spec.name);
@@ -122,6 +127,7 @@ Status Store::CreateIndex(std::string_view table_name, const IndexSpec& spec,
       }
       return built.WithContext(ctx);
     }
+    BT_SYNC_POINT("index.page_built");  // committed, its place not yet kept
     progress.entities += static_cast<int64_t>(page->entities.size());
     for (const Entity& e : page->entities)
       if (internal::IndexedValues(d->spec, e)) ++progress.entries;
@@ -137,6 +143,7 @@ Status Store::CreateIndex(std::string_view table_name, const IndexSpec& spec,
     if (options.progress) options.progress(progress);
     if (next.empty()) return Status::OK();
     page_of.continuation = next;
+    page_of.top = std::min(kBuildPage, page_of.top * 2);
   }
 }
 

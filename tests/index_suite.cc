@@ -2,6 +2,14 @@
 // The secondary-index suite's tests (tests/index_suite.h says where they run).
 #include "tests/index_suite.h"
 
+#include "testing/sync_point.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <random>
 #include <thread>
 
 namespace blobtable::testing {
@@ -132,6 +140,70 @@ TEST_P(IndexTest, ABuildIndexesWhatTheTableHoldsAndFindsDuplicates) {
   EXPECT_TRUE(store_->ListIndexes("users")->empty());
   EXPECT_TRUE(users_.QueryIndex("byAge", {}).status().IsInvalidArgument());
   EXPECT_EQ(*store_->ListTables(), std::vector<std::string>{"users"});
+}
+
+// A build killed between committing a page and keeping its place, while
+// writers run: the index stays building (queries answer Busy), and
+// CreateIndex called again resumes from the last place kept, under the same
+// writers; at the end every entity has exactly its entries.
+TEST_P(IndexTest, ABuildKilledInTheMiddleResumesUnderConcurrentWriters) {
+  constexpr int kRows = 150;
+  for (int i = 0; i < kRows; ++i)
+    ASSERT_TRUE(
+        users_.Insert(User("p" + std::to_string(i % 5), "r" + std::to_string(i), "e", i % 9)).ok());
+  const pid_t builder = fork();
+  ASSERT_GE(builder, 0);
+  if (builder == 0) {  // the child builds and is killed at its second page
+    int pages = 0;
+    internal::SyncPoints::Set("index.page_built", [&] {
+      if (++pages == 2) raise(SIGKILL);
+    });
+    auto store = OpenBackendStore(GetParam(), options_);
+    if (!store.ok()) _exit(2);
+    Status s = (*store)->CreateIndex("users", {.name = "byAge", .properties = {"age"}});
+    if (!s.ok()) fprintf(stderr, "the builder failed: %s\n", s.ToString().c_str());
+    _exit(s.ok() ? 3 : 4);  // not killed: the parent's check fails
+  }
+  // Writers (threads of this process, started after the fork) move ages,
+  // add and remove entities until the resumed build is done.
+  std::atomic<bool> stop{false};
+  std::atomic<int> written{0};
+  std::vector<std::thread> writers;
+  for (int w = 0; w < 2; ++w)
+    writers.emplace_back([&, w] {
+      std::mt19937 rng(static_cast<unsigned>(w + 1));
+      while (!stop) {
+        const int i = static_cast<int>(rng() % (kRows + 30));
+        const std::string pk = "p" + std::to_string(i % 5), rk = "r" + std::to_string(i);
+        Status s = rng() % 4 == 0
+                       ? users_.Delete(pk, rk, "*")
+                       : users_.Upsert(User(pk, rk, "e", static_cast<int32_t>(rng() % 9))).status();
+        if (s.ok()) ++written;
+        EXPECT_TRUE(s.ok() || s.IsNotFound() || s.IsConflict()) << s.ToString();
+      }
+    });
+  int status = 0;
+  ASSERT_EQ(waitpid(builder, &status, 0), builder);
+  const bool killed = WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+  EXPECT_TRUE(killed) << "the builder exited " << status;
+  auto listed = store_->ListIndexes("users");
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].state, IndexState::kBuilding);
+  EXPECT_TRUE(users_.QueryIndex("byAge", {}).status().IsBusy());
+  std::vector<int64_t> walked;
+  CreateIndexOptions how;
+  how.progress = [&](const IndexBuildProgress& p) { walked.push_back(p.entities); };
+  Status resumed = store_->CreateIndex("users", {.name = "byAge", .properties = {"age"}}, how);
+  ASSERT_TRUE(resumed.ok()) << resumed.ToString();
+  const int before_resume = written;
+  while (written < before_resume + 20 && !HasFailure()) std::this_thread::yield();
+  stop = true;
+  for (std::thread& t : writers) t.join();
+  ASSERT_FALSE(walked.empty());
+  EXPECT_LT(walked.back(), kRows + 30);  // from the place kept, not from the start
+  EXPECT_EQ((*store_->ListIndexes("users"))[0].state, IndexState::kReady);
+  ExpectClean("byAge");
 }
 
 TEST_P(IndexTest, PagesFollowTheIndexOrderAndTheirContinuations) {

@@ -63,8 +63,12 @@ class UpkeepPlan {
  public:
   explicit UpkeepPlan(TxnBuffer& b) : b_(b) {}
 
-  Status Add(const std::string& table, const TableSchema& schema, std::vector<Intent*>& writes) {
-    for (const IndexDefinition& d : schema.indexes) {
+  // Keeps `schema` alive with the plan: the entries planned point into it,
+  // and the store's copy may be replaced by another thread meanwhile.
+  Status Add(const std::string& table, std::shared_ptr<const TableSchema> schema,
+             std::vector<Intent*>& writes) {
+    schemas_.push_back(schema);
+    for (const IndexDefinition& d : schema->indexes) {
       if (d.state == IndexState::kDropping) continue;
       for (Intent* i : writes) {
         BT_ASSIGN_OR_RETURN(std::optional<Entity> before, Entry(table, d.spec, BeforeWrite(*i)));
@@ -171,6 +175,7 @@ class UpkeepPlan {
   }
 
   TxnBuffer& b_;
+  std::vector<std::shared_ptr<const TableSchema>> schemas_;  // what `spec`s point into
   std::vector<Planned> deletes_, puts_;
 };
 
@@ -257,7 +262,7 @@ Status AddIndexUpkeep(TxnBuffer& b) {
       read[k] = s.IsNotFound() ? Status::OK() : s;
     });
     for (const Status& s : read) BT_RETURN_IF_ERROR(s);
-    BT_RETURN_IF_ERROR(plan.Add(writes[0]->table, *copy.schema, writes));
+    BT_RETURN_IF_ERROR(plan.Add(writes[0]->table, copy.schema, writes));
   }
   return plan.Buffer();
 }
