@@ -8,8 +8,18 @@ namespace blobtable {
 
 TableScan Table::Scan(QueryOptions options) const { return TableScan(*this, std::move(options)); }
 
+TableScan Table::ScanIndex(std::string_view index, IndexQuery query, QueryOptions options) const {
+  return TableScan(*this, index, std::move(query), std::move(options));
+}
+
 TableScan::TableScan(Table table, QueryOptions options)
     : table_(std::move(table)), options_(std::move(options)) {}
+
+TableScan::TableScan(Table table, std::string_view index, IndexQuery query, QueryOptions options)
+    : table_(std::move(table)),
+      options_(std::move(options)),
+      index_name_(index),
+      index_query_(std::move(query)) {}
 
 TableScan::TableScan(TableScan&& other) noexcept = default;
 TableScan& TableScan::operator=(TableScan&& other) noexcept = default;
@@ -44,7 +54,8 @@ void TableScan::Advance() {
 // while more follow), the query ends, or a page fails.
 void TableScan::Fetch() {
   for (;;) {
-    auto page = table_.Query(options_);
+    auto page = index_name_.empty() ? table_.Query(options_)
+                                    : table_.QueryIndex(index_name_, index_query_, options_);
     ++pages_;
     if (!page.ok()) {
       status_ = page.status();

@@ -223,6 +223,18 @@ TEST_P(IndexTest, PagesFollowTheIndexOrderAndTheirContinuations) {
   ASSERT_EQ(all.size(), 27u);
   EXPECT_EQ(all.front(), "r126");  // age 3
   EXPECT_EQ(all.back(), "r100");   // age 29
+  // A scan walks the same pages.
+  QueryOptions by7;
+  by7.top = 7;
+  auto scan = users_.ScanIndex("byAge", {.from = int32_t{3}}, by7);
+  std::vector<std::string> scanned;
+  for (const Entity& e : scan) scanned.push_back(e.row_key());
+  ASSERT_TRUE(scan.status().ok()) << scan.status().ToString();
+  EXPECT_EQ(scanned, all);
+  EXPECT_EQ(scan.pages(), 4);
+  auto unknown = users_.ScanIndex("nope", {});
+  for (const Entity& e : unknown) ADD_FAILURE() << e.row_key();
+  EXPECT_TRUE(unknown.status().IsInvalidArgument());
   // A filter on top; bad queries say why.
   auto filtered = users_.QueryIndex("byAge", {.to = int32_t{10}}, Filtered("age ge 9"));
   EXPECT_EQ(RowKeys(filtered), (std::vector<std::string>{"r120", "r119"}));

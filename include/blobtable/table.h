@@ -220,6 +220,9 @@ class BLOBTABLE_EXPORT Table {
   //   if (!scan.status().ok()) { ... }   // the loop ended on an error
   // See TableScan.
   TableScan Scan(QueryOptions options = {}) const;
+  // The same over an index: the entities QueryIndex(index, query, options)
+  // answers, page after page, in the index's order.
+  TableScan ScanIndex(std::string_view index, IndexQuery query, QueryOptions options = {}) const;
 
   // Reads the entities of `keys` (PartitionKey, RowKey), concurrently on a
   // remote store (StoreOptions::max_parallel_reads at once), one after
@@ -347,11 +350,14 @@ class BLOBTABLE_EXPORT TableScan {
  private:
   friend class Table;
   TableScan(Table table, QueryOptions options);
+  TableScan(Table table, std::string_view index, IndexQuery query, QueryOptions options);
   void Advance();
   void Fetch();
 
   Table table_;
   QueryOptions options_;
+  std::string index_name_;  // empty: the table itself
+  IndexQuery index_query_;
   QueryPage page_;
   size_t index_ = 0;
   bool started_ = false;
