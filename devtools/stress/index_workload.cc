@@ -20,6 +20,9 @@
 #include "devtools/stress/workload.h"
 
 namespace blobtable::stress {
+// Named, so that a unity build keeps its names apart from the other
+// workloads' (Pk, Rk, kTable).
+namespace index_workload {
 namespace {
 
 constexpr int kPeople = 16;
@@ -244,7 +247,10 @@ std::string IndexWorkload::Summary(const std::vector<Op>& history) const {
 }
 
 }  // namespace
+}  // namespace index_workload
 
-std::unique_ptr<Workload> MakeIndexWorkload() { return std::make_unique<IndexWorkload>(); }
+std::unique_ptr<Workload> MakeIndexWorkload() {
+  return std::make_unique<index_workload::IndexWorkload>();
+}
 
 }  // namespace blobtable::stress
