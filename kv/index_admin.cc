@@ -31,8 +31,11 @@ using internal::TableSchema;
 constexpr int kBuildPage = 100;  // entities a build's transaction covers
 
 // Changes the stored definitions of `table` with `change` (which may fail
-// to stop), at the version read: read again and retried on a race. The new
-// copy's ETag into *etag if not null.
+// to stop), at the version read: read again and retried on a race, and on
+// a write whose answer was lost (Unavailable, OutcomeUnknown): every
+// `change` is idempotent, so applying it again to what is stored, whether
+// the lost write took effect or not, is right. The new copy's ETag into
+// *etag if not null.
 Status ChangeSchema(const internal::StoreCore& core, const std::string& table,
                     const std::function<Status(TableSchema&)>& change,
                     std::string* etag = nullptr) {
@@ -54,7 +57,8 @@ Status ChangeSchema(const internal::StoreCore& core, const std::string& table,
       if (etag != nullptr) *etag = *written;
       return Status::OK();
     }
-    if (!written.status().IsConflict() || attempt >= 16)
+    const Status& why = written.status();
+    if (!(why.IsConflict() || why.IsUnavailable() || why.IsOutcomeUnknown()) || attempt >= 16)
       return written.status().WithContext("table " + table + ": changing its index definitions");
   }
 }
@@ -134,6 +138,8 @@ Status Store::CreateIndex(std::string_view table_name, const IndexSpec& spec,
     const std::string next = page->continuation;
     BT_RETURN_IF_ERROR(ChangeSchema(*core_, table, [&](TableSchema& schema) {
                          IndexDefinition* mine = schema.Find(spec.name);
+                         if (mine != nullptr && mine->state == IndexState::kReady && next.empty())
+                           return Status::OK();  // this change, applied by a lost write
                          if (mine == nullptr || mine->state != IndexState::kBuilding)
                            return Status::Conflict("the index was dropped while it was built");
                          mine->built_through = next;

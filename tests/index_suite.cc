@@ -206,6 +206,46 @@ TEST_P(IndexTest, ABuildKilledInTheMiddleResumesUnderConcurrentWriters) {
   ExpectClean("byAge");
 }
 
+// Storage that applies each write of the table's definitions but loses
+// its answer, the first three times.
+class LosesDefinitionAnswers final : public BlobStoreWrapper {
+ public:
+  using BlobStoreWrapper::BlobStoreWrapper;
+  Result<WriteResult> Put(std::string_view name, std::string_view data,
+                          const PutOptions& o) override {
+    auto put = BlobStoreWrapper::Put(name, data, o);
+    if (put.ok() && name.starts_with("t/users~/") && lost_.fetch_add(1) < 3)
+      return Status::Unavailable("the answer was lost (applied)");
+    return put;
+  }
+
+ private:
+  std::atomic<int> lost_{0};
+};
+
+// A definitions change whose answer was lost is read again and applied
+// again (each change is idempotent): building and dropping an index go
+// through, where they failed Unavailable before.
+TEST_P(IndexTest, ADefinitionsChangeWhoseAnswerWasLostIsAppliedAgain) {
+  ASSERT_TRUE(users_.Insert(User("p", "a", "a@x", 1)).ok());
+  StoreOptions o = options_;
+  o.wrap_blob_store = [](std::shared_ptr<BlobStore> b) -> std::shared_ptr<BlobStore> {
+    return std::make_shared<LosesDefinitionAnswers>(std::move(b));
+  };
+  auto lossy = OpenBackendStore(GetParam(), o);
+  ASSERT_TRUE(lossy.ok()) << lossy.status().ToString();
+  Status built = (*lossy)->CreateIndex("users", {.name = "byAge", .properties = {"age"}});
+  ASSERT_TRUE(built.ok()) << built.ToString();
+  auto listed = store_->ListIndexes("users");
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].state, IndexState::kReady);
+  ExpectClean("byAge");
+  Status dropped = (*lossy)->DropIndex("users", "byAge");
+  ASSERT_TRUE(dropped.ok()) << dropped.ToString();
+  EXPECT_TRUE(store_->ListIndexes("users")->empty());
+}
+
 TEST_P(IndexTest, PagesFollowTheIndexOrderAndTheirContinuations) {
   ASSERT_TRUE(store_->CreateIndex("users", {.name = "byAge", .properties = {"age"}}).ok());
   for (int i = 0; i < 30; ++i)
