@@ -6,7 +6,6 @@
 #include "tests/backend.h"
 #include "tests/blob_store_conformance.h"
 #include "tests/api_suite.h"
-#include "tests/index_suite.h"
 #include "tests/table_suite.h"
 #include "tests/txn_suite.h"
 
@@ -29,12 +28,6 @@ INSTANTIATE_TEST_SUITE_P(Azurite, ApiTest,
 // Transactions on Azurite (curl: the suite forks coordinators, and libcurl
 // handles made after fork() are safe where cpprest's thread pools are not).
 INSTANTIATE_TEST_SUITE_P(Azurite, TxnTest,
-                         ::testing::Values(AzuriteBackend("curl"), CachedAzuriteBackend("curl")),
-                         PrintBackend);
-
-// Secondary indexes on Azurite: the commit protocol with real leases, and
-// through the cache.
-INSTANTIATE_TEST_SUITE_P(Azurite, IndexTest,
                          ::testing::Values(AzuriteBackend("curl"), CachedAzuriteBackend("curl")),
                          PrintBackend);
 

@@ -2,7 +2,7 @@
 // The secondary-index suite (docs/indexes.md): written once, run on the
 // local backend through both commit paths, one LMDB batch (Local_Atomic)
 // and the commit protocol (Local) with the fake clock (index_test.cc), and
-// on Azurite, plain and through the cache (azure_blob_store_test.cc). Each
+// on Azurite, plain and through the cache (index_azurite_test.cc). Each
 // test checks the invariants I1/I2 (txn/index_upkeep.h) with
 // Store::CheckIndex after what it does.
 #ifndef BLOBTABLE_TESTS_INDEX_SUITE_H_
