@@ -115,14 +115,11 @@ void Queries(blobtable::Store& store, int rows, int rounds) {
     const std::string city = "c" + std::to_string(100 + round);
     size_t found[3] = {0, 0, 0};
     auto a = Steady::now();
-    blobtable::QueryOptions scan;
-    scan.filter = "city eq '" + city + "'";
-    do {
-      auto page = table->Query(scan);
-      Check("scan", page.status());
-      found[0] += page->entities.size();
-      scan.continuation = page->continuation;
-    } while (!scan.continuation.empty());
+    blobtable::QueryOptions filtered;
+    filtered.filter = "city eq '" + city + "'";
+    auto scan = table->Scan(filtered);
+    for ([[maybe_unused]] const Entity& e : scan) ++found[0];
+    Check("scan", scan.status());
     const double s = Seconds(a);
     a = Steady::now();
     auto read = table->QueryIndex("byCity", {.equal = {blobtable::PropertyValue(city)}});

@@ -59,8 +59,8 @@ class IndexWorkload final : public Workload {
   Status Setup(Store& store) override {
     Status by_team;
     std::thread other([&] {
-      by_team = store.CreateIndex(
-          kTable, {.name = kByTeam, .properties = {"team"}, .covered = {"email"}});
+      by_team = store.CreateIndex(kTable,
+                                  {.name = kByTeam, .properties = {"team"}, .covered = {"email"}});
     });
     Status by_email =
         store.CreateIndex(kTable, {.name = kByEmail, .properties = {"email"}, .unique = true});
@@ -161,15 +161,11 @@ class IndexWorkload final : public Workload {
     if (!by_email && ctx.rng() % 2 == 0) options.select = {"team", "email"};  // covered
     std::vector<Entity> all;
     auto table = ctx.store.OpenTable(kTable);
-    for (;;) {
-      auto page = table->QueryIndex(by_email ? kByEmail : kByTeam, q, options);
-      if (!page.ok()) {
-        ctx.history.Complete(index, "query", OpType::kFail, mops, page.status().ToString());
-        return;
-      }
-      for (Entity& e : page->entities) all.push_back(std::move(e));
-      if (page->continuation.empty()) break;
-      options.continuation = page->continuation;
+    auto scan = table->ScanIndex(by_email ? kByEmail : kByTeam, q, options);
+    for (const Entity& e : scan) all.push_back(e);
+    if (!scan.status().ok()) {
+      ctx.history.Complete(index, "query", OpType::kFail, mops, scan.status().ToString());
+      return;
     }
     mops[0].value = Answered(all);
     ctx.history.Complete(index, "query", OpType::kOk, mops);
@@ -182,13 +178,9 @@ std::string CheckByQueries(Store& store) {
   auto table = store.OpenTable(kTable);
   std::map<std::string, std::string> holder;  // email -> person
   std::vector<Entity> people;
-  QueryOptions all;
-  do {
-    auto page = table->Query(all);
-    if (!page.ok()) return "reading the table: " + page.status().ToString();
-    for (Entity& e : page->entities) people.push_back(std::move(e));
-    all.continuation = page->continuation;
-  } while (!all.continuation.empty());
+  auto scan = table->Scan();
+  for (const Entity& e : scan) people.push_back(e);
+  if (!scan.status().ok()) return "reading the table: " + scan.status().ToString();
   for (const Entity& e : people) {
     const std::string who = e.partition_key() + "/" + e.row_key();
     auto finds = [&](const char* index, const PropertyValue& v) -> std::string {
@@ -227,8 +219,8 @@ std::string IndexWorkload::Check(const std::vector<Op>& history, Store& store) {
     if (!report->clean())
       return std::string("index ") + index + " out of step: " + std::to_string(report->missing) +
              " missing, " + std::to_string(report->dangling) + " dangling, " +
-             std::to_string(report->duplicates) + " duplicates; first: " +
-             (report->problems.empty() ? "" : report->problems[0]);
+             std::to_string(report->duplicates) +
+             " duplicates; first: " + (report->problems.empty() ? "" : report->problems[0]);
   }
   return CheckByQueries(store);
 }
