@@ -116,6 +116,22 @@ Result<IntentView> PreviousVersion(std::string_view blob, const GetResult& seen)
   return IntentView{intent.prev_exists, intent.prev_body, intent.prev_etag, intent.prev_same};
 }
 
+Result<CommittedVersion> LookCommitted(BlobStore& blobs, std::string_view blob) {
+  for (int moved = 0; moved < 100; ++moved) {
+    auto cur = blobs.Get(blob, {});
+    if (cur.status().IsNotFound()) return CommittedVersion{};
+    BT_RETURN_IF_ERROR(cur.status());
+    if (PrewritingTransaction(cur->properties).empty())
+      return CommittedVersion{true, cur->properties.etag, SameAsOf(cur->properties),
+                              std::move(cur->data)};
+    BT_ASSIGN_OR_RETURN(std::optional<IntentView> view, ViewIntent(blobs, blob, *cur));
+    if (!view) continue;
+    if (!view->exists) return CommittedVersion{};
+    return CommittedVersion{true, view->etag, view->handles, view->body};
+  }
+  return Status::Busy("blob " + std::string(blob) + ": kept changing while it was read");
+}
+
 Result<std::optional<IntentView>> ViewIntent(BlobStore& blobs, std::string_view blob,
                                              const GetResult& seen) {
   BT_ASSIGN_OR_RETURN(EntityIntent intent, DecodeIntent(seen.data, blob));

@@ -59,6 +59,18 @@ Result<std::optional<IntentView>> ViewIntent(BlobStore& blobs, std::string_view 
 // The previous version, without asking the record (for a stale cached copy).
 Result<IntentView> PreviousVersion(std::string_view blob, const GetResult& seen);
 
+// An entity's version as a writer plans on it: storage's answer now, an
+// intent on it seen as the version its record makes committed. Never waits.
+struct CommittedVersion {
+  bool exists = false;
+  std::string etag;     // the handle to write If-Match
+  std::string handles;  // the other handles of that version (kSameAsMetadata)
+  std::string body;     // its stored body
+};
+// Busy if the blob kept changing while it was looked at (100 tries);
+// errors of the reads, Corruption for a damaged intent or record.
+Result<CommittedVersion> LookCommitted(BlobStore& blobs, std::string_view blob);
+
 // Who settles: a writer about to write the entity undoes an intent not yet
 // leased at once (its transaction can no longer commit, so the writer goes
 // first); recovery leaves it alone while its coordinator may be at work.

@@ -177,33 +177,21 @@ class PrewriteCommit {
               [](const Target& a, const Target& b) { return a.blob < b.blob; });
   }
 
-  // Reads an entity as a reader would see it (an intent's committed version).
+  // Reads an entity as a reader would see it (an intent's committed version),
+  // unless the index upkeep looked already (in the round of its claims).
   Status Look(Target& t) {
-    for (int moved = 0; moved < 100; ++moved) {
-      auto cur = blobs_.Get(t.blob, {});
-      if (cur.status().IsNotFound()) {
-        t.exists = false;
-        t.etag.clear();
-        t.body.clear();
-        return Status::OK();
-      }
-      if (!cur.ok()) return cur.status().WithContext(t.intent->Describe());
-      if (PrewritingTransaction(cur->properties).empty()) {
-        t.exists = true;
-        t.etag = cur->properties.etag;
-        t.same_as = SameAsOf(cur->properties);
-        t.body = std::move(cur->data);
-        return Status::OK();
-      }
-      BT_ASSIGN_OR_RETURN(std::optional<IntentView> view, ViewIntent(blobs_, t.blob, *cur));
-      if (!view) continue;
-      t.exists = view->exists;
-      t.etag = view->exists ? view->etag : "";
-      t.same_as = view->exists ? view->handles : "";
-      t.body = view->body;
-      return Status::OK();
+    std::optional<CommittedVersion> looked = std::move(t.intent->looked);
+    t.intent->looked.reset();  // once: a commit tried again looks again
+    if (!looked) {
+      auto now = LookCommitted(blobs_, t.blob);
+      if (!now.ok()) return now.status().WithContext(t.intent->Describe());
+      looked = std::move(*now);
     }
-    return Status::Busy(t.intent->Describe() + ": kept changing while it was read");
+    t.exists = looked->exists;
+    t.etag = looked->exists ? looked->etag : "";
+    t.same_as = looked->exists ? looked->handles : "";
+    t.body = looked->exists ? std::move(looked->body) : "";
+    return Status::OK();
   }
 
   Status PlanWrite(Target& t) {

@@ -12,6 +12,7 @@
 #include "blobtable/clock.h"
 #include "blobtable/entity.h"
 #include "blobtable/txn.h"
+#include "txn/intent_resolver.h"
 
 namespace blobtable::internal {
 
@@ -37,6 +38,10 @@ struct Intent {
   // (txn/index_upkeep.h): said as `about`, left out of Commit's result.
   bool upkeep = false;
   std::string about;
+  // An index entry written unread: its version as the upkeep looked it up,
+  // beside its claims' reads (txn/index_upkeep.cc), so that the commit's
+  // plan need not look again. Not a read: a change since is planned again.
+  std::optional<CommittedVersion> looked;
   // The Timestamp to give the new version (unset: the commit's clock).
   std::optional<DateTime> stamp;
   // Set by Expectation when what the transaction read had changed (a race,
