@@ -95,7 +95,9 @@ Status Store::CreateIndex(std::string_view table_name, const IndexSpec& spec,
         return Status::OK();
       }
       return Status::Conflict("the table has an index " + d->spec.name +
-                              (d->state == IndexState::kDropping ? " being dropped" : ""));
+                              (d->state == IndexState::kDropping
+                                   ? " being dropped (DropIndex finishes a drop cut short)"
+                                   : ""));
     }
     BT_RETURN_IF_ERROR(internal::ValidateNewIndex(spec, schema));
     schema.indexes.push_back({spec, IndexState::kBuilding, ""});
@@ -153,33 +155,50 @@ Status Store::CreateIndex(std::string_view table_name, const IndexSpec& spec,
   }
 }
 
-Status Store::DropIndex(std::string_view table_name, std::string_view name) const {
+Status Store::DropIndex(std::string_view table_name, std::string_view name,
+                        const DropIndexOptions& options) const {
   BT_RETURN_IF_ERROR(internal::naming::ValidateTableName(table_name));
   BT_RETURN_IF_ERROR(internal::naming::ValidateIndexName(name));
   const std::string table(table_name);
-  const std::string ctx = "table " + table + ", dropping index " + std::string(name);
+  const std::string index(name);
+  const std::string ctx = "table " + table + ", dropping index " + index;
   BT_RETURN_IF_ERROR(ChangeSchema(*core_, table, [&](TableSchema& schema) {
                        IndexDefinition* d = schema.Find(name);
                        if (d == nullptr) return NoSuchIndex(table, name);
                        d->state = IndexState::kDropping;
                        return Status::OK();
                      }).WithContext(ctx));
+  if (options.wait || !core_->finisher) return RemoveDropped(table, index).WithContext(ctx);
+  // The job runs on a store of its own over the same parts, which finishes
+  // inline: it must not hold the finisher that runs it.
+  auto parts = std::make_shared<internal::StoreCore>(*core_);
+  parts->finisher = nullptr;
+  core_->finisher->Submit([parts, table, index] {
+    const Store inline_store(parts);
+    Status removed = inline_store.RemoveDropped(table, index);
+    if (!removed.ok())
+      parts->Warn("table " + table + ", dropping index " + index + " in the background: " +
+                  removed.ToString() + "; it stays listed as dropping until DropIndex finishes it");
+  });
+  return Status::OK();
+}
+
+// The rest of a drop, once the index is marked dropping: the grace, its
+// entries, its definition.
+Status Store::RemoveDropped(const std::string& table, const std::string& name) const {
   // Writers that read the definitions before may still write entries.
+  BT_SYNC_POINT("index.drop_waiting");
   core_->clock->SleepFor(core_->schemas->times().grace);
   DropTableReport ignored;
-  BT_RETURN_IF_ERROR(
-      DropUnder(internal::naming::TablePrefix(internal::naming::IndexTableName(table, name)), {},
-                ignored)
-          .WithContext(ctx));
-  return ChangeSchema(*core_, table,
-                      [&](TableSchema& schema) {
-                        std::erase_if(schema.indexes, [&](const IndexDefinition& d) {
-                          return internal::naming::IndexTableName(table, d.spec.name) ==
-                                 internal::naming::IndexTableName(table, name);
-                        });
-                        return Status::OK();
-                      })
-      .WithContext(ctx);
+  BT_RETURN_IF_ERROR(DropUnder(
+      internal::naming::TablePrefix(internal::naming::IndexTableName(table, name)), {}, ignored));
+  return ChangeSchema(*core_, table, [&](TableSchema& schema) {
+    std::erase_if(schema.indexes, [&](const IndexDefinition& d) {
+      return internal::naming::IndexTableName(table, d.spec.name) ==
+             internal::naming::IndexTableName(table, name);
+    });
+    return Status::OK();
+  });
 }
 
 Result<IndexCheckReport> Store::CheckIndex(std::string_view table_name,

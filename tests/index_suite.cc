@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <future>
 #include <map>
 #include <random>
 #include <thread>
@@ -246,6 +247,75 @@ TEST_P(IndexTest, ABuildKilledInTheMiddleResumesUnderConcurrentWriters) {
   ASSERT_FALSE(walked.empty());
   EXPECT_LT(walked.back(), kRows + 30);  // from the place kept, not from the start
   EXPECT_EQ((*store_->ListIndexes("users"))[0].state, IndexState::kReady);
+  ExpectClean("byAge");
+}
+
+// DropIndex returns once the index is marked dropping; its entries go on
+// the store's background threads, after the grace (held here at its start
+// by sync point index.drop_waiting), and the index is gone once they are.
+TEST_P(IndexTest, ADropReturnsAtOnceAndItsEntriesGoInTheBackground) {
+  ASSERT_TRUE(store_->CreateIndex("users", {.name = "byAge", .properties = {"age"}}).ok());
+  for (int i = 0; i < 3; ++i)
+    ASSERT_TRUE(users_.Insert(User("p", "r" + std::to_string(i), "e", i)).ok());
+  StoreOptions o = options_;
+  o.finish_in_background = true;
+  auto background = OpenBackendStore(GetParam(), o);
+  ASSERT_TRUE(background.ok()) << background.status().ToString();
+  std::promise<void> reached, go_on;
+  std::shared_future<void> released = go_on.get_future().share();
+  internal::SyncPoints::Set("index.drop_waiting", [&reached, released] {
+    reached.set_value();
+    released.wait();
+  });
+  ASSERT_TRUE((*background)->DropIndex("users", "byAge").ok());
+  ASSERT_EQ(reached.get_future().wait_for(std::chrono::minutes(1)), std::future_status::ready);
+  // Returned while the removal waits: marked dropping, entries in place.
+  auto listed = store_->ListIndexes("users");
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].state, IndexState::kDropping);
+  auto users = (*background)->OpenTable("users");  // its copy of the definitions is new
+  ASSERT_TRUE(users.ok());
+  EXPECT_FALSE(users->QueryIndex("byAge", {}).ok());
+  EXPECT_EQ(EntryBlobs("byage"), 3u);
+  EXPECT_TRUE(store_->CreateIndex("users", {.name = "byAge", .properties = {"age"}})
+                  .IsConflict());  // until the drop is done
+  go_on.set_value();
+  (*background)->WaitForFinishing();
+  internal::SyncPoints::ClearAll();
+  EXPECT_TRUE(store_->ListIndexes("users")->empty());
+  EXPECT_EQ(EntryBlobs("byage"), 0u);
+}
+
+// A drop cut short (its process killed during the grace) leaves the index
+// dropping; DropIndex again finishes it, and the name is free after.
+TEST_P(IndexTest, ADropCutShortIsFinishedByDroppingAgain) {
+  ASSERT_TRUE(store_->CreateIndex("users", {.name = "byAge", .properties = {"age"}}).ok());
+  ASSERT_TRUE(users_.Insert(User("p", "a", "e", 1)).ok());
+  const pid_t dropper = fork();
+  ASSERT_GE(dropper, 0);
+  if (dropper == 0) {
+    internal::SyncPoints::Set("index.drop_waiting", [] { raise(SIGKILL); });
+    auto store = OpenBackendStore(GetParam(), options_);
+    if (!store.ok()) _exit(2);
+    Status s = (*store)->DropIndex("users", "byAge", {.wait = true});
+    _exit(s.ok() ? 3 : 4);  // not killed: the parent's check fails
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(dropper, &status, 0), dropper);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "exited " << status;
+  auto listed = store_->ListIndexes("users");
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].state, IndexState::kDropping);
+  Status again = store_->CreateIndex("users", {.name = "byAge", .properties = {"age"}});
+  EXPECT_TRUE(again.IsConflict()) << again.ToString();
+  EXPECT_NE(again.message().find("DropIndex finishes a drop cut short"), std::string::npos)
+      << again.ToString();
+  ASSERT_TRUE(store_->DropIndex("users", "byAge").ok());  // inline: this store finishes inline
+  EXPECT_TRUE(store_->ListIndexes("users")->empty());
+  EXPECT_EQ(EntryBlobs("byage"), 0u);
+  ASSERT_TRUE(store_->CreateIndex("users", {.name = "byAge", .properties = {"age"}}).ok());
   ExpectClean("byAge");
 }
 

@@ -73,6 +73,15 @@ class IndexTest : public ::testing::TestWithParam<Backend> {
     EXPECT_TRUE(report->clean()) << index << ": "
                                  << (report->problems.empty() ? "" : report->problems[0]);
   }
+  // How many blobs index `index` (lowercase) holds: its entries, and any
+  // lock blob under it.
+  size_t EntryBlobs(const std::string& index) {
+    ListOptions under;
+    under.prefix = "t/users~" + index + "/";
+    auto listed = store_->blob_store().List(under);
+    EXPECT_TRUE(listed.ok()) << listed.status().ToString();
+    return listed.ok() ? listed->items.size() : 0;
+  }
   std::vector<std::string> RowKeys(const Result<QueryPage>& page) {
     EXPECT_TRUE(page.ok()) << page.status().ToString();
     std::vector<std::string> out;

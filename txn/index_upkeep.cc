@@ -244,19 +244,45 @@ Result<SchemaCopy> SchemaCache::Current(const TxnContext& core, std::string_view
     return SchemaCopy{kNone, "", now, now + times_.max_age};
   }
   const std::string key = naming::SchemaTableName(table);
+  std::optional<SchemaCopy> kept;
   {
     std::lock_guard<std::mutex> guard(mu_);
     auto it = copies_.find(key);
-    if (it != copies_.end() &&
-        core.clock->Steady() - it->second.read_at < max_age.value_or(times_.fresh))
-      return it->second;
+    if (it != copies_.end()) kept = it->second;
   }
+  if (kept) {
+    const auto age = core.clock->Steady() - kept->read_at;
+    if (age < max_age.value_or(times_.fresh)) return *kept;
+    if (!max_age && age < times_.max_age / 2 && RefreshLater(core, std::string(table)))
+      return *kept;
+  }
+  return ReadAndKeep(core, table);
+}
+
+Result<SchemaCopy> SchemaCache::ReadAndKeep(const TxnContext& core, std::string_view table) {
   BT_ASSIGN_OR_RETURN(SchemaCopy copy, ReadSchema(core, table));
   copy.deadline = copy.read_at + times_.max_age;
   std::lock_guard<std::mutex> guard(mu_);
-  SchemaCopy& kept = copies_[key];
+  SchemaCopy& kept = copies_[naming::SchemaTableName(table)];
   if (copy.read_at >= kept.read_at) kept = copy;
   return copy;
+}
+
+bool SchemaCache::RefreshLater(const TxnContext& core, const std::string& table) {
+  if (!core.finisher || !core.schemas) return false;
+  {
+    std::lock_guard<std::mutex> guard(mu_);
+    if (!refreshing_.insert(naming::SchemaTableName(table)).second) return true;  // on its way
+  }
+  // The job keeps what it reads through, not the finisher that runs it.
+  auto context = std::make_shared<TxnContext>(core);
+  context->finisher = nullptr;
+  core.finisher->Submit([context, table] {
+    (void)context->schemas->ReadAndKeep(*context, table);  // else read by the next write
+    std::lock_guard<std::mutex> guard(context->schemas->mu_);
+    context->schemas->refreshing_.erase(naming::SchemaTableName(table));
+  });
+  return true;
 }
 
 void SchemaCache::Forget(std::string_view table) {

@@ -10,8 +10,9 @@
 //       one entry in it, holding its values; no entry names an entity that
 //       is gone or holds other values;
 //   I2  a unique index's values are held by at most one entity.
-// Writers learn of a new index within kSchemaFresh of its creation; a
-// commit point later than kSchemaMaxAge after its definitions were read
+// Writers learn of a new index within 2.5 s of its creation (a copy older
+// than kSchemaFresh is read again, in the background while it is younger
+// than half kSchemaMaxAge); a commit point later than kSchemaMaxAge after its definitions were read
 // reads them again first (and is refused, Conflict, if they changed), and an index build waits
 // kSchemaGrace before its backfill: so every write that commits after the backfill starts maintains
 // the index (docs/indexes.md#building-online).
@@ -23,6 +24,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -35,7 +37,9 @@ namespace blobtable::internal {
 
 struct TxnContext;
 
-// A copy of the definitions older than this is read again before a write.
+// A copy of the definitions older than this is read again: beside the
+// write that finds it so (on the store's background threads) while it is
+// younger than half kSchemaMaxAge, before the write after that.
 inline constexpr std::chrono::milliseconds kSchemaFresh{1'000};
 // A commit point (a plain write's request, a transaction's record) must
 // come within this of reading the definitions it maintained.
@@ -74,15 +78,26 @@ class SchemaCache {
   const SchemaTimes& times() const { return times_; }
   // The definitions of `table`: the copy if younger than times().fresh (or
   // `max_age`), else read again (a cache revalidation on a store with one).
+  // Without `max_age`, a copy younger than half times().max_age is also
+  // returned at once, and read again on `core`'s background threads (one
+  // read a table at a time; at once where the store has none): its
+  // deadline leaves the commit half of max_age, and a write need not wait
+  // a round trip for definitions that rarely change.
   Result<SchemaCopy> Current(const TxnContext& core, std::string_view table,
                              std::optional<std::chrono::milliseconds> max_age = std::nullopt);
   // Forgets the copy of `table` (after changing its definitions).
   void Forget(std::string_view table);
 
  private:
+  Result<SchemaCopy> ReadAndKeep(const TxnContext& core, std::string_view table);
+  // Queues a read of `table`'s definitions on `core`'s background threads,
+  // unless one is queued or running; false if the store has none.
+  bool RefreshLater(const TxnContext& core, const std::string& table);
+
   const SchemaTimes times_;
   std::mutex mu_;
-  std::map<std::string, SchemaCopy, std::less<>> copies_;
+  std::map<std::string, SchemaCopy, std::less<>> copies_;  // by SchemaTableName
+  std::set<std::string, std::less<>> refreshing_;          // tables, by SchemaTableName
 };
 
 // Reads the stored definitions of `table` (none: an empty schema, etag "").

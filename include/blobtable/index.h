@@ -58,6 +58,14 @@ struct CreateIndexOptions {
   std::function<void(const IndexBuildProgress&)> progress;
 };
 
+struct DropIndexOptions {
+  // Return only once the entries are gone (the drop's grace, 10 s on the
+  // store's clock, then their deletion). Off: return once the index is
+  // marked dropping, and delete its entries on the store's background
+  // threads (docs/indexes.md#dropping).
+  bool wait = false;
+};
+
 // Which entries Table::QueryIndex reads: an equality on the first
 // `equal.size()` properties of the index, then an optional range on the
 // next one (both ends inclusive, either may be absent). Values compare in

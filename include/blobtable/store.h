@@ -179,9 +179,18 @@ class BLOBTABLE_EXPORT Store {
   // index is then dropped, and the message names both).
   Status CreateIndex(std::string_view table, const IndexSpec& spec,
                      const CreateIndexOptions& options = {}) const;
-  // Stops maintaining index `name` of `table` and deletes its entries.
+  // Stops maintaining index `name` of `table` and deletes its entries. It
+  // is marked dropping at once (queries that read the definitions from then
+  // on refuse it, writers stop maintaining it), then, after the grace a build waits too, its
+  // entries are deleted and its definition removed: in the background on the store's threads
+  // (destroying the Store waits for them), or before DropIndex returns
+  // with options.wait or on a store that finishes commits inline
+  // (StoreOptions::finish_in_background off). A drop cut short (the process
+  // ended, an error) leaves the index listed as dropping: DropIndex again
+  // finishes it, and CreateIndex of that name is Conflict until then.
   // NotFound if there is no such index.
-  Status DropIndex(std::string_view table, std::string_view name) const;
+  Status DropIndex(std::string_view table, std::string_view name,
+                   const DropIndexOptions& options = {}) const;
   // The indexes of `table` as stored now, in the order they were created.
   Result<std::vector<IndexInfo>> ListIndexes(std::string_view table) const;
   // Walks the table and the index and reports where they disagree
@@ -257,6 +266,8 @@ class BLOBTABLE_EXPORT Store {
  private:
   BLOBTABLE_HIDDEN explicit Store(std::shared_ptr<internal::StoreCore> core)
       : core_(std::move(core)) {}
+  // The part of DropIndex after marking the index dropping (index_admin.cc).
+  BLOBTABLE_HIDDEN Status RemoveDropped(const std::string& table, const std::string& name) const;
   // DropTable's walk over the blobs under `prefix`.
   BLOBTABLE_HIDDEN Status DropUnder(const std::string& prefix, const DropTableOptions& options,
                                     DropTableReport& report) const;

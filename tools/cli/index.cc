@@ -128,7 +128,9 @@ int Run(IndexCommandOptions& o, Context& c) {
   if (o.action == "create") return Create(store, o, c);
   if (o.action == "list") return List(store, o, c);
   if (o.action == "check") return Check(store, o, c);
-  Status dropped = store.DropIndex(o.table, o.name);
+  // A command returns once it is done: its errors are reported, not left to
+  // the background threads of a process about to end.
+  Status dropped = store.DropIndex(o.table, o.name, {.wait = true});
   if (!dropped.ok()) return Fail(c.err, dropped);
   c.out << nlohmann::json{{"index", o.name}, {"table", o.table}, {"dropped", true}}.dump() << "\n";
   return kExitOk;
