@@ -24,6 +24,7 @@
 #include "bench/w3_cached.h"
 #include "bench/w4_queries.h"
 #include "bench/w5_transactions.h"
+#include "bench/w6_indexes.h"
 
 namespace {
 
@@ -63,7 +64,7 @@ int main(int argc, char** argv) {
   std::string csv = "bench/results/latest.csv";
   std::vector<int> threads = {1, 2, 4, 8};
   std::vector<std::string> only_ops, systems, proxies, table_proxies;
-  std::vector<std::string> workloads = {"W1", "W2", "W3", "W4", "W5"};
+  std::vector<std::string> workloads = {"W1", "W2", "W3", "W4", "W5", "W6"};
   int64_t remote_ops = 120;
   std::vector<int> hot_workers = bench::W5Options{}.hot_workers;
   app.add_flag("--quick", quick,
@@ -153,6 +154,13 @@ int main(int argc, char** argv) {
     if (quick) w5.partitions = {1, 2}, w5.commits = 2, w5.attempts = 2;
     if (quick) w5.hot_workers = {1, 4}, w5.hot_commits = 2;
     if (!Append(bench::RunW5(w5), rows)) return 1;
+  }
+  if (wanted("W6")) {  // the embedded store, and Azure through each proxy
+    bench::W6Options w6;
+    w6.rounds = quick ? 1 : remote_rounds;
+    w6.endpoints = w2.endpoints;
+    if (quick) w6.writes = 20, w6.remote_writes = 3, w6.rows = 1000, w6.remote_rows = 100;
+    if (!Append(bench::RunW6(w6), rows)) return 1;
   }
   bench::PrintRows(rows, std::cout);
   std::ofstream out(csv);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Draws bench/results/latest.png from the suite's CSV: one panel per kind of
-# workload present (W1 embedded, W2 remote, W3 cached reads, W4 queries, W5
+# workload present (W1 embedded, W2 remote, W3 cached reads, W4 queries, W5 transactions, W6
 # transactions), each cell (operation, threads or concurrency, added
 # latency) with every system's operations per second, log scale.
 # Args: CSV PNG
@@ -34,9 +34,10 @@ declare -A title=(
   [W3]="W3 reads of an Azure store by read policy, and the embedded get: reads per second"
   [W4]="W4 partition queries (qROWSxSIZE), every page read: queries per second"
   [W5]="W5 transactions (commit-kK: K partitions; transfers: 8 workers): commits per second"
+  [W6]="W6 secondary indexes (upsert: indexed against plain; queryN: index against a filter scan): operations per second"
 )
 kinds=()
-for kind in W1 W2 W3 W4 W5; do
+for kind in W1 W2 W3 W4 W5 W6; do
   pivot "$kind" > "$tmp/$kind"
   [ "$(wc -l < "$tmp/$kind")" -gt 1 ] && kinds+=("$kind")
 done

@@ -146,9 +146,30 @@ def w5(rows):
               f"{rate(egt):.1f} |")
 
 
+def w6(rows):
+    print("| where | indexed upsert / plain | requests, indexed / plain | index query / $filter scan | covered / scan | backfill, entities/s |")
+    print("|---|---|---|---|---|---|")
+    by_place = {}
+    for (w, op, t), s in cells(rows, "W6").items():
+        by_place.setdefault(w, {})[op] = s
+    for w, ops in by_place.items():
+        up = ops.get("upsert", {})
+        query = next((s for op, s in ops.items() if op.startswith("query")), {})
+        fill = ops.get("backfill", {}).get("index")
+        plain, indexed = up.get("plain"), up.get("indexed")
+        scan, index, covered = query.get("filter-scan"), query.get("index"), query.get("index-covered")
+        ms = lambda r: float(r["p50_us"]) / 1000
+        print(f"| {w.split('-', 1)[1]} | "
+              f"{float(indexed['ratio']):.2f}x ({ms(indexed):.1f} / {ms(plain):.1f} ms) | "
+              f"{float(indexed['requests_per_op']):.1f} / {float(plain['requests_per_op']):.1f} | "
+              f"{ms(index) / ms(scan):.4f}x | {ms(covered) / ms(scan):.4f}x | "
+              f"{float(fill['ops_per_s']):,.0f} |" if plain and indexed and scan and index and covered and fill
+              else f"| {w} | incomplete |")
+
+
 def main():
     rows = load(sys.argv[1] if len(sys.argv) > 1 else "bench/results/latest.csv")
-    for name, table in [("W1", w1), ("W2", w2), ("W3", w3), ("W4", w4), ("W5", w5)]:
+    for name, table in [("W1", w1), ("W2", w2), ("W3", w3), ("W4", w4), ("W5", w5), ("W6", w6)]:
         if cells(rows, name):
             print(f"{name}:\n")
             table(rows)
