@@ -127,7 +127,7 @@ Status Store::CreateIndex(std::string_view table_name, const IndexSpec& spec,
     }
     if (!built.ok()) {
       if (built.IsConflict()) {  // two entities hold one unique value: no index
-        Status dropped = DropIndex(table, spec.name);
+        Status dropped = DropIndex(table, spec.name, {.wait = true});
         if (!dropped.ok())
           return built.WithContext(ctx + " (and dropping it: " + dropped.ToString() + ")");
       }
@@ -168,14 +168,33 @@ Status Store::DropIndex(std::string_view table_name, std::string_view name,
                        d->state = IndexState::kDropping;
                        return Status::OK();
                      }).WithContext(ctx));
-  if (options.wait || !core_->finisher) return RemoveDropped(table, index).WithContext(ctx);
+  // One removal at a time an index in this store: a second, started while
+  // the first still deletes, could delete the entries of an index created
+  // again under the name once the first is done.
+  internal::IndexDrops& drops = *core_->index_drops;
+  const std::string key = internal::naming::IndexTableName(table, index);
+  const bool background = !options.wait && core_->finisher;
+  {
+    std::unique_lock<std::mutex> lock(drops.mu);
+    if (background && drops.running.count(key) > 0) return Status::OK();  // on its way
+    drops.done.wait(lock, [&] { return drops.running.count(key) == 0; });
+    drops.running.insert(key);
+  }
+  auto removal = [&drops, key](const Store& store, const std::string& table,
+                               const std::string& index) {
+    Status removed = store.RemoveDropped(table, index);
+    std::lock_guard<std::mutex> lock(drops.mu);
+    drops.running.erase(key);
+    drops.done.notify_all();
+    return removed;
+  };
+  if (!background) return removal(*this, table, index).WithContext(ctx);
   // The job runs on a store of its own over the same parts, which finishes
   // inline: it must not hold the finisher that runs it.
   auto parts = std::make_shared<internal::StoreCore>(*core_);
   parts->finisher = nullptr;
-  core_->finisher->Submit([parts, table, index] {
-    const Store inline_store(parts);
-    Status removed = inline_store.RemoveDropped(table, index);
+  core_->finisher->Submit([parts, table, index, removal] {
+    Status removed = removal(Store(parts), table, index);
     if (!removed.ok())
       parts->Warn("table " + table + ", dropping index " + index + " in the background: " +
                   removed.ToString() + "; it stays listed as dropping until DropIndex finishes it");
@@ -184,18 +203,29 @@ Status Store::DropIndex(std::string_view table_name, std::string_view name,
 }
 
 // The rest of a drop, once the index is marked dropping: the grace, its
-// entries, its definition.
+// entries, its definition. Only while it is still marked dropping: not an
+// index created again under its name since another drop finished.
 Status Store::RemoveDropped(const std::string& table, const std::string& name) const {
+  auto still_dropping = [&]() -> Result<bool> {
+    BT_ASSIGN_OR_RETURN(SchemaCopy copy, internal::ReadSchema(*core_, table));
+    const IndexDefinition* d = copy.schema->Find(name);
+    return d != nullptr && d->state == IndexState::kDropping;
+  };
+  BT_ASSIGN_OR_RETURN(bool dropping, still_dropping());
+  if (!dropping) return Status::OK();  // done by another
   // Writers that read the definitions before may still write entries.
   BT_SYNC_POINT("index.drop_waiting");
   core_->clock->SleepFor(core_->schemas->times().grace);
+  BT_ASSIGN_OR_RETURN(dropping, still_dropping());
+  if (!dropping) return Status::OK();
   DropTableReport ignored;
   BT_RETURN_IF_ERROR(DropUnder(
       internal::naming::TablePrefix(internal::naming::IndexTableName(table, name)), {}, ignored));
   return ChangeSchema(*core_, table, [&](TableSchema& schema) {
     std::erase_if(schema.indexes, [&](const IndexDefinition& d) {
-      return internal::naming::IndexTableName(table, d.spec.name) ==
-             internal::naming::IndexTableName(table, name);
+      return d.state == IndexState::kDropping &&
+             internal::naming::IndexTableName(table, d.spec.name) ==
+                 internal::naming::IndexTableName(table, name);
     });
     return Status::OK();
   });

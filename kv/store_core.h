@@ -5,8 +5,11 @@
 #ifndef BLOBTABLE_KV_STORE_CORE_H_
 #define BLOBTABLE_KV_STORE_CORE_H_
 
+#include <condition_variable>
 #include <iostream>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 
 #include "blobtable/options.h"
@@ -31,8 +34,18 @@ inline BackendOptions BackendOptionsOf(const StoreOptions& options) {
                         options.local,     options.azure};
 }
 
+// The index drops a store runs in the background, by index table name:
+// one at a time each (kv/index_admin.cc).
+struct IndexDrops {
+  std::mutex mu;
+  std::condition_variable done;
+  std::set<std::string> running;
+};
+
 struct StoreCore : TxnContext {
   StoreOptions options;
+  // Shared with the copies a background drop runs on (always set).
+  std::shared_ptr<IndexDrops> index_drops = std::make_shared<IndexDrops>();
 
   // Lists entity blobs as `policy` allows: through the cache when the store
   // has one (it may answer from its copies, stale), else from storage.

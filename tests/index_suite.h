@@ -73,14 +73,18 @@ class IndexTest : public ::testing::TestWithParam<Backend> {
     EXPECT_TRUE(report->clean()) << index << ": "
                                  << (report->problems.empty() ? "" : report->problems[0]);
   }
-  // How many blobs index `index` (lowercase) holds: its entries, and any
-  // lock blob under it.
-  size_t EntryBlobs(const std::string& index) {
+  // How many blobs index `index` (lowercase) holds: with `entries_only`
+  // its entries, else lock blobs too.
+  size_t IndexBlobs(const std::string& index, bool entries_only = false) {
     ListOptions under;
     under.prefix = "t/users~" + index + "/";
     auto listed = store_->blob_store().List(under);
     EXPECT_TRUE(listed.ok()) << listed.status().ToString();
-    return listed.ok() ? listed->items.size() : 0;
+    size_t n = 0;
+    if (listed.ok())
+      for (const BlobItem& item : listed->items)
+        n += !entries_only || item.name.starts_with(under.prefix + "e/");
+    return n;
   }
   std::vector<std::string> RowKeys(const Result<QueryPage>& page) {
     EXPECT_TRUE(page.ok()) << page.status().ToString();

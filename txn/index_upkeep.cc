@@ -186,11 +186,13 @@ class UpkeepPlan {
       i.pk = p.entry.partition_key();
       i.rk = p.entry.row_key();
       i.blob = blob;
-      // The lock of its entity's partition, which the transaction holds
-      // anyway: a lock only says that the coordinator is at work (L2), an
-      // entry is fenced by its intent like any entity, and a new value
-      // then needs no lock blob of its own (no blob created, none left).
-      i.lock = p.of->lock;
+      // One lock for all of an index's entries, partition "" of the index's
+      // table (a stripe of it, as any lock): a new value needs no lock blob
+      // of its own (none created, none left behind), since a lock only says
+      // that the coordinator is at work (L2) and an entry is fenced by its
+      // intent. It sorts after every entry of the index (t/<index>/l/ after
+      // t/<index>/e/), as D1 asks of the lock an intent names.
+      BT_ASSIGN_OR_RETURN(i.lock, naming::LockBlobName(table, ""));
       i.upkeep = true;
       i.about = p.about;
       i.order = b_.next_order++;
@@ -260,10 +262,17 @@ Result<SchemaCopy> SchemaCache::Current(const TxnContext& core, std::string_view
 }
 
 Result<SchemaCopy> SchemaCache::ReadAndKeep(const TxnContext& core, std::string_view table) {
+  const std::string key = naming::SchemaTableName(table);
+  uint64_t forgotten = 0;
+  {
+    std::lock_guard<std::mutex> guard(mu_);
+    forgotten = forgets_[key];
+  }
   BT_ASSIGN_OR_RETURN(SchemaCopy copy, ReadSchema(core, table));
   copy.deadline = copy.read_at + times_.max_age;
   std::lock_guard<std::mutex> guard(mu_);
-  SchemaCopy& kept = copies_[naming::SchemaTableName(table)];
+  if (forgets_[key] != forgotten) return copy;  // read before a change: not kept
+  SchemaCopy& kept = copies_[key];
   if (copy.read_at >= kept.read_at) kept = copy;
   return copy;
 }
@@ -287,7 +296,9 @@ bool SchemaCache::RefreshLater(const TxnContext& core, const std::string& table)
 
 void SchemaCache::Forget(std::string_view table) {
   std::lock_guard<std::mutex> guard(mu_);
-  copies_.erase(naming::SchemaTableName(table));
+  const std::string key = naming::SchemaTableName(table);
+  copies_.erase(key);
+  ++forgets_[key];  // a read under way when it was called is not kept
 }
 
 Status AddIndexUpkeep(TxnBuffer& b) {

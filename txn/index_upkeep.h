@@ -20,6 +20,7 @@
 #define BLOBTABLE_TXN_INDEX_UPKEEP_H_
 
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -85,7 +86,8 @@ class SchemaCache {
   // a round trip for definitions that rarely change.
   Result<SchemaCopy> Current(const TxnContext& core, std::string_view table,
                              std::optional<std::chrono::milliseconds> max_age = std::nullopt);
-  // Forgets the copy of `table` (after changing its definitions).
+  // Forgets the copy of `table` (after changing its definitions), and the
+  // copy any read started before the call brings.
   void Forget(std::string_view table);
 
  private:
@@ -98,6 +100,7 @@ class SchemaCache {
   std::mutex mu_;
   std::map<std::string, SchemaCopy, std::less<>> copies_;  // by SchemaTableName
   std::set<std::string, std::less<>> refreshing_;          // tables, by SchemaTableName
+  std::map<std::string, uint64_t, std::less<>> forgets_;   // Forget calls, by SchemaTableName
 };
 
 // Reads the stored definitions of `table` (none: an empty schema, etag "").
