@@ -628,5 +628,112 @@ TEST_F(TxnHolesTest, RecoverLeavesAnIntentNotYetLeasedToItsLiveCoordinator) {
   EXPECT_EQ(Value("p", "y"), 3);
 }
 
+// A writer's stale undo (found by the index stress run of 2026-11-27). W
+// meets T's intent not yet leased and undecided, and its undo of it is
+// slow. T leases the intent, commits and starts finishing; its lease on the
+// entity is then broken (the stress tool's lease-lost fault: an operator's
+// break, or a store that lost it). W's undo, If-Match the intent without a
+// lease, must not land then: T was told it committed, and its write would
+// be gone. A writer therefore decides T through its record before it
+// undoes (invariant C2): T then fails at its commit point.
+TEST_F(TxnHolesTest, AWritersUndoOfAnIntentNotYetLeasedGoesThroughTheRecord) {
+  Put("p", "x", 0);
+  const std::string x = Blob("p", "x");
+  Gate placed, undo, w_returned;
+  SyncPoints::Set("txn.locks_acquired", [&] {
+    if (Is("T")) placed.Arrive();  // round 1 done: T's intent placed, not leased
+  });
+  SyncPoints::Set("txn.finishing", [&] {
+    if (!Is("T")) return;
+    ASSERT_TRUE(store_->blob_store().BreakLease(x, 0, {}).ok());
+    undo.Open();
+    (void)w_returned.WaitArrived();  // W's undo and its own write have landed
+  });
+  SetHook([&](const HookedBlobStore::Request& r) {
+    const bool undoing = r.put != nullptr && r.name == x && r.put->lease_id.empty() &&
+                         r.put->metadata.count(kTxnMetadata) == 1;
+    if (Is("W") && undoing && !undo.arrived()) undo.Arrive();
+  });
+  Status t_status;
+  std::thread t([&] {
+    role = "T";
+    auto txn = store_->Begin(Leases());
+    Status s = txn->Replace(table_, Entity("p", "x").Set("v", 5), "*");
+    t_status = s.ok() ? txn->Commit().status() : s;
+  });
+  ASSERT_TRUE(placed.WaitArrived());
+  Status w_status;
+  std::thread w([&] {
+    role = "W";
+    w_status = table_.UpsertMerge(Entity("p", "x").Set("m", 1)).status();
+    w_returned.Arrive();
+  });
+  ASSERT_TRUE(undo.WaitArrived());
+  placed.Open();
+  t.join();
+  undo.Open();
+  w_returned.Open();
+  w.join();
+  SetHook(nullptr);
+  EXPECT_TRUE(w_status.ok()) << w_status.ToString();
+  auto now = table_.Get("p", "x");
+  ASSERT_TRUE(now.ok()) << now.status().ToString();
+  EXPECT_EQ(*now->FindAs<int32_t>("m"), 1);
+  if (t_status.ok())
+    EXPECT_EQ(*now->FindAs<int32_t>("v"), 5) << "T was told it committed, and its write is gone";
+  else
+    EXPECT_EQ(*now->FindAs<int32_t>("v"), 0) << t_status.ToString();
+  // Conflict, as when a write lands between a transaction's read and its
+  // commit: the aborted record names the entity W wrote.
+  EXPECT_TRUE(t_status.IsConflict()) << t_status.ToString();
+}
+
+// The same writer, the other order: W decides T aborted, then T leases its
+// intent before W's undo. T meets the aborted record at its commit point
+// with its intent still in place, so it knows nothing was committed (R1):
+// Conflict naming the entity (the record names it; LeaseLost would say T
+// stalled), its intent undone by itself and its marker gone. W does not
+// undo under T's lease at once (Busy, then its next try finds the record),
+// which leaves T that look; a T slower than W's wait between its commit
+// point and that look may find W's write there and say OutcomeUnknown
+// (docs/protocol.md, "Not covered").
+TEST_F(TxnHolesTest, ATransactionAWriterDecidedFirstKnowsItDidNotCommit) {
+  Put("p", "x", 0);
+  Gate placed, decided;
+  SyncPoints::Set("txn.locks_acquired", [&] {
+    if (Is("T")) placed.Arrive();
+  });
+  SyncPoints::Set("recovery.decided", [&] {
+    if (Is("W")) decided.Arrive();
+  });
+  Status t_status;
+  std::thread t([&] {
+    role = "T";
+    auto txn = store_->Begin(Leases());
+    Status s = txn->Replace(table_, Entity("p", "x").Set("v", 5), "*");
+    t_status = s.ok() ? txn->Commit().status() : s;
+  });
+  ASSERT_TRUE(placed.WaitArrived());
+  Status w_status;
+  std::thread w([&] {
+    role = "W";
+    w_status = table_.UpsertMerge(Entity("p", "x").Set("m", 1)).status();
+  });
+  ASSERT_TRUE(decided.WaitArrived());  // T's record created aborted
+  placed.Open();
+  t.join();
+  decided.Open();
+  w.join();
+  EXPECT_TRUE(t_status.IsConflict()) << t_status.ToString();
+  EXPECT_TRUE(w_status.ok()) << w_status.ToString();
+  auto now = table_.Get("p", "x");
+  ASSERT_TRUE(now.ok()) << now.status().ToString();
+  EXPECT_EQ(*now->FindAs<int32_t>("v"), 0);
+  EXPECT_EQ(*now->FindAs<int32_t>("m"), 1);
+  auto report = store_->RecoverAndReport();
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_TRUE(report->in_flight.empty()) << "T left its marker";
+}
+
 }  // namespace
 }  // namespace blobtable::testing

@@ -204,8 +204,8 @@ Try TryWrite(const TxnContext& core, const std::string& blob, WriteMode mode,
   if (s.IsBusy()) return Held(s);
   if (!s.IsConflict()) return Failed(s);
   // A condition failed. An intent placed and not yet leased fails it
-  // without being a race: settle it (undone: its transaction can no
-  // longer commit).
+  // without being a race: settle it (its transaction decided aborted
+  // through its record, then the intent undone).
   if (HoldsIntent(*core.blobs, blob)) return Held(Status::Busy("held by a transaction"));
   if (any_version) return Raced();  // between reading and writing
   if (insert_only) {

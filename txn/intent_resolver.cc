@@ -94,10 +94,11 @@ Result<Outcome> OutcomeOf(BlobStore& blobs, std::string_view txn_id) {
   return FromState(rec.state);
 }
 
-Result<Outcome> DecideAbort(BlobStore& blobs, std::string_view txn_id) {
+Result<Outcome> DecideAbort(BlobStore& blobs, std::string_view txn_id, const TxnWrite* met) {
   TxnRecord aborted;
   aborted.txn_id = std::string(txn_id);
   aborted.state = TxnState::kAborted;
+  if (met != nullptr) aborted.writes.push_back(*met);
   PutOptions create;
   create.conditions.if_none_match = std::string(kAnyETag);
   auto put = blobs.Put(RecordBlobName(txn_id), EncodeRecord(aborted), create);
@@ -203,7 +204,7 @@ Status FinishIntent(const ResolveContext& ctx, std::string_view blob, const Enti
       auto now = ctx.blobs.Head(blob, {});
       if (now.status().IsNotFound() || (now.ok() && now->properties.etag != seen.etag))
         return Status::OK();
-      if (s.IsBusy() && !may_use_txn_lease) return s;  // leased since: not ours to decide
+      if (s.IsBusy() && !may_use_txn_lease) return s;  // leased since: its own to undo first
       if ((s.IsLeaseLost() && !lease.empty()) || (s.IsBusy() && lease.empty())) {
         lease = lease.empty() ? intent.txn_id : "";
         continue;
@@ -229,16 +230,20 @@ Result<bool> SettleIntentOnce(const ResolveContext& ctx, std::string_view blob, 
   if (!got.ok()) return got.status();
   if (PrewritingTransaction(got->properties).empty()) return true;
   BT_ASSIGN_OR_RETURN(EntityIntent intent, DecodeIntent(got->data, blob));
-  BT_ASSIGN_OR_RETURN(Outcome outcome, OutcomeOf(ctx.blobs, intent.txn_id));
-  if (outcome == Outcome::kUndecided && got->properties.lease_status != LeaseStatus::kLocked &&
-      as == SettleAs::kWriter) {
-    // Not leased yet: its transaction cannot commit once this changes (its
-    // lease is taken at the intent's version), so the writer goes first.
-    BT_RETURN_IF_ERROR(FinishIntent(ctx, blob, intent, got->properties, /*committed=*/false,
-                                    /*release=*/true, /*may_use_txn_lease=*/false));
+  if (!ctx.own_txn.empty() && intent.txn_id == ctx.own_txn) {
+    // Our own, met again before our commit point (an undo of it failed).
+    BT_RETURN_IF_ERROR(FinishIntent(ctx, blob, intent, got->properties, /*committed=*/false));
     return true;
   }
-  if (outcome == Outcome::kUndecided) {
+  BT_ASSIGN_OR_RETURN(Outcome outcome, OutcomeOf(ctx.blobs, intent.txn_id));
+  // Not leased yet: the writer goes first, without waiting for the
+  // coordinator. It still decides through the record (C2): what it saw is
+  // old by the time its undo lands, and an undo If-Match the intent lands
+  // after the transaction committed if its lease on the intent was broken
+  // meanwhile (TxnHolesTest.AWritersUndoOfAnIntentNotYetLeasedGoesThroughTheRecord).
+  const bool writer_first =
+      got->properties.lease_status != LeaseStatus::kLocked && as == SettleAs::kWriter;
+  if (outcome == Outcome::kUndecided && !writer_first) {
     BT_ASSIGN_OR_RETURN(bool alive, MayBeAlive(ctx, intent));
     if (alive)
       return Status::Busy("transaction " + intent.txn_id + " is in progress on " +
@@ -246,15 +251,28 @@ Result<bool> SettleIntentOnce(const ResolveContext& ctx, std::string_view blob, 
     // "No record" tells only beside the intent still in place (R1): the
     // transaction may have committed, finished and let go of its lock since
     // the GET. Deciding then would create an aborted record for a committed
-    // transaction (harmless under R1, but a record nobody needs).
+    // transaction (harmless under R1, but a record nobody needs; a writer
+    // going first takes that chance to save the request).
     BT_ASSIGN_OR_RETURN(bool still, StillAt(ctx.blobs, blob, got->properties.etag));
     if (!still) return false;
-    BT_ASSIGN_OR_RETURN(outcome, DecideAbort(ctx.blobs, intent.txn_id));
+  }
+  bool decided_first = false;
+  if (outcome == Outcome::kUndecided) {
+    const TxnWrite met{std::string(blob), got->properties.etag};
+    BT_ASSIGN_OR_RETURN(outcome,
+                        DecideAbort(ctx.blobs, intent.txn_id, writer_first ? &met : nullptr));
     BT_SYNC_POINT("recovery.decided");
     if (outcome == Outcome::kUndecided) return false;  // finished by others meanwhile
+    decided_first = writer_first && outcome == Outcome::kAborted;
   }
-  BT_RETURN_IF_ERROR(
-      FinishIntent(ctx, blob, intent, got->properties, outcome == Outcome::kCommitted));
+  // A writer that went first does not present the transaction's lease at
+  // once: if the transaction leased the intent meanwhile, it meets the
+  // record at its commit point with its intents still in place (R1: so it
+  // knows nothing was committed) and undoes them itself; Busy here, and
+  // the writer's next try finds the record and may present the lease.
+  BT_RETURN_IF_ERROR(FinishIntent(ctx, blob, intent, got->properties,
+                                  outcome == Outcome::kCommitted, /*release=*/true,
+                                  /*may_use_txn_lease=*/!decided_first));
   return true;
 }
 

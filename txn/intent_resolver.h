@@ -20,6 +20,7 @@
 #include "blobtable/blob_store.h"
 #include "txn/intent.h"
 #include "txn/recovery.h"
+#include "txn/txn_record.h"
 
 namespace blobtable::internal {
 
@@ -32,8 +33,11 @@ Result<Outcome> OutcomeOf(BlobStore& blobs, std::string_view txn_id);
 // outcome that stands (committed if its commit point got there first), or
 // kUndecided if a record was there and is gone: the transaction was decided
 // and finished meanwhile (a record is deleted only once its intents are
-// rewritten), so what the caller read of its intents is stale.
-Result<Outcome> DecideAbort(BlobStore& blobs, std::string_view txn_id);
+// rewritten), so what the caller read of its intents is stale. `met`: the
+// intent a writer met before it was leased (the writer going first), named
+// in the aborted record so that the transaction reports Conflict on it.
+Result<Outcome> DecideAbort(BlobStore& blobs, std::string_view txn_id,
+                            const TxnWrite* met = nullptr);
 
 // The version of an entity a reader gets from a blob that holds an intent
 // (`seen`, read with its body): committed as of the read.
@@ -71,9 +75,10 @@ struct CommittedVersion {
 // errors of the reads, Corruption for a damaged intent or record.
 Result<CommittedVersion> LookCommitted(BlobStore& blobs, std::string_view blob);
 
-// Who settles: a writer about to write the entity undoes an intent not yet
-// leased at once (its transaction can no longer commit, so the writer goes
-// first); recovery leaves it alone while its coordinator may be at work.
+// Who settles: a writer about to write the entity decides an intent not yet
+// leased aborted at once, through its record, without waiting for its
+// coordinator (the writer goes first), then undoes it; recovery leaves it
+// alone while its coordinator may be at work.
 enum class SettleAs { kWriter, kRecovery };
 
 // Makes `blob` plain (finishing or undoing the intent it holds, read again
@@ -94,8 +99,9 @@ Status FinishDecided(const ResolveContext& ctx, std::string_view blob, const Get
 // outcome gives, then lets go of the transaction's lease on it. OK also when
 // the blob is no longer that intent (someone finished it, or wrote later).
 // `release` false leaves the lease (the caller releases it in its own round).
-// `may_use_txn_lease` false: never present the transaction's lease id (an
-// undecided intent undone because it was not leased: Busy if it is now).
+// Presents the transaction's lease id where the blob is leased (callers act
+// on a decided outcome, or are the transaction itself) unless
+// `may_use_txn_lease` is false: Busy then if it is leased.
 Status FinishIntent(const ResolveContext& ctx, std::string_view blob, const EntityIntent& intent,
                     const BlobProperties& seen, bool committed, bool release = true,
                     bool may_use_txn_lease = true);

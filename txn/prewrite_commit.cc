@@ -106,6 +106,7 @@ class PrewriteCommit {
   ResolveContext Resolver() const {
     ResolveContext ctx{blobs_, clock_, opts_.lease_seconds, core_.inline_body_max};
     ctx.own_locks = &own_locks_;
+    ctx.own_txn = txn_id_;
     return ctx;
   }
   // Calls fn for every index at once (up to the width).
@@ -500,6 +501,20 @@ class PrewriteCommit {
     return Settle(put.status());
   }
 
+  // The entity whose writer decided this transaction aborted, going first
+  // (it met our intent there before we leased it, and its aborted record
+  // names it): Conflict, as for any write in between. "" if a decider did
+  // (it found this coordinator gone), or unknown.
+  std::string WriterThatWentFirst() {
+    auto got = blobs_.Get(RecordBlobName(txn_id_), {});
+    if (!got.ok()) return "";
+    auto rec = DecodeRecord(got->data, RecordBlobName(txn_id_));
+    if (!rec.ok() || rec->state != TxnState::kAborted || rec->writes.empty()) return "";
+    for (const Target& t : targets_)
+      if (t.blob == rec->writes.front().blob && t.intent != nullptr) return t.intent->Describe();
+    return "";
+  }
+
   // The commit point failed or got no clear answer: the record says what
   // happened; with none, deciding "abort" ourselves makes it certain.
   Status Settle(const Status& failure) {
@@ -519,6 +534,11 @@ class PrewriteCommit {
       return Status::OK();
     }
     if (outcome.ok() && *outcome == Outcome::kAborted) {
+      const std::string met = failure.IsConflict() ? WriterThatWentFirst() : "";
+      if (!met.empty())
+        return Status::Conflict("transaction " + txn_id_ + ": " + met +
+                                ": written by another client during the commit (that writer "
+                                "decided the transaction aborted): nothing was committed");
       if (failure.IsConflict())
         return Status::LeaseLost("transaction " + txn_id_ +
                                  " was decided aborted by another client before its commit point "

@@ -31,6 +31,10 @@ struct ResolveContext {
   // Partition locks the caller itself holds (a committing transaction): an
   // intent whose lock is among them has lost its coordinator.
   const std::set<std::string>* own_locks = nullptr;
+  // The caller's own transaction, before its commit point: an intent of its
+  // own that it meets again (one it failed to undo) it undoes without a
+  // decision, as its coordinator may.
+  std::string own_txn = {};
   // Where a finishing job says what it did: each intent's rewrite (a commit
   // on the same rows then holds it), and each blob settled (a commit waiting
   // for this store's own finishing goes on). Null when not a finishing job.

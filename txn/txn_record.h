@@ -32,7 +32,10 @@ struct TxnWrite {
 struct TxnRecord {
   std::string txn_id;
   TxnState state = TxnState::kAborted;
-  std::vector<TxnWrite> writes;  // set when committed
+  // Committed: every intent. Aborted: the intent a writer met before the
+  // transaction leased it, when that writer decided it (readers of an
+  // aborted record ignore it; the coordinator reports Conflict on it).
+  std::vector<TxnWrite> writes;
 };
 
 std::string RecordBlobName(std::string_view txn_id);

@@ -221,6 +221,36 @@ std::vector<Scenario> AllScenarios() {
     };
     all.push_back(std::move(s));
   }
+  {
+    Scenario s;
+    s.name = "lease-break";
+    s.about =
+        "T writes b; W reads b and replaces it as read; R reads b twice; the lease a "
+        "finishing presents may be found broken (a writer's undo decided before T's commit "
+        "point must not land after it)";
+    s.initial = {{kB, false}};
+    s.bounds.stall = false;
+    s.bounds.lease_break = true;
+    s.bounds.preemptions = 2;
+    s.bounds.faults = 1;
+    s.actors = {
+        {"T",
+         [](Actor& a) {
+           a.Txn(0, {{kB, Plan::kReadWrite}}, false);
+         }},
+        {"W",
+         [](Actor& a) {
+           a.Get(0, kB);
+           a.Replace(1, kB);
+         }},
+        {"R",
+         [](Actor& a) {
+           a.Get(0, kB);
+           a.Get(1, kB);
+         }},
+    };
+    all.push_back(std::move(s));
+  }
   return all;
 }
 

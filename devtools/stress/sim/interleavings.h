@@ -16,7 +16,7 @@ namespace blobtable::sim {
 
 struct RunStats {
   std::string violation;  // empty: none (for RunSeeds, the first seed's)
-  int ops = 0, txns = 0, committed = 0, kills = 0, stalls = 0, lost = 0, jumps = 0;
+  int ops = 0, txns = 0, committed = 0, kills = 0, stalls = 0, lost = 0, jumps = 0, breaks = 0;
 };
 
 // What a random run may do. `classic`: the simulation as it was before the

@@ -46,14 +46,26 @@ Result<WriteResult> ProtocolMonitor::Put(std::string_view n, std::string_view d,
       return next.ok() && next->prev_exists == i.next_exists && next->prev_body == i.next_body &&
              (next->prev_etag == cur.etag || (same_version && next->prev_etag == i.prev_etag));
     }
-    return FinishesCommitted(i, cur, d, o.metadata);
+    if (FinishesCommitted(i, cur, d, o.metadata)) return true;
+    // Its lease broken (a lease-break fault), a committed intent is no
+    // longer fenced by it: a write may land on it as a write after the
+    // committed version, never as its undo (W1): not stamped for the
+    // transaction, not naming the version before.
+    auto stamp = o.metadata.find(internal::kTxnMetadata);
+    auto same = o.metadata.find(internal::kSameAsMetadata);
+    const bool undo = (stamp != o.metadata.end() && stamp->second == i.txn_id) ||
+                      (same != o.metadata.end() && !i.prev_etag.empty() &&
+                       internal::NamesVersion(same->second, i.prev_etag));
+    return cur.lease_state == LeaseState::kBroken && !undo;
   };
   return Watch(n, o.lease_id, "put", finishes, [&] { return BlobStoreWrapper::Put(n, d, o); });
 }
 
 Status ProtocolMonitor::Delete(std::string_view n, const WriteOptions& o) {
-  auto finishes = [](const internal::EntityIntent& i, const BlobProperties&) {
-    return !i.next_exists;
+  // Or, its lease broken, a delete after the committed version: one over
+  // an entity that was there before cannot be its undo (that is a put).
+  auto finishes = [](const internal::EntityIntent& i, const BlobProperties& cur) {
+    return !i.next_exists || (cur.lease_state == LeaseState::kBroken && i.prev_exists);
   };
   return Watch(n, o.lease_id, "delete", finishes, [&] { return BlobStoreWrapper::Delete(n, o); });
 }

@@ -308,22 +308,34 @@ void SimScheduler::Sleep(std::chrono::milliseconds d) {
   SwitchLocked(lk, me);
 }
 
-bool SimScheduler::LoseResponse() {
+bool SimScheduler::RequestFault(bool explored, double chance, bool draw_when_off,
+                                const std::string& words, int& count) {
   if (tl_sched != this) return false;
   std::lock_guard<std::mutex> lk(mu_);
-  bool lose = false;
+  bool chosen = false;
+  const std::string event = actors_[tl_actor].name + " " + words;
   if (log_ != nullptr) {
-    if (!bounds_.lose || faults_left_ <= 0) return false;
-    lose = log_->Choose(2, [&](int) { return actors_[tl_actor].name + ": loses the answer"; }) == 1;
-    if (lose) --faults_left_;
-  } else {
-    lose = std::uniform_real_distribution<double>(0.0, 1.0)(rng_) < faults_.lost_response;
+    if (!explored || faults_left_ <= 0) return false;
+    chosen = log_->Choose(2, [&](int) { return event; }) == 1;
+    if (chosen) --faults_left_;
+  } else if (chance > 0 || draw_when_off) {  // seeds of older runs keep their draws
+    chosen = std::uniform_real_distribution<double>(0.0, 1.0)(rng_) < chance;
   }
-  if (!lose) return false;
-  ++lost_;
+  if (!chosen) return false;
+  ++count;
   ++actors_[tl_actor].troubles;
-  Note(actors_[tl_actor].name + " loses the answer");
+  Note(event);
   return true;
+}
+
+bool SimScheduler::LoseResponse() {
+  return RequestFault(bounds_.lose, faults_.lost_response, /*draw_when_off=*/true,
+                      "loses the answer", lost_);
+}
+
+bool SimScheduler::BreakLeaseFirst() {
+  return RequestFault(bounds_.lease_break, faults_.lease_break, /*draw_when_off=*/false,
+                      "finds the lease it presents broken", breaks_);
 }
 
 int SimScheduler::TroublesOfCaller() const {

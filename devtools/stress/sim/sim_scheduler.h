@@ -64,6 +64,9 @@ struct SimFaults {
   std::chrono::milliseconds max_stall{20'000};
   // Per write request: applied, but its answer is lost (Unavailable).
   double lost_response = 0.0;
+  // Per put or delete presenting a lease: the lease is broken just before
+  // (an operator's Break Lease, or the stress tool's lease-lost fault).
+  double lease_break = 0.0;
   // At sync points (named protocol steps: "txn.*", "recovery.*") instead of
   // the above: where a coordinator or resolver pausing or dying matters most.
   double kill_at_step = 0.0;
@@ -92,6 +95,7 @@ struct ExploreBounds {
   int preemptions = 2;  // switches away from a runnable actor (or off the default)
   int faults = 2;       // stalls, kills, lost answers and clock steps together
   bool stall = true, long_stall = false, kill = false, lose = false, jump = false;
+  bool lease_break = false;  // a put or delete presenting a lease finds it broken
   std::chrono::milliseconds stall_for{16'000};  // past a 15 s lease
   std::chrono::milliseconds long_stall_for{31'000};
   std::chrono::milliseconds jump_by{31'000};  // forward
@@ -146,6 +150,9 @@ class SimScheduler {
   void Sleep(std::chrono::milliseconds d);
   // True (chosen) when the write request just applied should lose its answer.
   bool LoseResponse();
+  // True (chosen) when the lease a put or delete is about to present should
+  // be broken first.
+  bool BreakLeaseFirst();
   // A monotonic event counter: the order of everything that happened.
   uint64_t Step();
 
@@ -158,6 +165,7 @@ class SimScheduler {
   int stalls() const { return stalls_; }
   int lost_responses() const { return lost_; }
   int jumps() const { return jumps_; }
+  int lease_breaks() const { return breaks_; }
   // The last scheduling events, for failure messages.
   std::string Trace() const;
 
@@ -183,6 +191,11 @@ class SimScheduler {
   void Stall(Actor& a, int64_t ms, std::string_view where);
   void JumpClock(Actor& a, int64_t ms);
   bool Kill(Actor& a, std::string_view where);
+  // A fault of the request the calling actor is making: explored where
+  // `explored`, else drawn with `chance` (not drawn at all when it is 0
+  // unless `draw_when_off`); counted in `count` and noted as `words`.
+  bool RequestFault(bool explored, double chance, bool draw_when_off, const std::string& words,
+                    int& count);
 
   internal::FakeClock& clock_;
   SimFaults faults_;
@@ -197,7 +210,7 @@ class SimScheduler {
   int current_ = -1;
   int live_ = 0;
   uint64_t step_ = 0;
-  int kills_ = 0, stalls_ = 0, lost_ = 0, jumps_ = 0;
+  int kills_ = 0, stalls_ = 0, lost_ = 0, jumps_ = 0, breaks_ = 0;
   std::deque<std::string> trace_;
 };
 

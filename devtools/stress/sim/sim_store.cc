@@ -44,10 +44,16 @@ class SimStore : public BlobStoreWrapper {
     return Read("list", o.prefix, [&] { return BlobStoreWrapper::List(o); });
   }
   Result<WriteResult> Put(std::string_view n, std::string_view d, const PutOptions& o) override {
-    return Write("put", n, KindOfPut(n, d, o), [&] { return BlobStoreWrapper::Put(n, d, o); });
+    return Write("put", n, KindOfPut(n, d, o), [&] {
+      BreakFirst(n, o.lease_id);
+      return BlobStoreWrapper::Put(n, d, o);
+    });
   }
   Status Delete(std::string_view n, const WriteOptions& o) override {
-    return Write("delete", n, PointKind::kRequest, [&] { return BlobStoreWrapper::Delete(n, o); });
+    return Write("delete", n, PointKind::kRequest, [&] {
+      BreakFirst(n, o.lease_id);
+      return BlobStoreWrapper::Delete(n, o);
+    });
   }
   Result<WriteResult> SetMetadata(std::string_view n, const Metadata& m,
                                   const WriteOptions& o) override {
@@ -94,6 +100,10 @@ class SimStore : public BlobStoreWrapper {
   SimScheduler& s_;
 
  private:
+  // The lease a write presents, broken just before it (when chosen).
+  void BreakFirst(std::string_view name, std::string_view lease_id) {
+    if (!lease_id.empty() && s_.BreakLeaseFirst()) (void)BlobStoreWrapper::BreakLease(name, 0, {});
+  }
   template <typename F>
   auto Read(const char* what, std::string_view name, F call) -> decltype(call()) {
     s_.Point(std::string(what) + " " + std::string(name), PointKind::kRequest);
