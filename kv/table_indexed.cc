@@ -37,7 +37,10 @@ Result<Entity> Table::WriteIndexed(const Entity& entity, std::string_view if_mat
   const int attempts = std::max(1, core_->max_merge_attempts);
   for (int attempt = 1;; ++attempt) {
     Transaction txn(core_, TransactionOptions{});
-    auto read = txn.Get(*this, pk, rk);
+    // An insert needs no read: it expects nothing there, and the upkeep
+    // plans on that (txn/index_upkeep.h), checked at commit.
+    Result<Entity> read = Status::NotFound("not read");
+    if (mode != WriteMode::kInsert) read = txn.Get(*this, pk, rk);
     if (!read.ok() && !read.status().IsNotFound()) return read.status();
     Status buffered;
     switch (mode) {

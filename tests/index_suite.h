@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "blobtable/store.h"
+#include "testing/counting_blob_store.h"
 #include "testing/fake_clock.h"
 #include "testing/hooks.h"
 #include "tests/backend.h"
@@ -85,6 +86,23 @@ class IndexTest : public ::testing::TestWithParam<Backend> {
       for (const BlobItem& item : listed->items)
         n += !entries_only || item.name.starts_with(under.prefix + "e/");
     return n;
+  }
+  // Creates users' indexes byEmail (unique) and byAge, then opens another
+  // store on the same storage whose requests `counter` counts.
+  std::unique_ptr<Store> OpenCountedWithTwoIndexes(
+      std::shared_ptr<internal::CountingBlobStore>& counter) {
+    EXPECT_TRUE(
+        store_->CreateIndex("users", {.name = "byEmail", .properties = {"email"}, .unique = true})
+            .ok());
+    EXPECT_TRUE(store_->CreateIndex("users", {.name = "byAge", .properties = {"age"}}).ok());
+    StoreOptions o = options_;
+    o.wrap_blob_store = [&counter](std::shared_ptr<BlobStore> b) -> std::shared_ptr<BlobStore> {
+      counter = std::make_shared<internal::CountingBlobStore>(std::move(b));
+      return counter;
+    };
+    auto counted = OpenBackendStore(GetParam(), o);
+    EXPECT_TRUE(counted.ok()) << counted.status().ToString();
+    return counted.ok() ? std::move(*counted) : nullptr;
   }
   std::vector<std::string> RowKeys(const Result<QueryPage>& page) {
     EXPECT_TRUE(page.ok()) << page.status().ToString();
