@@ -689,22 +689,26 @@ TEST_F(TxnHolesTest, AWritersUndoOfAnIntentNotYetLeasedGoesThroughTheRecord) {
 }
 
 // The same writer, the other order: W decides T aborted, then T leases its
-// intent before W's undo. T meets the aborted record at its commit point
-// with its intent still in place, so it knows nothing was committed (R1):
-// Conflict naming the entity (the record names it; LeaseLost would say T
-// stalled), its intent undone by itself and its marker gone. W does not
-// undo under T's lease at once (Busy, then its next try finds the record),
-// which leaves T that look; a T slower than W's wait between its commit
-// point and that look may find W's write there and say OutcomeUnknown
-// (docs/protocol.md, "Not covered").
+// intent before W's undo, and T is slow to look at its intents after its
+// commit point failed: by then W has undone the intent (under T's lease: the
+// record decided) and written over it, so the intents tell T nothing. The
+// refused create beside the record of a writer that went first does: Conflict
+// naming the entity, not OutcomeUnknown (as on Azurite in CI, many threads
+// transferring, before the fix of this case), and its marker gone.
 TEST_F(TxnHolesTest, ATransactionAWriterDecidedFirstKnowsItDidNotCommit) {
   Put("p", "x", 0);
-  Gate placed, decided;
+  const std::string x = Blob("p", "x");
+  Gate placed, decided, look;
+  std::atomic<bool> armed{false};
   SyncPoints::Set("txn.locks_acquired", [&] {
     if (Is("T")) placed.Arrive();
   });
   SyncPoints::Set("recovery.decided", [&] {
     if (Is("W")) decided.Arrive();
+  });
+  SetHook([&](const HookedBlobStore::Request& r) {
+    if (Is("T") && armed && r.op == std::string("head") && r.name == x && !look.arrived())
+      look.Arrive();  // T, after its commit point failed, looking at its intent
   });
   Status t_status;
   std::thread t([&] {
@@ -720,10 +724,14 @@ TEST_F(TxnHolesTest, ATransactionAWriterDecidedFirstKnowsItDidNotCommit) {
     w_status = table_.UpsertMerge(Entity("p", "x").Set("m", 1)).status();
   });
   ASSERT_TRUE(decided.WaitArrived());  // T's record created aborted
+  armed = true;
   placed.Open();
-  t.join();
+  ASSERT_TRUE(look.WaitArrived());
   decided.Open();
-  w.join();
+  w.join();  // W undid T's intent and wrote
+  look.Open();
+  t.join();
+  SetHook(nullptr);
   EXPECT_TRUE(t_status.IsConflict()) << t_status.ToString();
   EXPECT_TRUE(w_status.ok()) << w_status.ToString();
   auto now = table_.Get("p", "x");

@@ -524,6 +524,16 @@ class PrewriteCommit {
       // a decider's create that arrived after this transaction committed
       // and was finished by others stands beside rewritten intents only.
       outcome = OutcomeFromRewrites();
+      // Written over since, so they tell nothing. But our create was refused
+      // beside the record of a writer that went first: it met our intent not
+      // yet leased, before our commit point, and created the record then
+      // (a create of ours that was applied is never answered Conflict: a
+      // retry refused after a lost answer is OutcomeUnknown,
+      // storage/azure/write_check.h). Its undo, or a reader's, under our
+      // lease, then its write, may well come before this look.
+      if (outcome.ok() && *outcome == Outcome::kUndecided && failure.IsConflict() &&
+          !WriterThatWentFirst().empty())
+        outcome = Outcome::kAborted;
     } else if (outcome.ok() && *outcome == Outcome::kUndecided) {
       auto [in_place, placed] = IntentsInPlace();
       outcome = in_place == placed ? DecideAbort(blobs_, txn_id_)
