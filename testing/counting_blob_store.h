@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "blobtable/blob_store.h"
 
@@ -32,12 +33,24 @@ class CountingBlobStore final : public BlobStoreWrapper {
   void Clear() {
     std::lock_guard<std::mutex> lock(mu_);
     counts_.clear();
+    got_.clear();
     not_modified_ = 0;
     listed_ = 0;
   }
 
+  // Of the gets, how many were of blobs whose names start with `prefix`.
+  int GetsUnder(std::string_view prefix) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    int n = 0;
+    for (const std::string& name : got_) n += name.starts_with(prefix);
+    return n;
+  }
   Result<GetResult> Get(std::string_view n, const ReadOptions& o) override {
     Count("get");
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      got_.emplace_back(n);
+    }
     auto r = BlobStoreWrapper::Get(n, o);
     if (r.ok() && r->not_modified) not_modified_ += 1;
     return r;
@@ -99,6 +112,7 @@ class CountingBlobStore final : public BlobStoreWrapper {
   std::atomic<int> not_modified_{0};
   std::atomic<int> listed_{0};
   std::map<std::string, int> counts_;
+  std::vector<std::string> got_;  // the names of the gets, in order
 };
 
 }  // namespace blobtable::internal

@@ -174,7 +174,10 @@ TEST_P(IndexTest, AnIndexedInsertReadsOnlyItsNewEntries) {
   ASSERT_TRUE(users->Insert(User("p", "b", "b@x", 2)).ok());
   const std::map<std::string, int> counts = counter->Counts();
   if (!GetParam().atomic) {
-    EXPECT_EQ(counts.count("get") ? counts.at("get") : 0, 2);
+    // Not the definitions' (table "users~"): a copy over a second old is
+    // read again beside the write, as a slow run may make it.
+    const int gets = counts.count("get") ? counts.at("get") : 0;
+    EXPECT_EQ(gets - counter->GetsUnder("t/users~/"), 2);
   }
   auto again = users->Insert(User("p", "b", "c@x", 3));
   EXPECT_TRUE(again.status().IsConflict()) << again.status().ToString();
