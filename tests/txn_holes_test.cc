@@ -170,6 +170,24 @@ class TxnHolesTest : public ::testing::Test {
     if (s.ok()) s = txn->Replace(table_, Entity(b.first, b.second).Set("v", v), eb->etag());
     return s.ok() ? txn->Commit().status() : s;
   }
+  // T and W of the writer-first schedules, each on its thread in its role:
+  // T replaces p/x with v = 5 in a transaction; W merges m = 1 into it
+  // with a plain write, then calls `after`.
+  std::thread ReplaceXAsT(Status* out) {
+    return std::thread([this, out] {
+      role = "T";
+      auto txn = store_->Begin(Leases());
+      Status s = txn->Replace(table_, Entity("p", "x").Set("v", 5), "*");
+      *out = s.ok() ? txn->Commit().status() : s;
+    });
+  }
+  std::thread MergeXAsW(Status* out, std::function<void()> after = {}) {
+    return std::thread([this, out, after] {
+      role = "W";
+      *out = table_.UpsertMerge(Entity("p", "x").Set("m", 1)).status();
+      if (after) after();
+    });
+  }
   // T2 of holes 2 and 3: reads x (p/x) and y (q/y), writes y := x + 10.
   Status AddXToY() {
     auto txn = store_->Begin(Leases());
@@ -655,19 +673,10 @@ TEST_F(TxnHolesTest, AWritersUndoOfAnIntentNotYetLeasedGoesThroughTheRecord) {
     if (Is("W") && undoing && !undo.arrived()) undo.Arrive();
   });
   Status t_status;
-  std::thread t([&] {
-    role = "T";
-    auto txn = store_->Begin(Leases());
-    Status s = txn->Replace(table_, Entity("p", "x").Set("v", 5), "*");
-    t_status = s.ok() ? txn->Commit().status() : s;
-  });
+  std::thread t = ReplaceXAsT(&t_status);
   ASSERT_TRUE(placed.WaitArrived());
   Status w_status;
-  std::thread w([&] {
-    role = "W";
-    w_status = table_.UpsertMerge(Entity("p", "x").Set("m", 1)).status();
-    w_returned.Arrive();
-  });
+  std::thread w = MergeXAsW(&w_status, [&] { w_returned.Arrive(); });
   ASSERT_TRUE(undo.WaitArrived());
   placed.Open();
   t.join();
@@ -711,18 +720,10 @@ TEST_F(TxnHolesTest, ATransactionAWriterDecidedFirstKnowsItDidNotCommit) {
       look.Arrive();  // T, after its commit point failed, looking at its intent
   });
   Status t_status;
-  std::thread t([&] {
-    role = "T";
-    auto txn = store_->Begin(Leases());
-    Status s = txn->Replace(table_, Entity("p", "x").Set("v", 5), "*");
-    t_status = s.ok() ? txn->Commit().status() : s;
-  });
+  std::thread t = ReplaceXAsT(&t_status);
   ASSERT_TRUE(placed.WaitArrived());
   Status w_status;
-  std::thread w([&] {
-    role = "W";
-    w_status = table_.UpsertMerge(Entity("p", "x").Set("m", 1)).status();
-  });
+  std::thread w = MergeXAsW(&w_status);
   ASSERT_TRUE(decided.WaitArrived());  // T's record created aborted
   armed = true;
   placed.Open();
