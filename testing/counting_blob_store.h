@@ -8,6 +8,7 @@
 #include <atomic>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,11 +47,7 @@ class CountingBlobStore final : public BlobStoreWrapper {
     return n;
   }
   Result<GetResult> Get(std::string_view n, const ReadOptions& o) override {
-    Count("get");
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      got_.emplace_back(n);
-    }
+    Count("get", n);
     auto r = BlobStoreWrapper::Get(n, o);
     if (r.ok() && r->not_modified) not_modified_ += 1;
     return r;
@@ -104,9 +101,11 @@ class CountingBlobStore final : public BlobStoreWrapper {
   }
 
  private:
-  void Count(const char* kind) {
+  // `got`: the name of a get, kept for GetsUnder.
+  void Count(const char* kind, std::optional<std::string_view> got = std::nullopt) {
     std::lock_guard<std::mutex> lock(mu_);
     ++counts_[kind];
+    if (got) got_.emplace_back(*got);
   }
   mutable std::mutex mu_;
   std::atomic<int> not_modified_{0};

@@ -85,13 +85,15 @@ std::string ContinuedHandles(std::string_view etag, std::string_view same_as) {
   return out;
 }
 
-Result<Outcome> OutcomeOf(BlobStore& blobs, std::string_view txn_id) {
+Result<Outcome> OutcomeOf(BlobStore& blobs, std::string_view txn_id, TxnRecord* read) {
   const std::string name = RecordBlobName(txn_id);
   auto got = blobs.Get(name, {});
   if (got.status().IsNotFound()) return Outcome::kUndecided;
   if (!got.ok()) return got.status();
   BT_ASSIGN_OR_RETURN(TxnRecord rec, DecodeRecord(got->data, name));
-  return FromState(rec.state);
+  const Outcome outcome = FromState(rec.state);
+  if (read != nullptr) *read = std::move(rec);
+  return outcome;
 }
 
 Result<Outcome> DecideAbort(BlobStore& blobs, std::string_view txn_id, const TxnWrite* met) {

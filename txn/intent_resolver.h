@@ -26,8 +26,9 @@ namespace blobtable::internal {
 
 enum class Outcome { kUndecided, kCommitted, kAborted };
 
-// What transaction `txn_id`'s record says (Corruption if it is damaged).
-Result<Outcome> OutcomeOf(BlobStore& blobs, std::string_view txn_id);
+// What transaction `txn_id`'s record says (Corruption if it is damaged);
+// the record itself into `read`, if given and there is one.
+Result<Outcome> OutcomeOf(BlobStore& blobs, std::string_view txn_id, TxnRecord* read = nullptr);
 
 // Decides an undecided transaction: creates its record aborted. Returns the
 // outcome that stands (committed if its commit point got there first), or

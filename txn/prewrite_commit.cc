@@ -503,22 +503,21 @@ class PrewriteCommit {
 
   // The entity whose writer decided this transaction aborted, going first
   // (it met our intent there before we leased it, and its aborted record
-  // names it): Conflict, as for any write in between. "" if a decider did
-  // (it found this coordinator gone), or unknown.
-  std::string WriterThatWentFirst() {
-    auto got = blobs_.Get(RecordBlobName(txn_id_), {});
-    if (!got.ok()) return "";
-    auto rec = DecodeRecord(got->data, RecordBlobName(txn_id_));
-    if (!rec.ok() || rec->state != TxnState::kAborted || rec->writes.empty()) return "";
+  // `rec` names it): Conflict, as for any write in between. "" if a decider
+  // did (it found this coordinator gone), or there is no such record.
+  std::string WriterThatWentFirst(const TxnRecord& rec) const {
+    if (rec.state != TxnState::kAborted || rec.writes.empty()) return "";
     for (const Target& t : targets_)
-      if (t.blob == rec->writes.front().blob && t.intent != nullptr) return t.intent->Describe();
+      if (t.blob == rec.writes.front().blob && t.intent != nullptr) return t.intent->Describe();
     return "";
   }
 
   // The commit point failed or got no clear answer: the record says what
   // happened; with none, deciding "abort" ourselves makes it certain.
   Status Settle(const Status& failure) {
-    auto outcome = OutcomeOf(blobs_, txn_id_);
+    TxnRecord record;  // as read now: a writer's aborted record stays as created
+    auto outcome = OutcomeOf(blobs_, txn_id_, &record);
+    const std::string met = failure.IsConflict() ? WriterThatWentFirst(record) : "";
     if (outcome.ok() && *outcome == Outcome::kAborted && IntentsInPlace().first == 0) {
       // An aborted record tells only beside an intent still in place (R1):
       // a decider's create that arrived after this transaction committed
@@ -531,8 +530,7 @@ class PrewriteCommit {
       // retry refused after a lost answer is OutcomeUnknown,
       // storage/azure/write_check.h). Its undo, or a reader's, under our
       // lease, then its write, may well come before this look.
-      if (outcome.ok() && *outcome == Outcome::kUndecided && failure.IsConflict() &&
-          !WriterThatWentFirst().empty())
+      if (outcome.ok() && *outcome == Outcome::kUndecided && !met.empty())
         outcome = Outcome::kAborted;
     } else if (outcome.ok() && *outcome == Outcome::kUndecided) {
       auto [in_place, placed] = IntentsInPlace();
@@ -544,7 +542,6 @@ class PrewriteCommit {
       return Status::OK();
     }
     if (outcome.ok() && *outcome == Outcome::kAborted) {
-      const std::string met = failure.IsConflict() ? WriterThatWentFirst() : "";
       if (!met.empty())
         return Status::Conflict("transaction " + txn_id_ + ": " + met +
                                 ": written by another client during the commit (that writer "
