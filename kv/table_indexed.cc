@@ -28,6 +28,23 @@ bool Raced(const internal::TxnBuffer& buffer, const Status& failed) {
                      [](const auto& kv) { return kv.second.changed_since_read; });
 }
 
+// A plain write's transaction waits as a plain write does (the Table
+// contract, table.h): up to StoreOptions::busy_timeout, with the lease the
+// store's own transaction machinery uses.
+TransactionOptions PlainWriteOptions(const internal::StoreCore& core) {
+  TransactionOptions o;
+  o.lock_timeout = std::max(core.busy_timeout, std::chrono::milliseconds(0));
+  o.lease_seconds = core.txn_lease_seconds;
+  return o;
+}
+
+// A lock or entity that stayed busy answers Busy, as a plain write's
+// entity held by a transaction does (LockTimeout is a transaction's code).
+Status AsPlainWrite(Status failed) {
+  if (failed.IsLockTimeout()) return Status::Busy(failed.message());
+  return failed;
+}
+
 }  // namespace
 
 Result<Entity> Table::WriteIndexed(const Entity& entity, std::string_view if_match,
@@ -36,7 +53,7 @@ Result<Entity> Table::WriteIndexed(const Entity& entity, std::string_view if_mat
   const std::string ctx = internal::EntityContext(name_, pk, rk);
   const int attempts = std::max(1, core_->max_merge_attempts);
   for (int attempt = 1;; ++attempt) {
-    Transaction txn(core_, TransactionOptions{});
+    Transaction txn(core_, PlainWriteOptions(*core_));
     // An insert needs no read: it expects nothing there, and the upkeep
     // plans on that (txn/index_upkeep.h), checked at commit.
     Result<Entity> read = Status::NotFound("not read");
@@ -66,7 +83,8 @@ Result<Entity> Table::WriteIndexed(const Entity& entity, std::string_view if_mat
       stored.set_stale(false);
       return stored;
     }
-    if (!Raced(*txn.buffer_, committed.status()) || attempt >= attempts) return committed.status();
+    if (!Raced(*txn.buffer_, committed.status()) || attempt >= attempts)
+      return AsPlainWrite(committed.status());
   }
 }
 
@@ -74,13 +92,14 @@ Status Table::DeleteIndexed(std::string_view pk, std::string_view rk,
                             std::string_view if_match) const {
   const int attempts = std::max(1, core_->max_merge_attempts);
   for (int attempt = 1;; ++attempt) {
-    Transaction txn(core_, TransactionOptions{});
+    Transaction txn(core_, PlainWriteOptions(*core_));
     auto read = txn.Get(*this, pk, rk);
     if (!read.ok() && !read.status().IsNotFound()) return read.status();
     BT_RETURN_IF_ERROR(txn.Delete(*this, pk, rk, if_match));
     auto committed = txn.Commit();
     if (committed.ok()) return Status::OK();
-    if (!Raced(*txn.buffer_, committed.status()) || attempt >= attempts) return committed.status();
+    if (!Raced(*txn.buffer_, committed.status()) || attempt >= attempts)
+      return AsPlainWrite(committed.status());
   }
 }
 

@@ -6,10 +6,12 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <functional>
 #include <string>
+#include <thread>
 
 #include "blobtable/clock.h"
 
@@ -55,6 +57,27 @@ class FakeClock final : public Clock {
     ms_[1].fetch_add(d.count());
   }
   void Jump(std::chrono::milliseconds d) const { ms_[0].fetch_add(d.count()); }
+  // Moves both clocks forward to monotonic time `due`, if they are not past
+  // it already (another sleeper's wake-up got there first).
+  void AdvanceTo(SteadyTime due) const {
+    const int64_t target =
+        std::chrono::duration_cast<std::chrono::milliseconds>(due.time_since_epoch()).count();
+    int64_t now = ms_[1].load();
+    while (now < target && !ms_[1].compare_exchange_weak(now, target)) {}
+    if (now < target) ms_[0].fetch_add(target - now);  // the wall clock moves as far
+  }
+  // A sleep for tests where threads and processes work side by side: it
+  // really sleeps d / speedup, then moves the clock to the moment it was
+  // due to wake (AdvanceTo). Sleepers side by side share time rather than
+  // add theirs up, so the clock runs at most `speedup` times real time:
+  // work that takes a second of real time (a coordinator holding a lease
+  // while others back off) spans at most `speedup` seconds of this clock,
+  // however many wait meanwhile.
+  void SleepPaced(std::chrono::milliseconds d, int speedup) const {
+    const SteadyTime due = Steady() + d;
+    std::this_thread::sleep_for(d / std::max(1, speedup));
+    AdvanceTo(due);
+  }
   // Set before the clock is shared with other threads.
   void set_sleep(std::function<void(std::chrono::milliseconds)> sleep) {
     sleep_ = std::move(sleep);

@@ -9,6 +9,7 @@
 #include "blobtable/store.h"
 #include "blobtable/txn.h"
 #include "model/blob_naming.h"
+#include "testing/fake_clock.h"
 #include "tests/test_util.h"
 
 namespace blobtable::testing {
@@ -73,6 +74,27 @@ INSTANTIATE_TEST_SUITE_P(Steps, ClockJumpTest,
                            return info.param.count() < 0 ? std::string("Backward")
                                                          : std::string("Forward");
                          });
+
+// The tests' paced sleep (testing/fake_clock.h): a waiter moves the clock
+// to the moment it was due to wake, never past a moment another waiter's
+// wake-up already reached. Added up instead, two writers backing off while
+// a killed build's child committed a page ran the clock past lock_timeout
+// and the child's 30 s lease on a slow machine (CI, IndexTest).
+TEST(FakeClockTest, WaitersSideBySideShareTimeRatherThanAddItUp) {
+  internal::FakeClock clock;
+  const SteadyTime start = clock.Steady();
+  const TimePoint wall = clock.Now();
+  clock.AdvanceTo(start + milliseconds(1000));  // the first waiter wakes
+  clock.AdvanceTo(start + milliseconds(1000));  // one that slept beside it
+  clock.AdvanceTo(start + milliseconds(400));   // a shorter one
+  EXPECT_EQ(clock.Steady() - start, milliseconds(1000));
+  EXPECT_EQ(clock.Now() - wall, milliseconds(1000));
+  clock.AdvanceTo(start + milliseconds(1500));  // one that started later
+  EXPECT_EQ(clock.Steady() - start, milliseconds(1500));
+  EXPECT_EQ(clock.Now() - wall, milliseconds(1500));
+  clock.SleepPaced(milliseconds(200), 1'000);  // a paced sleep moves it as long
+  EXPECT_EQ(clock.Steady() - start, milliseconds(1700));
+}
 
 }  // namespace
 }  // namespace blobtable::testing

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The secondary-index suite's tests (tests/index_suite.h says where they run).
 #include "tests/index_suite.h"
+#include "model/blob_naming.h"
+#include "model/index_naming.h"
 
 #include "tools/bulk.h"
 #include "testing/sync_point.h"
@@ -155,6 +157,39 @@ TEST_P(IndexTest, AnIndexedWriteLeasesOneLockAnIndexNotOneAValue) {
     EXPECT_TRUE(partition == "-" || partition.starts_with("-/")) << item.name;
   }
   ExpectClean("byEmail");
+  ExpectClean("byAge");
+}
+
+// A plain write to an indexed table is a transaction, and it waits as a
+// plain write does (table.h): an index lock another client holds past
+// StoreOptions::busy_timeout answers Busy, not a transaction's LockTimeout
+// after TransactionOptions::lock_timeout, and nothing was written. Here an
+// outsider leases the stripe of the index lock this store takes first.
+TEST_P(IndexTest, AnIndexedWriteKeptWaitingAnswersBusyAfterTheBusyTimeout) {
+  if (GetParam().atomic) GTEST_SKIP() << "one batch: no lock to wait for";
+  ASSERT_TRUE(store_->CreateIndex("users", {.name = "byAge", .properties = {"age"}}).ok());
+  StoreOptions o = options_;  // stripe 0 first (IndexTest::SetUp)
+  o.busy_timeout = std::chrono::seconds(2);
+  auto waiting = OpenBackendStore(GetParam(), o);
+  ASSERT_TRUE(waiting.ok()) << waiting.status().ToString();
+  auto users = (*waiting)->OpenTable("users");
+  ASSERT_TRUE(users.ok());
+  auto lock =
+      internal::naming::LockBlobName(internal::naming::IndexTableName("users", "byAge"), "");
+  ASSERT_TRUE(lock.ok());
+  const std::string stripe = internal::naming::LockStripeBlobName(*lock, 0);
+  BlobStore& blobs = store_->blob_store();
+  PutOptions create;
+  create.conditions.if_none_match = "*";
+  Status made = blobs.Put(stripe, "", create).status();
+  ASSERT_TRUE(made.ok() || made.IsConflict()) << made.ToString();
+  ASSERT_TRUE(blobs.AcquireLease(stripe, 60, "outsider", {}).ok());
+  Status kept = users->Upsert(User("p", "a", "e", 1)).status();
+  EXPECT_TRUE(kept.IsBusy()) << kept.ToString();
+  EXPECT_NE(kept.message().find("stayed busy for 2000 ms"), std::string::npos) << kept.ToString();
+  EXPECT_TRUE(users_.Get("p", "a").status().IsNotFound());
+  ASSERT_TRUE(blobs.ReleaseLease(stripe, "outsider", {}).ok());
+  ASSERT_TRUE(users->Upsert(User("p", "a", "e", 1)).ok());
   ExpectClean("byAge");
 }
 

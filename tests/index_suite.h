@@ -40,20 +40,24 @@ class IndexTest : public ::testing::TestWithParam<Backend> {
     StoreOptions o;
     o.container = FreshContainer("index");
     o.finish_in_background = false;
+    // The definitions' waits a tenth as long (a build's grace: a second).
+    // Every store of a test tries lock stripe 0 first, so a forked child's
+    // transactions and this process's meet on one stripe (1 in 16 at random).
+    internal::TestingHooks hooks = internal::HooksOf(o);
+    hooks.index_time_divisor = 10;
+    hooks.first_lock_stripe = 0;
+    o.testing = std::make_shared<const internal::TestingHooks>(hooks);
     if (GetParam().fake_clock()) {
-      // Waits move the fake clock fifty times faster than they sleep (as in
-      // TxnTest): time passes evenly for every live writer, and a killed
-      // one's leases run out in a fraction of a second. Set before any
-      // thread or child shares the clock.
-      clock_.set_sleep([this](std::chrono::milliseconds d) {
-        clock_.Advance(d);
-        std::this_thread::sleep_for(d / 50);
-      });
+      // Waits move the fake clock five times faster than they sleep, and
+      // waiters side by side do not add their waits up (SleepPaced): a
+      // build's page of a hundred entities holds its lease for a fraction of
+      // a second of real time, a few seconds of this clock however many
+      // writers back off meanwhile, far from lock_timeout and the leases'
+      // 30 s. (Fifty times, added up, let two writers' backoff turn a slow
+      // machine's page into 30 s: LockTimeout.) Set before any thread or
+      // child shares the clock.
+      clock_.set_sleep([this](std::chrono::milliseconds d) { clock_.SleepPaced(d, 5); });
       o.clock = &clock_;
-    } else {  // a server keeps real time: the definitions' waits a tenth as long
-      internal::TestingHooks hooks = internal::HooksOf(o);
-      hooks.index_time_divisor = 10;
-      o.testing = std::make_shared<const internal::TestingHooks>(hooks);
     }
     o = internal::WithAtomicCommits(o, GetParam().atomic);
     options_ = o;

@@ -49,12 +49,11 @@ class TxnTest : public ::testing::TestWithParam<Backend> {
     // Backoff moves the shared fake clock (in this process and its children)
     // fifty times faster than it sleeps: waiting out a dead coordinator's
     // leases takes a fraction of a second, while time still passes evenly
-    // for every live coordinator. Set once, before any thread shares the
-    // clock (ThreadSanitizer found it set again by stores opened in threads).
-    clock_.set_sleep([this](std::chrono::milliseconds d) {
-      clock_.Advance(d);
-      std::this_thread::sleep_for(d / 50);
-    });
+    // for every live coordinator: waiters side by side share time rather
+    // than add theirs up (SleepPaced). Set once, before any thread shares
+    // the clock (ThreadSanitizer found it set again by stores opened in
+    // threads).
+    clock_.set_sleep([this](std::chrono::milliseconds d) { clock_.SleepPaced(d, 50); });
     container_ = FreshContainer("txn");
     store_ = Open();
     ASSERT_NE(store_, nullptr);

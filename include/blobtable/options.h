@@ -67,7 +67,8 @@ struct StoreOptions {
 
   // A single-entity read or write that meets an entity held by a transaction
   // in progress waits up to this long for it, resolving a transaction whose
-  // coordinator died, then returns Busy. Must be longer than any transaction
+  // coordinator died, then returns Busy (on a table with indexes, where a
+  // write is a transaction, so does a lock it waits for). Must be longer than any transaction
   // lease (TransactionOptions::lease_seconds, txn_lease_seconds), so that a
   // dead coordinator's record lease can run out within it.
   std::chrono::milliseconds busy_timeout{70'000};
