@@ -67,16 +67,31 @@ class FakeClock final : public Clock {
     if (now < target) ms_[0].fetch_add(target - now);  // the wall clock moves as far
   }
   // A sleep for tests where threads and processes work side by side: it
-  // really sleeps d / speedup, then moves the clock to the moment it was
-  // due to wake (AdvanceTo). Sleepers side by side share time rather than
-  // add theirs up, so the clock runs at most `speedup` times real time:
-  // work that takes a second of real time (a coordinator holding a lease
-  // while others back off) spans at most `speedup` seconds of this clock,
-  // however many wait meanwhile.
+  // really sleeps d / speedup, the clock rising meanwhile at `speedup`
+  // times real time from where it stood when the sleep began, up to the
+  // moment the sleeper was due to wake (AdvanceTo: never back, never past
+  // a moment another sleeper already reached). So:
+  // - sleepers side by side share time rather than add theirs up: the
+  //   clock runs at most `speedup` times real time, and work that takes a
+  //   second of real time (a coordinator holding a lease while others back
+  //   off) spans at most `speedup` seconds of it, however many wait;
+  // - time passes while the sleeper sleeps, not all at once as it wakes:
+  //   others see it pass before the sleeper goes on (a build's grace is
+  //   real time for the writers that must notice it).
   void SleepPaced(std::chrono::milliseconds d, int speedup) const {
-    const SteadyTime due = Steady() + d;
-    std::this_thread::sleep_for(d / std::max(1, speedup));
-    AdvanceTo(due);
+    using std::chrono::steady_clock;
+    const int64_t from = ms_[1].load();
+    const auto began = steady_clock::now();
+    const auto real = std::chrono::duration_cast<steady_clock::duration>(d) / std::max(1, speedup);
+    for (;;) {
+      const auto slept = steady_clock::now() - began;
+      if (slept >= real) break;
+      const auto risen = std::chrono::duration_cast<std::chrono::milliseconds>(slept * speedup);
+      AdvanceTo(SteadyTime(std::chrono::milliseconds(from) + std::min(risen, d)));
+      std::this_thread::sleep_for(
+          std::min<steady_clock::duration>(real - slept, std::chrono::milliseconds(1)));
+    }
+    AdvanceTo(SteadyTime(std::chrono::milliseconds(from) + d));
   }
   // Set before the clock is shared with other threads.
   void set_sleep(std::function<void(std::chrono::milliseconds)> sleep) {

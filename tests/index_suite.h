@@ -48,15 +48,19 @@ class IndexTest : public ::testing::TestWithParam<Backend> {
     hooks.first_lock_stripe = 0;
     o.testing = std::make_shared<const internal::TestingHooks>(hooks);
     if (GetParam().fake_clock()) {
-      // Waits move the fake clock five times faster than they sleep, and
-      // waiters side by side do not add their waits up (SleepPaced): a
-      // build's page of a hundred entities holds its lease for a fraction of
-      // a second of real time, a few seconds of this clock however many
-      // writers back off meanwhile, far from lock_timeout and the leases'
-      // 30 s. (Fifty times, added up, let two writers' backoff turn a slow
-      // machine's page into 30 s: LockTimeout.) Set before any thread or
-      // child shares the clock.
-      clock_.set_sleep([this](std::chrono::milliseconds d) { clock_.SleepPaced(d, 5); });
+      // Waits move the fake clock twice as fast as they sleep, and waiters
+      // side by side do not add their waits up (FakeClock::SleepPaced). A
+      // build's page of a hundred entities holds its lease for a fraction
+      // of a second of real time: a second or so of this clock however
+      // many writers back off meanwhile, far from lock_timeout and the
+      // leases' 30 s (fifty times, added up, let two writers' backoff turn
+      // a slow machine's page into 30 s: LockTimeout). And a build's grace
+      // (1 s here) passes over half a second of real time, while writers
+      // holding the definitions read before it notice it: a writer that
+      // checked its copy's age must then take that long to commit before
+      // the walk can miss its write (not promised: docs/indexes.md).
+      // Set before any thread or child shares the clock.
+      clock_.set_sleep([this](std::chrono::milliseconds d) { clock_.SleepPaced(d, 2); });
       o.clock = &clock_;
     }
     o = internal::WithAtomicCommits(o, GetParam().atomic);
