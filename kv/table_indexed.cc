@@ -34,7 +34,8 @@ bool Raced(const internal::TxnBuffer& buffer, const Status& failed) {
 TransactionOptions PlainWriteOptions(const internal::StoreCore& core) {
   TransactionOptions o;
   o.lock_timeout = std::max(core.busy_timeout, std::chrono::milliseconds(0));
-  o.lease_seconds = core.txn_lease_seconds;
+  // StoreOptions::txn_lease_seconds says 15..60 and is not checked at open.
+  o.lease_seconds = std::clamp(core.txn_lease_seconds, 15, 60);
   return o;
 }
 
