@@ -40,9 +40,11 @@ TransactionOptions PlainWriteOptions(const internal::StoreCore& core) {
 }
 
 // A lock or entity that stayed busy answers Busy, as a plain write's
-// entity held by a transaction does (LockTimeout is a transaction's code).
+// entity held by a transaction does; so does the write's own transaction
+// losing its lease before its commit point (nothing was written). LockTimeout
+// and LeaseLost are a transaction's codes, not a Table write's (table.h).
 Status AsPlainWrite(Status failed) {
-  if (failed.IsLockTimeout()) return Status::Busy(failed.message());
+  if (failed.IsLockTimeout() || failed.IsLeaseLost()) return Status::Busy(failed.message());
   return failed;
 }
 

@@ -69,15 +69,18 @@ class FakeClock final : public Clock {
   // A sleep for tests where threads and processes work side by side: it
   // really sleeps d / speedup, the clock rising meanwhile at `speedup`
   // times real time from where it stood when the sleep began, up to the
-  // moment the sleeper was due to wake (AdvanceTo: never back, never past
-  // a moment another sleeper already reached). So:
+  // moment the sleeper was due to wake (AdvanceTo: never back; a moment
+  // another sleeper already passed leaves the clock where it is). So:
   // - sleepers side by side share time rather than add theirs up: the
   //   clock runs at most `speedup` times real time, and work that takes a
   //   second of real time (a coordinator holding a lease while others back
   //   off) spans at most `speedup` seconds of it, however many wait;
-  // - time passes while the sleeper sleeps, not all at once as it wakes:
-  //   others see it pass before the sleeper goes on (a build's grace is
-  //   real time for the writers that must notice it).
+  // - time passes while the sleeper sleeps, a step each time it wakes
+  //   (every millisecond of real time, or later on a loaded machine: a
+  //   sleeper kept from running for a while moves the clock that much at
+  //   once), not all of it as the sleep ends: others see it pass before the
+  //   sleeper goes on (a build's grace is real time for the writers that
+  //   must notice it).
   void SleepPaced(std::chrono::milliseconds d, int speedup) const {
     using std::chrono::steady_clock;
     const int64_t from = ms_[1].load();

@@ -9,7 +9,9 @@
 //   NotFound         the entity does not exist (Get, Replace, Merge, Delete)
 //   Conflict         Insert of an existing entity; an ETag that no longer
 //                    matches (re-read and retry)
-//   Busy             the entity is leased by a transaction in progress
+//   Busy             the entity is leased by a transaction in progress (on a
+//                    table with indexes, where a write is a transaction, also
+//                    a lock it waited for past StoreOptions::busy_timeout)
 //   Corruption       the stored blob is not a valid entity (names the blob)
 //   Unavailable/IOError  the storage backend failed
 #ifndef BLOBTABLE_TABLE_H_
