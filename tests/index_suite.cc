@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The secondary-index suite's tests (tests/index_suite.h says where they run).
 #include "tests/index_suite.h"
-#include "model/blob_naming.h"
-#include "model/index_naming.h"
 
 #include "tools/bulk.h"
 #include "testing/sync_point.h"
@@ -174,22 +172,19 @@ TEST_P(IndexTest, AnIndexedWriteKeptWaitingAnswersBusyAfterTheBusyTimeout) {
   ASSERT_TRUE(waiting.ok()) << waiting.status().ToString();
   auto users = (*waiting)->OpenTable("users");
   ASSERT_TRUE(users.ok());
-  auto lock =
-      internal::naming::LockBlobName(internal::naming::IndexTableName("users", "byAge"), "");
-  ASSERT_TRUE(lock.ok());
-  const std::string stripe = internal::naming::LockStripeBlobName(*lock, 0);
+  const std::string stripe = FirstIndexLockStripe("byAge");
+  ASSERT_FALSE(stripe.empty());
   BlobStore& blobs = store_->blob_store();
   PutOptions create;
   create.conditions.if_none_match = "*";
   Status made = blobs.Put(stripe, "", create).status();
   ASSERT_TRUE(made.ok() || made.IsConflict()) << made.ToString();
-  const std::string outsider = "0f8fad5b-d9cb-469f-a165-70867728950e";  // a GUID, as Azure asks
-  ASSERT_TRUE(blobs.AcquireLease(stripe, 60, outsider, {}).ok());
+  ASSERT_TRUE(blobs.AcquireLease(stripe, 60, kOutsider, {}).ok());
   Status kept = users->Upsert(User("p", "a", "e", 1)).status();
   EXPECT_TRUE(kept.IsBusy()) << kept.ToString();
   EXPECT_NE(kept.message().find("stayed busy for 2000 ms"), std::string::npos) << kept.ToString();
   EXPECT_TRUE(users_.Get("p", "a").status().IsNotFound());
-  ASSERT_TRUE(blobs.ReleaseLease(stripe, outsider, {}).ok());
+  ASSERT_TRUE(blobs.ReleaseLease(stripe, kOutsider, {}).ok());
   ASSERT_TRUE(users->Upsert(User("p", "a", "e", 1)).ok());
   ExpectClean("byAge");
 }
@@ -203,24 +198,21 @@ TEST_P(IndexTest, AnIndexedWriteThatLostItsLeaseAnswersBusyAndWritesNothing) {
   if (GetParam().atomic) GTEST_SKIP() << "one batch: no lease to lose";
   if (!GetParam().fake_clock()) GTEST_SKIP() << "the clock is the server's";
   ASSERT_TRUE(store_->CreateIndex("users", {.name = "byAge", .properties = {"age"}}).ok());
-  auto lock =
-      internal::naming::LockBlobName(internal::naming::IndexTableName("users", "byAge"), "");
-  ASSERT_TRUE(lock.ok());
-  const std::string stripe = internal::naming::LockStripeBlobName(*lock, 0);  // tried first
-  const std::string outsider = "7c9e6679-7425-40de-944b-e07fc1f90ae7";
+  const std::string stripe = FirstIndexLockStripe("byAge");
+  ASSERT_FALSE(stripe.empty());
   BlobStore& blobs = store_->blob_store();
   std::atomic<bool> stalled{false};
   internal::SyncPoints::Set("txn.prewritten", [&] {
     if (stalled.exchange(true)) return;  // once: the write that runs again commits
     clock_.Advance(std::chrono::seconds(31));
-    EXPECT_TRUE(blobs.AcquireLease(stripe, 60, outsider, {}).ok());
+    EXPECT_TRUE(blobs.AcquireLease(stripe, 60, kOutsider, {}).ok());
   });
   Status lost = users_.Upsert(User("p", "a", "e", 1)).status();
   internal::SyncPoints::ClearAll();
   EXPECT_TRUE(lost.IsBusy()) << lost.ToString();
   EXPECT_NE(lost.message().find("could not renew its lease"), std::string::npos) << lost.ToString();
   EXPECT_TRUE(users_.Get("p", "a").status().IsNotFound());
-  ASSERT_TRUE(blobs.ReleaseLease(stripe, outsider, {}).ok());
+  ASSERT_TRUE(blobs.ReleaseLease(stripe, kOutsider, {}).ok());
   ASSERT_TRUE(users_.Upsert(User("p", "a", "e", 1)).ok());
   ExpectClean("byAge");
 }

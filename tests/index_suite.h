@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "blobtable/store.h"
+#include "model/blob_naming.h"
+#include "model/index_naming.h"
 #include "testing/counting_blob_store.h"
 #include "testing/fake_clock.h"
 #include "testing/hooks.h"
@@ -76,6 +78,15 @@ class IndexTest : public ::testing::TestWithParam<Backend> {
     e.Set("email", email).Set("age", age).Set("name", "user " + rk);
     return e;
   }
+  // The stripe of index `index`'s lock (table users) that every store of a
+  // test tries first (stripe 0, SetUp); "" if the name cannot be made.
+  static std::string FirstIndexLockStripe(const std::string& index) {
+    auto lock =
+        internal::naming::LockBlobName(internal::naming::IndexTableName("users", index), "");
+    return lock.ok() ? internal::naming::LockStripeBlobName(*lock, 0) : std::string();
+  }
+  // The lease id of another client (a GUID, as Azure asks).
+  static constexpr const char* kOutsider = "0f8fad5b-d9cb-469f-a165-70867728950e";
   void ExpectClean(const std::string& index) {
     auto report = store_->CheckIndex("users", index);
     ASSERT_TRUE(report.ok()) << report.status().ToString();
