@@ -20,10 +20,11 @@ namespace {
 
 using internal::WriteMode;
 
-// Whether a failed commit lost a race (what it read changed), as against a
-// condition that does not hold.
+// Whether a failed commit lost a race (what it read changed, or the index
+// definitions it followed), as against a condition that does not hold.
 bool Raced(const internal::TxnBuffer& buffer, const Status& failed) {
   if (!failed.IsConflict() && !failed.IsNotFound()) return false;
+  if (buffer.schema_changed) return true;
   return std::any_of(buffer.intents.begin(), buffer.intents.end(),
                      [](const auto& kv) { return kv.second.changed_since_read; });
 }

@@ -46,10 +46,13 @@ class AtomicCommit {
 
   Result<std::vector<CommittedWrite>> Run() {
     BT_RETURN_IF_ERROR(ValidateOptions(b_.options));
+    // The index definitions followed are checked in the batch (SchemaReads),
+    // not by their age before it: the batch may wait for the writer lock
+    // after any check made outside it.
+    BT_ASSIGN_OR_RETURN(schema_reads_, SchemaReads(b_));
     for (int races = 0;;) {
       BT_RETURN_IF_ERROR(Plan());
       BT_SYNC_POINT("txn.atomic_planned");
-      BT_RETURN_IF_ERROR(CheckSchemaAge(b_, core_.clock->Steady()));
       BatchResult done = blobs_.CommitBatch(ops_);
       if (done.status.ok()) return Committed(done.writes);
       const Status& s = done.status;
@@ -68,6 +71,7 @@ class AtomicCommit {
         continue;
       }
       if (!s.IsConflict() && !s.IsNotFound()) return s.WithContext(failed.Describe());
+      if (const std::string* table = SchemaTableOf(failed)) return SchemaChanged(b_, *table);
       // Changed since it was read: plan again (which reports a change that
       // breaks what the transaction read or asked for).
       if (++races >= std::max(1, core_.max_merge_attempts))
@@ -78,38 +82,63 @@ class AtomicCommit {
   }
 
  private:
-  // One step per intent, in blob order: each entity checked or written at the
-  // version just read.
+  // One step per intent, in blob order, then one per definitions followed:
+  // each entity checked or written at the version just read.
   Status Plan() {
     ops_.clear();
     planned_.clear();
-    for (auto& [blob, intent] : b_.intents) {
-      BT_ASSIGN_OR_RETURN(std::optional<GetResult> cur, ReadSettled(intent));
-      const bool exists = cur.has_value();
-      BT_RETURN_IF_ERROR(Expectation(intent, exists, exists ? cur->properties.etag : "",
-                                     exists ? SameAsOf(cur->properties) : ""));
-      BatchOp op;
-      op.blob = blob;
-      if (exists)
-        op.conditions.if_match = cur->properties.etag;
-      else
+    for (auto& [blob, intent] : b_.intents) BT_RETURN_IF_ERROR(PlanOne(intent));
+    for (const SchemaRead& s : schema_reads_) {
+      if (!s.read.read_found) {  // none were there: checked still absent, with no read
+        BatchOp op;
+        op.kind = BatchOp::Kind::kCheck;
+        op.blob = s.read.blob;
         op.conditions.if_none_match = std::string(kAnyETag);
-      if (intent.kind == Kind::kPut || intent.kind == Kind::kMerge) {
-        op.kind = BatchOp::Kind::kPut;
-        BT_ASSIGN_OR_RETURN(op.data,
-                            NewBody(intent, exists ? &cur->data : nullptr, core_.clock->Now()));
-        // Stamped as the coordinator stamps a committed write: a batch whose
-        // answer is lost is found applied by it (WasApplied).
-        op.metadata = {{kTxnMetadata, id_}};
-        AddInlineBody(op.metadata, op.data, core_.inline_body_max);
-      } else if (intent.kind == Kind::kDelete && exists) {
-        op.kind = BatchOp::Kind::kDelete;
-      } else {
-        op.kind = BatchOp::Kind::kCheck;  // read, or checked: only validated
+        ops_.push_back(std::move(op));
+        planned_.push_back(&s.read);
+        continue;
       }
-      ops_.push_back(std::move(op));
-      planned_.push_back(&intent);
+      Status planned = PlanOne(s.read);
+      if (planned.IsConflict() && s.read.changed_since_read) return SchemaChanged(b_, s.table);
+      BT_RETURN_IF_ERROR(planned);
     }
+    return Status::OK();
+  }
+
+  // The table whose definitions `i` is the read of, if it is one.
+  const std::string* SchemaTableOf(const Intent& i) const {
+    for (const SchemaRead& s : schema_reads_)
+      if (&s.read == &i) return &s.table;
+    return nullptr;
+  }
+
+  // The step of `intent`, at the version of its entity read now.
+  Status PlanOne(const Intent& intent) {
+    BT_ASSIGN_OR_RETURN(std::optional<GetResult> cur, ReadSettled(intent));
+    const bool exists = cur.has_value();
+    BT_RETURN_IF_ERROR(Expectation(intent, exists, exists ? cur->properties.etag : "",
+                                   exists ? SameAsOf(cur->properties) : ""));
+    BatchOp op;
+    op.blob = intent.blob;
+    if (exists)
+      op.conditions.if_match = cur->properties.etag;
+    else
+      op.conditions.if_none_match = std::string(kAnyETag);
+    if (intent.kind == Kind::kPut || intent.kind == Kind::kMerge) {
+      op.kind = BatchOp::Kind::kPut;
+      BT_ASSIGN_OR_RETURN(op.data,
+                          NewBody(intent, exists ? &cur->data : nullptr, core_.clock->Now()));
+      // Stamped as the coordinator stamps a committed write: a batch whose
+      // answer is lost is found applied by it (WasApplied).
+      op.metadata = {{kTxnMetadata, id_}};
+      AddInlineBody(op.metadata, op.data, core_.inline_body_max);
+    } else if (intent.kind == Kind::kDelete && exists) {
+      op.kind = BatchOp::Kind::kDelete;
+    } else {
+      op.kind = BatchOp::Kind::kCheck;  // read, or checked: only validated
+    }
+    ops_.push_back(std::move(op));
+    planned_.push_back(&intent);
     return Status::OK();
   }
 
@@ -211,6 +240,7 @@ class AtomicCommit {
   int lease_round_ = 0;
   std::vector<BatchOp> ops_;
   std::vector<const Intent*> planned_;          // ops_[k] is planned_[k]'s
+  std::vector<SchemaRead> schema_reads_;        // the definitions followed, checked too
   std::map<std::string, std::string> stamped_;  // blob -> ETag, found applied
 };
 

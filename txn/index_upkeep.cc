@@ -411,14 +411,36 @@ Status CheckSchemaAge(TxnBuffer& b, SteadyTime now) {
   for (const auto& [table, etag] : b.schema_etags) {
     BT_ASSIGN_OR_RETURN(SchemaCopy copy,
                         b.core->schemas->Current(*b.core, table, std::chrono::milliseconds(0)));
-    if (copy.etag != etag)
-      return Status::Conflict("table " + table +
-                              ": its index definitions changed while the transaction was "
-                              "committed; nothing was committed: run it again");
+    if (copy.etag != etag) return SchemaChanged(b, table);
     oldest = std::min(oldest, copy.read_at);
   }
   b.schema_deadline = oldest + b.core->schemas->times().max_age;
   return Status::OK();
+}
+
+Result<std::vector<SchemaRead>> SchemaReads(const TxnBuffer& b) {
+  std::vector<SchemaRead> reads;
+  for (const auto& [table, etag] : b.schema_etags) {
+    Intent i;
+    i.table = naming::SchemaTableName(table);
+    i.rk = naming::kSchemaRowKey;
+    BT_ASSIGN_OR_RETURN(i.blob, naming::EntityBlobName(i.table, i.pk, i.rk));
+    if (b.intents.count(i.blob) != 0) continue;  // written here: its own write is checked
+    i.kind = Intent::Kind::kCheck;
+    i.read = true;
+    i.read_found = !etag.empty();
+    i.read_etag = etag;
+    i.about = "table " + table + ", its index definitions";
+    reads.push_back({table, std::move(i)});
+  }
+  return reads;
+}
+
+Status SchemaChanged(TxnBuffer& b, const std::string& table) {
+  b.schema_changed = true;
+  return Status::Conflict("table " + table +
+                          ": its index definitions changed while the transaction was "
+                          "committed; nothing was committed: run it again");
 }
 
 }  // namespace blobtable::internal

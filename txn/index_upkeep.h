@@ -28,6 +28,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "blobtable/clock.h"
 #include "blobtable/status.h"
@@ -136,8 +137,27 @@ Status CommitBuilt(const std::shared_ptr<const TxnContext>& core, const std::str
 
 // Just before the commit point: if `buffer` followed definitions read more
 // than kSchemaMaxAge ago, reads them again; Conflict if they changed since
-// (the writes may have missed an index), else the deadline moves on.
+// (the writes may have missed an index: SchemaChanged), else the deadline
+// moves on.
 Status CheckSchemaAge(TxnBuffer& buffer, SteadyTime now);
+
+// For a commit that is one atomic batch (txn/atomic_commit.h): the
+// definitions each written table's upkeep followed (buffer.schema_etags),
+// each as a read of the definitions' entity at that version (absent where
+// there were none), to be checked in the batch itself. A batch applied
+// after they changed is refused however long it waited for the store's
+// writer lock, so an index created meanwhile is never missed. None for a
+// table whose definitions the transaction writes itself.
+struct SchemaRead {
+  std::string table;  // the table whose definitions they are
+  Intent read;
+};
+Result<std::vector<SchemaRead>> SchemaReads(const TxnBuffer& buffer);
+
+// The Conflict for a transaction whose definitions of `table` changed
+// before its commit point (nothing was committed); sets
+// buffer.schema_changed.
+Status SchemaChanged(TxnBuffer& buffer, const std::string& table);
 
 }  // namespace blobtable::internal
 

@@ -95,6 +95,9 @@ struct TxnBuffer {
   std::optional<SteadyTime> schema_deadline;
   // The definitions' ETag each written table's upkeep followed (by table).
   std::map<std::string, std::string> schema_etags;
+  // Set when the commit was refused because those definitions changed
+  // (SchemaChanged): a plain write runs again with the new ones.
+  bool schema_changed = false;
 };
 
 // Commits `buffer` as Transaction::Commit does (with the entries of the
