@@ -43,7 +43,9 @@ Result<int64_t> CountListed(
   };
   plan.list.max_results = 5000;
   for (int pages = 0;;) {
-    auto next_marker = core.in_place->ListInPlace(plan.list, [&](const internal::BlobInPlace& b) {
+    // Counted by name: the data is not read.
+    const auto unread = internal::InPlaceData::kAsItLies;
+    auto next_marker = core.in_place->ListInPlace(plan.list, unread, [&](const auto& b) {
       if (past || (!plan.after.empty() && b.name <= plan.after)) return Status::OK();
       const bool is_marked = internal::HasMark(*b.metadata);
       internal::naming::EntityKey key;

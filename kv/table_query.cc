@@ -126,7 +126,8 @@ Result<std::string> ListRows(const internal::StoreCore& core, const ListOptions&
                              const ReadPolicy& policy, RowCollector& rows, bool& stale) {
   if (core.in_place != nullptr) {
     stale = false;
-    return core.in_place->ListInPlace(list, [&](const internal::BlobInPlace& b) {
+    const auto checked = internal::InPlaceData::kChecked;
+    return core.in_place->ListInPlace(list, checked, [&](const internal::BlobInPlace& b) {
       return rows.Add(b.name, b.etag, internal::HasMark(*b.metadata) ? nullptr : &b.data);
     });
   }

@@ -142,7 +142,8 @@ Result<VisitedPage> Table::Visit(const QueryOptions& options, const EntityVisito
   int pages = 0;
   for (;;) {
     auto next_marker = core_->in_place->ListInPlace(
-        plan.list, [&](const internal::BlobInPlace& b) { return rows.Add(b); });
+        plan.list, internal::InPlaceData::kAsItLies,  // views only (in_place.h)
+        [&](const internal::BlobInPlace& b) { return rows.Add(b); });
     if (rows.stop() == Stop::kVisitorError) return std::move(rows.visitor_error());
     if (rows.stop() == Stop::kNeedsQuery) {
       // Query answers from the first row this path could not, with the room left.

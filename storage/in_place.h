@@ -34,6 +34,15 @@ struct BlobInPlace {
 
 using BlobVisitor = FunctionRef<Status(const BlobInPlace&)>;
 
+// Whether a listing in place checks each blob's data against its checksum
+// before handing it over. kAsItLies is for a caller that keeps nothing of
+// the data past the visit and decodes it with a decoder that refuses what
+// it cannot read (Table::Visit: a value damaged in a way that still
+// decodes reaches its visitor; Get, Query and `blobtable check` report it).
+// The record's own fields (name, ETag, metadata, lease) are checked either
+// way.
+enum class InPlaceData { kChecked, kAsItLies };
+
 class InPlaceReader {
  public:
   virtual ~InPlaceReader() = default;
@@ -48,8 +57,10 @@ class InPlaceReader {
   // calls `visit` with each of the page's blobs in name order, and returns
   // the page's next_marker (empty when the listing is complete). A `visit`
   // that returns an error ends the listing with it. Errors as List's; then
-  // `visit` may have seen some of the page. Thread-safe as List is.
-  virtual Result<std::string> ListInPlace(const ListOptions& options, BlobVisitor visit) = 0;
+  // `visit` may have seen some of the page. `data_check`: see InPlaceData.
+  // Thread-safe as List is.
+  virtual Result<std::string> ListInPlace(const ListOptions& options, InPlaceData data_check,
+                                          BlobVisitor visit) = 0;
 };
 
 }  // namespace blobtable::internal

@@ -28,6 +28,50 @@ namespace blobtable::testing {
 namespace {
 using namespace internal;
 
+// A format-3 bucket value around msgpack `body`: the tag and its checksum.
+std::string Format3Value(const msgpack::sbuffer& body) {
+  const std::string payload(body.data(), body.size());
+  const uint32_t crc = Crc32(payload);
+  std::string value(1, '\xB2');
+  for (int i = 0; i < 4; ++i) value += static_cast<char>(crc >> (8 * i));
+  return value + payload;
+}
+
+// Blobs `bucket` as one format-3 value (several blobs shared a bucket in
+// stores written before 2026-11; no writer makes such a value now).
+std::string Format3Bucket(const Bucket& bucket) {
+  msgpack::sbuffer buf;
+  msgpack::packer<msgpack::sbuffer> pk(&buf);
+  pk.pack_array(2);
+  pk.pack(3);
+  pk.pack_array(static_cast<uint32_t>(bucket.size()));
+  for (const BucketEntry& e : bucket) {
+    const BlobRecord& r = e.record;
+    pk.pack_array(2);
+    pk.pack(e.name);
+    pk.pack_array(13);
+    pk.pack(r.etag);
+    pk.pack(r.last_modified_s);
+    pk.pack(r.metadata);
+    pk.pack(static_cast<int>(r.lease.state));
+    pk.pack(r.lease.id);
+    pk.pack(r.lease.duration_seconds);
+    pk.pack(r.lease.expires_ms);
+    pk.pack(r.lease.broken_at_ms);
+    pk.pack(r.data_id);
+    pk.pack(r.data_size);
+    pk.pack(r.data_crc.value_or(0));
+    pk.pack(r.data_md5);
+    if (r.inline_data) {
+      pk.pack_bin(static_cast<uint32_t>(r.inline_data->size()));
+      pk.pack_bin_body(r.inline_data->data(), static_cast<uint32_t>(r.inline_data->size()));
+    } else {
+      pk.pack_nil();
+    }
+  }
+  return Format3Value(buf);
+}
+
 // Also through a pass-through wrapper stacked with Backend::With: a wrapper
 // that overrides nothing must keep the whole contract (every call forwarded,
 // every answer unchanged).
@@ -274,7 +318,7 @@ TEST(LocalBlobStore, AStoreWithSharedBucketsIsReKeyedOnOpen) {
     }
     std::sort(shared.begin(), shared.end(),
               [](const BucketEntry& a, const BucketEntry& b) { return a.name < b.name; });
-    const std::string old_key = prefix.substr(0, kBucketPrefix), value = EncodeBucket(shared);
+    const std::string old_key = prefix.substr(0, kBucketPrefix), value = Format3Bucket(shared);
     MDB_val k = ToVal(old_key), v = ToVal(value);
     ASSERT_EQ(mdb_put(txn->get(), *dbi, &k, &v, 0), 0);
     MDB_val done = ToVal("bucket-scheme:blobtable");
@@ -387,7 +431,6 @@ TEST(LocalBlobStore, ConcurrentProcessesIncrementWithoutLoss) {
   ASSERT_TRUE(store.ok());
   EXPECT_EQ((*store)->Get("n", {})->data, std::to_string(kProcs * kEach));
 }
-
 }  // namespace
 }  // namespace blobtable::testing
 
@@ -589,15 +632,6 @@ TEST(LocalBlobStore, VersionNumbersStopAtTheirPlaceLimit) {
   EXPECT_GT(*next, *last);
 }
 
-// A format-3 bucket value around msgpack `body`: the tag and its checksum.
-std::string Format3Value(const msgpack::sbuffer& body) {
-  const std::string payload(body.data(), body.size());
-  const uint32_t crc = Crc32(payload);
-  std::string value(1, '\xB2');
-  for (int i = 0; i < 4; ++i) value += static_cast<char>(crc >> (8 * i));
-  return value + payload;
-}
-
 // Packs a format-3 bucket of one record named "n" with metadata {a: ...}
 // (`metadata_value` packs the value) and inline data "hi"; the record and
 // its entry carry `extra` more elements, as a later format might add.
@@ -680,6 +714,91 @@ TEST(LocalBlobRecord, DecodesInPlaceSkipsLaterFieldsAndRefusesWhatIsNotARecord) 
   pk2.pack(1);
   corrupt(Format3Value(deeper), "nested too deep");
   corrupt(good + "x", "checksum");
+}
+
+// Format 4 (blob_record.h): every field comes back; bytes a later format
+// adds to the head are skipped; the head is checked by its own CRC and the
+// inline data by data_crc, each apart, so a reader may hand the data over
+// unchecked where it lies (DataCheck::kAsItLies) and every other read
+// reports its damage.
+TEST(LocalBlobRecord, Format4ChecksItsHeadAndItsInlineDataApart) {
+  BucketEntry e;
+  e.name = "n";
+  BlobRecord& r = e.record;
+  r.etag = "\"e\"";
+  r.last_modified_s = 7;
+  r.metadata = {{"a", "1"}, {"b", ""}};
+  r.lease.state = LeaseState::kLeased;
+  r.lease.id = "lease";
+  r.lease.duration_seconds = -1;
+  r.lease.expires_ms = 1234567890123;
+  r.lease.broken_at_ms = -5;
+  r.inline_data = "hi";
+  r.data_size = 2;
+  r.data_crc = Crc32("hi");
+  r.data_md5 = "md5";
+  const std::string value = EncodeRecord(e);
+  ASSERT_EQ(value[0], '\xB4');
+  auto same = [&](const std::string& v) {
+    auto bucket = DecodeBucket(v, "key");
+    ASSERT_TRUE(bucket.ok()) << bucket.status().ToString();
+    ASSERT_EQ(bucket->size(), 1u);
+    const BucketEntry& b = (*bucket)[0];
+    EXPECT_EQ(b.name, "n");
+    EXPECT_EQ(b.record.etag, r.etag);
+    EXPECT_EQ(b.record.last_modified_s, 7);
+    EXPECT_EQ(b.record.metadata, r.metadata);
+    EXPECT_EQ(b.record.lease.state, LeaseState::kLeased);
+    EXPECT_EQ(b.record.lease.id, "lease");
+    EXPECT_EQ(b.record.lease.duration_seconds, -1);
+    EXPECT_EQ(b.record.lease.expires_ms, 1234567890123);
+    EXPECT_EQ(b.record.lease.broken_at_ms, -5);
+    EXPECT_EQ(b.record.inline_data, std::optional<std::string>("hi"));
+    EXPECT_EQ(b.record.data_id, 0u);
+    EXPECT_EQ(b.record.data_crc, r.data_crc);
+    EXPECT_EQ(b.record.data_md5, "md5");
+  };
+  same(value);
+  // A later format's bytes after the metadata, inside the head's length.
+  uint32_t head = 0;
+  for (int i = 0; i < 4; ++i) head |= uint32_t{static_cast<unsigned char>(value[5 + i])} << (8 * i);
+  std::string later = value.substr(9, head) + "later";
+  const uint32_t crc = Crc32(later), size = static_cast<uint32_t>(later.size());
+  std::string longer(1, '\xB4');
+  for (int i = 0; i < 4; ++i) longer += static_cast<char>(crc >> (8 * i));
+  for (int i = 0; i < 4; ++i) longer += static_cast<char>(size >> (8 * i));
+  same(longer + later + "hi");
+
+  auto corrupt = [](const std::string& v, const std::string& mentions) {
+    auto bucket = DecodeBucket(v, "key");
+    ASSERT_EQ(bucket.status().code(), Code::kCorruption) << bucket.status().ToString();
+    EXPECT_NE(bucket.status().message().find("'key'"), std::string::npos);
+    EXPECT_NE(bucket.status().message().find(mentions), std::string::npos)
+        << bucket.status().message();
+  };
+  std::string damaged_head = value;
+  damaged_head[9 + head / 2] ^= 1;
+  corrupt(damaged_head, "checksum");
+  corrupt(value.substr(0, 8), "cut short");
+  corrupt(value.substr(0, 9 + head - 1), "cut short");
+  corrupt(value.substr(0, value.size() - 1), "not the size its head says");
+  corrupt(value + "x", "not the size its head says");
+
+  // Damaged inline data: the head reads, the data is refused when checked.
+  std::string damaged_data = value;
+  damaged_data.back() ^= 1;
+  auto bucket = DecodeBucket(damaged_data, "key");
+  ASSERT_TRUE(bucket.ok()) << bucket.status().ToString();
+  auto owned = ReadData(nullptr, 0, (*bucket)[0]);
+  EXPECT_EQ(owned.status().code(), Code::kCorruption) << owned.status().ToString();
+  EXPECT_NE(owned.status().message().find("does not match its checksum"), std::string::npos);
+  Status visited = VisitBucket(damaged_data, "key", [&](const RecordView& view) {
+    EXPECT_EQ(ReadData(nullptr, 0, view).status().code(), Code::kCorruption);
+    auto as_it_lies = ReadData(nullptr, 0, view, DataCheck::kAsItLies);
+    ASSERT_TRUE(as_it_lies.ok());
+    EXPECT_EQ(*as_it_lies, "hh");  // 'i' with its lowest bit flipped
+  });
+  EXPECT_TRUE(visited.ok()) << visited.ToString();
 }
 
 }  // namespace

@@ -170,8 +170,12 @@ class BLOBTABLE_EXPORT Table {
   // (docs/performance.md, "Step 5"); a row a transaction has marked,
   // and every row of a store with wrappers or a cache, is read as Query
   // reads it and handed over as a view of that entity. Same rows, same
-  // checks, same errors as Query; also the visitor's own error, which ends
-  // the visit (the rows visited before it stay visited).
+  // checks, same errors as Query, but one: on the embedded store a value
+  // read in place is not checked against its checksum (its record's head
+  // is), so one damaged on disk in a way that still decodes is handed over
+  // as it lies, where Get and Query answer Corruption (docs/backends.md,
+  // "Checksums"). Also the visitor's own error, which ends the visit (the
+  // rows visited before it stay visited).
   Result<VisitedPage> Visit(const QueryOptions& options, const EntityVisitor& visit) const;
   // The same with a function that returns nothing.
   template <typename Fn>

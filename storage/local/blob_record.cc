@@ -4,6 +4,7 @@
 #include <openssl/evp.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 #include "storage/local/lmdb_env.h"
@@ -14,9 +15,13 @@
 namespace blobtable::internal {
 
 namespace {
-constexpr int kBucketFormat = 3;
-constexpr char kFormat2Tag = '\xB2';  // never the first byte of format 1 (0x92)
+constexpr char kFormat2Tag = '\xB2';  // formats 2 and 3; never the first byte of format 1 (0x92)
 constexpr size_t kBucketHeader = 5;   // tag and CRC
+constexpr char kFormat4Tag = '\xB4';
+constexpr size_t kFormat4Header = 9;  // tag, the head's CRC, the head's length
+// Format 4's flags.
+constexpr uint8_t kInline = 1;  // the data follows the head
+constexpr uint8_t kHasCrc = 2;  // data_crc holds the data's CRC
 }  // namespace
 
 std::string_view BucketKey(std::string_view name, std::string& scratch) {
@@ -36,6 +41,16 @@ std::string BucketKey(std::string_view name) {
 }
 
 namespace {
+// `bytes`, the data of blob `name`, if it matches `crc` (when there is one).
+Result<std::string_view> Checked(std::string_view bytes, std::string_view name,
+                                 const std::optional<uint32_t>& crc) {
+  if (crc && Crc32(bytes) != *crc)
+    return Status::Corruption("local store: the data of blob '" + std::string(name) +
+                              "' does not match its checksum (damaged on disk); delete or "
+                              "overwrite it, and see `blobtable check`");
+  return bytes;
+}
+
 Result<std::string_view> ReadStoredData(MDB_txn* txn, MDB_dbi data, std::string_view name,
                                         uint64_t data_id, const std::optional<uint32_t>& crc) {
   char key[8];
@@ -46,22 +61,21 @@ Result<std::string_view> ReadStoredData(MDB_txn* txn, MDB_dbi data, std::string_
     return Status::Corruption("local store: the data of blob '" + std::string(name) +
                               "' is missing");
   if (rc != 0) return LmdbError(rc, "reading the data of blob '" + std::string(name) + "'");
-  std::string_view bytes = FromVal(v);
-  if (crc && Crc32(bytes) != *crc)
-    return Status::Corruption("local store: the data of blob '" + std::string(name) +
-                              "' does not match its checksum (damaged on disk); delete or "
-                              "overwrite it, and see `blobtable check`");
-  return bytes;
+  return Checked(FromVal(v), name, crc);
 }
 }  // namespace
 
-Result<std::string_view> ReadData(MDB_txn* txn, MDB_dbi data, const RecordView& r) {
-  if (r.inline_data) return *r.inline_data;
-  return ReadStoredData(txn, data, r.name, r.data_id, r.data_crc);
+Result<std::string_view> ReadData(MDB_txn* txn, MDB_dbi data, const RecordView& r,
+                                  DataCheck check) {
+  const std::optional<uint32_t> none;
+  const std::optional<uint32_t>& crc = check == DataCheck::kVerify ? r.data_crc : none;
+  if (r.inline_data) return Checked(*r.inline_data, r.name, crc);
+  return ReadStoredData(txn, data, r.name, r.data_id, crc);
 }
 
 Result<std::string_view> ReadData(MDB_txn* txn, MDB_dbi data, const BucketEntry& e) {
-  if (e.record.inline_data) return std::string_view(*e.record.inline_data);
+  if (e.record.inline_data)
+    return Checked(std::string_view(*e.record.inline_data), e.name, e.record.data_crc);
   return ReadStoredData(txn, data, e.name, e.record.data_id, e.record.data_crc);
 }
 
@@ -91,47 +105,91 @@ BucketEntry RecordView::ToEntry() const {
   return e;
 }
 
-std::string EncodeBucket(const Bucket& bucket) {
-  msgpack::sbuffer buf;
-  const char header[kBucketHeader] = {kFormat2Tag, 0, 0, 0, 0};  // CRC filled in below
-  buf.write(header, kBucketHeader);
-  msgpack::packer<msgpack::sbuffer> pk(&buf);
-  pk.pack_array(2);
-  pk.pack(kBucketFormat);
-  pk.pack_array(static_cast<uint32_t>(bucket.size()));
-  for (const BucketEntry& e : bucket) {
-    const BlobRecord& r = e.record;
-    pk.pack_array(2);
-    pk.pack(e.name);
-    pk.pack_array(13);
-    pk.pack(r.etag);
-    pk.pack(r.last_modified_s);
-    pk.pack(r.metadata);
-    pk.pack(static_cast<int>(r.lease.state));
-    pk.pack(r.lease.id);
-    pk.pack(r.lease.duration_seconds);
-    pk.pack(r.lease.expires_ms);
-    pk.pack(r.lease.broken_at_ms);
-    pk.pack(r.data_id);
-    pk.pack(r.data_size);
-    if (r.data_crc)
-      pk.pack(*r.data_crc);
-    else
-      pk.pack_nil();
-    if (!r.data_md5.empty())
-      pk.pack(r.data_md5);
-    else
-      pk.pack_nil();
-    if (r.inline_data) {
-      pk.pack_bin(static_cast<uint32_t>(r.inline_data->size()));
-      pk.pack_bin_body(r.inline_data->data(), static_cast<uint32_t>(r.inline_data->size()));
-    } else {
-      pk.pack_nil();
-    }
+namespace {
+
+void Put8(std::string& out, uint8_t v) { out.push_back(static_cast<char>(v)); }
+void Put32(std::string& out, uint32_t v) {
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
+}
+void Put64(std::string& out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
+}
+void PutStr(std::string& out, std::string_view s) {
+  Put32(out, static_cast<uint32_t>(s.size()));
+  out.append(s);
+}
+
+// Little-endian integers at `p`: one load each where the machine is.
+template <typename T>
+T GetLE(const char* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  if constexpr (std::endian::native == std::endian::big) {
+    if constexpr (sizeof v == 4) v = __builtin_bswap32(v);
+    if constexpr (sizeof v == 8) v = __builtin_bswap64(v);
   }
-  std::string out(buf.data(), buf.size());
-  const uint32_t crc = Crc32(std::string_view(out).substr(kBucketHeader));
-  for (int i = 0; i < 4; ++i) out[1 + i] = static_cast<char>(crc >> (8 * i));
+  return v;
+}
+uint32_t Get32(const char* p) { return GetLE<uint32_t>(p); }
+
+// Reads the variable part of format 4's head (see the header) field by
+// field; a read past its end answers zero or empty and marks it cut short.
+class HeadReader {
+ public:
+  explicit HeadReader(std::string_view head) : head_(head) {}
+  uint32_t U32() { return Take(4) ? Get32(head_.data() + pos_ - 4) : 0; }
+  std::string_view Str() {
+    const uint32_t size = U32();
+    return Take(size) ? head_.substr(pos_ - size, size) : std::string_view();
+  }
+  bool short_() const { return short_read_; }
+
+ private:
+  bool Take(size_t n) {
+    if (short_read_ || head_.size() - pos_ < n) return !(short_read_ = true);
+    pos_ += n;
+    return true;
+  }
+  std::string_view head_;
+  size_t pos_ = 0;
+  bool short_read_ = false;
+};
+
+}  // namespace
+
+std::string EncodeRecord(const BucketEntry& e) {
+  const BlobRecord& r = e.record;
+  std::string out(kFormat4Header, '\0');
+  out[0] = kFormat4Tag;
+  std::optional<uint32_t> crc = r.data_crc;
+  // An inline value is always checked by its own CRC here (format 3 covered
+  // it by the record's, which was checked when this record was read).
+  if (r.inline_data && !crc) crc = Crc32(*r.inline_data);
+  Put8(out, (r.inline_data ? kInline : 0) | (crc ? kHasCrc : 0));
+  Put8(out, static_cast<uint8_t>(r.lease.state));
+  Put64(out, static_cast<uint64_t>(r.last_modified_s));
+  Put32(out, static_cast<uint32_t>(r.lease.duration_seconds));
+  Put64(out, static_cast<uint64_t>(r.lease.expires_ms));
+  Put64(out, static_cast<uint64_t>(r.lease.broken_at_ms));
+  Put64(out, r.data_id);
+  Put64(out, r.data_size);
+  Put32(out, crc.value_or(0));
+  PutStr(out, e.name);
+  PutStr(out, r.etag);
+  PutStr(out, r.lease.id);
+  PutStr(out, r.data_md5);
+  Put32(out, static_cast<uint32_t>(r.metadata.size()));
+  for (const auto& [name, value] : r.metadata) {
+    PutStr(out, name);
+    PutStr(out, value);
+  }
+  const std::string_view head = std::string_view(out).substr(kFormat4Header);
+  const uint32_t head_crc = Crc32(head), head_size = static_cast<uint32_t>(head.size());
+  for (int i = 0; i < 4; ++i) {
+    out[1 + i] = static_cast<char>(head_crc >> (8 * i));
+    out[5 + i] = static_cast<char>(head_size >> (8 * i));
+  }
+  if (r.inline_data) out.append(*r.inline_data);
   return out;
 }
 
@@ -174,6 +232,7 @@ void ReadRecord(mp::Reader& in, int64_t format, RecordView& r) {
       r.inline_data = it.Bin("inline data");
       if (r.inline_data->size() != r.data_size)
         throw mp::FormatError{"inline data is not the size its record says"};
+      if (r.data_id != 0) throw mp::FormatError{"inline data beside a data id"};
     }
   }
   in.Skip(fields - 10 - optional);
@@ -187,7 +246,7 @@ void ReadBucket(std::string_view value, bool checksummed, RecordSink fn) {
   const uint32_t top = in.Array("bucket");
   if (top < 2) throw mp::FormatError{"bucket is not long enough"};
   const int64_t format = in.Int("format");
-  if (checksummed ? format != 2 && format != kBucketFormat : format != 1)
+  if (checksummed ? format != 2 && format != 3 : format != 1)
     throw mp::FormatError{"unknown format version"};
   const uint32_t entries = in.Array("entries");
   RecordView view;
@@ -208,16 +267,83 @@ void ReadBucket(std::string_view value, bool checksummed, RecordSink fn) {
   view.metadata.swap(kept);
 }
 
+// Format 4's head into `r`; false if it is malformed (its checksum matched:
+// a bug or a later format, not damage).
+bool ReadHead(std::string_view head, std::string_view data, RecordView& r, std::string* why) {
+  // The fixed fields first, with one bounds check.
+  constexpr size_t kFixed = 1 + 1 + 8 + 4 + 8 + 8 + 8 + 8 + 4;
+  if (head.size() < kFixed) {
+    *why = "its head is cut short";
+    return false;
+  }
+  const char* f = head.data();
+  const auto flags = static_cast<uint8_t>(f[0]), state = static_cast<uint8_t>(f[1]);
+  r.last_modified_s = GetLE<int64_t>(f + 2);
+  r.lease_duration_seconds = GetLE<int32_t>(f + 10);
+  r.lease_expires_ms = GetLE<int64_t>(f + 14);
+  r.lease_broken_at_ms = GetLE<int64_t>(f + 22);
+  r.data_id = GetLE<uint64_t>(f + 30);
+  r.data_size = GetLE<uint64_t>(f + 38);
+  const uint32_t crc = GetLE<uint32_t>(f + 46);
+  HeadReader in(head.substr(kFixed));
+  r.name = in.Str();
+  r.etag = in.Str();
+  r.lease_id = in.Str();
+  r.data_md5 = in.Str();
+  r.metadata.clear();
+  const uint32_t pairs = in.U32();
+  for (uint32_t i = 0; i < pairs && !in.short_(); ++i) {
+    const std::string_view name = in.Str();
+    r.metadata.emplace_back(name, in.Str());
+  }
+  // Bytes after the metadata are a later format's: skipped.
+  auto fail = [why](const char* reason) {
+    *why = reason;
+    return false;
+  };
+  if (in.short_()) return fail("its head is cut short");
+  if (state > static_cast<int>(LeaseState::kBroken)) return fail("lease state out of range");
+  r.lease_state = static_cast<LeaseState>(state);
+  r.data_crc.reset();
+  if (flags & kHasCrc) r.data_crc = crc;
+  r.inline_data.reset();
+  if (flags & kInline) {
+    if (!r.data_crc || r.data_id != 0) return fail("inline data without its checksum");
+    r.inline_data = data;
+  }
+  if (data.size() != (r.inline_data ? r.data_size : 0))
+    return fail("its data is not the size its head says");
+  return true;
+}
+
+// A format-4 value: its head checked against its checksum, then handed over.
+Status VisitRecord(std::string_view value, const mp::What& what, RecordSink fn) {
+  if (value.size() < kFormat4Header) return Status::Corruption(what.str() + ": cut short");
+  const uint32_t crc = Get32(value.data() + 1), size = Get32(value.data() + 5);
+  if (value.size() - kFormat4Header < size) return Status::Corruption(what.str() + ": cut short");
+  const std::string_view head = value.substr(kFormat4Header, size);
+  if (Crc32(head) != crc)
+    return Status::Corruption(what.str() + ": its checksum does not match (the record is damaged)");
+  RecordView view;
+  thread_local std::vector<std::pair<std::string_view, std::string_view>> kept;  // as ReadBucket's
+  view.metadata.swap(kept);
+  std::string why;
+  const bool read = ReadHead(head, value.substr(kFormat4Header + size), view, &why);
+  if (read) fn(view);
+  view.metadata.swap(kept);
+  if (!read) return Status::Corruption(what.str() + ": " + why);
+  return Status::OK();
+}
+
 }  // namespace
 
 Status VisitBucket(std::string_view value, std::string_view key, RecordSink fn) {
   const mp::What what("local blob bucket", key);
+  if (!value.empty() && value[0] == kFormat4Tag) return VisitRecord(value, what, fn);
   bool checksummed = false;  // formats 2 and 3; format 1 has no header
   if (!value.empty() && value[0] == kFormat2Tag) {
     if (value.size() < kBucketHeader) return Status::Corruption(what.str() + ": cut short");
-    uint32_t stored = 0;
-    for (int i = 0; i < 4; ++i)
-      stored |= uint32_t{static_cast<unsigned char>(value[1 + i])} << (8 * i);
+    const uint32_t stored = Get32(value.data() + 1);
     value.remove_prefix(kBucketHeader);
     if (Crc32(value) != stored)
       return Status::Corruption(what.str() +

@@ -19,20 +19,35 @@
 // 480 bytes, many to a bucket; they are re-keyed once, when their container
 // is opened (MigrateBuckets).
 //
-// Value format 3 (written since 2026-11-25): the byte 0xB2, the CRC-32
-// (gzip's, as zlib computes it; 4 bytes little-endian) of everything after
-// it, then msgpack [3, [[name, record], ...]] with record = [etag,
-// last_modified_s, {metadata}, lease_state, lease_id, lease_duration,
-// lease_expires_ms, lease_broken_at_ms, data_id, data_size, data_crc or nil,
-// data_md5 or nil, data or nil]. Data of up to kInlineDataBytes lives in the
-// record itself (one LMDB value to read and write, covered by the record's
-// checksum; data_id 0); larger data in the data database under data_id.
+// Value format 4 (written since 2026-11-28): one blob's record, its *head*
+// apart from its data, so that a reader can check the head without reading
+// the data. The byte 0xB4; the CRC-32 of the head (gzip's, as zlib computes
+// it); the head's length; the head; then the blob's data if it is kept
+// inline (up to kInlineDataBytes, data_id 0), else nothing. Integers are
+// little-endian, 4 bytes unless said. The head: flags (1 byte: 1 inline, 2
+// data_crc present), lease_state (1 byte), last_modified_s (8),
+// lease_duration, lease_expires_ms (8), lease_broken_at_ms (8), data_id (8),
+// data_size (8), data_crc, then name, etag, lease_id, data_md5 (each a
+// length and its bytes), the number of metadata pairs and each pair's name
+// and value (the same). A later format may add bytes after the metadata,
+// inside the head's length: readers skip them. Inline data is covered by
+// data_crc (always present with it), not by the head's CRC: it is checked
+// when it is read out (ReadData with DataCheck::kVerify), and a reader that
+// hands it over where it lies may leave it unchecked (in_place.h).
+//
+// Format 3 (written 2026-11-25 to 27; still read): the byte 0xB2, the
+// CRC-32 of everything after it, then msgpack [3, [[name, record], ...]]
+// with record = [etag, last_modified_s, {metadata}, lease_state, lease_id,
+// lease_duration, lease_expires_ms, lease_broken_at_ms, data_id, data_size,
+// data_crc or nil, data_md5 or nil, data or nil]: inline data covered by
+// the record's checksum.
 // Format 2 (written until 2026-11-24; still read) is the same with 2 and no
 // inline data; its records written before 2026-11-24 end at data_crc (11
 // fields), and readers take any record of at least 11.
 // Format 1 (still read; written until 2026-11) is the bare
 // msgpack [1, entries] with 10-field records: no checksum anywhere.
-// Binaries from before format 3 refuse a format-3 value as Corruption
+// A record of an older format is rewritten in format 4 when it next changes.
+// Binaries from before format 4 refuse a format-4 value as Corruption
 // ("unknown format version"): processes sharing a store upgrade together.
 #ifndef BLOBTABLE_STORAGE_LOCAL_BLOB_RECORD_H_
 #define BLOBTABLE_STORAGE_LOCAL_BLOB_RECORD_H_
@@ -112,11 +127,18 @@ struct RecordView {
   BucketEntry ToEntry() const;  // a copy that owns its strings
 };
 
-// The data of bucket entry `e`: its inline data (checked with its record),
-// or from data database `data` in `txn`, checked against its checksum (if
-// it has one). Corruption naming the blob if it is missing or does not
-// match; IOError if LMDB fails. Valid while `txn` and `e` are.
-Result<std::string_view> ReadData(MDB_txn* txn, MDB_dbi data, const RecordView& r);
+// Whether ReadData checks the data against its checksum: always when it
+// is handed over to be kept; a reader that hands it over where it lies may
+// skip it (storage/in_place.h says when).
+enum class DataCheck { kVerify, kAsItLies };
+
+// The data of record `r`: its inline data, or from data database `data` in
+// `txn`, checked against its checksum (if it has one) unless `check` says
+// not. Corruption naming the blob if it is missing or does not match;
+// IOError if LMDB fails. Valid while `txn` and `r` are. The BucketEntry
+// form always checks.
+Result<std::string_view> ReadData(MDB_txn* txn, MDB_dbi data, const RecordView& r,
+                                  DataCheck check = DataCheck::kVerify);
 Result<std::string_view> ReadData(MDB_txn* txn, MDB_dbi data, const BucketEntry& e);
 
 // The LMDB key of blob `name`'s bucket.
@@ -134,7 +156,8 @@ inline std::string_view SeekKey(std::string_view name) {
 // True if LMDB key `key` is in a group (see above): read with its group.
 inline bool InGroup(std::string_view key) { return key.size() > kGroupPrefix; }
 
-std::string EncodeBucket(const Bucket& bucket);
+// The value (format 4) of a bucket holding blob `e`.
+std::string EncodeRecord(const BucketEntry& e);
 
 // A call back for each record (it never allocates: util/function_ref.h).
 using RecordSink = FunctionRef<void(const RecordView&)>;

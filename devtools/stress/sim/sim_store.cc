@@ -142,9 +142,10 @@ class InPlaceSimStore final : public SimStore, public internal::InPlaceReader {
              intent ? PointKind::kIntentRead : PointKind::kAnswered);
     return r;
   }
-  Result<std::string> ListInPlace(const ListOptions& o, internal::BlobVisitor visit) override {
+  Result<std::string> ListInPlace(const ListOptions& o, internal::InPlaceData data_check,
+                                  internal::BlobVisitor visit) override {
     s_.Point("list in place " + o.prefix, PointKind::kRequest);
-    auto r = backend_->ListInPlace(o, visit);
+    auto r = backend_->ListInPlace(o, data_check, visit);
     s_.Point("list in place answered", PointKind::kAnswered);
     return r;
   }
