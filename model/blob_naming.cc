@@ -19,7 +19,7 @@ constexpr bool PassesThrough(unsigned char b) {
 
 // The marker for an escaped byte: chosen so markers sort between the
 // pass-through ranges around b.
-char MarkerFor(unsigned char b) {
+constexpr char MarkerFor(unsigned char b) {
   if (b <= 0x30) return '0';
   if (b <= 0x40) return '@';
   if (b <= 0x60) return '_';
@@ -203,24 +203,30 @@ namespace {
 // Takes the encoding of `key` off the front of `rest`: false if it is not
 // there.
 bool ConsumeEncodedKey(std::string_view& rest, std::string_view key) {
-  // Which bytes pass through, as a table: this runs on every row a query reads.
-  static constexpr auto kPasses = [] {
-    std::array<bool, 256> t{};
-    for (int b = 0; b < 256; ++b) t[b] = PassesThrough(static_cast<unsigned char>(b));
+  // Each byte's encoding, as a table: this runs on every row a query reads.
+  struct Code {
+    char bytes[3];
+    uint8_t size;  // 1: passes through; 3: escaped
+  };
+  static constexpr auto kCodes = [] {
+    std::array<Code, 256> t{};
+    for (int b = 0; b < 256; ++b) {
+      const auto u = static_cast<unsigned char>(b);
+      if (PassesThrough(u))
+        t[b] = {{static_cast<char>(u), 0, 0}, 1};
+      else
+        t[b] = {{MarkerFor(u), kHex[u >> 4], kHex[u & 0xF]}, 3};
+    }
     return t;
   }();
   const char* r = rest.data();
   const char* const end = r + rest.size();
   for (char ch : key) {
-    const auto b = static_cast<unsigned char>(ch);
-    if (kPasses[b]) {
-      if (r == end || *r != ch) return false;
-      ++r;
-    } else {
-      if (end - r < 3 || r[0] != MarkerFor(b) || r[1] != kHex[b >> 4] || r[2] != kHex[b & 0xF])
-        return false;
-      r += 3;
-    }
+    const Code& c = kCodes[static_cast<unsigned char>(ch)];
+    if (end - r < c.size || r[0] != c.bytes[0] ||
+        (c.size == 3 && (r[1] != c.bytes[1] || r[2] != c.bytes[2])))
+      return false;
+    r += c.size;
   }
   rest.remove_prefix(static_cast<size_t>(r - rest.data()));
   return true;

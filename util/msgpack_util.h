@@ -111,11 +111,9 @@ struct Path {
 inline constexpr const char* kCutShort = "not a whole msgpack value (cut short)";
 inline constexpr const char* kNotMsgpack = "not a valid msgpack value";
 
-// Reads the item that starts at `p` (before `end`) into `it`: a scalar with
-// its bytes, or the header of an array or a map. Returns where the next item
-// starts, or nullptr with `error` set. Signed encodings of values >= 0 read
-// as kUInt, as msgpack-cxx's objects have them. Inline: Walk's hot loop.
-inline const char* ReadItem(const char* p, const char* end, Item& it, const char*& error) {
+// ReadItem (below) for every tag, out of line.
+[[gnu::noinline]] inline const char* ReadAnyItem(const char* p, const char* end, Item& it,
+                                                 const char*& error) {
   auto cut = [&]() -> const char* {
     error = kCutShort;
     return nullptr;
@@ -238,6 +236,36 @@ inline const char* ReadItem(const char* p, const char* end, Item& it, const char
     case 0xdf: return container(Item::kMap, 4, 0);
     default: error = kNotMsgpack; return nullptr;  // 0xc1, never used
   }
+}
+
+// Reads the item that starts at `p` (before `end`) into `it`: a scalar with
+// its bytes, or the header of an array or a map. Returns where the next item
+// starts, or nullptr with `error` set. Signed encodings of values >= 0 read
+// as kUInt, as msgpack-cxx's objects have them. Inline: Walk's and Reader's
+// hot loops. The tags most items of blobtable's formats have (a small
+// integer, a short string, a short array) are read here, as ReadAnyItem
+// reads them; the rest there.
+inline const char* ReadItem(const char* p, const char* end, Item& it, const char*& error) {
+  if (p != end) {
+    const auto b = static_cast<unsigned char>(*p);
+    if (b <= 0x7f) {  // positive fixint
+      it.kind = Item::kUInt;
+      it.u = b;
+      return p + 1;
+    }
+    if ((b & 0xf0) == 0x90) {  // fixarray
+      it.kind = Item::kArray;
+      it.size = b & 0x0f;
+      return p + 1;
+    }
+    const uint32_t n = b & 0x1f;
+    if ((b & 0xe0) == 0xa0 && static_cast<size_t>(end - p) > n) {  // a whole fixstr
+      it.kind = Item::kStr;
+      it.bytes = std::string_view(p + 1, n);
+      return p + 1 + n;
+    }
+  }
+  return ReadAnyItem(p, end, it, error);
 }
 
 // Reads a msgpack value's items in order, for a decoder that knows the
