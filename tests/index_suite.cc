@@ -270,6 +270,38 @@ TEST_P(IndexTest, APlainWriteRunsAgainWhenAnIndexIsCreatedUnderIt) {
   ExpectClean("byEmail");
 }
 
+// Another store writes while a build walks the table. After each page the
+// build keeps its place in the definitions: a new version of them that says
+// nothing new to writers. A batch that followed an older version commits
+// (its definitions still say what writers maintain: SameUpkeep), where
+// checking the version alone answered Conflict to every write of every
+// other store for as long as a build ran (its copy of the definitions is
+// kept up to a second: index_time_divisor 1 here).
+TEST_P(IndexTest, AnotherStoresWritesCommitWhileABuildKeepsItsPlace) {
+  if (!GetParam().atomic) GTEST_SKIP() << "the batch's own check of the definitions";
+  for (int i = 0; i < 250; ++i)  // three pages
+    ASSERT_TRUE(users_.Insert(User("p", "r" + std::to_string(1000 + i), "e", i % 7)).ok());
+  StoreOptions o = options_;
+  internal::TestingHooks hooks = internal::HooksOf(o);
+  hooks.index_time_divisor = 1;
+  o.testing = std::make_shared<const internal::TestingHooks>(hooks);
+  auto other = OpenBackendStore(GetParam(), o);
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  auto table = (*other)->OpenTable("users");
+  ASSERT_TRUE(table.ok());
+  std::vector<Status> written;
+  internal::SyncPoints::Set("index.page_built", [&] {
+    const std::string rk = "w" + std::to_string(written.size());
+    written.push_back(table->Upsert(User("q", rk, "e", 5)).status());
+  });
+  Status created = store_->CreateIndex("users", {.name = "byAge", .properties = {"age"}});
+  internal::SyncPoints::ClearAll();
+  ASSERT_TRUE(created.ok()) << created.ToString();
+  ASSERT_GE(written.size(), 2u);
+  for (const Status& s : written) EXPECT_TRUE(s.ok()) << s.ToString();
+  ExpectClean("byAge");
+}
+
 // An indexed insert through the commit protocol does not read its entity
 // first: it expects nothing there (its intent's put is If-None-Match "*").
 // Its reads are the new entries' (the unique claim and the plain entry), at

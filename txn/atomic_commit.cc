@@ -20,6 +20,8 @@
 #include <map>
 #include <optional>
 
+#include "model/entity_codec.h"
+#include "model/index_schema.h"
 #include "model/inline_body.h"
 #include "txn/index_upkeep.h"
 #include "txn/intent_resolver.h"
@@ -50,6 +52,7 @@ class AtomicCommit {
     // not by their age before it: the batch may wait for the writer lock
     // after any check made outside it.
     BT_ASSIGN_OR_RETURN(schema_reads_, SchemaReads(b_));
+    reread_.assign(schema_reads_.size(), false);
     for (int races = 0;;) {
       BT_RETURN_IF_ERROR(Plan());
       BT_SYNC_POINT("txn.atomic_planned");
@@ -71,7 +74,7 @@ class AtomicCommit {
         continue;
       }
       if (!s.IsConflict() && !s.IsNotFound()) return s.WithContext(failed.Describe());
-      if (const std::string* table = SchemaTableOf(failed)) return SchemaChanged(b_, *table);
+      if (auto k = SchemaReadOf(failed)) reread_[*k] = true;  // read them, plan again
       // Changed since it was read: plan again (which reports a change that
       // breaks what the transaction read or asked for).
       if (++races >= std::max(1, core_.max_merge_attempts))
@@ -88,28 +91,48 @@ class AtomicCommit {
     ops_.clear();
     planned_.clear();
     for (auto& [blob, intent] : b_.intents) BT_RETURN_IF_ERROR(PlanOne(intent));
-    for (const SchemaRead& s : schema_reads_) {
-      if (!s.read.read_found) {  // none were there: checked still absent, with no read
-        BatchOp op;
-        op.kind = BatchOp::Kind::kCheck;
-        op.blob = s.read.blob;
-        op.conditions.if_none_match = std::string(kAnyETag);
-        ops_.push_back(std::move(op));
-        planned_.push_back(&s.read);
-        continue;
-      }
-      Status planned = PlanOne(s.read);
-      if (planned.IsConflict() && s.read.changed_since_read) return SchemaChanged(b_, s.table);
-      BT_RETURN_IF_ERROR(planned);
-    }
+    for (size_t k = 0; k < schema_reads_.size(); ++k)
+      BT_RETURN_IF_ERROR(PlanSchemaRead(schema_reads_[k], reread_[k]));
     return Status::OK();
   }
 
-  // The table whose definitions `i` is the read of, if it is one.
-  const std::string* SchemaTableOf(const Intent& i) const {
-    for (const SchemaRead& s : schema_reads_)
-      if (&s.read == &i) return &s.table;
-    return nullptr;
+  // The step that checks the definitions `s` followed: still absent, unread,
+  // the first time there were none (`reread` after that step failed); else
+  // at the version read now, if that still says what writers maintain
+  // (a build's progress rewrites them page after page).
+  Status PlanSchemaRead(const SchemaRead& s, bool reread) {
+    BatchOp op;
+    op.kind = BatchOp::Kind::kCheck;
+    op.blob = s.read.blob;
+    op.conditions.if_none_match = std::string(kAnyETag);
+    if (reread || s.read.read_found) {
+      BT_ASSIGN_OR_RETURN(std::optional<GetResult> cur, ReadSettled(s.read));
+      const bool exists = cur.has_value();
+      if (exists) {
+        op.conditions.if_none_match.reset();
+        op.conditions.if_match = cur->properties.etag;
+      }
+      if (!Expectation(s.read, exists, exists ? cur->properties.etag : "",
+                       exists ? SameAsOf(cur->properties) : "")
+               .ok()) {
+        TableSchema now;  // none: no index
+        if (exists) {
+          BT_ASSIGN_OR_RETURN(Entity stored, DecodeEntity(cur->data, s.read.blob));
+          BT_ASSIGN_OR_RETURN(now, SchemaOf(stored, s.table));
+        }
+        if (!SameUpkeep(now, *s.followed)) return SchemaChanged(b_, s.table);
+      }
+    }
+    ops_.push_back(std::move(op));
+    planned_.push_back(&s.read);
+    return Status::OK();
+  }
+
+  // The place in schema_reads_ of `i`, if it is one of them.
+  std::optional<size_t> SchemaReadOf(const Intent& i) const {
+    for (size_t k = 0; k < schema_reads_.size(); ++k)
+      if (&schema_reads_[k].read == &i) return k;
+    return std::nullopt;
   }
 
   // The step of `intent`, at the version of its entity read now.
@@ -241,6 +264,7 @@ class AtomicCommit {
   std::vector<BatchOp> ops_;
   std::vector<const Intent*> planned_;          // ops_[k] is planned_[k]'s
   std::vector<SchemaRead> schema_reads_;        // the definitions followed, checked too
+  std::vector<bool> reread_;                    // reread_[k]: read schema_reads_[k] to plan it
   std::map<std::string, std::string> stamped_;  // blob -> ETag, found applied
 };
 

@@ -220,16 +220,30 @@ Result<SchemaCopy> ReadSchema(const TxnContext& core, std::string_view table) {
   if (!stored.ok())
     return stored.status().WithContext("table " + std::string(table) +
                                        ": reading its index definitions");
-  const PropertyValue* bytes = stored->Find(kDefinitionsProperty);
+  BT_ASSIGN_OR_RETURN(TableSchema schema, SchemaOf(*stored, table));
+  copy.schema = std::make_shared<TableSchema>(std::move(schema));
+  copy.etag = stored->etag();
+  return copy;
+}
+
+Result<TableSchema> SchemaOf(const Entity& stored, std::string_view table) {
+  const PropertyValue* bytes = stored.Find(kDefinitionsProperty);
   if (bytes == nullptr || !std::holds_alternative<Binary>(*bytes))
     return Status::Corruption("table " + std::string(table) +
                               ": its index definitions hold no definitions");
   auto schema = DecodeTableSchema(std::get<Binary>(*bytes).bytes);
   if (!schema.ok())
     return schema.status().WithContext("table " + std::string(table) + ": index definitions");
-  copy.schema = std::make_shared<TableSchema>(*std::move(schema));
-  copy.etag = stored->etag();
-  return copy;
+  return *std::move(schema);
+}
+
+bool SameUpkeep(const TableSchema& a, const TableSchema& b) {
+  // What writers maintain: each index's spec and state, not a build's place.
+  auto without_places = [](TableSchema s) {
+    for (IndexDefinition& d : s.indexes) d.built_through.clear();
+    return EncodeTableSchema(s);
+  };
+  return without_places(a) == without_places(b);
 }
 
 Entity SchemaEntity(const TableSchema& schema) {
@@ -311,6 +325,7 @@ Status AddIndexUpkeep(TxnBuffer& b) {
   for (auto& [key, writes] : by_table) {
     BT_ASSIGN_OR_RETURN(SchemaCopy copy, b.core->schemas->Current(*b.core, writes[0]->table));
     b.schema_etags[writes[0]->table] = copy.etag;
+    b.schemas_followed[writes[0]->table] = copy.schema;
     if (!b.schema_deadline || copy.deadline < *b.schema_deadline) b.schema_deadline = copy.deadline;
     if (!copy.schema->Maintained()) continue;
     // What each write replaces: read now unless the transaction read it,
@@ -431,13 +446,18 @@ Result<std::vector<SchemaRead>> SchemaReads(const TxnBuffer& b) {
     i.read_found = !etag.empty();
     i.read_etag = etag;
     i.about = "table " + table + ", its index definitions";
-    reads.push_back({table, std::move(i)});
+    auto followed = b.schemas_followed.find(table);
+    reads.push_back({table, std::move(i),
+                     followed != b.schemas_followed.end() && followed->second != nullptr
+                         ? followed->second
+                         : std::make_shared<TableSchema>()});
   }
   return reads;
 }
 
 Status SchemaChanged(TxnBuffer& b, const std::string& table) {
   b.schema_changed = true;
+  if (b.core->schemas != nullptr) b.core->schemas->Forget(table);  // the next read is fresh
   return Status::Conflict("table " + table +
                           ": its index definitions changed while the transaction was "
                           "committed; nothing was committed: run it again");

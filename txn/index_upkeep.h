@@ -145,19 +145,29 @@ Status CheckSchemaAge(TxnBuffer& buffer, SteadyTime now);
 // definitions each written table's upkeep followed (buffer.schema_etags),
 // each as a read of the definitions' entity at that version (absent where
 // there were none), to be checked in the batch itself. A batch applied
-// after they changed is refused however long it waited for the store's
-// writer lock, so an index created meanwhile is never missed. None for a
-// table whose definitions the transaction writes itself.
+// after they changed in what writers maintain (SameUpkeep) is refused
+// however long it waited for the store's writer lock, so an index created
+// meanwhile is never missed. None for a table whose definitions the
+// transaction writes itself.
 struct SchemaRead {
   std::string table;  // the table whose definitions they are
   Intent read;
+  std::shared_ptr<const TableSchema> followed;  // what they said (never null)
 };
 Result<std::vector<SchemaRead>> SchemaReads(const TxnBuffer& buffer);
 
 // The Conflict for a transaction whose definitions of `table` changed
 // before its commit point (nothing was committed); sets
-// buffer.schema_changed.
+// buffer.schema_changed and forgets this store's copy of them.
 Status SchemaChanged(TxnBuffer& buffer, const std::string& table);
+
+// The definitions stored in entity `stored` (table `table`'s, for
+// messages); Corruption if it holds none.
+Result<TableSchema> SchemaOf(const Entity& stored, std::string_view table);
+
+// Whether writers following `a` maintain what writers following `b` do:
+// the same indexes, specs and states (a build's place aside).
+bool SameUpkeep(const TableSchema& a, const TableSchema& b);
 
 }  // namespace blobtable::internal
 

@@ -17,6 +17,7 @@
 namespace blobtable::internal {
 
 struct TxnContext;
+struct TableSchema;
 
 // Everything a transaction does to one entity.
 struct Intent {
@@ -93,8 +94,10 @@ struct TxnBuffer {
   // The commit point must come before this when the transaction maintained
   // indexes (txn/index_upkeep.h): their definitions were read then.
   std::optional<SteadyTime> schema_deadline;
-  // The definitions' ETag each written table's upkeep followed (by table).
+  // The definitions' ETag each written table's upkeep followed (by table),
+  // and what they said.
   std::map<std::string, std::string> schema_etags;
+  std::map<std::string, std::shared_ptr<const TableSchema>> schemas_followed;
   // Set when the commit was refused because those definitions changed
   // (SchemaChanged): a plain write runs again with the new ones.
   bool schema_changed = false;
