@@ -97,7 +97,8 @@ Result<int64_t> Table::Count(const QueryOptions& options) const {
   }
   int64_t n = 0;
   for (;;) {
-    auto page = Visit(q, [](const EntityView&) {});
+    auto counted = [](const EntityView&) { return Status::OK(); };
+    auto page = VisitRows(q, counted, /*check_values=*/true);  // filtered on what is stored
     if (!page.ok()) return page.status();
     n += page->rows;
     if (page->continuation.empty()) return n;
@@ -141,10 +142,15 @@ Result<DeleteWhereReport> Table::DeleteWhere(const QueryOptions& options,
   };
   for (;;) {
     std::vector<Doomed> batch;
-    auto page = Visit(q, [&](const EntityView& row) {
-      batch.push_back(
-          {std::string(row.partition_key()), std::string(row.row_key()), std::string(row.etag())});
-    });
+    // Checked values: what is deleted is decided on what is stored.
+    auto page = VisitRows(
+        q,
+        [&](const EntityView& row) {
+          batch.push_back({std::string(row.partition_key()), std::string(row.row_key()),
+                           std::string(row.etag())});
+          return Status::OK();
+        },
+        /*check_values=*/true);
     if (!page.ok()) return page.status();
     report.matched += static_cast<int64_t>(batch.size());
     if (!how.dry_run && !batch.empty()) {

@@ -123,6 +123,11 @@ class InPlaceVisit {
 }  // namespace
 
 Result<VisitedPage> Table::Visit(const QueryOptions& options, const EntityVisitor& visit) const {
+  return VisitRows(options, visit, /*check_values=*/false);
+}
+
+Result<VisitedPage> Table::VisitRows(const QueryOptions& options, const EntityVisitor& visit,
+                                     bool check_values) const {
   BT_RETURN_IF_ERROR(Usable());
   if (!visit) return Status::InvalidArgument("table " + name_ + ", visit: no visitor function");
   VisitedPage out;
@@ -142,7 +147,8 @@ Result<VisitedPage> Table::Visit(const QueryOptions& options, const EntityVisito
   int pages = 0;
   for (;;) {
     auto next_marker = core_->in_place->ListInPlace(
-        plan.list, internal::InPlaceData::kAsItLies,  // views only (in_place.h)
+        plan.list,
+        check_values ? internal::InPlaceData::kChecked : internal::InPlaceData::kAsItLies,
         [&](const internal::BlobInPlace& b) { return rows.Add(b); });
     if (rows.stop() == Stop::kVisitorError) return std::move(rows.visitor_error());
     if (rows.stop() == Stop::kNeedsQuery) {

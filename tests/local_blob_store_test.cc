@@ -60,7 +60,10 @@ std::string Format3Bucket(const Bucket& bucket) {
     pk.pack(r.lease.broken_at_ms);
     pk.pack(r.data_id);
     pk.pack(r.data_size);
-    pk.pack(r.data_crc.value_or(0));
+    if (r.data_crc)
+      pk.pack(*r.data_crc);
+    else
+      pk.pack_nil();
     pk.pack(r.data_md5);
     if (r.inline_data) {
       pk.pack_bin(static_cast<uint32_t>(r.inline_data->size()));
@@ -719,7 +722,7 @@ TEST(LocalBlobRecord, DecodesInPlaceSkipsLaterFieldsAndRefusesWhatIsNotARecord) 
 // Format 4 (blob_record.h): every field comes back; bytes a later format
 // adds to the head are skipped; the head is checked by its own CRC and the
 // inline data by data_crc, each apart, so a reader may hand the data over
-// unchecked where it lies (DataCheck::kAsItLies) and every other read
+// unchecked where it lies (InPlaceData::kAsItLies) and every other read
 // reports its damage.
 TEST(LocalBlobRecord, Format4ChecksItsHeadAndItsInlineDataApart) {
   BucketEntry e;
@@ -794,7 +797,7 @@ TEST(LocalBlobRecord, Format4ChecksItsHeadAndItsInlineDataApart) {
   EXPECT_NE(owned.status().message().find("does not match its checksum"), std::string::npos);
   Status visited = VisitBucket(damaged_data, "key", [&](const RecordView& view) {
     EXPECT_EQ(ReadData(nullptr, 0, view).status().code(), Code::kCorruption);
-    auto as_it_lies = ReadData(nullptr, 0, view, DataCheck::kAsItLies);
+    auto as_it_lies = ReadData(nullptr, 0, view, InPlaceData::kAsItLies);
     ASSERT_TRUE(as_it_lies.ok());
     EXPECT_EQ(*as_it_lies, "hh");  // 'i' with its lowest bit flipped
   });

@@ -382,8 +382,9 @@ INSTANTIATE_TEST_SUITE_P(Damage, FlippedByte, ::testing::Values("data", "record"
 
 // Table::Visit hands a row's value over where it lies, unchecked (in_place.h:
 // the record's head is checked, the inline value is not): a value damaged in
-// a way that still decodes reaches the visitor as it is, while Get, Query
-// and `blobtable check` report it (Corruption naming the blob).
+// a way that still decodes reaches the visitor as it is, while Get, Query,
+// Count, DeleteWhere and `blobtable check` report it (Corruption naming the
+// blob).
 TEST(LocalStoreDamage, VisitHandsAValueOverAsItLiesWhileGetAndQueryCheckIt) {
   TempDir dir;
   {
@@ -415,6 +416,14 @@ TEST(LocalStoreDamage, VisitHandsAValueOverAsItLiesWhileGetAndQueryCheckIt) {
   EXPECT_EQ(query.status().code(), Code::kCorruption) << query.status().ToString();
   EXPECT_NE(query.status().message().find("does not match its checksum"), std::string::npos)
       << query.status().ToString();
+  // Count and DeleteWhere act on what they read: checked.
+  QueryOptions filtered;
+  filtered.filter = "z eq 'z{'";
+  auto counted = table->Count(filtered);
+  EXPECT_EQ(counted.status().code(), Code::kCorruption) << counted.status().ToString();
+  auto deleted = table->DeleteWhere(filtered);
+  EXPECT_EQ(deleted.status().code(), Code::kCorruption) << deleted.status().ToString();
+  EXPECT_EQ(table->Get("p", "a").status().code(), Code::kCorruption);  // still there
 }
 
 // Through the table API: a damaged entity reads as Corruption (the query

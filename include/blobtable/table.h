@@ -173,9 +173,10 @@ class BLOBTABLE_EXPORT Table {
   // checks, same errors as Query, but one: on the embedded store a value
   // read in place is not checked against its checksum (its record's head
   // is), so one damaged on disk in a way that still decodes is handed over
-  // as it lies, where Get and Query answer Corruption (docs/backends.md,
-  // "Checksums"). Also the visitor's own error, which ends the visit (the
-  // rows visited before it stay visited).
+  // as it lies (or, under a $filter, judged as it lies: kept or left out),
+  // where Get, Query, Count and DeleteWhere answer Corruption
+  // (docs/backends.md, "Checksums"). Also the visitor's own error, which
+  // ends the visit (the rows visited before it stay visited).
   Result<VisitedPage> Visit(const QueryOptions& options, const EntityVisitor& visit) const;
   // The same with a function that returns nothing.
   template <typename Fn>
@@ -293,6 +294,12 @@ class BLOBTABLE_EXPORT Table {
                                                internal::WriteMode mode) const;
   BLOBTABLE_HIDDEN Status DeleteIndexed(std::string_view pk, std::string_view rk,
                                         std::string_view if_match) const;
+  // Visit, with each value read in place checked against its checksum
+  // (`check_values`: for a caller that acts on what it reads, as Count and
+  // DeleteWhere do) or not (Visit's own).
+  BLOBTABLE_HIDDEN Result<VisitedPage> VisitRows(const QueryOptions& options,
+                                                 const EntityVisitor& visit,
+                                                 bool check_values) const;
   // The one read path (`listed_etag`: what a listing just showed).
   BLOBTABLE_HIDDEN Result<Entity> Read(std::string_view pk, std::string_view rk,
                                        const ReadPolicy& policy,

@@ -66,9 +66,9 @@ Result<std::string_view> ReadStoredData(MDB_txn* txn, MDB_dbi data, std::string_
 }  // namespace
 
 Result<std::string_view> ReadData(MDB_txn* txn, MDB_dbi data, const RecordView& r,
-                                  DataCheck check) {
+                                  InPlaceData check) {
   const std::optional<uint32_t> none;
-  const std::optional<uint32_t>& crc = check == DataCheck::kVerify ? r.data_crc : none;
+  const std::optional<uint32_t>& crc = check == InPlaceData::kChecked ? r.data_crc : none;
   if (r.inline_data) return Checked(*r.inline_data, r.name, crc);
   return ReadStoredData(txn, data, r.name, r.data_id, crc);
 }
@@ -119,15 +119,13 @@ void PutStr(std::string& out, std::string_view s) {
   out.append(s);
 }
 
-// Little-endian integers at `p`: one load each where the machine is.
+// A little-endian integer at `p`: one load (blobtable builds for
+// little-endian machines only, as util/msgpack_util.h says).
 template <typename T>
 T GetLE(const char* p) {
+  static_assert(std::endian::native == std::endian::little, "format 4 is little-endian");
   T v;
   std::memcpy(&v, p, sizeof v);
-  if constexpr (std::endian::native == std::endian::big) {
-    if constexpr (sizeof v == 4) v = __builtin_bswap32(v);
-    if constexpr (sizeof v == 8) v = __builtin_bswap64(v);
-  }
   return v;
 }
 uint32_t Get32(const char* p) { return GetLE<uint32_t>(p); }
@@ -146,7 +144,10 @@ class HeadReader {
 
  private:
   bool Take(size_t n) {
-    if (short_read_ || head_.size() - pos_ < n) return !(short_read_ = true);
+    if (short_read_ || head_.size() - pos_ < n) {
+      short_read_ = true;
+      return false;
+    }
     pos_ += n;
     return true;
   }
@@ -305,10 +306,12 @@ bool ReadHead(std::string_view head, std::string_view data, RecordView& r, std::
   if (state > static_cast<int>(LeaseState::kBroken)) return fail("lease state out of range");
   r.lease_state = static_cast<LeaseState>(state);
   r.data_crc.reset();
+  if (flags & ~(kInline | kHasCrc)) return fail("flags unknown to this blobtable");
   if (flags & kHasCrc) r.data_crc = crc;
   r.inline_data.reset();
   if (flags & kInline) {
-    if (!r.data_crc || r.data_id != 0) return fail("inline data without its checksum");
+    if (!r.data_crc) return fail("inline data without its checksum");
+    if (r.data_id != 0) return fail("inline data beside a data id");
     r.inline_data = data;
   }
   if (data.size() != (r.inline_data ? r.data_size : 0))

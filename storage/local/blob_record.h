@@ -32,7 +32,7 @@
 // and value (the same). A later format may add bytes after the metadata,
 // inside the head's length: readers skip them. Inline data is covered by
 // data_crc (always present with it), not by the head's CRC: it is checked
-// when it is read out (ReadData with DataCheck::kVerify), and a reader that
+// when it is read out (ReadData with InPlaceData::kChecked), and a reader that
 // hands it over where it lies may leave it unchecked (in_place.h).
 //
 // Format 3 (written 2026-11-25 to 27; still read): the byte 0xB2, the
@@ -47,8 +47,8 @@
 // Format 1 (still read; written until 2026-11) is the bare
 // msgpack [1, entries] with 10-field records: no checksum anywhere.
 // A record of an older format is rewritten in format 4 when it next changes.
-// Binaries from before format 4 refuse a format-4 value as Corruption
-// ("unknown format version"): processes sharing a store upgrade together.
+// Binaries from before format 4 refuse a format-4 value as Corruption (to
+// them it is no bucket): processes sharing a store upgrade together.
 #ifndef BLOBTABLE_STORAGE_LOCAL_BLOB_RECORD_H_
 #define BLOBTABLE_STORAGE_LOCAL_BLOB_RECORD_H_
 
@@ -62,6 +62,7 @@
 #include <lmdb.h>
 
 #include "blobtable/blob_store.h"
+#include "storage/in_place.h"
 #include "storage/lease_rules.h"
 #include "util/digest.h"  // Crc32
 #include "util/function_ref.h"
@@ -127,18 +128,14 @@ struct RecordView {
   BucketEntry ToEntry() const;  // a copy that owns its strings
 };
 
-// Whether ReadData checks the data against its checksum: always when it
-// is handed over to be kept; a reader that hands it over where it lies may
-// skip it (storage/in_place.h says when).
-enum class DataCheck { kVerify, kAsItLies };
-
 // The data of record `r`: its inline data, or from data database `data` in
 // `txn`, checked against its checksum (if it has one) unless `check` says
-// not. Corruption naming the blob if it is missing or does not match;
+// not (storage/in_place.h says when a reader may skip it). Corruption
+// naming the blob if it is missing or does not match;
 // IOError if LMDB fails. Valid while `txn` and `r` are. The BucketEntry
 // form always checks.
 Result<std::string_view> ReadData(MDB_txn* txn, MDB_dbi data, const RecordView& r,
-                                  DataCheck check = DataCheck::kVerify);
+                                  InPlaceData check = InPlaceData::kChecked);
 Result<std::string_view> ReadData(MDB_txn* txn, MDB_dbi data, const BucketEntry& e);
 
 // The LMDB key of blob `name`'s bucket.

@@ -644,10 +644,8 @@ Status LocalBlobStore::ReadInPlace(std::string_view name, BlobVisitor visit) {
 Result<std::string> LocalBlobStore::ListInPlace(const ListOptions& o, InPlaceData data_check,
                                                 BlobVisitor visit) {
   BT_ASSIGN_OR_RETURN(LmdbTxn txn, LmdbTxn::Begin(*env_, /*read_only=*/true));
-  const DataCheck check =
-      data_check == InPlaceData::kChecked ? DataCheck::kVerify : DataCheck::kAsItLies;
   return ListRecords(txn.get(), o, [&](const RecordView& e) -> Status {
-    BT_ASSIGN_OR_RETURN(std::string_view data, ReadData(txn.get(), data_, e, check));
+    BT_ASSIGN_OR_RETURN(std::string_view data, ReadData(txn.get(), data_, e, data_check));
     return visit(BlobInPlace{e.name, e.etag, &e.metadata, data});
   });
 }
