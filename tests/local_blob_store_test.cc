@@ -28,6 +28,16 @@ namespace blobtable::testing {
 namespace {
 using namespace internal;
 
+// Expects bucket value `value` (LMDB key "key") refused as Corruption
+// naming the key and mentioning `mentions`.
+void ExpectCorruptBucket(const std::string& value, const std::string& mentions) {
+  auto bucket = DecodeBucket(value, "key");
+  ASSERT_EQ(bucket.status().code(), Code::kCorruption) << bucket.status().ToString();
+  EXPECT_NE(bucket.status().message().find("'key'"), std::string::npos);
+  EXPECT_NE(bucket.status().message().find(mentions), std::string::npos)
+      << bucket.status().message();
+}
+
 // A format-3 bucket value around msgpack `body`: the tag and its checksum.
 std::string Format3Value(const msgpack::sbuffer& body) {
   const std::string payload(body.data(), body.size());
@@ -689,25 +699,19 @@ TEST(LocalBlobRecord, DecodesInPlaceSkipsLaterFieldsAndRefusesWhatIsNotARecord) 
     EXPECT_EQ(*r.inline_data, "hi");
     EXPECT_FALSE(r.data_crc.has_value());
   }
-  auto corrupt = [](const std::string& value, const std::string& mentions) {
-    auto bucket = DecodeBucket(value, "key");
-    ASSERT_EQ(bucket.status().code(), Code::kCorruption) << bucket.status().ToString();
-    EXPECT_NE(bucket.status().message().find("'key'"), std::string::npos);
-    EXPECT_NE(bucket.status().message().find(mentions), std::string::npos)
-        << bucket.status().message();
-  };
-  corrupt(OneRecordBucket(0, [](auto& pk) { pk.pack(1); }), "metadata value is not a string");
-  corrupt(OneRecordBucket(0, [](auto& pk) { pk.pack_array(0); }), "metadata value");
+  ExpectCorruptBucket(OneRecordBucket(0, [](auto& pk) { pk.pack(1); }),
+                      "metadata value is not a string");
+  ExpectCorruptBucket(OneRecordBucket(0, [](auto& pk) { pk.pack_array(0); }), "metadata value");
   const std::string good = OneRecordBucket(0, plain);
   std::string cut = good.substr(5, good.size() - 8);
   msgpack::sbuffer cut_buf;
   cut_buf.write(cut.data(), cut.size());
-  corrupt(Format3Value(cut_buf), "cut short");
+  ExpectCorruptBucket(Format3Value(cut_buf), "cut short");
   msgpack::sbuffer deep;
   msgpack::packer<msgpack::sbuffer> pk(&deep);
   for (int i = 0; i < 40; ++i) pk.pack_array(1);
   pk.pack(1);
-  corrupt(Format3Value(deep), "bucket is not long enough");
+  ExpectCorruptBucket(Format3Value(deep), "bucket is not long enough");
   msgpack::sbuffer deeper;
   msgpack::packer<msgpack::sbuffer> pk2(&deeper);
   pk2.pack_array(3);  // nested deep where a later format's element is skipped
@@ -715,8 +719,8 @@ TEST(LocalBlobRecord, DecodesInPlaceSkipsLaterFieldsAndRefusesWhatIsNotARecord) 
   pk2.pack_array(0);
   for (int i = 0; i < 40; ++i) pk2.pack_array(1);
   pk2.pack(1);
-  corrupt(Format3Value(deeper), "nested too deep");
-  corrupt(good + "x", "checksum");
+  ExpectCorruptBucket(Format3Value(deeper), "nested too deep");
+  ExpectCorruptBucket(good + "x", "checksum");
 }
 
 // Format 4 (blob_record.h): every field comes back; bytes a later format
@@ -772,20 +776,13 @@ TEST(LocalBlobRecord, Format4ChecksItsHeadAndItsInlineDataApart) {
   for (int i = 0; i < 4; ++i) longer += static_cast<char>(size >> (8 * i));
   same(longer + later + "hi");
 
-  auto corrupt = [](const std::string& v, const std::string& mentions) {
-    auto bucket = DecodeBucket(v, "key");
-    ASSERT_EQ(bucket.status().code(), Code::kCorruption) << bucket.status().ToString();
-    EXPECT_NE(bucket.status().message().find("'key'"), std::string::npos);
-    EXPECT_NE(bucket.status().message().find(mentions), std::string::npos)
-        << bucket.status().message();
-  };
   std::string damaged_head = value;
   damaged_head[9 + head / 2] ^= 1;
-  corrupt(damaged_head, "checksum");
-  corrupt(value.substr(0, 8), "cut short");
-  corrupt(value.substr(0, 9 + head - 1), "cut short");
-  corrupt(value.substr(0, value.size() - 1), "not the size its head says");
-  corrupt(value + "x", "not the size its head says");
+  ExpectCorruptBucket(damaged_head, "checksum");
+  ExpectCorruptBucket(value.substr(0, 8), "cut short");
+  ExpectCorruptBucket(value.substr(0, 9 + head - 1), "cut short");
+  ExpectCorruptBucket(value.substr(0, value.size() - 1), "not the size its head says");
+  ExpectCorruptBucket(value + "x", "not the size its head says");
 
   // Damaged inline data: the head reads, the data is refused when checked.
   std::string damaged_data = value;
