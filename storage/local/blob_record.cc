@@ -271,12 +271,13 @@ void ReadBucket(std::string_view value, bool checksummed, RecordSink fn) {
 // Format 4's head into `r`; false if it is malformed (its checksum matched:
 // a bug or a later format, not damage).
 bool ReadHead(std::string_view head, std::string_view data, RecordView& r, std::string* why) {
+  auto fail = [why](const char* reason) {
+    *why = reason;
+    return false;
+  };
   // The fixed fields first, with one bounds check.
   constexpr size_t kFixed = 1 + 1 + 8 + 4 + 8 + 8 + 8 + 8 + 4;
-  if (head.size() < kFixed) {
-    *why = "its head is cut short";
-    return false;
-  }
+  if (head.size() < kFixed) return fail("its head is cut short");
   const char* f = head.data();
   const auto flags = static_cast<uint8_t>(f[0]), state = static_cast<uint8_t>(f[1]);
   r.last_modified_s = GetLE<int64_t>(f + 2);
@@ -298,10 +299,6 @@ bool ReadHead(std::string_view head, std::string_view data, RecordView& r, std::
     r.metadata.emplace_back(name, in.Str());
   }
   // Bytes after the metadata are a later format's: skipped.
-  auto fail = [why](const char* reason) {
-    *why = reason;
-    return false;
-  };
   if (in.short_()) return fail("its head is cut short");
   if (state > static_cast<int>(LeaseState::kBroken)) return fail("lease state out of range");
   r.lease_state = static_cast<LeaseState>(state);
