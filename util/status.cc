@@ -22,24 +22,8 @@ const std::string& Empty() {
 
 Status::Status(Code code, std::string msg)
     : state_(code == Code::kOk ? nullptr : new State{code, 0, "", std::move(msg)}) {}
-Status::Status(const Status& other) : state_(other.state_ ? new State(*other.state_) : nullptr) {}
-Status& Status::operator=(const Status& other) {
-  if (this != &other) {
-    State* copy = other.state_ ? new State(*other.state_) : nullptr;
-    delete state_;
-    state_ = copy;
-  }
-  return *this;
-}
-Status& Status::operator=(Status&& other) noexcept {
-  if (this != &other) {
-    delete state_;
-    state_ = other.state_;
-    other.state_ = nullptr;
-  }
-  return *this;
-}
-Status::~Status() { delete state_; }
+Status::State* Status::Copy(const State* state) { return new State(*state); }
+void Status::Destroy(State* state) { delete state; }
 
 Status Status::FromStorage(Code code, int http_status, std::string storage_code, std::string msg) {
   Status s(code, std::move(msg));

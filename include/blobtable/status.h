@@ -65,11 +65,29 @@ BLOBTABLE_EXPORT std::string_view CodeName(Code code);
 class [[nodiscard]] BLOBTABLE_EXPORT Status {
  public:
   Status() = default;  // OK
-  Status(const Status& other);
-  Status& operator=(const Status& other);
+  // Inline: an OK status (the common case, on every row a read hands over)
+  // is copied, dropped or overwritten without a call.
+  Status(const Status& other) : state_(other.state_ ? Copy(other.state_) : nullptr) {}
+  Status& operator=(const Status& other) {
+    if (this != &other) {
+      State* copy = other.state_ ? Copy(other.state_) : nullptr;
+      if (state_ != nullptr) Destroy(state_);
+      state_ = copy;
+    }
+    return *this;
+  }
   Status(Status&& other) noexcept : state_(other.state_) { other.state_ = nullptr; }
-  Status& operator=(Status&& other) noexcept;
-  ~Status();
+  Status& operator=(Status&& other) noexcept {
+    if (this != &other) {
+      if (state_ != nullptr) Destroy(state_);
+      state_ = other.state_;
+      other.state_ = nullptr;
+    }
+    return *this;
+  }
+  ~Status() {
+    if (state_ != nullptr) Destroy(state_);
+  }
 
   static Status OK() { return Status(); }
   static Status NotFound(std::string msg) { return Status(Code::kNotFound, std::move(msg)); }
@@ -133,6 +151,8 @@ class [[nodiscard]] BLOBTABLE_EXPORT Status {
  private:
   struct State;
   Status(Code code, std::string msg);
+  static State* Copy(const State* state);
+  static void Destroy(State* state);
 
   State* state_ = nullptr;  // owned; null: OK
 };
