@@ -60,10 +60,14 @@ Result<std::string> EncodeEntity(const Entity& e) {
 
 namespace {
 
-PropertyView ReadValue(const mp::Item& v, int64_t type, std::string_view name) {
+PropertyView ReadValue(mp::Reader& r, int64_t type, std::string_view name) {
   switch (static_cast<EdmType>(type)) {
-    case EdmType::kString: return {name, EdmType::kString, v.Str("String value"), 0, 0};
-    case EdmType::kBinary: return {name, EdmType::kBinary, v.Bin("Binary value"), 0, 0};
+    case EdmType::kString: return {name, EdmType::kString, r.Str("String value"), 0, 0};
+    case EdmType::kBinary: return {name, EdmType::kBinary, r.Bin("Binary value"), 0, 0};
+    default: break;
+  }
+  const mp::Item v = r.Next();
+  switch (static_cast<EdmType>(type)) {
     case EdmType::kBoolean: return {name, EdmType::kBoolean, {}, v.Bool("Boolean value"), 0};
     case EdmType::kDateTime: return {name, EdmType::kDateTime, {}, v.Int("DateTime value"), 0};
     case EdmType::kDouble: return {name, EdmType::kDouble, {}, 0, v.Double("Double value")};
@@ -124,7 +128,7 @@ void ReadEntity(std::string_view body, const std::vector<std::string>* only, Ent
       if (name == props.back().name()) throw mp::FormatError{"duplicate property"};
       sorted = false;
     }
-    props.push_back(ReadValue(r.Next(), type, name));
+    props.push_back(ReadValue(r, type, name));
     r.Skip(items - 3);
   }
   r.Skip(fields - 6);

@@ -6,6 +6,7 @@
 // msgpack_walk holds it to the library on any bytes.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -180,6 +181,64 @@ TEST(MsgpackReader, ReadsInOrderSkipsWholeValuesAndRefusesWhatWalkRefuses) {
   EXPECT_EQ(refusal(nested(Path::kMaxDepth), [](Reader& in) { in.Skip(1); }), "");
   EXPECT_EQ(refusal(nested(Path::kMaxDepth + 1), [](Reader& in) { in.Skip(1); }),
             "nested too deep");
+}
+
+// Reader's typed reads take the common tags without building an Item: for
+// every encoding, whole or cut, each answers what Next() and the Item's own
+// typed view answer (the value, or the same refusal) and leaves the reader
+// at the same place.
+TEST(MsgpackReader, TypedReadsAnswerAsTheItemDoesForEveryEncodingWholeOrCut) {
+  auto text = [](const Item& it) {
+    return std::to_string(it.kind) + ":" + std::to_string(it.u) + ":" + std::to_string(it.i) + ":" +
+           std::string(it.bytes) + ":" + std::to_string(it.size);
+  };
+  // What `read` answers on `bytes`, then the item after it (or the refusal).
+  auto outcome = [&](const std::string& bytes, auto read) -> std::string {
+    Reader in(bytes);
+    try {
+      std::string out = read(in);
+      return out + " then " + text(in.Next());
+    } catch (const FormatError& e) {
+      return "refused: " + e.message;
+    }
+  };
+  using Typed = std::function<std::string(Reader&)>;
+  struct Pair {
+    const char* name;
+    Typed fast, slow;
+  };
+  const std::vector<Pair> reads = {
+      {"Array", [](Reader& r) { return std::to_string(r.Array("f")); },
+       [](Reader& r) {
+         const Item it = r.Next();
+         if (it.kind != Item::kArray) throw FormatError{"f is not an array"};
+         return std::to_string(it.size);
+       }},
+      {"Str", [](Reader& r) { return std::string(r.Str("f")); },
+       [](Reader& r) { return std::string(r.Next().Str("f")); }},
+      {"Bin", [](Reader& r) { return std::string(r.Bin("f")); },
+       [](Reader& r) { return std::string(r.Next().Bin("f")); }},
+      {"Int", [](Reader& r) { return std::to_string(r.Int("f")); },
+       [](Reader& r) { return std::to_string(r.Next().Int("f")); }},
+      {"UInt", [](Reader& r) { return std::to_string(r.UInt("f")); },
+       [](Reader& r) { return std::to_string(r.Next().UInt("f")); }},
+  };
+  size_t compared = 0;
+  for (const std::string& whole : EveryEncoding()) {
+    std::vector<std::string> cases = {whole + '\x07'};  // a fixint after it shows the place
+    for (size_t cut = 0; cut < whole.size() && cut <= 12; ++cut)
+      cases.push_back(whole.substr(0, cut));
+    cases.push_back(whole.substr(0, whole.size() - 1));
+    for (const std::string& bytes : cases)
+      for (const Pair& read : reads) {
+        SCOPED_TRACE(std::string(read.name) + " of " +
+                     ::testing::PrintToString(bytes.substr(0, 8)) + ", " +
+                     std::to_string(bytes.size()) + " bytes");
+        EXPECT_EQ(outcome(bytes, read.fast), outcome(bytes, read.slow));
+        ++compared;
+      }
+  }
+  EXPECT_GT(compared, 1000u);
 }
 
 }  // namespace

@@ -25,15 +25,13 @@ Result<msgpack::object_handle> Unpack(std::string_view data, const What& what) {
   }
 }
 
-namespace {
-[[noreturn]] void Fail(const char* field, const char* expected) {
+void FailType(const char* field, const char* expected) {
   throw FormatError{std::string(field) + " is not " + expected};
 }
-}  // namespace
 
 const msgpack::object* Array(const msgpack::object& o, uint32_t min_size, const char* field) {
-  if (o.type != msgpack::type::ARRAY) Fail(field, "an array");
-  if (o.via.array.size < min_size) Fail(field, "long enough");
+  if (o.type != msgpack::type::ARRAY) FailType(field, "an array");
+  if (o.via.array.size < min_size) FailType(field, "long enough");
   return o.via.array.ptr;
 }
 
@@ -93,32 +91,8 @@ uint64_t UInt(const msgpack::object& o, const char* field) { return ItemOf(o).UI
 bool Bool(const msgpack::object& o, const char* field) { return ItemOf(o).Bool(field); }
 double Double(const msgpack::object& o, const char* field) { return ItemOf(o).Double(field); }
 
-std::string_view Item::Str(const char* field) const {
-  if (kind != kStr) Fail(field, "a string");
-  return bytes;
-}
-
-std::string_view Item::Bin(const char* field) const {
-  if (kind != kBin) Fail(field, "binary");
-  return bytes;
-}
-
-int64_t Item::Int(const char* field) const {
-  if (kind == kUInt) {
-    if (u > static_cast<uint64_t>(INT64_MAX)) Fail(field, "a 64-bit signed integer");
-    return static_cast<int64_t>(u);
-  }
-  if (kind == kInt) return i;
-  Fail(field, "an integer");
-}
-
-uint64_t Item::UInt(const char* field) const {
-  if (kind != kUInt) Fail(field, "an unsigned integer");
-  return u;
-}
-
 bool Item::Bool(const char* field) const {
-  if (kind != kBool) Fail(field, "a boolean");
+  if (kind != kBool) FailType(field, "a boolean");
   return boolean;
 }
 
@@ -126,7 +100,7 @@ double Item::Double(const char* field) const {
   // Integers are accepted too: other msgpack writers store integral doubles so.
   if (kind == kUInt) return static_cast<double>(u);
   if (kind == kInt) return static_cast<double>(i);
-  if (kind != kDouble) Fail(field, "a double");
+  if (kind != kDouble) FailType(field, "a double");
   return d;
 }
 

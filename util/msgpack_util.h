@@ -45,6 +45,9 @@ struct FormatError {
   std::string message;
 };
 
+// Throws FormatError "<field> is not <expected>".
+[[noreturn]] void FailType(const char* field, const char* expected);
+
 const msgpack::object* Array(const msgpack::object& o, uint32_t min_size, const char* field);
 std::string Str(const msgpack::object& o, const char* field);
 std::string Bin(const msgpack::object& o, const char* field);
@@ -82,11 +85,24 @@ struct Item {
   uint32_t size = 0;       // kArray: elements; kMap: pairs
 
   // The typed views below throw FormatError naming `field` (as the
-  // object accessors above do).
-  std::string_view Str(const char* field) const;
-  std::string_view Bin(const char* field) const;
-  int64_t Int(const char* field) const;
-  uint64_t UInt(const char* field) const;
+  // object accessors above do). The four every decoder calls are inline.
+  std::string_view Str(const char* field) const {
+    if (kind != kStr) FailType(field, "a string");
+    return bytes;
+  }
+  std::string_view Bin(const char* field) const {
+    if (kind != kBin) FailType(field, "binary");
+    return bytes;
+  }
+  int64_t Int(const char* field) const {
+    if (kind == kUInt && u <= static_cast<uint64_t>(INT64_MAX)) return static_cast<int64_t>(u);
+    if (kind == kInt) return i;
+    FailType(field, kind == kUInt ? "a 64-bit signed integer" : "an integer");
+  }
+  uint64_t UInt(const char* field) const {
+    if (kind != kUInt) FailType(field, "an unsigned integer");
+    return u;
+  }
   bool Bool(const char* field) const;
   double Double(const char* field) const;
   bool IsNil() const { return kind == kNil; }
@@ -286,15 +302,65 @@ class Reader {
     p_ = next;
     return it;
   }
+  // The typed reads below take the one-byte tags most items have (a short
+  // string, a small integer, a short array) without building an Item, and
+  // the rest through Next(): the same answers either way.
   // An array's header: its size. "<field> is not an array" otherwise.
-  uint32_t Array(const char* field) { return Container(Item::kArray, field, "an array"); }
+  uint32_t Array(const char* field) {
+    if (p_ != end_ && (static_cast<unsigned char>(*p_) & 0xf0) == 0x90)
+      return static_cast<unsigned char>(*p_++) & 0x0f;
+    return Container(Item::kArray, field, "an array");
+  }
   uint32_t Map(const char* field) { return Container(Item::kMap, field, "a map"); }
-  std::string_view Str(const char* field) { return Next().Str(field); }
-  int64_t Int(const char* field) { return Next().Int(field); }
-  uint64_t UInt(const char* field) { return Next().UInt(field); }
+  std::string_view Str(const char* field) {
+    const size_t left = static_cast<size_t>(end_ - p_);
+    if (left != 0) {
+      const auto b = static_cast<unsigned char>(*p_);
+      if ((b & 0xe0) == 0xa0 && left > (b & 0x1fu)) return Take(1, b & 0x1f);
+      if (b == 0xd9 && left >= 2 && left - 2 >= Byte(1)) return Take(2, Byte(1));
+    }
+    return Next().Str(field);
+  }
+  std::string_view Bin(const char* field) {
+    const size_t left = static_cast<size_t>(end_ - p_);
+    if (left >= 2 && *p_ == '\xc4' && left - 2 >= Byte(1)) return Take(2, Byte(1));
+    if (left >= 3 && *p_ == '\xc5') {
+      const size_t n = Byte(1) << 8 | Byte(2);
+      if (left - 3 >= n) return Take(3, n);
+    }
+    return Next().Bin(field);
+  }
+  int64_t Int(const char* field) {
+    const size_t left = static_cast<size_t>(end_ - p_);
+    if (left != 0 && Byte(0) <= 0x7f) return static_cast<unsigned char>(*p_++);
+    if (left >= 9 && (*p_ == '\xcf' || *p_ == '\xd3')) {  // 8 bytes, unsigned or signed
+      uint64_t v;
+      std::memcpy(&v, p_ + 1, 8);
+      v = __builtin_bswap64(v);
+      if (*p_ == '\xd3' || v <= static_cast<uint64_t>(INT64_MAX)) {
+        p_ += 9;
+        return static_cast<int64_t>(v);
+      }
+    }
+    return Next().Int(field);
+  }
+  uint64_t UInt(const char* field) {
+    if (p_ != end_ && static_cast<unsigned char>(*p_) <= 0x7f)
+      return static_cast<unsigned char>(*p_++);
+    return Next().UInt(field);
+  }
   // Skips `n` whole values, containers with everything in them; nesting
   // deeper than Path::kMaxDepth below them is refused, as Walk refuses it.
   void Skip(uint64_t n) {
+    if (n != 0) SkipSome(n);
+  }
+  // Throws unless the whole value has been read.
+  void ExpectEnd() const {
+    if (p_ != end_) throw FormatError{"trailing bytes after the msgpack value"};
+  }
+
+ private:
+  void SkipSome(uint64_t n) {
     uint64_t outer[Path::kMaxDepth];  // what is left of each enclosing container
     int depth = 0;
     for (;;) {
@@ -311,12 +377,13 @@ class Reader {
       n = it.kind == Item::kMap ? uint64_t{it.size} * 2 : it.size;
     }
   }
-  // Throws unless the whole value has been read.
-  void ExpectEnd() const {
-    if (p_ != end_) throw FormatError{"trailing bytes after the msgpack value"};
+  size_t Byte(size_t at) const { return static_cast<unsigned char>(p_[at]); }
+  // The `n` bytes after a `header`-byte tag (known to be there).
+  std::string_view Take(size_t header, size_t n) {
+    const std::string_view s(p_ + header, n);
+    p_ += header + n;
+    return s;
   }
-
- private:
   uint32_t Container(Item::Kind kind, const char* field, const char* what) {
     const Item it = Next();
     if (it.kind != kind) throw FormatError{std::string(field) + " is not " + what};
