@@ -322,7 +322,8 @@ namespace {
 using namespace internal;
 
 // Lengths count eight ASCII bytes at a time: characters that straddle or
-// follow those words still count (and are checked) one by one.
+// follow those words still count (and are checked) one by one; the UTF-8
+// check ORs words and still sees one stray byte anywhere.
 TEST(Utf8, LengthsAreRightAroundTheAsciiFastPath) {
   const std::string e_acute = "\xc3\xa9", clef = "\xf0\x9d\x84\x9e";  // U+00E9, U+1D11E
   for (size_t ascii = 0; ascii <= 17; ++ascii) {
@@ -332,6 +333,16 @@ TEST(Utf8, LengthsAreRightAroundTheAsciiFastPath) {
     EXPECT_TRUE(IsValidUtf8(s));
     EXPECT_FALSE(IsValidUtf8(std::string(ascii, 'a') + "\xc3" + std::string(8, 'b'))) << ascii;
     EXPECT_FALSE(IsValidUtf8(std::string(ascii, 'a') + "\xed\xa0\x80")) << ascii;  // a surrogate
+  }
+  // IsValidUtf8 ORs whole words (the last overlapping): a lone continuation
+  // byte anywhere in a string of any length is still seen.
+  for (size_t n = 1; n <= 20; ++n) {
+    EXPECT_TRUE(IsValidUtf8(std::string(n, 'a'))) << n;
+    for (size_t at = 0; at < n; ++at) {
+      std::string s(n, 'a');
+      s[at] = '\x80';
+      EXPECT_FALSE(IsValidUtf8(s)) << n << " " << at;
+    }
   }
 }
 

@@ -81,10 +81,31 @@ long Utf8Length(std::string_view s) { return Count(s, 1); }
 long Utf16Length(std::string_view s) { return Count(s, 2); }
 bool IsValidUtf8(std::string_view s) {
   // ASCII is valid: the short strings of every read entity (keys, names)
-  // are told so in one pass, without counting.
-  unsigned char high = 0;
-  for (char c : s) high |= static_cast<unsigned char>(c);
-  return high < 0x80 || Count(s, 1) >= 0;
+  // are told so by OR-ing their bytes in words (the last word overlapping
+  // the one before), without counting.
+  const char* p = s.data();
+  const size_t n = s.size();
+  auto load64 = [](const char* at) {
+    uint64_t w;
+    std::memcpy(&w, at, 8);
+    return w;
+  };
+  auto load32 = [](const char* at) {
+    uint32_t w;
+    std::memcpy(&w, at, 4);
+    return uint64_t{w};
+  };
+  uint64_t high = 0;
+  if (n >= 8) {
+    for (size_t i = 0; i + 8 <= n; i += 8) high |= load64(p + i);
+    high |= load64(p + n - 8);
+  } else if (n >= 4) {
+    high = load32(p) | load32(p + n - 4);
+  } else if (n > 0) {  // bytes 0, n/2 and n-1 are every byte of 1 to 3
+    high = static_cast<unsigned char>(p[0]) | static_cast<unsigned char>(p[n / 2]) |
+           static_cast<unsigned char>(p[n - 1]);
+  }
+  return (high & 0x8080808080808080ull) == 0 || Count(s, 1) >= 0;
 }
 
 }  // namespace blobtable::internal
