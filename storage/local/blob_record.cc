@@ -242,7 +242,7 @@ void ReadRecord(mp::Reader& in, int64_t format, RecordView& r) {
 // Reads a bucket's msgpack ([format, [[name, record], ...]]), calling `fn`
 // with each record in turn; items a later format may add (after the
 // entries, after an entry's record) are skipped.
-void ReadBucket(std::string_view value, bool checksummed, RecordSink fn) {
+void ReadBucket(std::string_view value, bool checksummed, RecordView& view, RecordSink fn) {
   mp::Reader in(value);
   const uint32_t top = in.Array("bucket");
   if (top < 2) throw mp::FormatError{"bucket is not long enough"};
@@ -250,11 +250,6 @@ void ReadBucket(std::string_view value, bool checksummed, RecordSink fn) {
   if (checksummed ? format != 2 && format != 3 : format != 1)
     throw mp::FormatError{"unknown format version"};
   const uint32_t entries = in.Array("entries");
-  RecordView view;
-  // The metadata's vector is kept from read to read on each thread (a
-  // read would allocate it otherwise); a nested read takes an empty one.
-  thread_local std::vector<std::pair<std::string_view, std::string_view>> kept;
-  view.metadata.swap(kept);
   for (uint32_t i = 0; i < entries; ++i) {
     const uint32_t items = in.Array("entry");
     if (items < 2) throw mp::FormatError{"entry is not long enough"};
@@ -265,7 +260,6 @@ void ReadBucket(std::string_view value, bool checksummed, RecordSink fn) {
   }
   in.Skip(top - 2);
   in.ExpectEnd();
-  view.metadata.swap(kept);
 }
 
 // Format 4's head into `r`; false if it is malformed (its checksum matched:
@@ -316,30 +310,28 @@ bool ReadHead(std::string_view head, std::string_view data, RecordView& r, std::
   return true;
 }
 
-// A format-4 value: its head checked against its checksum, then handed over.
-Status VisitRecord(std::string_view value, const mp::What& what, RecordSink fn) {
+// A format-4 value: its head checked against its checksum, then read into
+// `view` and handed over.
+Status VisitRecord(std::string_view value, const mp::What& what, RecordView& view, RecordSink fn) {
   if (value.size() < kFormat4Header) return Status::Corruption(what.str() + ": cut short");
   const uint32_t crc = Get32(value.data() + 1), size = Get32(value.data() + 5);
   if (value.size() - kFormat4Header < size) return Status::Corruption(what.str() + ": cut short");
   const std::string_view head = value.substr(kFormat4Header, size);
   if (Crc32(head) != crc)
     return Status::Corruption(what.str() + ": its checksum does not match (the record is damaged)");
-  RecordView view;
-  thread_local std::vector<std::pair<std::string_view, std::string_view>> kept;  // as ReadBucket's
-  view.metadata.swap(kept);
   std::string why;
-  const bool read = ReadHead(head, value.substr(kFormat4Header + size), view, &why);
-  if (read) fn(view);
-  view.metadata.swap(kept);
-  if (!read) return Status::Corruption(what.str() + ": " + why);
+  if (!ReadHead(head, value.substr(kFormat4Header + size), view, &why))
+    return Status::Corruption(what.str() + ": " + why);
+  fn(view);
   return Status::OK();
 }
 
 }  // namespace
 
-Status VisitBucket(std::string_view value, std::string_view key, RecordSink fn) {
+Status VisitBucket(std::string_view value, std::string_view key, RecordView& scratch,
+                   RecordSink fn) {
   const mp::What what("local blob bucket", key);
-  if (!value.empty() && value[0] == kFormat4Tag) return VisitRecord(value, what, fn);
+  if (!value.empty() && value[0] == kFormat4Tag) return VisitRecord(value, what, scratch, fn);
   bool checksummed = false;  // formats 2 and 3; format 1 has no header
   if (!value.empty() && value[0] == kFormat2Tag) {
     if (value.size() < kBucketHeader) return Status::Corruption(what.str() + ": cut short");
@@ -350,7 +342,18 @@ Status VisitBucket(std::string_view value, std::string_view key, RecordSink fn) 
                                 ": its checksum does not match (the record is damaged)");
     checksummed = true;
   }
-  return mp::Guard(what, [&] { ReadBucket(value, checksummed, fn); });
+  return mp::Guard(what, [&] { ReadBucket(value, checksummed, scratch, fn); });
+}
+
+Status VisitBucket(std::string_view value, std::string_view key, RecordSink fn) {
+  RecordView view;
+  // The metadata's vector is kept from read to read on each thread (a read
+  // would allocate it otherwise); a nested read takes an empty one.
+  thread_local std::vector<std::pair<std::string_view, std::string_view>> kept;
+  view.metadata.swap(kept);
+  Status s = VisitBucket(value, key, view, fn);
+  view.metadata.swap(kept);
+  return s;
 }
 
 Result<Bucket> DecodeBucket(std::string_view value, std::string_view key) {

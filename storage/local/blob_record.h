@@ -19,7 +19,7 @@
 // 480 bytes, many to a bucket; they are re-keyed once, when their container
 // is opened (MigrateBuckets).
 //
-// Value format 4 (written since 2026-11-28): one blob's record, its *head*
+// Value format 4 (written since 2026-11-27): one blob's record, its *head*
 // apart from its data, so that a reader can check the head without reading
 // the data. The byte 0xB4; the CRC-32 of the head (gzip's, as zlib computes
 // it); the head's length; the head; then the blob's data if it is kept
@@ -166,6 +166,10 @@ using RecordSink = FunctionRef<void(const RecordView&)>;
 // seen none of it: the checksum is checked first; a malformed record after
 // well-formed ones is reported after `fn` saw those).
 Status VisitBucket(std::string_view value, std::string_view key, RecordSink fn);
+// The same, reading into `scratch`: a caller that reads many buckets keeps
+// one, so that each read reuses its metadata's storage.
+Status VisitBucket(std::string_view value, std::string_view key, RecordView& scratch,
+                   RecordSink fn);
 
 // The whole bucket, copied out. Errors as VisitBucket's.
 Result<Bucket> DecodeBucket(std::string_view value, std::string_view key);

@@ -587,11 +587,12 @@ Result<std::string> LocalBlobStore::ListRecords(MDB_txn* txn, const ListOptions&
     last = e.name;
   };
   std::vector<RecordView> group_entries;
+  RecordView scratch;
   while (rc == 0 && !more) {
     const std::string_view key = FromVal(k);
     if (key.substr(0, prefix_key.size()) != prefix_key) break;  // past the prefix
     if (!InGroup(key)) {                                        // a bucket: its one record
-      BT_RETURN_IF_ERROR(VisitBucket(FromVal(v), key, consider));
+      BT_RETURN_IF_ERROR(VisitBucket(FromVal(v), key, scratch, consider));
       BT_RETURN_IF_ERROR(failed);
       rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT);
       continue;
