@@ -57,8 +57,8 @@ Result<QueryPlan> PlanQuery(const std::string& table, bool list_data,
 
   plan.entity_prefix = naming::EntityPrefix(table);
   ListOptions& list = plan.list;
-  list.prefix =
-      q.partition_key ? naming::PartitionPrefix(table, *q.partition_key) : plan.entity_prefix;
+  if (q.partition_key) plan.partition_prefix = naming::PartitionPrefix(table, *q.partition_key);
+  list.prefix = q.partition_key ? plan.partition_prefix : plan.entity_prefix;
   list.include_data = list_data;
   if (q.partition_key && q.row_key_from)
     list.start_from = list.prefix + "-" + naming::EncodeKey(*q.row_key_from);
@@ -90,6 +90,12 @@ RowPlace PlaceRow(const QueryOptions& q, std::string_view rk) {
       (q.row_key_prefix && !rk.starts_with(*q.row_key_prefix)))
     return RowPlace::kAfter;
   return RowPlace::kIn;
+}
+
+bool IsBlobOfRow(const QueryPlan& plan, std::string_view name, std::string_view pk,
+                 std::string_view rk) {
+  if (!plan.q.partition_key) return naming::IsEntityBlobNameOf(name, plan.entity_prefix, pk, rk);
+  return pk == *plan.q.partition_key && naming::IsRowBlobNameOf(name, plan.partition_prefix, rk);
 }
 
 std::string ContinuationAfter(const QueryPlan& plan, std::string_view last) {

@@ -21,6 +21,7 @@ struct QueryPlan {
   std::optional<Filter> filter;
   std::vector<std::string> filter_properties;  // what the filter reads, sorted
   std::string entity_prefix;                   // the table's entity blobs' prefix
+  std::string partition_prefix;                // q.partition_key's PartitionPrefix, if set
   ListOptions list;                            // the first listing
   std::string after;                           // from the continuation: rows after this name
   ReadPolicy policy;
@@ -44,6 +45,12 @@ void ProjectSelected(const std::vector<std::string>& select, Entity& e);
 // listed data or its inline copy (kept in `copy`), if no transaction's mark
 // is on it; else null.
 const std::string* ListedBody(const BlobItem& item, std::optional<std::string>& copy);
+
+// True if `name`, a blob this plan listed, is the blob of the entity (pk,
+// rk): naming::IsEntityBlobNameOf, with the partition's part compared once
+// as a key when the query names the partition.
+bool IsBlobOfRow(const QueryPlan& plan, std::string_view name, std::string_view pk,
+                 std::string_view rk);
 
 // The continuation token of a page whose last row is the blob `last`.
 std::string ContinuationAfter(const QueryPlan& plan, std::string_view last);

@@ -12,7 +12,6 @@
 #include "blobtable/table.h"
 #include "kv/query_plan.h"
 #include "kv/store_core.h"
-#include "model/blob_naming.h"
 #include "model/entity_codec.h"
 #include "txn/recovery.h"
 #include "util/macros.h"
@@ -63,16 +62,15 @@ class InPlaceVisit {
     if (internal::HasMark(*b.metadata)) return Halt(Stop::kNeedsQuery);
     if (plan_.filter) {  // the filter's properties first: most rows of a scan do not match
       auto part = internal::DecodeEntityPart(b.data, b.name, plan_.filter_properties);
-      if (!part.ok() || !internal::naming::IsEntityBlobNameOf(
-                            b.name, plan_.entity_prefix, part->partition_key(), part->row_key()))
+      if (!part.ok() ||
+          !internal::IsBlobOfRow(plan_, b.name, part->partition_key(), part->row_key()))
         return Halt(Stop::kNeedsQuery);
       if (Status placed = Place(part->row_key()); !placed.ok()) return placed;
       if (skip_) return Status::OK();
       if (!plan_.filter->Matches(*part)) return Status::OK();
     }
     auto row = internal::DecodeEntityView(b.data, b.name, b.etag, props_);
-    if (!row.ok() || !internal::naming::IsEntityBlobNameOf(b.name, plan_.entity_prefix,
-                                                           row->partition_key(), row->row_key()))
+    if (!row.ok() || !internal::IsBlobOfRow(plan_, b.name, row->partition_key(), row->row_key()))
       return Halt(Stop::kNeedsQuery);
     if (!plan_.filter) {
       if (Status placed = Place(row->row_key()); !placed.ok()) return placed;

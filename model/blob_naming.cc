@@ -245,4 +245,13 @@ bool IsEntityBlobNameOf(std::string_view name, std::string_view entity_prefix, s
   return ConsumeEncodedKey(name, rk) && name.empty();
 }
 
+bool IsRowBlobNameOf(std::string_view name, std::string_view partition_prefix,
+                     std::string_view rk) {
+  if (!name.starts_with(partition_prefix)) return false;
+  name.remove_prefix(partition_prefix.size());
+  if (name.empty() || name[0] != '-') return false;
+  name.remove_prefix(1);
+  return ConsumeEncodedKey(name, rk) && name.empty();
+}
+
 }  // namespace blobtable::internal::naming

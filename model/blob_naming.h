@@ -64,6 +64,9 @@ Result<EntityKey> ParseEntityBlobName(std::string_view table, std::string_view n
 // of keys already known, without decoding or allocating.
 bool IsEntityBlobNameOf(std::string_view name, std::string_view entity_prefix, std::string_view pk,
                         std::string_view rk);
+// The same for a name under `partition_prefix` (PartitionPrefix(table, pk)),
+// the entity's PartitionKey known to be pk: only the RowKey is compared.
+bool IsRowBlobNameOf(std::string_view name, std::string_view partition_prefix, std::string_view rk);
 // The prefix of every table's blobs ("t/").
 std::string AllTablesPrefix();
 // The least name past every blob of `table` (and of no other table): where

@@ -160,4 +160,38 @@ TEST(BlobNaming, NamesLongerThanAzureAllowsAreRefusedWithTheReason) {
 }
 
 }  // namespace
+// IsEntityBlobNameOf and IsRowBlobNameOf (the checks a read makes that a
+// body is the entity its name says) answer as parsing the name does: yes for
+// the keys it was built from, no for any key one byte off, longer or shorter.
+TEST(BlobNaming, NameOfKeysChecksAgreeWithParsing) {
+  std::mt19937_64 rng(11);
+  const std::string table_prefix = EntityPrefix("things");
+  size_t refused = 0;
+  for (int i = 0; i < 2000; ++i) {
+    const std::string pk = RandomKey(rng, i % 10 == 0 ? 0 : 6), rk = RandomKey(rng, 8);
+    const std::string name = *EntityBlobName("things", pk, rk);
+    const std::string partition = PartitionPrefix("things", pk);
+    EXPECT_TRUE(IsEntityBlobNameOf(name, table_prefix, pk, rk)) << name;
+    EXPECT_TRUE(IsRowBlobNameOf(name, partition, rk)) << name;
+    std::vector<std::string> other_rks = {rk + "x", rk + '\0'};
+    if (!rk.empty()) {
+      other_rks.push_back(rk.substr(0, rk.size() - 1));
+      std::string flipped = rk;
+      flipped[rng() % rk.size()] ^= static_cast<char>(1 + rng() % 255);
+      other_rks.push_back(flipped);
+    }
+    for (const std::string& other : other_rks) {
+      EXPECT_FALSE(IsEntityBlobNameOf(name, table_prefix, pk, other)) << name;
+      EXPECT_FALSE(IsRowBlobNameOf(name, partition, other)) << name;
+      refused += 2;
+    }
+    EXPECT_FALSE(IsEntityBlobNameOf(name, table_prefix, pk + "0", rk)) << name;
+    EXPECT_FALSE(IsEntityBlobNameOf(name + "1", table_prefix, pk, rk)) << name;
+    EXPECT_FALSE(IsRowBlobNameOf(name + "1", partition, rk)) << name;
+    EXPECT_FALSE(IsRowBlobNameOf(name, PartitionPrefix("things", pk + "0"), rk)) << name;
+    EXPECT_FALSE(IsRowBlobNameOf(name.substr(0, name.size() - 1), partition, rk)) << name;
+  }
+  EXPECT_GT(refused, 10000u);
+}
+
 }  // namespace blobtable::internal::naming

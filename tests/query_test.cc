@@ -542,5 +542,34 @@ TEST_F(QueryTest, VisitStopsAtTheVisitorsErrorAndAtDamage) {
   }
 }
 
+// A body that is not the entity its name says (another PartitionKey, or
+// another RowKey, under the name of a row in range) is not handed over as
+// that row: a visit of the partition answers what Query answers, in place or
+// not.
+TEST_F(QueryTest, VisitOfAPartitionChecksEachBodyIsTheRowItsNameSays) {
+  InsertRows(6, 3);
+  for (const auto& [pk, rk] : {std::pair<std::string, std::string>{"q", Rk(2)}, {"p", Rk(9)}}) {
+    Entity stray(pk, rk);
+    stray.Set("n", 2);
+    ASSERT_TRUE(
+        storage_->Put(*naming::EntityBlobName("orders", "p", Rk(2)), *EncodeEntity(stray), {})
+            .ok());
+    for (bool in_place : {false, true}) {
+      if (in_place)
+        Open(storage_);
+      else
+        Open(std::make_shared<CountingBlobStore>(storage_));
+      QueryOptions q;
+      q.partition_key = "p";
+      auto want = table().Query(q);
+      std::vector<std::string> got;
+      auto page = table().Visit(q, [&](const EntityView& row) { got.emplace_back(row.row_key()); });
+      EXPECT_EQ(page.status().code(), want.status().code()) << pk << in_place;
+      EXPECT_FALSE(page.ok()) << pk << in_place << ": " << ::testing::PrintToString(got);
+      EXPECT_EQ(std::count(got.begin(), got.end(), rk), 0) << pk << in_place;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace blobtable::testing
