@@ -222,7 +222,7 @@ TEST_P(IndexTest, AnIndexedWriteThatLostItsLeaseAnswersBusyAndWritesNothing) {
 // definitions published, its grace waited out, the table walked) is not
 // missed: the batch checks the definitions it followed and is refused once
 // they changed, however long it waited. Held at sync point
-// txn.atomic_planned while CreateIndex runs whole. Until 2026-11-28 the
+// txn.atomic_planned while CreateIndex runs whole. Until 2026-11-27 the
 // definitions' age was checked before the batch instead: held between that
 // check and the batch, the entity landed after the walk, with no entry.
 TEST_P(IndexTest, AnIndexCreatedWhileABatchWaitsIsNotMissed) {
