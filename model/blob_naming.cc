@@ -4,6 +4,7 @@
 #include <array>
 
 #include <cctype>
+#include <cstring>
 
 #include "blobtable/blob_store.h"
 #include "util/ascii.h"
@@ -26,6 +27,24 @@ constexpr char MarkerFor(unsigned char b) {
   return '~';
 }
 
+// Each byte's encoding, as a table: names are built on every read and
+// checked on every row a query reads.
+struct Code {
+  char bytes[3];
+  uint8_t size;  // 1: passes through; 3: escaped
+};
+constexpr auto kCodes = [] {
+  std::array<Code, 256> t{};
+  for (int b = 0; b < 256; ++b) {
+    const auto u = static_cast<unsigned char>(b);
+    if (PassesThrough(u))
+      t[b] = {{static_cast<char>(u), 0, 0}, 1};
+    else
+      t[b] = {{MarkerFor(u), kHex[u >> 4], kHex[u & 0xF]}, 3};
+  }
+  return t;
+}();
+
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
@@ -44,16 +63,17 @@ Status TooLong(size_t length, std::string_view what) {
 
 namespace {
 void AppendEncodedKey(std::string& out, std::string_view key) {
+  // Room for the longest encoding first, written through a pointer: each
+  // byte's three bytes are copied whole and the pointer moves by its size.
+  const size_t start = out.size();
+  out.resize(start + 3 * key.size());
+  char* w = out.data() + start;
   for (char ch : key) {
-    unsigned char b = static_cast<unsigned char>(ch);
-    if (PassesThrough(b)) {
-      out.push_back(ch);
-    } else {
-      out.push_back(MarkerFor(b));
-      out.push_back(kHex[b >> 4]);
-      out.push_back(kHex[b & 0xF]);
-    }
+    const Code& c = kCodes[static_cast<unsigned char>(ch)];
+    std::memcpy(w, c.bytes, 3);
+    w += c.size;
   }
+  out.resize(static_cast<size_t>(w - out.data()));
 }
 }  // namespace
 
@@ -203,22 +223,6 @@ namespace {
 // Takes the encoding of `key` off the front of `rest`: false if it is not
 // there.
 bool ConsumeEncodedKey(std::string_view& rest, std::string_view key) {
-  // Each byte's encoding, as a table: this runs on every row a query reads.
-  struct Code {
-    char bytes[3];
-    uint8_t size;  // 1: passes through; 3: escaped
-  };
-  static constexpr auto kCodes = [] {
-    std::array<Code, 256> t{};
-    for (int b = 0; b < 256; ++b) {
-      const auto u = static_cast<unsigned char>(b);
-      if (PassesThrough(u))
-        t[b] = {{static_cast<char>(u), 0, 0}, 1};
-      else
-        t[b] = {{MarkerFor(u), kHex[u >> 4], kHex[u & 0xF]}, 3};
-    }
-    return t;
-  }();
   const char* r = rest.data();
   const char* const end = r + rest.size();
   for (char ch : key) {

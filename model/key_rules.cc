@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Validation of keys, property names and values (Azure Table rules).
+#include <array>
 #include <cctype>
 
 #include "blobtable/entity.h"
@@ -103,17 +104,29 @@ Status ValidateKey(std::string_view key, std::string_view which) {
                                    std::to_string(at) +
                                    "); keys may not contain / \\ # ? or control characters");
   };
+  // What each ASCII byte is: allowed, forbidden, or (0x80 and up) the
+  // start of a longer character. Keys are checked on every read.
+  enum : uint8_t { kAllowed, kForbidden, kMultiByte };
+  static constexpr auto kByteKind = [] {
+    std::array<uint8_t, 256> t{};
+    for (int b = 0; b < 256; ++b) {
+      const bool forbidden =
+          b == '/' || b == '\\' || b == '#' || b == '?' || b <= 0x1F || b == 0x7F;
+      t[b] = b >= 0x80 ? kMultiByte : forbidden ? kForbidden : kAllowed;
+    }
+    return t;
+  }();
   size_t pos = 0;
   uint32_t cp;
   while (pos < key.size()) {
     const size_t at = pos;
     const auto b = static_cast<unsigned char>(key[pos]);
-    if (b < 0x80) {  // ASCII, most keys: a byte is a character
-      if (b == '/' || b == '\\' || b == '#' || b == '?' || b <= 0x1F || b == 0x7F)
-        return forbidden(b, at);
+    const uint8_t kind = kByteKind[b];
+    if (kind == kAllowed) {  // ASCII, most keys: a byte is a character
       ++pos;
       continue;
     }
+    if (kind == kForbidden) return forbidden(b, at);
     if (!internal::NextCodePoint(key, &pos, &cp))
       return Status::InvalidArgument(std::string(which) + " " + QuoteForMessage(key) +
                                      " is not valid UTF-8 (at byte " + std::to_string(at) + ")");

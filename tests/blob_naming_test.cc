@@ -131,6 +131,28 @@ TEST(BlobNaming, EncodingPreservesOrderForEveryBytePair) {
     }
 }
 
+// Every byte's encoding, alone and among others (the encoder writes each
+// byte's three bytes and moves on by its size), and which ASCII bytes a key
+// may hold: exactly / \\ # ? and the control characters are refused.
+TEST(BlobNaming, EveryByteEncodesAndEveryAsciiByteIsJudged) {
+  std::string all;
+  for (int b = 0; b < 256; ++b) {
+    const std::string one(1, static_cast<char>(b));
+    const bool passes = (b >= '1' && b <= '9') || (b >= 'A' && b <= 'Z') || (b >= 'a' && b <= 'z');
+    const std::string enc = EncodeKey(one);
+    EXPECT_EQ(enc.size(), passes ? 1u : 3u) << b;
+    EXPECT_EQ(*DecodeKey(enc), one) << b;
+    EXPECT_EQ(*DecodeKey(EncodeKey("a" + one + "0")), "a" + one + "0") << b;
+    all += one;
+    if (b < 0x80) {
+      const bool refused = b == '/' || b == '\\' || b == '#' || b == '?' || b <= 0x1F || b == 0x7F;
+      EXPECT_EQ(ValidateKey("k" + one + "k", "RowKey").ok(), !refused) << b;
+    }
+  }
+  EXPECT_EQ(*DecodeKey(EncodeKey(all)), all);
+  EXPECT_EQ(EncodeKey(all).size(), 61u + 3 * (256 - 61));
+}
+
 TEST(BlobNaming, DecodeRejectsNonCanonicalInput) {
   for (const char* bad : {"0", "02", "~4", "061" /* 'a' must not be escaped */, "~20",
                           "02e" /* lowercase hex */, ".", "/", "@30"})
