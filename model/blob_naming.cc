@@ -62,26 +62,32 @@ Status TooLong(size_t length, std::string_view what) {
 }  // namespace
 
 namespace {
-void AppendEncodedKey(std::string& out, std::string_view key) {
-  // Room for the longest encoding first, written through a pointer: each
-  // byte's three bytes are copied whole and the pointer moves by its size.
-  const size_t start = out.size();
-  out.resize(start + 3 * key.size());
-  char* w = out.data() + start;
-  for (char ch : key) {
+// A name is built by writers of its parts, each writing at `w` and
+// returning where it ended, into a string sized once for the longest form
+// (three bytes a key byte) and then cut to what was written: every point
+// read names its blob.
+char* WriteText(char* w, std::string_view s) {
+  std::memcpy(w, s.data(), s.size());
+  return w + s.size();
+}
+char* WriteEncodedKey(char* w, std::string_view key) {
+  for (char ch : key) {  // each byte's code copied whole, the pointer moved by its size
     const Code& c = kCodes[static_cast<unsigned char>(ch)];
     std::memcpy(w, c.bytes, 3);
     w += c.size;
   }
-  out.resize(static_cast<size_t>(w - out.data()));
+  return w;
+}
+template <typename Write>
+std::string Built(size_t room, Write write) {
+  std::string out(room, '\0');
+  out.resize(static_cast<size_t>(write(out.data()) - out.data()));
+  return out;
 }
 }  // namespace
 
 std::string EncodeKey(std::string_view key) {
-  std::string out;
-  out.reserve(key.size() * 3);
-  AppendEncodedKey(out, key);
-  return out;
+  return Built(3 * key.size(), [&](char* w) { return WriteEncodedKey(w, key); });
 }
 
 Result<std::string> DecodeKey(std::string_view enc) {
@@ -124,32 +130,36 @@ Status ValidateTableName(std::string_view table) {
 }
 
 namespace {
-// The prefixes, appended to `out`: entity blob names are built in one
-// string (every point read names its blob).
-void AppendTablePrefix(std::string& out, std::string_view table) {
-  out += kTablePrefix;
-  AppendAsciiLower(out, table);
-  out += '/';
+// The prefixes: their room, and their writers (see WriteText).
+size_t TablePrefixRoom(std::string_view table) {
+  return std::string_view(kTablePrefix).size() + table.size() + 1;
 }
-void AppendPartitionPrefix(std::string& out, std::string_view table, std::string_view pk) {
-  AppendTablePrefix(out, table);
-  out += kEntitySegment;
-  out += '-';
-  AppendEncodedKey(out, pk);
-  out += '/';
+char* WriteTablePrefix(char* w, std::string_view table) {
+  w = WriteText(w, kTablePrefix);
+  for (char c : table) *w++ = AsciiLower(c);
+  *w++ = '/';
+  return w;
+}
+size_t PartitionPrefixRoom(std::string_view table, std::string_view pk) {
+  return TablePrefixRoom(table) + std::string_view(kEntitySegment).size() + 1 + 3 * pk.size() + 1;
+}
+char* WritePartitionPrefix(char* w, std::string_view table, std::string_view pk) {
+  w = WriteTablePrefix(w, table);
+  w = WriteText(w, kEntitySegment);
+  *w++ = '-';
+  w = WriteEncodedKey(w, pk);
+  *w++ = '/';
+  return w;
 }
 }  // namespace
 
 std::string TablePrefix(std::string_view table) {
-  std::string out;
-  AppendTablePrefix(out, table);
-  return out;
+  return Built(TablePrefixRoom(table), [&](char* w) { return WriteTablePrefix(w, table); });
 }
 std::string EntityPrefix(std::string_view table) { return TablePrefix(table) + kEntitySegment; }
 std::string PartitionPrefix(std::string_view table, std::string_view pk) {
-  std::string out;
-  AppendPartitionPrefix(out, table, pk);
-  return out;
+  return Built(PartitionPrefixRoom(table, pk),
+               [&](char* w) { return WritePartitionPrefix(w, table, pk); });
 }
 
 std::string AllTablesPrefix() { return kTablePrefix; }
@@ -179,12 +189,11 @@ bool IsEntityBlobName(std::string_view name) {
 Result<std::string> EntityBlobName(std::string_view table, std::string_view pk,
                                    std::string_view rk) {
   // PartitionPrefix(table, pk) + "-" + EncodeKey(rk), in one allocation.
-  std::string name;
-  name.reserve(std::string_view(kTablePrefix).size() + table.size() + 8 +
-               3 * (pk.size() + rk.size()));
-  AppendPartitionPrefix(name, table, pk);
-  name += '-';
-  AppendEncodedKey(name, rk);
+  std::string name = Built(PartitionPrefixRoom(table, pk) + 1 + 3 * rk.size(), [&](char* w) {
+    w = WritePartitionPrefix(w, table, pk);
+    *w++ = '-';
+    return WriteEncodedKey(w, rk);
+  });
   if (name.size() > kMaxBlobNameChars) return TooLong(name.size(), "entity blob name");
   return name;
 }

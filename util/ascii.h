@@ -9,8 +9,12 @@
 namespace blobtable::internal {
 
 // Appends `s` to `out`, ASCII letters lowered.
+inline char AsciiLower(char c) {
+  return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+}
+
 inline void AppendAsciiLower(std::string& out, std::string_view s) {
-  for (char c : s) out.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c);
+  for (char c : s) out.push_back(AsciiLower(c));
 }
 
 inline std::string AsciiLower(std::string_view s) {
