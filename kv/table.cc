@@ -7,6 +7,7 @@
 #include "blobtable/table.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "model/blob_naming.h"
 #include "model/entity_codec.h"
@@ -88,6 +89,27 @@ Result<Entity> Table::Read(std::string_view pk, std::string_view rk, const ReadP
   auto e = internal::ReadVisibleEntity(*core_, *name, pk, rk, policy, listed_etag);
   if (!e.ok()) return e.status().WithContext(ctx());
   return e;
+}
+
+Status Table::GetView(std::string_view pk, std::string_view rk, const EntityVisitor& visit) const {
+  BT_RETURN_IF_ERROR(Usable());
+  return GetView(pk, rk, core_->options.cache.read_policy, visit);
+}
+
+Status Table::GetView(std::string_view pk, std::string_view rk, const ReadPolicy& policy,
+                      const EntityVisitor& visit) const {
+  BT_RETURN_IF_ERROR(Usable());
+  if (!visit) return Status::InvalidArgument("table " + name_ + ", get: no visitor function");
+  auto name = EntityBlobName(pk, rk);
+  if (!name.ok()) return name.status().WithContext(EntityContext(name_, pk, rk));
+  std::optional<Status> visited;  // the visitor's answer goes back as it is, without context
+  Status read =
+      internal::VisitVisibleEntity(*core_, *name, pk, rk, policy, [&](const EntityView& view) {
+        visited = visit(view);
+        return Status::OK();
+      });
+  if (!read.ok()) return read.WithContext(EntityContext(name_, pk, rk));
+  return visited ? *std::move(visited) : Status::Internal("get: the visitor was not called");
 }
 
 Result<Entity> Table::Insert(const Entity& entity) const {

@@ -23,10 +23,7 @@ namespace {
 Status VisitEntities(const QueryPage& page, const EntityVisitor& visit, VisitedPage& out) {
   std::vector<PropertyView> props;
   for (const Entity& e : page.entities) {
-    props.clear();
-    for (const auto& [name, value] : e.properties()) props.emplace_back(name, value);
-    BT_RETURN_IF_ERROR(
-        visit(EntityView(e.partition_key(), e.row_key(), e.timestamp(), e.etag(), props)));
+    BT_RETURN_IF_ERROR(visit(internal::ViewOf(e, props)));
     ++out.rows;
   }
   out.continuation = page.continuation;

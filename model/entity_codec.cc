@@ -181,4 +181,12 @@ Result<EntityView> DecodeEntityView(std::string_view body, std::string_view blob
   return Read(body, blob_name, nullptr, etag, props);
 }
 
+EntityView ViewOf(const Entity& e, std::vector<PropertyView>& props) {
+  props.clear();
+  for (const auto& [name, value] : e.properties()) props.emplace_back(name, value);
+  EntityView view(e.partition_key(), e.row_key(), e.timestamp(), e.etag(), props);
+  view.set_stale(e.stale());
+  return view;
+}
+
 }  // namespace blobtable::internal

@@ -47,6 +47,10 @@ Result<Entity> DecodeEntityPart(std::string_view body, std::string_view blob_nam
 Result<EntityView> DecodeEntityView(std::string_view body, std::string_view blob_name,
                                     std::string_view etag, std::vector<PropertyView>& props);
 
+// A view of `e` (with its ETag and stale flag), its properties put in
+// `props` (cleared first); valid while `e` and `props` are.
+EntityView ViewOf(const Entity& e, std::vector<PropertyView>& props);
+
 // What every entity read must be, whoever wrote it (key_rules.cc): keys,
 // names and strings valid UTF-8, DateTimes in range, GUIDs of GUID form.
 // InvalidArgument naming the first that is not.

@@ -52,6 +52,7 @@ Entity EntityView::ToEntity() const {
   Entity e{std::string(partition_key_), std::string(row_key_)};
   e.set_timestamp(timestamp_);
   e.set_etag(std::string(etag_));
+  e.set_stale(stale_);
   auto& props = e.mutable_properties();
   for (const PropertyView& p : properties_)
     props.emplace_hint(props.end(), std::string(p.name()), p.ToValue());

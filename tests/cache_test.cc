@@ -197,6 +197,16 @@ TEST_F(CacheTest, OfflineNeverContactsStorage) {
   ASSERT_TRUE(e.ok());
   EXPECT_TRUE(e->stale());
   EXPECT_EQ(table().Get("p", "never", ReadPolicy::Offline()).status().code(), Code::kNotFound);
+  // GetView's view says so too.
+  bool stale = false;
+  EXPECT_TRUE(table()
+                  .GetView("p", "a", ReadPolicy::Offline(),
+                           [&](const EntityView& v) {
+                             stale = v.stale() && v.ToEntity().stale();
+                             return Status::OK();
+                           })
+                  .ok());
+  EXPECT_TRUE(stale);
   EXPECT_EQ(counter_->Total(), 0);
 }
 

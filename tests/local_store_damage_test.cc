@@ -382,9 +382,9 @@ INSTANTIATE_TEST_SUITE_P(Damage, FlippedByte, ::testing::Values("data", "record"
 
 // Table::Visit hands a row's value over where it lies, unchecked (in_place.h:
 // the record's head is checked, the inline value is not): a value damaged in
-// a way that still decodes reaches the visitor as it is, while Get, Query,
-// Count, DeleteWhere and `blobtable check` report it (Corruption naming the
-// blob).
+// a way that still decodes reaches the visitor as it is, while Get, GetView,
+// Query, Count, DeleteWhere and `blobtable check` report it (Corruption
+// naming the blob).
 TEST(LocalStoreDamage, VisitHandsAValueOverAsItLiesWhileGetAndQueryCheckIt) {
   TempDir dir;
   {
@@ -412,6 +412,14 @@ TEST(LocalStoreDamage, VisitHandsAValueOverAsItLiesWhileGetAndQueryCheckIt) {
   ASSERT_TRUE(visited.ok()) << visited.status().ToString();
   EXPECT_EQ(seen, "z{");  // 'z' with its lowest bit flipped
   EXPECT_EQ(table->Get("p", "a").status().code(), Code::kCorruption);
+  // GetView reads in place too, but checks the value as Get does.
+  bool viewed = false;
+  const Status view = table->GetView("p", "a", [&](const EntityView&) {
+    viewed = true;
+    return Status::OK();
+  });
+  EXPECT_EQ(view.code(), Code::kCorruption) << view.ToString();
+  EXPECT_FALSE(viewed);
   auto query = table->Query({});
   EXPECT_EQ(query.status().code(), Code::kCorruption) << query.status().ToString();
   EXPECT_NE(query.status().message().find("does not match its checksum"), std::string::npos)

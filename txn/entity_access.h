@@ -21,7 +21,9 @@
 
 #include "blobtable/blob_store.h"
 #include "blobtable/entity.h"
+#include "blobtable/entity_view.h"
 #include "txn/txn_context.h"
+#include "util/function_ref.h"
 
 namespace blobtable::internal {
 
@@ -56,6 +58,16 @@ Result<Entity> DecodeVisible(VisibleVersion v, const std::string& blob, std::str
 Result<Entity> ReadVisibleEntity(const TxnContext& core, const std::string& blob,
                                  std::string_view pk, std::string_view rk, const ReadPolicy& policy,
                                  std::string_view listed_etag = {});
+
+// ReadVisibleEntity's entity handed to `visit` as a view: one with no
+// transaction's mark is decoded where the backend holds it (no Entity, no
+// copy of a value) when it reads in place; any other is read as
+// ReadVisibleEntity reads it and handed over as a view of that entity.
+// Returns what `visit` returns, or ReadVisibleEntity's error (then `visit`
+// was not called).
+Status VisitVisibleEntity(const TxnContext& core, const std::string& blob, std::string_view pk,
+                          std::string_view rk, const ReadPolicy& policy,
+                          FunctionRef<Status(const EntityView&)> visit);
 
 // "table T, entity (PartitionKey 'pk', RowKey 'rk')", each key cut at 64
 // bytes: the context every entity error carries.

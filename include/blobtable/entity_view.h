@@ -64,8 +64,8 @@ class BLOBTABLE_EXPORT PropertyView {
 };
 
 // One entity: keys, Timestamp, ETag and properties in name order. What
-// Table::Visit hands over has passed the checks a decoded Entity passes
-// (docs/data-model.md, "Stored form").
+// Table::Visit and Table::GetView hand over has passed the checks a decoded
+// Entity passes (docs/data-model.md, "Stored form").
 class BLOBTABLE_EXPORT EntityView {
  public:
   EntityView() = default;
@@ -83,6 +83,10 @@ class BLOBTABLE_EXPORT EntityView {
   std::string_view etag() const { return etag_; }
   DateTime timestamp() const { return timestamp_; }
   std::span<const PropertyView> properties() const { return properties_; }
+  // True if the entity came from the cache without being validated, as
+  // Entity::stale() says (only under a ReadPolicy that allows it).
+  bool stale() const { return stale_; }
+  void set_stale(bool stale) { stale_ = stale; }
 
   // The property called `name`, or null if the entity has none.
   const PropertyView* Find(std::string_view name) const;
@@ -94,6 +98,7 @@ class BLOBTABLE_EXPORT EntityView {
   std::string_view partition_key_, row_key_, etag_;
   DateTime timestamp_{};
   std::span<const PropertyView> properties_;
+  bool stale_ = false;
 };
 
 }  // namespace blobtable

@@ -141,6 +141,20 @@ class BLOBTABLE_EXPORT Table {
   Result<Entity> Get(std::string_view partition_key, std::string_view row_key,
                      const ReadPolicy& policy) const;
 
+  // Get, with the entity handed to `visit` as a view instead of copied into
+  // an Entity: on the embedded store an entity no transaction has marked is
+  // read where it lies, without allocating or copying a value (as Visit
+  // reads rows); any other, and every entity of a store with wrappers or a
+  // cache, is read as Get reads it and handed over as a view of that
+  // entity (EntityView::stale() as Entity::stale()). Same checks and errors
+  // as Get (the value is checked against its checksum), in which case
+  // `visit` is not called; else what `visit` returns. The view is valid
+  // only during the call.
+  Status GetView(std::string_view partition_key, std::string_view row_key,
+                 const EntityVisitor& visit) const;
+  Status GetView(std::string_view partition_key, std::string_view row_key, const ReadPolicy& policy,
+                 const EntityVisitor& visit) const;
+
   // Each write returns the entity as stored, with its new ETag and Timestamp.
   // Insert fails Conflict if the entity exists.
   Result<Entity> Insert(const Entity& entity) const;
