@@ -2,11 +2,12 @@
 // What an embedded read executes, counted by callgrind (docs/performance.md,
 // "Where embedded reads stand"): N Table::Get, or N queries of one
 // partition's 100 rows, over 10,000 entities of a 1,000-byte Binary in 100
-// partitions. Run it for two N and divide the difference by the reads (or
-// rows) between them, so that opening and loading cancel out:
+// partitions (`getview`: Table::GetView). Run it for two N and divide the difference by the reads
+// (or rows) between them, so that opening and loading cancel out:
 //
 //   cmake --build build --target read_instructions
 //   valgrind --tool=callgrind build/bench/read_instructions DIR get 10000   # and 30000
+//   valgrind --tool=callgrind build/bench/read_instructions DIR getview 10000   # and 30000
 //   valgrind --tool=callgrind build/bench/read_instructions DIR range 200   # and 600
 //   valgrind --tool=callgrind build/bench/read_instructions DIR visit 200   # and 600
 //   (instructions of the larger - the smaller) / 20,000 gets, or / 40,000 rows
@@ -31,7 +32,7 @@ int Fail(const blobtable::Status& s) {
 
 int main(int argc, char** argv) {
   if (argc != 4) {
-    std::fprintf(stderr, "usage: read_instructions DIR get|range|visit N\n");
+    std::fprintf(stderr, "usage: read_instructions DIR get|getview|range|visit N\n");
     return 2;
   }
   const std::string dir = argv[1], mode = argv[2];
@@ -56,9 +57,18 @@ int main(int argc, char** argv) {
   }
   size_t read = 0;
   for (int i = 0; i < n; ++i) {
-    if (mode == "get") {
+    if (mode == "get" || mode == "getview") {
       const int k = (i * 7919) % 10000;  // every entity, in no order
-      auto e = table->Get("p" + std::to_string(k % 100), "r" + std::to_string(100000 + k));
+      const std::string pk = "p" + std::to_string(k % 100), rk = "r" + std::to_string(100000 + k);
+      if (mode == "getview") {  // the entity as a view, as W1's get reads it
+        blobtable::Status s = table->GetView(pk, rk, [&](const blobtable::EntityView& row) {
+          if (const blobtable::PropertyView* v = row.Find("v")) read += !v->bytes().empty();
+          return blobtable::Status::OK();
+        });
+        if (!s.ok()) return Fail(s);
+        continue;
+      }
+      auto e = table->Get(pk, rk);
       if (!e.ok()) return Fail(e.status());
       ++read;
     } else {
