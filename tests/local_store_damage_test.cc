@@ -8,11 +8,13 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 
+#include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <filesystem>
 #include <thread>
+#include <vector>
 
 #include "blobtable/blob_store.h"
 #include "blobtable/store.h"
@@ -132,6 +134,42 @@ TEST(LocalStoreDamage, ALaterOpenAskingForALargerMapGetsIt) {
     ASSERT_TRUE(put.ok()) << i << ": " << put.status().ToString();
   }
   EXPECT_TRUE((*first)->Put("d", mib, {}).ok());  // the first shares the larger map
+}
+
+// Growing the map takes every shard of the transactions' gate (each thread
+// reads under its own): with threads reading on several shards all along,
+// later opens that ask for larger maps grow it, and every read and write
+// succeeds.
+TEST(LocalStoreDamage, TheMapGrowsWhileThreadsReadOnTheirOwnShards) {
+  TempDir dir;
+  LocalOptions options;
+  options.map_size = 4 << 20;
+  auto first = OpenAt(dir.path(), options);
+  ASSERT_TRUE(first.ok());
+  ASSERT_TRUE((*first)->Put("k", "v", {}).ok());
+  std::atomic<bool> stop{false};
+  std::atomic<int> failed{0}, reads{0};
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 4; ++t)
+    readers.emplace_back([&] {
+      while (!stop.load()) {
+        auto got = (*first)->Get("k", {});
+        if (!got.ok() || got->data != "v") ++failed;
+        ++reads;
+      }
+    });
+  const std::string mib(1 << 20, 'x');
+  for (int i = 0; i < 6; ++i) {
+    options.map_size = uint64_t{8 + 4 * i} << 20;
+    auto larger = OpenAt(dir.path(), options);  // grows the shared environment's map
+    ASSERT_TRUE(larger.ok()) << i;
+    auto put = (*larger)->Put("m" + std::to_string(i), mib, {});
+    EXPECT_TRUE(put.ok()) << i << ": " << put.status().ToString();
+  }
+  while (reads.load() < 100) std::this_thread::yield();  // the readers have run
+  stop = true;
+  for (std::thread& t : readers) t.join();
+  EXPECT_EQ(failed.load(), 0);
 }
 
 // A process killed inside a read leaves its reader slot behind, pinning the

@@ -73,30 +73,39 @@ LmdbEnv::LmdbEnv(MDB_env* env, std::string directory, FileId id, bool read_only)
       writes_(*this) {}
 
 LmdbEnv::~LmdbEnv() {
-  for (MDB_txn* idle : idle_readers_) mdb_txn_abort(idle);
+  for (ReaderShard& shard : shards_)
+    for (MDB_txn* idle : shard.idle) mdb_txn_abort(idle);
   mdb_env_close(env_);
 }
 
 namespace {
-// Enough for every thread of a busy process to find one; each holds a
-// reader slot (of 1,024) while it waits.
-constexpr size_t kMaxIdleReaders = 64;
+// Enough for every thread of a busy process to find one (64 in all); each
+// holds a reader slot (of 1,024) while it waits.
+constexpr size_t kMaxIdleReadersAShard = 8;
 }  // namespace
 
-MDB_txn* LmdbEnv::TakeIdleReader() {
-  std::lock_guard<std::mutex> lock(idle_mu_);
-  if (idle_readers_.empty()) return nullptr;
-  MDB_txn* txn = idle_readers_.back();
-  idle_readers_.pop_back();
+size_t LmdbEnv::ThreadShard() {
+  static std::atomic<size_t> next{0};
+  thread_local const size_t shard = next.fetch_add(1, std::memory_order_relaxed) % kShards;
+  return shard;
+}
+
+MDB_txn* LmdbEnv::TakeIdleReader(size_t shard) {
+  ReaderShard& s = shards_[shard];
+  std::lock_guard<std::mutex> lock(s.idle_mu);
+  if (s.idle.empty()) return nullptr;
+  MDB_txn* txn = s.idle.back();
+  s.idle.pop_back();
   return txn;
 }
 
-void LmdbEnv::PutIdleReader(MDB_txn* txn) {
+void LmdbEnv::PutIdleReader(size_t shard, MDB_txn* txn) {
   mdb_txn_reset(txn);
   {
-    std::lock_guard<std::mutex> lock(idle_mu_);
-    if (idle_readers_.size() < kMaxIdleReaders) {
-      idle_readers_.push_back(txn);
+    ReaderShard& s = shards_[shard];
+    std::lock_guard<std::mutex> lock(s.idle_mu);
+    if (s.idle.size() < kMaxIdleReadersAShard) {
+      s.idle.push_back(txn);
       return;
     }
   }
@@ -138,7 +147,7 @@ Status LmdbEnv::StrengthenSyncTo(Sync sync) {
   // Flags off first, then the stronger one's on; LMDB allows both on an open
   // environment, but not while a commit reads them. The commits already made
   // keep what they had.
-  std::unique_lock<std::shared_mutex> no_transactions(txn_gate_);
+  std::unique_lock<Gate> no_transactions(txn_gate_);
   int rc = mdb_env_set_flags(env_, SyncFlags(sync_), 0);
   if (rc == 0 && SyncFlags(sync) != 0) rc = mdb_env_set_flags(env_, SyncFlags(sync), 1);
   if (rc != 0) return LmdbError(rc, "changing how the local store " + directory_ + " syncs");
@@ -233,7 +242,7 @@ Status LmdbEnv::GrowMapTo(uint64_t map_size) {
   mdb_env_info(env_, &info);
   if (info.me_mapsize >= map_size) return Status::OK();
   // LMDB allows resizing only with no transaction of this process open.
-  std::unique_lock<std::shared_mutex> exclusive(txn_gate_);
+  std::unique_lock<Gate> exclusive(txn_gate_);
   int rc = mdb_env_set_mapsize(env_, map_size);
   if (rc != 0) return LmdbError(rc, "growing the LMDB map of " + directory_);
   return Status::OK();
@@ -279,7 +288,7 @@ void LmdbEnv::ReleaseDatabase(const std::string& name) {
   std::lock_guard<std::mutex> lock(dbi_mu_);
   auto it = dbis_.find(name);
   if (it == dbis_.end() || --it->second.users > 0) return;
-  std::unique_lock<std::shared_mutex> no_transactions(txn_gate_);
+  std::unique_lock<Gate> no_transactions(txn_gate_);
   mdb_dbi_close(env_, it->second.dbi);
   dbis_.erase(it);
 }
@@ -306,10 +315,11 @@ Result<LmdbTxn> LmdbTxn::Begin(LmdbEnv& env, bool read_only) {
   // A reader slot left by a process that died pins the pages it saw: the
   // file grows on every rewrite until the slot is freed. Writers look.
   if (!read_only) env.MaybeReclaimStaleReaders();
-  std::shared_lock<std::shared_mutex> gate(env.txn_gate_);
+  const size_t shard = LmdbEnv::ThreadShard();
+  std::shared_lock<std::shared_mutex> gate(env.shards_[shard].gate);
   if (read_only) {
-    if (MDB_txn* idle = env.TakeIdleReader()) {
-      if (mdb_txn_renew(idle) == 0) return LmdbTxn(&env, idle, true, std::move(gate));
+    if (MDB_txn* idle = env.TakeIdleReader(shard)) {
+      if (mdb_txn_renew(idle) == 0) return LmdbTxn(&env, idle, true, shard, std::move(gate));
       mdb_txn_abort(idle);  // e.g. the map grew: begin afresh below, which adopts it
     }
   }
@@ -319,20 +329,20 @@ Result<LmdbTxn> LmdbTxn::Begin(LmdbEnv& env, bool read_only) {
     // this process open (LMDB remaps the file), then try again.
     gate.unlock();
     {
-      std::unique_lock<std::shared_mutex> exclusive(env.txn_gate_);
+      std::unique_lock<LmdbEnv::Gate> exclusive(env.txn_gate_);
       rc = mdb_env_set_mapsize(env.env(), 0);
     }
     gate.lock();
     if (rc == 0) rc = mdb_txn_begin(env.env(), nullptr, read_only ? MDB_RDONLY : 0, &txn);
   }
   if (rc != 0) return LmdbError(rc, "beginning LMDB transaction");
-  return LmdbTxn(&env, txn, read_only, std::move(gate));
+  return LmdbTxn(&env, txn, read_only, shard, std::move(gate));
 }
 
 LmdbTxn::~LmdbTxn() {
   if (txn_ == nullptr) return;
   if (read_only_)
-    env_->PutIdleReader(txn_);
+    env_->PutIdleReader(shard_, txn_);
   else
     mdb_txn_abort(txn_);
 }

@@ -12,6 +12,7 @@
 
 #include <sys/types.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <compare>
@@ -129,8 +130,10 @@ class LmdbEnv {
   // where LmdbTxn puts one back when done (reset, or aborted when enough
   // wait already). Beginning one costs LMDB a calloc clearing the state of
   // every possible database handle (1,024: ~60 KB), a renew none of that.
-  MDB_txn* TakeIdleReader();
-  void PutIdleReader(MDB_txn* txn);
+  // Both kept in shards (see ReaderShard): `shard` is the calling
+  // thread's (ThreadShard()), or for a put the one the reader came from.
+  MDB_txn* TakeIdleReader(size_t shard);
+  void PutIdleReader(size_t shard, MDB_txn* txn);
 
   MDB_env* env_;
   std::string directory_;
@@ -151,11 +154,39 @@ class LmdbEnv {
   };
   std::map<std::string, Handle> dbis_;
   WriteGroup writes_;
-  std::mutex idle_mu_;
-  std::vector<MDB_txn*> idle_readers_;  // reset: no snapshot held, a reader slot each
-  // Held shared by every open transaction; exclusively while adopting a map
-  // size grown by another process (LMDB requires no live transaction then).
-  std::shared_mutex txn_gate_;
+  // Threads reading at once would each write the same lock words twice a
+  // read (the gate, the idle readers' mutex), lines that then bounce between
+  // cores: so both come in shards, one a thread (ThreadShard: threads are
+  // dealt shards in turn, on their first transaction), each on lines of
+  // its own.
+  static constexpr size_t kShards = 8;
+  static size_t ThreadShard();
+  struct alignas(64) ReaderShard {
+    // Held shared by every open transaction begun on this shard; all
+    // shards exclusively (Gate) while adopting a map size grown by another
+    // process, changing flags or closing a handle (LMDB requires no live
+    // transaction then).
+    std::shared_mutex gate;
+    std::mutex idle_mu;
+    std::vector<MDB_txn*> idle;  // reset: no snapshot held, a reader slot each
+  };
+  std::array<ReaderShard, kShards> shards_;
+  // Every shard's gate at once, taken in order (a BasicLockable for
+  // std::unique_lock).
+  class Gate {
+   public:
+    explicit Gate(LmdbEnv& env) : env_(env) {}
+    void lock() {
+      for (ReaderShard& s : env_.shards_) s.gate.lock();
+    }
+    void unlock() {
+      for (ReaderShard& s : env_.shards_) s.gate.unlock();
+    }
+
+   private:
+    LmdbEnv& env_;
+  };
+  Gate txn_gate_{*this};
 };
 
 // One LMDB transaction; aborted on destruction unless committed.
@@ -169,6 +200,7 @@ class LmdbTxn {
       : env_(other.env_),
         txn_(other.txn_),
         read_only_(other.read_only_),
+        shard_(other.shard_),
         gate_(std::move(other.gate_)) {
     other.txn_ = nullptr;
   }
@@ -180,11 +212,13 @@ class LmdbTxn {
   Status Commit();
 
  private:
-  LmdbTxn(LmdbEnv* env, MDB_txn* txn, bool read_only, std::shared_lock<std::shared_mutex> gate)
-      : env_(env), txn_(txn), read_only_(read_only), gate_(std::move(gate)) {}
+  LmdbTxn(LmdbEnv* env, MDB_txn* txn, bool read_only, size_t shard,
+          std::shared_lock<std::shared_mutex> gate)
+      : env_(env), txn_(txn), read_only_(read_only), shard_(shard), gate_(std::move(gate)) {}
   LmdbEnv* env_;
   MDB_txn* txn_;
   bool read_only_;
+  size_t shard_;                              // whose gate it holds, where its reader goes back
   std::shared_lock<std::shared_mutex> gate_;  // released after the txn ends
 };
 
