@@ -38,7 +38,8 @@ std::vector<std::string> EveryEncoding() {
   packed([](Pk& p) { p.pack_uint8(200); });
   packed([](Pk& p) { p.pack_fix_uint16(65000); });
   packed([](Pk& p) { p.pack_fix_uint32(4000000000u); });
-  packed([](Pk& p) { p.pack_fix_uint64(UINT64_MAX); });
+  for (uint64_t v : {uint64_t{42}, uint64_t{INT64_MAX}, uint64_t{INT64_MAX} + 1, UINT64_MAX})
+    packed([v](Pk& p) { p.pack_fix_uint64(v); });  // 8 bytes whatever the value
   for (int64_t v : {int64_t{-100}, int64_t{100}, int64_t{-30000}, int64_t{-2000000000}, INT64_MIN,
                     int64_t{42}}) {
     packed([v](Pk& p) { p.pack_fix_int8(static_cast<int8_t>(v)); });

@@ -143,13 +143,15 @@ class BLOBTABLE_EXPORT Table {
 
   // Get, with the entity handed to `visit` as a view instead of copied into
   // an Entity: on the embedded store an entity no transaction has marked is
-  // read where it lies, without allocating or copying a value (as Visit
-  // reads rows); any other, and every entity of a store with wrappers or a
-  // cache, is read as Get reads it and handed over as a view of that
-  // entity (EntityView::stale() as Entity::stale()). Same checks and errors
-  // as Get (the value is checked against its checksum), in which case
-  // `visit` is not called; else what `visit` returns. The view is valid
-  // only during the call.
+  // read where it lies, without copying a value (as Visit reads rows); any
+  // other, and every entity of a store with wrappers or a cache, is read as
+  // Get reads it and handed over as a view of that entity
+  // (EntityView::stale() as Entity::stale()). Same checks and errors as Get
+  // (the value is checked against its checksum); an error found before the
+  // entity is handed over means `visit` was not called. Else what `visit`
+  // returns. The view is valid only during the call, which on the embedded
+  // store runs inside its read transaction: `visit` may read the store but
+  // must not write to it (as for Visit).
   Status GetView(std::string_view partition_key, std::string_view row_key,
                  const EntityVisitor& visit) const;
   Status GetView(std::string_view partition_key, std::string_view row_key, const ReadPolicy& policy,
@@ -190,7 +192,10 @@ class BLOBTABLE_EXPORT Table {
   // as it lies (or, under a $filter, judged as it lies: kept or left out),
   // where Get, Query, Count and DeleteWhere answer Corruption
   // (docs/backends.md, "Checksums"). Also the visitor's own error, which
-  // ends the visit (the rows visited before it stay visited).
+  // ends the visit (the rows visited before it stay visited). On the
+  // embedded store `visit` runs inside the listing's read transaction: it
+  // may read the store but must not write to it (a write that grows the map
+  // would wait for that transaction to end).
   Result<VisitedPage> Visit(const QueryOptions& options, const EntityVisitor& visit) const;
   // The same with a function that returns nothing.
   template <typename Fn>
