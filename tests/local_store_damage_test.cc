@@ -160,7 +160,7 @@ TEST(LocalStoreDamage, TheMapGrowsWhileThreadsReadOnTheirOwnShards) {
     });
   const std::string mib(1 << 20, 'x');
   for (int i = 0; i < 6; ++i) {
-    options.map_size = uint64_t{8 + 4 * i} << 20;
+    options.map_size = static_cast<uint64_t>(8 + 4 * i) << 20;
     auto larger = OpenAt(dir.path(), options);  // grows the shared environment's map
     ASSERT_TRUE(larger.ok()) << i;
     auto put = (*larger)->Put("m" + std::to_string(i), mib, {});
