@@ -103,11 +103,8 @@ Status Table::GetView(std::string_view pk, std::string_view rk, const ReadPolicy
   auto name = EntityBlobName(pk, rk);
   if (!name.ok()) return name.status().WithContext(EntityContext(name_, pk, rk));
   std::optional<Status> visited;  // the visitor's answer goes back as it is, without context
-  Status read =
-      internal::VisitVisibleEntity(*core_, *name, pk, rk, policy, [&](const EntityView& view) {
-        visited = visit(view);
-        return Status::OK();
-      });
+  Status read = internal::VisitVisibleEntity(
+      *core_, *name, pk, rk, policy, [&](const EntityView& view) { visited = visit(view); });
   if (!read.ok()) return read.WithContext(EntityContext(name_, pk, rk));
   return visited ? *std::move(visited) : Status::Internal("get: the visitor was not called");
 }

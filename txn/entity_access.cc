@@ -269,11 +269,12 @@ std::string EntityContext(std::string_view table, std::string_view pk, std::stri
 }
 
 namespace {
-// The entity of `body`, blob `blob`'s, which must have keys `pk`, `rk`.
+// Blob `blob` holds an entity whose keys are not those its name says.
 Status AnotherEntitys(const std::string& blob) {
   return Status::Corruption("entity blob '" + blob + "' holds the keys of another entity");
 }
 
+// The entity of `body`, blob `blob`'s, which must have keys `pk`, `rk`.
 Result<Entity> DecodeEntityOf(std::string_view body, const std::string& blob, std::string_view pk,
                               std::string_view rk) {
   BT_ASSIGN_OR_RETURN(Entity e, DecodeEntity(body, blob));
@@ -338,11 +339,10 @@ Result<Entity> ReadVisibleEntity(const TxnContext& core, const std::string& blob
 
 Status VisitVisibleEntity(const TxnContext& core, const std::string& blob, std::string_view pk,
                           std::string_view rk, const ReadPolicy& policy,
-                          FunctionRef<Status(const EntityView&)> visit) {
+                          FunctionRef<void(const EntityView&)> visit) {
   std::vector<PropertyView> props;
   if (core.in_place != nullptr) {
-    bool marked = false;            // then the protocol's read, below
-    std::optional<Status> visited;  // what `visit` answered, kept apart from the read's errors
+    bool marked = false;  // then the protocol's read, below
     Status read = core.in_place->ReadInPlace(blob, [&](const BlobInPlace& b) -> Status {
       if (HasMark(*b.metadata)) {
         marked = true;
@@ -350,16 +350,16 @@ Status VisitVisibleEntity(const TxnContext& core, const std::string& blob, std::
       }
       BT_ASSIGN_OR_RETURN(EntityView view, DecodeEntityView(b.data, blob, b.etag, props));
       if (view.partition_key() != pk || view.row_key() != rk) return AnotherEntitys(blob);
-      visited = visit(view);
+      visit(view);
       return Status::OK();
     });
     if (read.IsNotFound()) return Status::NotFound("not found");
-    if (!read.ok()) return read;
-    if (!marked) return *std::move(visited);
+    if (!read.ok() || !marked) return read;
   }
   BT_ASSIGN_OR_RETURN(VisibleVersion v, ReadVisible(core, blob, policy));
   BT_ASSIGN_OR_RETURN(Entity e, DecodeVisible(std::move(v), blob, pk, rk, nullptr));
-  return visit(ViewOf(e, props));
+  visit(ViewOf(e, props));
+  return Status::OK();
 }
 
 Result<std::string> WriteEntity(const TxnContext& core, const std::string& blob, WriteMode mode,

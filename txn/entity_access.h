@@ -63,11 +63,11 @@ Result<Entity> ReadVisibleEntity(const TxnContext& core, const std::string& blob
 // transaction's mark is decoded where the backend holds it (no Entity, no
 // copy of a value) when it reads in place; any other is read as
 // ReadVisibleEntity reads it and handed over as a view of that entity.
-// Returns what `visit` returns, or ReadVisibleEntity's error (then `visit`
+// OK once `visit` has seen it; else ReadVisibleEntity's error (then `visit`
 // was not called).
 Status VisitVisibleEntity(const TxnContext& core, const std::string& blob, std::string_view pk,
                           std::string_view rk, const ReadPolicy& policy,
-                          FunctionRef<Status(const EntityView&)> visit);
+                          FunctionRef<void(const EntityView&)> visit);
 
 // "table T, entity (PartitionKey 'pk', RowKey 'rk')", each key cut at 64
 // bytes: the context every entity error carries.
