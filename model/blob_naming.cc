@@ -246,25 +246,25 @@ bool ConsumeEncodedKey(std::string_view& rest, std::string_view key) {
 }
 }  // namespace
 
+namespace {
+// Takes `prefix`, '-' and the encoding of `key` off the front of `rest`:
+// false if they are not there.
+bool ConsumeKeyAfter(std::string_view& rest, std::string_view prefix, std::string_view key) {
+  if (!rest.starts_with(prefix) || rest.size() == prefix.size() || rest[prefix.size()] != '-')
+    return false;
+  rest.remove_prefix(prefix.size() + 1);
+  return ConsumeEncodedKey(rest, key);
+}
+}  // namespace
+
 bool IsEntityBlobNameOf(std::string_view name, std::string_view entity_prefix, std::string_view pk,
                         std::string_view rk) {
-  if (!name.starts_with(entity_prefix)) return false;
-  name.remove_prefix(entity_prefix.size());
-  if (name.empty() || name[0] != '-') return false;
-  name.remove_prefix(1);
-  if (!ConsumeEncodedKey(name, pk) || name.size() < 2 || name[0] != '/' || name[1] != '-')
-    return false;
-  name.remove_prefix(2);
-  return ConsumeEncodedKey(name, rk) && name.empty();
+  return ConsumeKeyAfter(name, entity_prefix, pk) && ConsumeKeyAfter(name, "/", rk) && name.empty();
 }
 
 bool IsRowBlobNameOf(std::string_view name, std::string_view partition_prefix,
                      std::string_view rk) {
-  if (!name.starts_with(partition_prefix)) return false;
-  name.remove_prefix(partition_prefix.size());
-  if (name.empty() || name[0] != '-') return false;
-  name.remove_prefix(1);
-  return ConsumeEncodedKey(name, rk) && name.empty();
+  return ConsumeKeyAfter(name, partition_prefix, rk) && name.empty();
 }
 
 }  // namespace blobtable::internal::naming
