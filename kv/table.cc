@@ -14,6 +14,7 @@
 #include "model/key_rules.h"
 #include "util/macros.h"
 #include "util/parallel.h"
+#include "util/thread_spare.h"
 #include "txn/entity_access.h"
 #include "txn/index_upkeep.h"
 #include "kv/store_core.h"
@@ -29,6 +30,23 @@ Status ValidateIfMatch(std::string_view if_match) {
   return Status::OK();
 }
 
+// The blob of entity (pk, rk) of `table`, into `out`, its keys checked:
+// byte by byte only if the encoding pass met a byte ValidateKey must judge,
+// or the name came out too long (a key's own fault is named first).
+Status EntityBlobNameInto(std::string_view table, std::string_view pk, std::string_view rk,
+                          std::string& out) {
+  auto plain = internal::naming::WriteEntityBlobName(table, pk, rk, out);
+  if (!plain.ok() || !*plain) {
+    BT_RETURN_IF_ERROR(ValidateKey(pk, "PartitionKey"));
+    BT_RETURN_IF_ERROR(ValidateKey(rk, "RowKey"));
+  }
+  return plain.status();
+}
+
+// A read's blob name is built in its thread's spare string.
+struct ReadNameTag;
+using ReadName = internal::ThreadSpare<std::string, ReadNameTag>;
+
 }  // namespace
 
 Status Table::Usable() const {
@@ -41,9 +59,9 @@ Status Table::Usable() const {
 
 Result<std::string> Table::EntityBlobName(std::string_view pk, std::string_view rk) const {
   BT_RETURN_IF_ERROR(Usable());
-  BT_RETURN_IF_ERROR(ValidateKey(pk, "PartitionKey"));
-  BT_RETURN_IF_ERROR(ValidateKey(rk, "RowKey"));
-  return internal::naming::EntityBlobName(name_, pk, rk);
+  std::string name;
+  BT_RETURN_IF_ERROR(EntityBlobNameInto(name_, pk, rk, name));
+  return name;
 }
 
 Result<std::string> Table::LockBlobName(std::string_view pk) const {
@@ -84,8 +102,10 @@ Result<Entity> Table::Read(std::string_view pk, std::string_view rk, const ReadP
                            std::string_view listed_etag) const {
   // Named in errors only: built when one needs it (reads are hot).
   auto ctx = [&] { return EntityContext(name_, pk, rk); };
-  auto name = EntityBlobName(pk, rk);
-  if (!name.ok()) return name.status().WithContext(ctx());
+  ReadName name;
+  Status named = Usable();
+  if (named.ok()) named = EntityBlobNameInto(name_, pk, rk, *name);
+  if (!named.ok()) return named.WithContext(ctx());
   auto e = internal::ReadVisibleEntity(*core_, *name, pk, rk, policy, listed_etag);
   if (!e.ok()) return e.status().WithContext(ctx());
   return e;
@@ -100,8 +120,9 @@ Status Table::GetView(std::string_view pk, std::string_view rk, const ReadPolicy
                       const EntityVisitor& visit) const {
   BT_RETURN_IF_ERROR(Usable());
   if (!visit) return Status::InvalidArgument("table " + name_ + ", get: no visitor function");
-  auto name = EntityBlobName(pk, rk);
-  if (!name.ok()) return name.status().WithContext(EntityContext(name_, pk, rk));
+  ReadName name;
+  Status named = EntityBlobNameInto(name_, pk, rk, *name);
+  if (!named.ok()) return named.WithContext(EntityContext(name_, pk, rk));
   std::optional<Status> visited;  // the visitor's answer goes back as it is, without context
   Status read = internal::VisitVisibleEntity(
       *core_, *name, pk, rk, policy, [&](const EntityView& view) { visited = visit(view); });

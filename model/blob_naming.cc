@@ -7,7 +7,9 @@
 #include <cstring>
 
 #include "blobtable/blob_store.h"
+#include "model/key_rules.h"
 #include "util/ascii.h"
+#include "util/macros.h"
 
 namespace blobtable::internal::naming {
 namespace {
@@ -28,19 +30,21 @@ constexpr char MarkerFor(unsigned char b) {
 }
 
 // Each byte's encoding, as a table: names are built on every read and
-// checked on every row a query reads.
+// checked on every row a query reads. With it, whether the byte is one
+// ValidateKey must judge, so a read's keys are checked in the same pass.
 struct Code {
   char bytes[3];
-  uint8_t size;  // 1: passes through; 3: escaped
+  uint8_t size;     // 1: passes through; 3: escaped
+  uint8_t unplain;  // 1: not IsPlainKeyByte
 };
 constexpr auto kCodes = [] {
   std::array<Code, 256> t{};
   for (int b = 0; b < 256; ++b) {
     const auto u = static_cast<unsigned char>(b);
     if (PassesThrough(u))
-      t[b] = {{static_cast<char>(u), 0, 0}, 1};
+      t[b] = {{static_cast<char>(u), 0, 0}, 1, 0};
     else
-      t[b] = {{MarkerFor(u), kHex[u >> 4], kHex[u & 0xF]}, 3};
+      t[b] = {{MarkerFor(u), kHex[u >> 4], kHex[u & 0xF]}, 3, !IsPlainKeyByte(u)};
   }
   return t;
 }();
@@ -70,18 +74,29 @@ char* WriteText(char* w, std::string_view s) {
   std::memcpy(w, s.data(), s.size());
   return w + s.size();
 }
-char* WriteEncodedKey(char* w, std::string_view key) {
+// Sets `unplain` to 1 if a byte of `key` is not IsPlainKeyByte.
+char* WriteEncodedKey(char* w, std::string_view key, uint8_t& unplain) {
   for (char ch : key) {  // each byte's code copied whole, the pointer moved by its size
     const Code& c = kCodes[static_cast<unsigned char>(ch)];
     std::memcpy(w, c.bytes, 3);
     w += c.size;
+    unplain |= c.unplain;
   }
   return w;
 }
+char* WriteEncodedKey(char* w, std::string_view key) {
+  uint8_t unplain = 0;
+  return WriteEncodedKey(w, key, unplain);
+}
+template <typename Write>
+void BuildInto(std::string& out, size_t room, Write write) {
+  out.resize(room);
+  out.resize(static_cast<size_t>(write(out.data()) - out.data()));
+}
 template <typename Write>
 std::string Built(size_t room, Write write) {
-  std::string out(room, '\0');
-  out.resize(static_cast<size_t>(write(out.data()) - out.data()));
+  std::string out;
+  BuildInto(out, room, write);
   return out;
 }
 }  // namespace
@@ -143,13 +158,17 @@ char* WriteTablePrefix(char* w, std::string_view table) {
 size_t PartitionPrefixRoom(std::string_view table, std::string_view pk) {
   return TablePrefixRoom(table) + std::string_view(kEntitySegment).size() + 1 + 3 * pk.size() + 1;
 }
-char* WritePartitionPrefix(char* w, std::string_view table, std::string_view pk) {
+char* WritePartitionPrefix(char* w, std::string_view table, std::string_view pk, uint8_t& unplain) {
   w = WriteTablePrefix(w, table);
   w = WriteText(w, kEntitySegment);
   *w++ = '-';
-  w = WriteEncodedKey(w, pk);
+  w = WriteEncodedKey(w, pk, unplain);
   *w++ = '/';
   return w;
+}
+char* WritePartitionPrefix(char* w, std::string_view table, std::string_view pk) {
+  uint8_t unplain = 0;
+  return WritePartitionPrefix(w, table, pk, unplain);
 }
 }  // namespace
 
@@ -186,15 +205,23 @@ bool IsEntityBlobName(std::string_view name) {
          name.substr(slash + 1, 2) == kEntitySegment;
 }
 
+Result<bool> WriteEntityBlobName(std::string_view table, std::string_view pk, std::string_view rk,
+                                 std::string& out) {
+  // PartitionPrefix(table, pk) + "-" + EncodeKey(rk), in one allocation.
+  uint8_t unplain = 0;
+  BuildInto(out, PartitionPrefixRoom(table, pk) + 1 + 3 * rk.size(), [&](char* w) {
+    w = WritePartitionPrefix(w, table, pk, unplain);
+    *w++ = '-';
+    return WriteEncodedKey(w, rk, unplain);
+  });
+  if (out.size() > kMaxBlobNameChars) return TooLong(out.size(), "entity blob name");
+  return unplain == 0;
+}
+
 Result<std::string> EntityBlobName(std::string_view table, std::string_view pk,
                                    std::string_view rk) {
-  // PartitionPrefix(table, pk) + "-" + EncodeKey(rk), in one allocation.
-  std::string name = Built(PartitionPrefixRoom(table, pk) + 1 + 3 * rk.size(), [&](char* w) {
-    w = WritePartitionPrefix(w, table, pk);
-    *w++ = '-';
-    return WriteEncodedKey(w, rk);
-  });
-  if (name.size() > kMaxBlobNameChars) return TooLong(name.size(), "entity blob name");
+  std::string name;
+  BT_RETURN_IF_ERROR(WriteEntityBlobName(table, pk, rk, name).status());
   return name;
 }
 

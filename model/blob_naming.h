@@ -46,6 +46,14 @@ std::string PartitionPrefix(std::string_view table, std::string_view pk);  // ".
 // characters (the message says how long and how keys are counted).
 Result<std::string> EntityBlobName(std::string_view table, std::string_view pk,
                                    std::string_view rk);
+// The same, written into `out` (its capacity reused: a thread's spare on
+// the read path). True if every byte of both keys is IsPlainKeyByte
+// (key_rules.h: ValidateKey has nothing to refuse in them), false if a key
+// holds a byte ValidateKey must judge: the encoding pass looks at every
+// byte anyway, so a read checks its keys without a second pass. On
+// InvalidArgument `out` is unspecified.
+Result<bool> WriteEntityBlobName(std::string_view table, std::string_view pk, std::string_view rk,
+                                 std::string& out);
 Result<std::string> LockBlobName(std::string_view table, std::string_view pk);
 // Stripe `stripe` of the partition whose first lock blob is `lock`: `lock`
 // itself for stripe 0, else `lock` + "/" + stripe (txn/lock_stripes.h). An

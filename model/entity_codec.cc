@@ -3,6 +3,7 @@
 
 #include "util/macros.h"
 #include "util/msgpack_util.h"
+#include "util/thread_spare.h"
 
 #include <algorithm>
 #include <cstring>
@@ -160,8 +161,9 @@ Result<EntityView> Read(std::string_view body, std::string_view blob_name,
 
 Result<Entity> Decode(std::string_view body, std::string_view blob_name,
                       const std::vector<std::string>* only) {
-  thread_local std::vector<PropertyView> props;  // one allocation a thread, not a read
-  auto view = Read(body, blob_name, only, {}, props);
+  struct PropsTag;  // one allocation a thread, not a read
+  ThreadSpare<std::vector<PropertyView>, PropsTag> props;
+  auto view = Read(body, blob_name, only, {}, *props);
   if (!view.ok()) return view.status();
   return view->ToEntity();
 }

@@ -110,9 +110,10 @@ Status ValidateKey(std::string_view key, std::string_view which) {
   static constexpr auto kByteKind = [] {
     std::array<uint8_t, 256> t{};
     for (int b = 0; b < 256; ++b) {
-      const bool forbidden =
-          b == '/' || b == '\\' || b == '#' || b == '?' || b <= 0x1F || b == 0x7F;
-      t[b] = b >= 0x80 ? kMultiByte : forbidden ? kForbidden : kAllowed;
+      const auto u = static_cast<unsigned char>(b);
+      t[b] = internal::IsPlainKeyByte(u)       ? kAllowed
+             : internal::IsForbiddenKeyByte(u) ? kForbidden
+                                               : kMultiByte;
     }
     return t;
   }();

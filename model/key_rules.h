@@ -15,6 +15,15 @@ namespace blobtable::internal {
 // or '_' first, then letters, digits or '_'; not a reserved name.
 Status ValidatePropertyNameRules(std::string_view name);
 
+// A key byte ValidateKey refuses wherever it stands: / \\ # ? and the
+// ASCII control characters. Bytes from 0x80 up start longer characters,
+// judged (UTF-8, C1 controls) by ValidateKey; every other byte is allowed.
+constexpr bool IsForbiddenKeyByte(unsigned char b) {
+  return b == '/' || b == '\\' || b == '#' || b == '?' || b <= 0x1F || b == 0x7F;
+}
+// True if ValidateKey accepts byte `b` without looking at its neighbours.
+constexpr bool IsPlainKeyByte(unsigned char b) { return b < 0x80 && !IsForbiddenKeyByte(b); }
+
 // xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, hexadecimal digits of either case.
 bool IsGuid(std::string_view g);
 

@@ -153,6 +153,29 @@ TEST(BlobNaming, EveryByteEncodesAndEveryAsciiByteIsJudged) {
   EXPECT_EQ(EncodeKey(all).size(), 61u + 3 * (256 - 61));
 }
 
+// A read checks its keys in the pass that encodes them: a name built with
+// only bytes ValidateKey accepts on their own says so; any other byte, in
+// either key, sends the keys to ValidateKey. Built into a reused string,
+// the name is EntityBlobName's.
+TEST(BlobNaming, TheNameWritersPassSaysWhichKeysValidateKeyMustJudge) {
+  std::string name = "left over from another read, longer than any name below";
+  for (int b = 0; b < 256; ++b) {
+    const std::string key = "k" + std::string(1, static_cast<char>(b)) + "0";
+    const bool plain =
+        b < 0x80 && !(b == '/' || b == '\\' || b == '#' || b == '?' || b <= 0x1F || b == 0x7F);
+    for (bool in_pk : {true, false}) {
+      const std::string pk = in_pk ? key : "p", rk = in_pk ? "r" : key;
+      auto said = WriteEntityBlobName("things", pk, rk, name);
+      ASSERT_TRUE(said.ok()) << b;
+      EXPECT_EQ(*said, plain) << b << (in_pk ? " in the PartitionKey" : " in the RowKey");
+      EXPECT_EQ(name, *EntityBlobName("things", pk, rk)) << b;
+      if (*said) EXPECT_TRUE(ValidateKey(key, "RowKey").ok()) << b;
+    }
+  }
+  EXPECT_TRUE(*WriteEntityBlobName("things", "", "", name));  // empty keys are allowed
+  EXPECT_FALSE(WriteEntityBlobName("things", std::string(1020, 'p'), "r", name).ok());
+}
+
 TEST(BlobNaming, DecodeRejectsNonCanonicalInput) {
   for (const char* bad : {"0", "02", "~4", "061" /* 'a' must not be escaped */, "~20",
                           "02e" /* lowercase hex */, ".", "/", "@30"})

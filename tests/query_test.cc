@@ -610,5 +610,47 @@ TEST_F(QueryTest, GetViewHandsOverWhatGetReturns) {
   }
 }
 
+// A visitor may read the store: a GetView inside another's visitor (and a
+// Get inside that) builds its name and property views in buffers of its own
+// (util/thread_spare.h), so the outer view still holds its entity after
+// them, and the next read on the thread answers as the first did.
+TEST_F(QueryTest, AGetViewInsideAnotherLeavesTheOuterViewWhole) {
+  InsertTwoPartitions();
+  Open(storage_);  // in place
+  auto same = [](const Entity& a, const Entity& b) {
+    return a.SameContent(b) && a.etag() == b.etag();
+  };
+  std::vector<Entity> seen;
+  const Status outer = table().GetView("q", Rk(4), [&](const EntityView& a) {
+    const Entity before = a.ToEntity();
+    const Status inner = table().GetView("p", Rk(5), [&](const EntityView& b) {
+      seen.push_back(b.ToEntity());
+      auto got = table().Get("q", Rk(6));
+      EXPECT_TRUE(got.ok()) << got.status().ToString();
+      return Status::OK();
+    });
+    EXPECT_TRUE(inner.ok()) << inner.ToString();
+    EXPECT_TRUE(same(a.ToEntity(), before));  // the outer view, after the inner reads
+    seen.push_back(before);
+    return Status::OK();
+  });
+  ASSERT_TRUE(outer.ok()) << outer.ToString();
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_TRUE(same(seen[0], *table().Get("p", Rk(5))));
+  EXPECT_TRUE(same(seen[1], *table().Get("q", Rk(4))));
+  for (const auto& [pk, i] : std::vector<std::pair<std::string, int>>{{"q", 4}, {"p", 5}}) {
+    std::optional<Entity> again;  // the next reads on the thread, in the buffers given back
+    ASSERT_TRUE(table()
+                    .GetView(pk, Rk(i),
+                             [&](const EntityView& v) {
+                               again = v.ToEntity();
+                               return Status::OK();
+                             })
+                    .ok());
+    ASSERT_TRUE(again.has_value());
+    EXPECT_TRUE(same(*again, *table().Get(pk, Rk(i))));
+  }
+}
+
 }  // namespace
 }  // namespace blobtable::testing

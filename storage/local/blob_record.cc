@@ -11,6 +11,7 @@
 #include "util/digest.h"
 #include "util/macros.h"
 #include "util/msgpack_util.h"
+#include "util/thread_spare.h"
 
 namespace blobtable::internal {
 
@@ -347,12 +348,13 @@ Status VisitBucket(std::string_view value, std::string_view key, RecordView& scr
 
 Status VisitBucket(std::string_view value, std::string_view key, RecordSink fn) {
   RecordView view;
-  // The metadata's vector is kept from read to read on each thread (a read
-  // would allocate it otherwise); a nested read takes an empty one.
-  thread_local std::vector<std::pair<std::string_view, std::string_view>> kept;
-  view.metadata.swap(kept);
+  // The metadata's vector is the thread's spare (a read would allocate it
+  // otherwise); a nested read takes an empty one.
+  struct MetadataTag;
+  ThreadSpare<decltype(view.metadata), MetadataTag> kept;
+  view.metadata.swap(*kept);
   Status s = VisitBucket(value, key, view, fn);
-  view.metadata.swap(kept);
+  view.metadata.swap(*kept);
   return s;
 }
 

@@ -86,8 +86,12 @@ constexpr size_t kMaxIdleReadersAShard = 8;
 
 size_t LmdbEnv::ThreadShard() {
   static std::atomic<size_t> next{0};
-  thread_local const size_t shard = next.fetch_add(1, std::memory_order_relaxed) % kShards;
-  return shard;
+  // Read on every read: initial-exec and constant-initialised (0: not yet
+  // dealt), so it is one load from the thread's block, not a call.
+  [[gnu::tls_model("initial-exec")]] thread_local size_t shard_plus_one = 0;
+  if (shard_plus_one == 0)
+    shard_plus_one = next.fetch_add(1, std::memory_order_relaxed) % kShards + 1;
+  return shard_plus_one - 1;
 }
 
 MDB_txn* LmdbEnv::TakeIdleReader(size_t shard) {
