@@ -34,11 +34,12 @@ struct BlobInPlace {
 
 using BlobVisitor = FunctionRef<Status(const BlobInPlace&)>;
 
-// Whether a listing in place checks each blob's data against its checksum
-// before handing it over. kAsItLies is for a caller that keeps nothing of
-// the data past the visit and decodes it with a decoder that refuses what
-// it cannot read (Table::Visit: a value damaged in a way that still
-// decodes reaches its visitor; Get, Query and `blobtable check` report it).
+// Whether a read in place checks a blob's data against its checksum before
+// handing it over. kAsItLies is for a caller that keeps nothing of the data
+// past the visit and decodes it with a decoder that refuses what it cannot
+// read (Table::Visit and Table::GetView: a value damaged in a way that
+// still decodes reaches its visitor; Get, Query and `blobtable check`
+// report it).
 // The record's own fields (name, ETag, metadata, lease) are checked either
 // way.
 enum class InPlaceData { kChecked, kAsItLies };
@@ -49,8 +50,9 @@ class InPlaceReader {
 
   // Get(name) handed over in place: calls `visit` with the blob and returns
   // what it returns. NotFound (404 BlobNotFound) if there is no such blob,
-  // without calling it; other errors as Get's. Thread-safe as Get is.
-  virtual Status ReadInPlace(std::string_view name, BlobVisitor visit) = 0;
+  // without calling it; other errors as Get's. `data_check`: see
+  // InPlaceData. Thread-safe as Get is.
+  virtual Status ReadInPlace(std::string_view name, InPlaceData data_check, BlobVisitor visit) = 0;
 
   // The page List(options) would return with include_data, handed over
   // blob by blob (each with its body, read in the listing's snapshot):

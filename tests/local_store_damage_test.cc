@@ -371,11 +371,12 @@ void FlipAByte(const std::string& dir, const std::string& name, const std::strin
     for (int i = 0; i < 4; ++i)
       head |= uint32_t{static_cast<unsigned char>(value[5 + i])} << (8 * i);
     value[9 + head / 2] ^= 0x01;
-  } else if (where == "inline") {
+  } else if (where == "inline" || where == "inline first") {
     auto bucket = DecodeBucket(value, "k");
     ASSERT_TRUE(bucket.ok());
     ASSERT_TRUE((*bucket)[0].record.inline_data.has_value()) << "data this large is kept apart";
-    value.back() ^= 0x01;
+    const size_t first = value.size() - (*bucket)[0].record.inline_data->size();
+    value[where == "inline" ? value.size() - 1 : first] ^= 0x01;
   } else {
     value[value.size() / 2] ^= 0x01;
   }
@@ -418,58 +419,83 @@ TEST_P(FlippedByte, IsCorruptionNamingTheBlobAndCanBeRepaired) {
 
 INSTANTIATE_TEST_SUITE_P(Damage, FlippedByte, ::testing::Values("data", "record", "inline"));
 
-// Table::Visit hands a row's value over where it lies, unchecked (in_place.h:
-// the record's head is checked, the inline value is not): a value damaged in
-// a way that still decodes reaches the visitor as it is, while Get, GetView,
-// Query, Count, DeleteWhere and `blobtable check` report it (Corruption
-// naming the blob).
-TEST(LocalStoreDamage, VisitHandsAValueOverAsItLiesWhileGetAndQueryCheckIt) {
+// Table::Visit and Table::GetView hand a row's value over where it lies,
+// unchecked (in_place.h: the record's head is checked, the inline value is
+// not): a value damaged in a way that still decodes reaches the visitor as
+// it is, while Get, Query, Count, DeleteWhere and `blobtable check` report
+// it (Corruption naming the blob). A value damaged so that it no longer
+// decodes is Corruption through the views too, their visitor not called.
+TEST(LocalStoreDamage, ViewsHandAValueOverAsItLiesWhileGetAndQueryCheckIt) {
   TempDir dir;
-  {
-    auto store = Store::Open(dir.path());
-    ASSERT_TRUE(store.ok());
-    auto table = (*store)->OpenTable("orders");
-    ASSERT_TRUE(table.ok());
-    Entity e("p", "a");
-    e.Set("v", Binary{std::string(1000, 'v')});
-    e.Set("z", std::string("zz"));  // last in the body: the flipped byte is in its value
-    ASSERT_TRUE(table->Upsert(e).ok());
-  }
   auto blob = naming::EntityBlobName("orders", "p", "a");
   ASSERT_TRUE(blob.ok());
-  FlipAByte(dir.path(), *blob, "inline");
-  auto store = Store::Open(dir.path());
-  ASSERT_TRUE(store.ok());
-  auto table = (*store)->OpenTable("orders");
+  auto open_damaged = [&](const char* where) -> std::unique_ptr<Store> {
+    std::filesystem::remove_all(dir.path());
+    {
+      auto store = Store::Open(dir.path());
+      EXPECT_TRUE(store.ok());
+      auto table = (*store)->OpenTable("orders");
+      EXPECT_TRUE(table.ok());
+      Entity e("p", "a");
+      e.Set("v", Binary{std::string(1000, 'v')});
+      e.Set("z", std::string("zz"));  // last in the body: a last flipped byte is in its value
+      EXPECT_TRUE(table->Upsert(e).ok());
+    }
+    FlipAByte(dir.path(), *blob, where);
+    auto store = Store::Open(dir.path());
+    EXPECT_TRUE(store.ok());
+    return store.ok() ? std::move(*store) : nullptr;
+  };
+  {
+    auto store = open_damaged("inline");
+    ASSERT_NE(store, nullptr);
+    auto table = store->OpenTable("orders");
+    ASSERT_TRUE(table.ok());
+    std::string seen;
+    auto visited = table->Visit({}, [&](const EntityView& row) {
+      const PropertyView* z = row.Find("z");
+      if (z != nullptr) seen = std::string(z->text());
+    });
+    ASSERT_TRUE(visited.ok()) << visited.status().ToString();
+    EXPECT_EQ(seen, "z{");  // 'z' with its lowest bit flipped
+    seen.clear();
+    const Status view = table->GetView("p", "a", [&](const EntityView& row) {
+      const PropertyView* z = row.Find("z");
+      if (z != nullptr) seen = std::string(z->text());
+      return Status::OK();
+    });
+    ASSERT_TRUE(view.ok()) << view.ToString();
+    EXPECT_EQ(seen, "z{");
+    EXPECT_EQ(table->Get("p", "a").status().code(), Code::kCorruption);
+    auto query = table->Query({});
+    EXPECT_EQ(query.status().code(), Code::kCorruption) << query.status().ToString();
+    EXPECT_NE(query.status().message().find("does not match its checksum"), std::string::npos)
+        << query.status().ToString();
+    // Count and DeleteWhere act on what they read: checked.
+    QueryOptions filtered;
+    filtered.filter = "z eq 'z{'";
+    auto counted = table->Count(filtered);
+    EXPECT_EQ(counted.status().code(), Code::kCorruption) << counted.status().ToString();
+    auto deleted = table->DeleteWhere(filtered);
+    EXPECT_EQ(deleted.status().code(), Code::kCorruption) << deleted.status().ToString();
+    EXPECT_EQ(table->Get("p", "a").status().code(), Code::kCorruption);  // still there
+  }
+
+  auto store = open_damaged("inline first");  // the body's first byte: it no longer decodes
+  ASSERT_NE(store, nullptr);
+  auto table = store->OpenTable("orders");
   ASSERT_TRUE(table.ok());
-  std::string seen;
-  auto visited = table->Visit({}, [&](const EntityView& row) {
-    const PropertyView* z = row.Find("z");
-    if (z != nullptr) seen = std::string(z->text());
-  });
-  ASSERT_TRUE(visited.ok()) << visited.status().ToString();
-  EXPECT_EQ(seen, "z{");  // 'z' with its lowest bit flipped
-  EXPECT_EQ(table->Get("p", "a").status().code(), Code::kCorruption);
-  // GetView reads in place too, but checks the value as Get does.
-  bool viewed = false;
-  const Status view = table->GetView("p", "a", [&](const EntityView&) {
-    viewed = true;
+  bool called = false;
+  const Status broken = table->GetView("p", "a", [&](const EntityView&) {
+    called = true;
     return Status::OK();
   });
-  EXPECT_EQ(view.code(), Code::kCorruption) << view.ToString();
-  EXPECT_FALSE(viewed);
-  auto query = table->Query({});
-  EXPECT_EQ(query.status().code(), Code::kCorruption) << query.status().ToString();
-  EXPECT_NE(query.status().message().find("does not match its checksum"), std::string::npos)
-      << query.status().ToString();
-  // Count and DeleteWhere act on what they read: checked.
-  QueryOptions filtered;
-  filtered.filter = "z eq 'z{'";
-  auto counted = table->Count(filtered);
-  EXPECT_EQ(counted.status().code(), Code::kCorruption) << counted.status().ToString();
-  auto deleted = table->DeleteWhere(filtered);
-  EXPECT_EQ(deleted.status().code(), Code::kCorruption) << deleted.status().ToString();
-  EXPECT_EQ(table->Get("p", "a").status().code(), Code::kCorruption);  // still there
+  EXPECT_EQ(broken.code(), Code::kCorruption) << broken.ToString();
+  EXPECT_NE(broken.message().find(*blob), std::string::npos) << broken.ToString();
+  EXPECT_FALSE(called);
+  auto listed = table->Visit({}, [&](const EntityView&) { called = true; });
+  EXPECT_EQ(listed.status().code(), Code::kCorruption) << listed.status().ToString();
+  EXPECT_FALSE(called);
 }
 
 // Through the table API: a damaged entity reads as Corruption (the query

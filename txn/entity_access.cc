@@ -10,6 +10,7 @@
 #include "txn/recovery.h"
 #include "txn/txn_record.h"
 #include "util/macros.h"
+#include "util/thread_spare.h"
 
 namespace blobtable::internal {
 namespace {
@@ -323,12 +324,13 @@ Result<Entity> ReadVisibleEntity(const TxnContext& core, const std::string& blob
                                  std::string_view listed_etag) {
   if (core.in_place != nullptr) {
     std::optional<Result<Entity>> plain;  // unset if marked: the protocol's read
-    Status read = core.in_place->ReadInPlace(blob, [&](const BlobInPlace& b) {
-      if (HasMark(*b.metadata)) return Status::OK();
-      plain = DecodeEntityOf(b.data, blob, pk, rk);
-      if (plain->ok()) (*plain)->set_etag(std::string(b.etag));
-      return Status::OK();
-    });
+    Status read =
+        core.in_place->ReadInPlace(blob, InPlaceData::kChecked, [&](const BlobInPlace& b) {
+          if (HasMark(*b.metadata)) return Status::OK();
+          plain = DecodeEntityOf(b.data, blob, pk, rk);
+          if (plain->ok()) (*plain)->set_etag(std::string(b.etag));
+          return Status::OK();
+        });
     if (read.IsNotFound()) return Status::NotFound("not found");
     if (!read.ok()) return read;
     if (plain) return *std::move(plain);
@@ -340,25 +342,27 @@ Result<Entity> ReadVisibleEntity(const TxnContext& core, const std::string& blob
 Status VisitVisibleEntity(const TxnContext& core, const std::string& blob, std::string_view pk,
                           std::string_view rk, const ReadPolicy& policy,
                           FunctionRef<void(const EntityView&)> visit) {
-  std::vector<PropertyView> props;
+  struct PropsTag;  // the views of the properties, in the thread's spare vector
+  ThreadSpare<std::vector<PropertyView>, PropsTag> props;
   if (core.in_place != nullptr) {
     bool marked = false;  // then the protocol's read, below
-    Status read = core.in_place->ReadInPlace(blob, [&](const BlobInPlace& b) -> Status {
-      if (HasMark(*b.metadata)) {
-        marked = true;
-        return Status::OK();
-      }
-      BT_ASSIGN_OR_RETURN(EntityView view, DecodeEntityView(b.data, blob, b.etag, props));
-      if (view.partition_key() != pk || view.row_key() != rk) return AnotherEntitys(blob);
-      visit(view);
-      return Status::OK();
-    });
+    Status read = core.in_place->ReadInPlace(
+        blob, InPlaceData::kAsItLies, [&](const BlobInPlace& b) -> Status {
+          if (HasMark(*b.metadata)) {
+            marked = true;
+            return Status::OK();
+          }
+          BT_ASSIGN_OR_RETURN(EntityView view, DecodeEntityView(b.data, blob, b.etag, *props));
+          if (view.partition_key() != pk || view.row_key() != rk) return AnotherEntitys(blob);
+          visit(view);
+          return Status::OK();
+        });
     if (read.IsNotFound()) return Status::NotFound("not found");
     if (!read.ok() || !marked) return read;
   }
   BT_ASSIGN_OR_RETURN(VisibleVersion v, ReadVisible(core, blob, policy));
   BT_ASSIGN_OR_RETURN(Entity e, DecodeVisible(std::move(v), blob, pk, rk, nullptr));
-  visit(ViewOf(e, props));
+  visit(ViewOf(e, *props));
   return Status::OK();
 }
 

@@ -147,11 +147,15 @@ class BLOBTABLE_EXPORT Table {
   // other, and every entity of a store with wrappers or a cache, is read as
   // Get reads it and handed over as a view of that entity
   // (EntityView::stale() as Entity::stale()). Same checks and errors as Get
-  // (the value is checked against its checksum); an error found before the
-  // entity is handed over means `visit` was not called. Else what `visit`
-  // returns. The view is valid only during the call, which on the embedded
-  // store runs inside its read transaction: `visit` may read the store but
-  // must not write to it (as for Visit).
+  // but one, Visit's: on the embedded store a value read in place is not
+  // checked against its checksum (its record's head is, and the entity must
+  // decode), so one damaged on disk in a way that still decodes is handed
+  // over as it lies, where Get answers Corruption (docs/backends.md,
+  // "Checksums"). An error found before the entity is handed over means
+  // `visit` was not called. Else what `visit` returns. The view is valid
+  // only during the call, which on the embedded store runs inside its read
+  // transaction: `visit` may read the store (another GetView too) but must
+  // not write to it (as for Visit).
   Status GetView(std::string_view partition_key, std::string_view row_key,
                  const EntityVisitor& visit) const;
   Status GetView(std::string_view partition_key, std::string_view row_key, const ReadPolicy& policy,

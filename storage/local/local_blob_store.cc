@@ -124,7 +124,7 @@ class LocalBlobStore final : public BlobStore, public InPlaceReader, public Loca
   }
 
   Result<ListPage> List(const ListOptions& o) override;
-  Status ReadInPlace(std::string_view name, BlobVisitor visit) override;
+  Status ReadInPlace(std::string_view name, InPlaceData data_check, BlobVisitor visit) override;
   Result<std::string> ListInPlace(const ListOptions& o, InPlaceData data_check,
                                   BlobVisitor visit) override;
 
@@ -632,11 +632,12 @@ Result<ListPage> LocalBlobStore::List(const ListOptions& o) {
   return page;
 }
 
-Status LocalBlobStore::ReadInPlace(std::string_view name, BlobVisitor visit) {
+Status LocalBlobStore::ReadInPlace(std::string_view name, InPlaceData data_check,
+                                   BlobVisitor visit) {
   BT_ASSIGN_OR_RETURN(LmdbTxn txn, LmdbTxn::Begin(*env_, /*read_only=*/true));
   Status out;
   BT_RETURN_IF_ERROR(FindRecord(txn.get(), name, [&](const RecordView& r) {
-    auto data = ReadData(txn.get(), data_, r);
+    auto data = ReadData(txn.get(), data_, r, data_check);
     out = data.ok() ? visit(BlobInPlace{r.name, r.etag, &r.metadata, *data}) : data.status();
   }));
   return out;

@@ -131,10 +131,11 @@ class InPlaceSimStore final : public SimStore, public internal::InPlaceReader {
   InPlaceSimStore(std::shared_ptr<BlobStore> t, SimScheduler& s, internal::InPlaceReader* backend)
       : SimStore(std::move(t), s), backend_(backend) {}
 
-  Status ReadInPlace(std::string_view n, internal::BlobVisitor visit) override {
+  Status ReadInPlace(std::string_view n, internal::InPlaceData data_check,
+                     internal::BlobVisitor visit) override {
     s_.Point("get in place " + std::string(n), PointKind::kRequest);
     bool intent = false;
-    Status r = backend_->ReadInPlace(n, [&](const internal::BlobInPlace& b) {
+    Status r = backend_->ReadInPlace(n, data_check, [&](const internal::BlobInPlace& b) {
       intent = internal::HasMark(*b.metadata);
       return visit(b);
     });
