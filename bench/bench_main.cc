@@ -83,7 +83,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--threads", threads, "thread counts")->capture_default_str();
   app.add_option("--op", only_ops,
-                 "only these operations: W1's (insert, get, replace, range100), W5's (commit, "
+                 "only these operations: W1's (insert, get, replace, range100; get-value, a get "
+                 "that reads every byte of the value, only when asked), W5's (commit, "
                  "hot-partition, transfer)");
   app.add_option("--system", systems, "only these systems (blobtable, lmdb-raw, ...)");
   app.add_option("--proxy", proxies, "W2: MS:PORT, a proxy adding MS ms in front of Azurite");
@@ -110,7 +111,8 @@ int main(int argc, char** argv) {
     w1.ops.clear();
     for (const std::string& op : only_ops)
       if (std::find(w1.ops.begin(), w1.ops.end(), op) == w1.ops.end() &&
-          (op == "insert" || op == "get" || op == "replace" || op == "range100"))
+          (op == "insert" || op == "get" || op == "get-value" || op == "replace" ||
+           op == "range100"))
         w1.ops.push_back(op);
   }
   w1.systems = systems;

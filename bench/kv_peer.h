@@ -5,12 +5,27 @@
 #ifndef BLOBTABLE_BENCH_KV_PEER_H_
 #define BLOBTABLE_BENCH_KV_PEER_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "blobtable/status.h"
 
 namespace bench {
+
+// What a get does with the value it finds: nothing past finding it (W1's
+// get: raw LMDB hands back a pointer, RocksDB a copy), or read every byte
+// of it (W1's get-value: what a caller that uses the value pays too).
+enum class ValueUse { kFind, kReadAll };
+
+// The sum of the bytes of `value`: reading all of it, as kReadAll asks (a
+// value of the benchmark's bytes sums to more than 0).
+inline uint64_t SumOfBytes(std::string_view value) {
+  uint64_t sum = 0;
+  for (unsigned char c : value) sum += c;
+  return sum;
+}
 
 class KvPeer {
  public:
@@ -19,7 +34,7 @@ class KvPeer {
   virtual blobtable::Status Open(const std::string& dir, int threads) = 0;
   virtual blobtable::Status Insert(int thread, const std::string& key,
                                    const std::string& value) = 0;
-  virtual blobtable::Status Get(int thread, const std::string& key) = 0;
+  virtual blobtable::Status Get(int thread, const std::string& key, ValueUse use) = 0;
   // Replaces an existing key, conditional on the version this thread last
   // wrote where the system has versions (blobtable: the ETag; SQLite: a
   // version column); RocksDB and LMDB overwrite (they are the floor).

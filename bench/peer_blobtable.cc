@@ -37,11 +37,12 @@ class BlobtablePeer final : public KvPeer {
   }
   // The entity as a view (Table::GetView), as the peers hand back a pointer
   // or a copy of the value alone; its value is read through the view.
-  Status Get(int, const std::string& key) override {
-    size_t bytes = 0;
+  Status Get(int, const std::string& key, ValueUse use) override {
+    uint64_t bytes = 0;
     Status read = table_->GetView("p", key, [&](const EntityView& row) {
       const PropertyView* v = row.Find("v");
-      bytes = v != nullptr ? v->bytes().size() : 0;
+      if (v != nullptr)
+        bytes = use == ValueUse::kReadAll ? SumOfBytes(v->bytes()) : v->bytes().size();
       return Status::OK();
     });
     if (!read.ok()) return read;

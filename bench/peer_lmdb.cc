@@ -30,14 +30,16 @@ class LmdbPeer final : public KvPeer {
   Status Insert(int, const std::string& key, const std::string& value) override {
     return Put(key, value, MDB_NOOVERWRITE);
   }
-  Status Get(int, const std::string& key) override {
+  Status Get(int, const std::string& key, ValueUse use) override {
     MDB_txn* txn = nullptr;
     int rc = mdb_txn_begin(env_, nullptr, MDB_RDONLY, &txn);
     if (rc != 0) return Check(rc);
     MDB_val k{key.size(), const_cast<char*>(key.data())}, v{};
     rc = mdb_get(txn, dbi_, &k, &v);
+    const bool empty = rc == 0 && use == ValueUse::kReadAll &&
+                       SumOfBytes({static_cast<const char*>(v.mv_data), v.mv_size}) == 0;
     mdb_txn_abort(txn);
-    return Check(rc);
+    return empty ? Status::Internal("no value") : Check(rc);
   }
   Status Replace(int, const std::string& key, const std::string& value) override {
     return Put(key, value, 0);

@@ -25,9 +25,12 @@ class RocksDbPeer final : public KvPeer {
   Status Insert(int, const std::string& key, const std::string& value) override {
     return Check(db_->Put(write_, key, value));
   }
-  Status Get(int, const std::string& key) override {
+  Status Get(int, const std::string& key, ValueUse use) override {
     std::string value;
-    return Check(db_->Get(rocksdb::ReadOptions(), key, &value));
+    Status got = Check(db_->Get(rocksdb::ReadOptions(), key, &value));
+    if (got.ok() && use == ValueUse::kReadAll && SumOfBytes(value) == 0)
+      return Status::Internal("no value");
+    return got;
   }
   Status Replace(int, const std::string& key, const std::string& value) override {
     return Check(db_->Put(write_, key, value));

@@ -49,12 +49,18 @@ class SqlitePeer final : public KvPeer {
     Bind(c.insert, key, &value);
     return Done(c, c.insert);
   }
-  Status Get(int thread, const std::string& key) override {
+  Status Get(int thread, const std::string& key, ValueUse use) override {
     Conn& c = conns_[thread];
     Bind(c.get, key, nullptr);
     int rc = sqlite3_step(c.get);
-    if (rc == SQLITE_ROW) (void)sqlite3_column_blob(c.get, 0);
+    bool empty = false;
+    if (rc == SQLITE_ROW) {
+      const void* blob = sqlite3_column_blob(c.get, 0);
+      const auto size = static_cast<size_t>(sqlite3_column_bytes(c.get, 0));
+      empty = use == ValueUse::kReadAll && SumOfBytes({static_cast<const char*>(blob), size}) == 0;
+    }
     sqlite3_reset(c.get);
+    if (empty) return Status::Internal("no value");
     return rc == SQLITE_ROW ? Status::OK() : Fail(c.db);
   }
   Status Replace(int thread, const std::string& key, const std::string& value) override {

@@ -52,7 +52,7 @@ Result<Sample> InsertRound(const PeerKind& kind, int threads, const W1Options& o
                     [&](int t, int64_t i) { return peer->Insert(t, Key(t, i), value); });
 }
 
-// One round of the operations `ops` (get, range100, replace) on a fresh
+// One round of the operations `ops` (get, get-value, range100, replace) on a fresh
 // store of `kind`: the keys they need written once (not timed), then each
 // operation timed in turn, replace last (it changes what the others read).
 Result<std::vector<Sample>> ReadRound(const PeerKind& kind, const std::vector<std::string>& ops,
@@ -68,9 +68,10 @@ Result<std::vector<Sample>> ReadRound(const PeerKind& kind, const std::vector<st
   std::vector<Sample> samples;
   for (const std::string& op : ops) {
     Result<Sample> got = Status::Internal("no operation " + op);
-    if (op == "get") {
+    if (op == "get" || op == "get-value") {
+      const ValueUse use = op == "get" ? ValueUse::kFind : ValueUse::kReadAll;
       got = RunThreads(threads, n,
-                       [&](int t, int64_t i) { return peer->Get(t, Key(t, (i * 7919) % n)); });
+                       [&](int t, int64_t i) { return peer->Get(t, Key(t, (i * 7919) % n), use); });
     } else if (op == "replace") {
       got = RunThreads(threads, n,
                        [&](int t, int64_t i) { return peer->Replace(t, Key(t, i), value); });
@@ -96,7 +97,7 @@ Result<std::vector<Row>> RunW1(const W1Options& o) {
   // The reading operations share a round's store (loading it is most of a
   // round); replace goes last.
   std::vector<std::string> reads;
-  for (const char* op : {"get", "range100", "replace"})
+  for (const char* op : {"get", "get-value", "range100", "replace"})
     if (wanted(op)) reads.push_back(op);
   std::vector<Row> rows;
   for (int threads : o.threads) {
