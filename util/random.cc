@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <memory>
 #include <random>
 
 namespace blobtable::internal {
@@ -10,15 +11,19 @@ namespace blobtable::internal {
 uint64_t RandomU64() {
   // One generator per thread, reseeded when the process id changes so that
   // forked children never repeat their parent's ids.
-  thread_local std::mt19937_64 gen;
+  // Its 2.5 KB of state on the heap: the library's thread-local storage
+  // must fit the small static TLS room glibc keeps for a library opened
+  // with dlopen (util/thread_spare.h).
+  thread_local std::unique_ptr<std::mt19937_64> gen;
   thread_local pid_t seeded_for = -1;
+  if (gen == nullptr) gen = std::make_unique<std::mt19937_64>();
   if (seeded_for != getpid()) {
     std::random_device rd;
     std::seed_seq seq{rd(), rd(), rd(), rd(), static_cast<unsigned>(getpid())};
-    gen.seed(seq);
+    gen->seed(seq);
     seeded_for = getpid();
   }
-  return gen();
+  return (*gen)();
 }
 
 std::string NewGuid() {

@@ -19,10 +19,15 @@ namespace blobtable::internal {
 template <typename T, typename Tag>
 class ThreadSpare {
  public:
-  ThreadSpare() : value_(std::move(Spare())) { value_.clear(); }
+  ThreadSpare() {
+    if (T* spare = Spare()) {
+      value_ = std::move(*spare);
+      value_.clear();
+    }
+  }
   ~ThreadSpare() {
     value_.clear();
-    Spare() = std::move(value_);
+    if (T* spare = Spare()) *spare = std::move(value_);
   }
   ThreadSpare(const ThreadSpare&) = delete;
   ThreadSpare& operator=(const ThreadSpare&) = delete;
@@ -32,11 +37,26 @@ class ThreadSpare {
 
  private:
   // Initial-exec: one load from the thread's block instead of a call to
-  // __tls_get_addr on every read (a library opened with dlopen takes the
-  // few bytes from the static TLS room glibc keeps for that).
-  static T& Spare() {
-    [[gnu::tls_model("initial-exec")]] thread_local T spare;
-    return spare;
+  // __tls_get_addr on every read. It marks the library as needing static
+  // TLS: opened with dlopen, all of its thread-local storage must fit the
+  // room glibc keeps for that (512 bytes by default), so keep it small
+  // (LibraryLoad.TheSharedLibraryOpensWithDlopen).
+  struct Slot {
+    T value;
+    ~Slot() { Gone() = true; }
+  };
+  // True once the thread's spare is destroyed (a read from a static's
+  // destructor runs after the main thread's thread_locals are gone): a read
+  // then starts from an empty buffer and keeps nothing. Trivial, so it is
+  // never destroyed itself.
+  static bool& Gone() {
+    [[gnu::tls_model("initial-exec")]] thread_local bool gone = false;
+    return gone;
+  }
+  static T* Spare() {
+    if (Gone()) return nullptr;
+    [[gnu::tls_model("initial-exec")]] thread_local Slot slot;
+    return &slot.value;
   }
   T value_;
 };
