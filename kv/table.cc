@@ -32,9 +32,15 @@ Status ValidateIfMatch(std::string_view if_match) {
 
 // The blob of entity (pk, rk) of `table`, into `out`, its keys checked:
 // byte by byte only if the encoding pass met a byte ValidateKey must judge,
-// or the name came out too long (a key's own fault is named first).
+// or the name came out too long (a key's own fault is named first). A key
+// over the limit is refused before any name is built (it would be three
+// bytes of name a byte, kept in the thread's spare).
 Status EntityBlobNameInto(std::string_view table, std::string_view pk, std::string_view rk,
                           std::string& out) {
+  if (pk.size() > kMaxKeyBytes || rk.size() > kMaxKeyBytes) {
+    BT_RETURN_IF_ERROR(ValidateKey(pk, "PartitionKey"));
+    return ValidateKey(rk, "RowKey");
+  }
   auto plain = internal::naming::WriteEntityBlobName(table, pk, rk, out);
   if (!plain.ok() || !*plain) {
     BT_RETURN_IF_ERROR(ValidateKey(pk, "PartitionKey"));

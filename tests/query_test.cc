@@ -620,24 +620,28 @@ TEST_F(QueryTest, AGetViewInsideAnotherLeavesTheOuterViewWhole) {
   auto same = [](const Entity& a, const Entity& b) {
     return a.SameContent(b) && a.etag() == b.etag();
   };
-  std::vector<Entity> seen;
-  const Status outer = table().GetView("q", Rk(4), [&](const EntityView& a) {
-    const Entity before = a.ToEntity();
-    const Status inner = table().GetView("p", Rk(5), [&](const EntityView& b) {
-      seen.push_back(b.ToEntity());
-      auto got = table().Get("q", Rk(6));
-      EXPECT_TRUE(got.ok()) << got.status().ToString();
+  // ("p", Rk(3)) is under an intent: read the protocol's way and viewed.
+  for (const auto& [pk, i] : std::vector<std::pair<std::string, int>>{{"q", 4}, {"p", 3}}) {
+    SCOPED_TRACE(pk + "/" + Rk(i));
+    std::vector<Entity> seen;
+    const Status outer = table().GetView(pk, Rk(i), [&](const EntityView& a) {
+      const Entity before = a.ToEntity();
+      const Status inner = table().GetView("p", Rk(5), [&](const EntityView& b) {
+        seen.push_back(b.ToEntity());
+        auto got = table().Get("q", Rk(6));
+        EXPECT_TRUE(got.ok()) << got.status().ToString();
+        return Status::OK();
+      });
+      EXPECT_TRUE(inner.ok()) << inner.ToString();
+      EXPECT_TRUE(same(a.ToEntity(), before));  // the outer view, after the inner reads
+      seen.push_back(before);
       return Status::OK();
     });
-    EXPECT_TRUE(inner.ok()) << inner.ToString();
-    EXPECT_TRUE(same(a.ToEntity(), before));  // the outer view, after the inner reads
-    seen.push_back(before);
-    return Status::OK();
-  });
-  ASSERT_TRUE(outer.ok()) << outer.ToString();
-  ASSERT_EQ(seen.size(), 2u);
-  EXPECT_TRUE(same(seen[0], *table().Get("p", Rk(5))));
-  EXPECT_TRUE(same(seen[1], *table().Get("q", Rk(4))));
+    ASSERT_TRUE(outer.ok()) << outer.ToString();
+    ASSERT_EQ(seen.size(), 2u);
+    EXPECT_TRUE(same(seen[0], *table().Get("p", Rk(5))));
+    EXPECT_TRUE(same(seen[1], *table().Get(pk, Rk(i))));
+  }
   for (const auto& [pk, i] : std::vector<std::pair<std::string, int>>{{"q", 4}, {"p", 5}}) {
     std::optional<Entity> again;  // the next reads on the thread, in the buffers given back
     ASSERT_TRUE(table()
@@ -650,6 +654,50 @@ TEST_F(QueryTest, AGetViewInsideAnotherLeavesTheOuterViewWhole) {
     ASSERT_TRUE(again.has_value());
     EXPECT_TRUE(same(*again, *table().Get(pk, Rk(i))));
   }
+}
+
+// A read checks its keys as ValidateKey does, with its message, whichever
+// key is at fault: the keys are walked only when the name's encoding meets
+// a byte ValidateKey must judge or the name comes out too long (kv/table.cc).
+TEST_F(QueryTest, AReadRefusesABadKeyWithValidateKeysMessage) {
+  Open(storage_);
+  ASSERT_TRUE(table().Insert(Entity("p\xc3\xa9", "r\xc3\xa9")).ok());
+  const std::vector<std::string> bad = {"a/b",
+                                        "a\x7f",
+                                        "\xc2\x80",  // U+0080, a C1 control
+                                        "\xff",
+                                        std::string(1025, 'a'),
+                                        std::string(1000, 'a') + "#",
+                                        std::string(100'000, 'b')};
+  auto read = [&](const std::string& pk, const std::string& rk) {
+    Status viewed = table().GetView(pk, rk, [](const EntityView&) { return Status::OK(); });
+    Status got = table().Get(pk, rk).status();
+    EXPECT_EQ(viewed.code(), got.code());
+    EXPECT_EQ(viewed.message(), got.message());
+    return got;
+  };
+  for (const std::string& key : bad) {
+    for (bool in_pk : {true, false}) {
+      SCOPED_TRACE(key.substr(0, 8) + (in_pk ? " as the PartitionKey" : " as the RowKey"));
+      const Status want = ValidateKey(key, in_pk ? "PartitionKey" : "RowKey");
+      ASSERT_FALSE(want.ok());
+      const Status got = in_pk ? read(key, "r") : read("p", key);
+      EXPECT_EQ(got.code(), Code::kInvalidArgument);
+      EXPECT_NE(got.message().find(want.message()), std::string::npos) << got.ToString();
+    }
+  }
+  // Both keys at fault, or one at fault and the other too long: the
+  // PartitionKey's fault is named.
+  const Status both = read("a/b", std::string(2000, 'r'));
+  EXPECT_NE(both.message().find(ValidateKey("a/b", "PartitionKey").message()), std::string::npos)
+      << both.ToString();
+  // Keys each within the limit, a name over Azure's: the name's message.
+  const Status name = read(std::string(600, 'p'), std::string(600, 'r'));
+  EXPECT_EQ(name.code(), Code::kInvalidArgument);
+  EXPECT_NE(name.message().find("too long together"), std::string::npos) << name.ToString();
+  // Keys with bytes ValidateKey must judge, and accepts: read.
+  EXPECT_TRUE(read("p\xc3\xa9", "r\xc3\xa9").ok());
+  EXPECT_TRUE(read("p ~%", "").IsNotFound());
 }
 
 }  // namespace
