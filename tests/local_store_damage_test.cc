@@ -429,7 +429,7 @@ TEST(LocalStoreDamage, ViewsHandAValueOverAsItLiesWhileGetAndQueryCheckIt) {
   TempDir dir;
   auto blob = naming::EntityBlobName("orders", "p", "a");
   ASSERT_TRUE(blob.ok());
-  auto open_damaged = [&](const char* where) -> std::unique_ptr<Store> {
+  auto open_damaged = [&](const char* where, size_t value_bytes = 1000) -> std::unique_ptr<Store> {
     std::filesystem::remove_all(dir.path());
     {
       auto store = Store::Open(dir.path());
@@ -437,7 +437,7 @@ TEST(LocalStoreDamage, ViewsHandAValueOverAsItLiesWhileGetAndQueryCheckIt) {
       auto table = (*store)->OpenTable("orders");
       EXPECT_TRUE(table.ok());
       Entity e("p", "a");
-      e.Set("v", Binary{std::string(1000, 'v')});
+      e.Set("v", Binary{std::string(value_bytes, 'v')});
       e.Set("z", std::string("zz"));  // last in the body: a last flipped byte is in its value
       EXPECT_TRUE(table->Upsert(e).ok());
     }
@@ -479,6 +479,25 @@ TEST(LocalStoreDamage, ViewsHandAValueOverAsItLiesWhileGetAndQueryCheckIt) {
     auto deleted = table->DeleteWhere(filtered);
     EXPECT_EQ(deleted.status().code(), Code::kCorruption) << deleted.status().ToString();
     EXPECT_EQ(table->Get("p", "a").status().code(), Code::kCorruption);  // still there
+  }
+
+  {
+    // A body large enough to be kept apart from its record, a byte in the
+    // middle of its value flipped: the views hand it over too.
+    auto store = open_damaged("data", 3 * kInlineDataBytes);
+    ASSERT_NE(store, nullptr);
+    auto table = store->OpenTable("orders");
+    ASSERT_TRUE(table.ok());
+    std::string value;
+    const Status view = table->GetView("p", "a", [&](const EntityView& row) {
+      const PropertyView* v = row.Find("v");
+      if (v != nullptr) value = std::string(v->bytes());
+      return Status::OK();
+    });
+    ASSERT_TRUE(view.ok()) << view.ToString();
+    EXPECT_EQ(value.size(), 3 * kInlineDataBytes);
+    EXPECT_NE(value, std::string(3 * kInlineDataBytes, 'v'));  // one byte flipped
+    EXPECT_EQ(table->Get("p", "a").status().code(), Code::kCorruption);
   }
 
   auto store = open_damaged("inline first");  // the body's first byte: it no longer decodes
