@@ -169,7 +169,9 @@ TEST(BlobNaming, TheNameWritersPassSaysWhichKeysValidateKeyMustJudge) {
       ASSERT_TRUE(said.ok()) << b;
       EXPECT_EQ(*said, plain) << b << (in_pk ? " in the PartitionKey" : " in the RowKey");
       EXPECT_EQ(name, *EntityBlobName("things", pk, rk)) << b;
-      if (*said) EXPECT_TRUE(ValidateKey(key, "RowKey").ok()) << b;
+      if (*said) {
+        EXPECT_TRUE(ValidateKey(key, "RowKey").ok()) << b;
+      }
     }
   }
   EXPECT_TRUE(*WriteEntityBlobName("things", "", "", name));  // empty keys are allowed
