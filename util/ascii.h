@@ -8,19 +8,14 @@
 
 namespace blobtable::internal {
 
-// Appends `s` to `out`, ASCII letters lowered.
+// `c`, or `s` whole, with ASCII letters lowered.
 inline char AsciiLower(char c) {
   return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
 }
 
-inline void AppendAsciiLower(std::string& out, std::string_view s) {
-  for (char c : s) out.push_back(AsciiLower(c));
-}
-
 inline std::string AsciiLower(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  AppendAsciiLower(out, s);
+  std::string out(s);
+  for (char& c : out) c = AsciiLower(c);
   return out;
 }
 
