@@ -37,12 +37,11 @@ Status ValidateIfMatch(std::string_view if_match) {
 // bytes of name a byte, kept in the thread's spare).
 Status EntityBlobNameInto(std::string_view table, std::string_view pk, std::string_view rk,
                           std::string& out) {
-  if (pk.size() > kMaxKeyBytes || rk.size() > kMaxKeyBytes) {
-    BT_RETURN_IF_ERROR(ValidateKey(pk, "PartitionKey"));
-    return ValidateKey(rk, "RowKey");
-  }
-  auto plain = internal::naming::WriteEntityBlobName(table, pk, rk, out);
-  if (!plain.ok() || !*plain) {
+  const bool key_too_long = pk.size() > kMaxKeyBytes || rk.size() > kMaxKeyBytes;
+  const Result<bool> plain = key_too_long
+                                 ? Result<bool>(false)
+                                 : internal::naming::WriteEntityBlobName(table, pk, rk, out);
+  if (!plain.ok() || !*plain) {  // then ValidateKey refuses a key too long
     BT_RETURN_IF_ERROR(ValidateKey(pk, "PartitionKey"));
     BT_RETURN_IF_ERROR(ValidateKey(rk, "RowKey"));
   }
