@@ -198,12 +198,18 @@ std::optional<TableOfBlob> TableOf(std::string_view name) {
                      name.substr(slash + 1, 2) == kEntitySegment};
 }
 
-bool IsEntityBlobName(std::string_view name) {
+namespace {
+// True if `name` lies under some table's `segment` ("e/", "l/").
+bool IsUnderTableSegment(std::string_view name, std::string_view segment) {
   if (name.substr(0, 2) != kTablePrefix) return false;
   const size_t slash = name.find('/', 2);  // table names hold no '/'
-  return slash != std::string_view::npos && slash > 2 &&
-         name.substr(slash + 1, 2) == kEntitySegment;
+  return slash != std::string_view::npos && slash > 2 && name.substr(slash + 1, 2) == segment;
 }
+}  // namespace
+
+bool IsEntityBlobName(std::string_view name) { return IsUnderTableSegment(name, kEntitySegment); }
+
+bool IsLockBlobName(std::string_view name) { return IsUnderTableSegment(name, kLockSegment); }
 
 Result<bool> WriteEntityBlobName(std::string_view table, std::string_view pk, std::string_view rk,
                                  std::string& out) {

@@ -91,6 +91,9 @@ std::optional<TableOfBlob> TableOf(std::string_view name);
 // True if `name` lies under some table's EntityPrefix (the blobs a cache
 // may keep; locks and transaction records never do).
 bool IsEntityBlobName(std::string_view name);
+// True if `name` lies under some table's lock segment (a partition lock
+// stripe, of a table or of an index's table).
+bool IsLockBlobName(std::string_view name);
 
 }  // namespace blobtable::internal::naming
 

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -104,6 +105,27 @@ class FakeClock final : public Clock {
  private:
   std::atomic<int64_t>* ms_;  // [0] wall, [1] monotonic
   std::function<void(std::chrono::milliseconds)> sleep_;
+};
+
+// Another process's view of `base` (which must outlive it): its wall clock
+// set `wall_offset` away from base's, as clocks of two machines differ (or
+// one set by hand), while monotonic time, the boot and sleeping are base's;
+// and, where `boot_id` is given, that boot id ("" for one it cannot read).
+class SkewedClock final : public Clock {
+ public:
+  SkewedClock(const Clock& base, std::chrono::milliseconds wall_offset,
+              std::optional<std::string> boot_id = std::nullopt)
+      : base_(base), offset_(wall_offset), boot_id_(std::move(boot_id)) {}
+  TimePoint Now() const override { return base_.Now() + offset_; }
+  SteadyTime Steady() const override { return base_.Steady(); }
+  void SleepFor(std::chrono::milliseconds d) const override { base_.SleepFor(d); }
+  std::chrono::milliseconds SinceBoot() const override { return base_.SinceBoot(); }
+  std::string BootId() const override { return boot_id_ ? *boot_id_ : base_.BootId(); }
+
+ private:
+  const Clock& base_;
+  const std::chrono::milliseconds offset_;
+  const std::optional<std::string> boot_id_;
 };
 
 }  // namespace blobtable::internal

@@ -16,6 +16,8 @@
 #include "blobtable/watch.h"
 #include "model/blob_naming.h"
 #include "tests/test_util.h"
+#include "txn/intent.h"
+#include "txn/txn_record.h"
 #include "testing/sync_point.h"
 #include "util/stored_format.h"
 #include "testing/hooks.h"
@@ -67,6 +69,7 @@ class HookedBlobStore final : public BlobStoreWrapper {
     const char* op;
     std::string_view name;
     const PutOptions* put = nullptr;
+    std::string_view data = {};  // a put's
   };
   using Hook = std::function<void(const Request&)>;
   HookedBlobStore(std::shared_ptr<BlobStore> inner, Hook* hook, std::mutex* mu)
@@ -81,7 +84,7 @@ class HookedBlobStore final : public BlobStoreWrapper {
     return BlobStoreWrapper::Head(n, c);
   }
   Result<WriteResult> Put(std::string_view n, std::string_view d, const PutOptions& o) override {
-    Call({"put", n, &o});
+    Call({"put", n, &o, d});
     return BlobStoreWrapper::Put(n, d, o);
   }
 
@@ -103,8 +106,12 @@ thread_local std::string role;
 bool Is(const char* r) { return role == r; }
 
 bool IsRecord(std::string_view name) { return name.rfind(kRecordPrefix, 0) == 0; }
-bool IsCreate(const HookedBlobStore::Request& r) {
-  return r.put != nullptr && r.put->conditions.if_none_match.has_value();
+// A put of a transaction record in `state`: committed is a commit point,
+// aborted a decision (a pending record's rewrite, or a create).
+bool IsRecordPut(const HookedBlobStore::Request& r, TxnState state) {
+  if (r.put == nullptr || !IsRecord(r.name)) return false;
+  auto rec = DecodeRecord(r.data, r.name);
+  return rec.ok() && rec->state == state;
 }
 
 class TxnHolesTest : public ::testing::Test {
@@ -133,6 +140,18 @@ class TxnHolesTest : public ::testing::Test {
     auto s = Store::Open(dir_.path(), o);
     EXPECT_TRUE(s.ok()) << s.status().ToString();
     return s.ok() ? std::move(*s) : nullptr;
+  }
+  // Breaks every leased lock stripe of the table, at once.
+  void BreakStripes() {
+    ListOptions locks;
+    locks.prefix = "t/holes/l/";
+    auto page = store_->blob_store().List(locks);
+    ASSERT_TRUE(page.ok()) << page.status().ToString();
+    for (const BlobItem& item : page->items) {
+      if (item.properties.lease_status == LeaseStatus::kLocked) {
+        ASSERT_TRUE(store_->blob_store().BreakLease(item.name, 0, {}).ok());
+      }
+    }
   }
   void SetHook(HookedBlobStore::Hook hook) {
     std::lock_guard<std::mutex> lock(hook_mu_);
@@ -229,12 +248,15 @@ TEST_F(TxnHolesTest, ALateAbortRecordNeverMakesAReaderGoBack) {
   Status t1_status;
   std::thread t1([&] { t1_status = ReplaceBoth({"p", "a"}, {"p", "b"}, 1); });
   ASSERT_TRUE(prewritten.WaitArrived());
-  clock_.Advance(seconds(16));  // T1's partition lock lease runs out: T1 is slow, not dead
+  // T1's partition lock's lease is broken (an operator's Break Lease): T1
+  // is slow, not dead, and within its leases by its own clock (a lease that
+  // ran out by the clock would stop it: L3).
+  BreakStripes();
 
   // W meets T1's intent on b, finds the lock free and decides abort; its
-  // create of the record is held back.
+  // write of the record is held back.
   SetHook([&](const HookedBlobStore::Request& r) {
-    if (Is("W") && IsRecord(r.name) && IsCreate(r) && !abort_create.arrived())
+    if (Is("W") && IsRecordPut(r, TxnState::kAborted) && !abort_create.arrived())
       abort_create.Arrive();
     else if (Is("T3") && r.op == std::string("get") && IsRecord(r.name) && !reader_record.arrived())
       reader_record.Arrive();
@@ -291,7 +313,7 @@ TEST_F(TxnHolesTest, AnEntityOnlyReadIsFencedLikeOneWritten) {
   Put("q", "y", 0);
   Gate commit_point;
   SetHook([&](const HookedBlobStore::Request& r) {
-    if (Is("T2") && IsRecord(r.name) && IsCreate(r) && !commit_point.arrived())
+    if (Is("T2") && IsRecordPut(r, TxnState::kCommitted) && !commit_point.arrived())
       commit_point.Arrive();
   });
   Status t2_status;
@@ -742,6 +764,206 @@ TEST_F(TxnHolesTest, ATransactionAWriterDecidedFirstKnowsItDidNotCommit) {
   auto report = store_->RecoverAndReport();
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_TRUE(report->in_flight.empty()) << "T left its marker";
+}
+
+// ---- Issue 54: five more violations, each played as its reviewer found it ----
+
+// The put of transaction intent on `name` (metadata kPrewriteMetadata).
+bool IsIntentPut(const HookedBlobStore::Request& r, const std::string& name) {
+  return r.put != nullptr && r.name == name && r.put->metadata.count(kPrewriteMetadata) == 1;
+}
+
+// Violation 1: one intent names one attempt. T blind-merges x and upserts a,
+// which sorts before x and is busy: round 1 places intent E1 on x, then T
+// lets go of everything after a (E1 undone) and takes it again in order. A
+// reader R reads x while E1 is there and is slow to read T's record; W
+// writes x; T places E2 on W's version and commits. R must not hand out
+// E1's new version ({v:0, m:1}, which no history holds) on the strength of
+// a record that committed E2.
+TEST_F(TxnHolesTest, AStaleIntentNeverBorrowsItsTransactionsLaterDecision) {
+  Put("p", "x", 0);
+  Put("p", "a", 0);
+  const std::string a = Blob("p", "a"), x = Blob("p", "x");
+  BlobStore& raw = store_->blob_store();
+  ASSERT_TRUE(raw.AcquireLease(a, 15, "another-client", {}).ok());  // a is busy
+  Gate replan, retake, committed, reader_record;
+  std::atomic<int> gets_of_a{0}, intents_on_x{0};
+  SetHook([&](const HookedBlobStore::Request& r) {
+    if (Is("T") && r.op == std::string("get") && r.name == a && ++gets_of_a == 2)
+      replan.Arrive();  // round 1 failed on a; E1 is on x
+    else if (Is("T") && IsIntentPut(r, x) && ++intents_on_x == 2)
+      retake.Arrive();  // T is about to place its second intent on x
+    else if (Is("R") && r.op == std::string("get") && IsRecord(r.name) && !reader_record.arrived())
+      reader_record.Arrive();
+  });
+  SyncPoints::Set("txn.committed", [&] {
+    if (Is("T")) committed.Arrive();
+  });
+  Status t_status;
+  std::thread t([&] {
+    role = "T";
+    auto txn = store_->Begin(Leases());
+    Status s = txn->Merge(table_, Entity("p", "x").Set("m", 1), "*");
+    if (s.ok()) s = txn->Upsert(table_, Entity("p", "a").Set("v", 1));
+    t_status = s.ok() ? txn->Commit().status() : s;
+  });
+  ASSERT_TRUE(replan.WaitArrived());
+  Result<Entity> r_read = Status::Internal("not read");
+  std::thread reader([&] {
+    role = "R";
+    r_read = table_.Get("p", "x");
+  });
+  ASSERT_TRUE(reader_record.WaitArrived());  // R read E1; its look at the record waits
+  ASSERT_TRUE(raw.ReleaseLease(a, "another-client", {}).ok());
+  replan.Open();
+  ASSERT_TRUE(retake.WaitArrived());  // E1 undone, a taken
+  ASSERT_TRUE(table_.Upsert(Entity("p", "x").Set("v", 7)).ok());  // W
+  retake.Open();
+  ASSERT_TRUE(committed.WaitArrived());  // T committed E2, its record still there
+  reader_record.Open();
+  reader.join();
+  committed.Open();
+  t.join();
+  SetHook(nullptr);
+  ASSERT_TRUE(t_status.ok()) << t_status.ToString();
+  ASSERT_TRUE(r_read.ok()) << r_read.status().ToString();
+  const int v = *r_read->FindAs<int32_t>("v");
+  const bool merged = r_read->FindAs<int32_t>("m") != nullptr;
+  EXPECT_FALSE(v == 0 && merged) << "R read {v:0, m:1}, a version no history holds";
+  EXPECT_TRUE((v == 0 && !merged) || (v == 7 && merged)) << "v " << v;
+  EXPECT_EQ(Value("p", "x"), 7);
+  EXPECT_EQ(*table_.Get("p", "x")->FindAs<int32_t>("m"), 1);
+}
+
+// Violation 2: a lease past its local deadline is lost, and no decision
+// compares two clocks. T stalls after round 2 until its stripe's lease has
+// run out; W decides it aborted, undoes its intent and writes x; Recover
+// runs with a wall clock two hours ahead of the store's. T then goes on: it
+// must not be told it committed (the reviewer's run: its expired stripe
+// lease renewed, Recover had deleted the aborted record as "an hour old",
+// and the commit point succeeded with x holding W's value).
+TEST_F(TxnHolesTest, ACoordinatorPastItsLeasesNeverCommitsAfterAWriterUndidIt) {
+  const std::string px = Put("p", "x", 0);
+  Put("q", "y", 0);
+  Gate prewritten;
+  SyncPoints::Set("txn.prewritten", [&] {
+    if (Is("T")) prewritten.Arrive();
+  });
+  Status t_status;
+  std::thread t([&] {
+    role = "T";
+    t_status = ReplaceBoth({"p", "x"}, {"q", "y"}, 5);
+  });
+  ASSERT_TRUE(prewritten.WaitArrived());
+  clock_.Advance(seconds(31));  // T's stripe leases (15 s) run out: T only stalled
+  auto w = table_.Replace(Entity("p", "x").Set("v", 7), px);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  clock_.Jump(std::chrono::hours(2));  // this process's wall clock steps ahead of the store's
+  ASSERT_TRUE(store_->Recover().ok());
+  prewritten.Open();
+  t.join();
+  EXPECT_FALSE(t_status.ok()) << "T was told it committed, and W's write had undone its write of x";
+  EXPECT_EQ(Value("p", "x"), 7);
+  EXPECT_EQ(Value("q", "y"), t_status.ok() ? 5 : 0);
+}
+
+// Violation 3: a liveness signal is held while anything may be leased under
+// it. T places its intent on a; x, after it, is busy, so T lets go of the
+// rest and waits for x. Its lock stripe must not go with the rest: the
+// intent on a names it, and Recover, finding it free, took T for gone,
+// undid a, and T failed "written by another client" though nobody wrote.
+TEST_F(TxnHolesTest, RecoverLeavesACoordinatorWaitingInRoundOneAlone) {
+  Put("p", "a", 0);
+  Put("p", "x", 0);
+  const std::string x = Blob("p", "x");
+  BlobStore& raw = store_->blob_store();
+  ASSERT_TRUE(raw.AcquireLease(x, 15, "another-client", {}).ok());  // x is busy
+  Gate waiting;
+  std::atomic<int> intents_on_x{0};
+  SetHook([&](const HookedBlobStore::Request& r) {
+    if (Is("T") && IsIntentPut(r, x) && ++intents_on_x == 2) waiting.Arrive();
+  });
+  Status t_status;
+  std::thread t([&] {
+    role = "T";
+    t_status = ReplaceBoth({"p", "a"}, {"p", "x"}, 3);
+  });
+  ASSERT_TRUE(waiting.WaitArrived());  // T holds a's intent and waits for x
+  auto report = store_->RecoverAndReport();
+  ASSERT_TRUE(raw.ReleaseLease(x, "another-client", {}).ok());
+  waiting.Open();
+  t.join();
+  SetHook(nullptr);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_TRUE(t_status.ok()) << t_status.ToString();
+  EXPECT_EQ(report->resolved, 0);
+  EXPECT_EQ(report->in_flight.size(), 1u);
+  EXPECT_EQ(Value("p", "a"), t_status.ok() ? 3 : 0);
+  EXPECT_EQ(Value("p", "x"), t_status.ok() ? 3 : 0);
+}
+
+// Violation 4: Recover never loses track of a live coordinator by a
+// wall-clock step. T's first entity is busy, so it lets go of everything
+// and waits; Recover runs with the wall clock two hours ahead (it retired
+// T's marker as "an hour old"); T then leases its intents and stalls past
+// its leases. A later Recover must find T and leave no leased intent.
+TEST_F(TxnHolesTest, RecoverFindsACoordinatorThatWaitedThroughAWallClockStep) {
+  Put("p", "a", 0);
+  Put("p", "x", 0);
+  const std::string a = Blob("p", "a"), x = Blob("p", "x");
+  BlobStore& raw = store_->blob_store();
+  ASSERT_TRUE(raw.AcquireLease(a, 15, "another-client", {}).ok());  // a, T's first, is busy
+  Gate waiting, prewritten;
+  std::atomic<int> intents_on_a{0};
+  SetHook([&](const HookedBlobStore::Request& r) {
+    if (Is("T") && IsIntentPut(r, a) && ++intents_on_a == 2) waiting.Arrive();
+  });
+  SyncPoints::Set("txn.prewritten", [&] {
+    if (Is("T")) prewritten.Arrive();
+  });
+  Status t_status;
+  std::thread t([&] {
+    role = "T";
+    t_status = ReplaceBoth({"p", "a"}, {"p", "x"}, 4);
+  });
+  ASSERT_TRUE(waiting.WaitArrived());
+  clock_.Jump(std::chrono::hours(2));
+  ASSERT_TRUE(store_->Recover().ok());
+  ASSERT_TRUE(raw.ReleaseLease(a, "another-client", {}).ok());
+  waiting.Open();
+  ASSERT_TRUE(prewritten.WaitArrived());  // T's intents are leased
+  clock_.Advance(seconds(31));            // and T stalls past its stripe's lease
+  ASSERT_TRUE(store_->Recover().ok());
+  for (const std::string& blob : {a, x}) {
+    auto head = raw.Head(blob, {});
+    ASSERT_TRUE(head.ok()) << head.status().ToString();
+    EXPECT_TRUE(PrewritingTransaction(head->properties).empty())
+        << blob << " still holds the intent of a transaction Recover could not find";
+    EXPECT_NE(head->properties.lease_status, LeaseStatus::kLocked) << blob;
+  }
+  prewritten.Open();
+  t.join();
+  EXPECT_FALSE(t_status.ok()) << t_status.ToString();
+  EXPECT_EQ(Value("p", "a"), t_status.ok() ? 4 : 0);
+  EXPECT_EQ(Value("p", "x"), t_status.ok() ? 4 : 0);
+}
+
+// Violation 5: unknown is not expired. A process that cannot read the boot
+// id judged every lease of another process run out ("unknown-boot"), and two
+// holders ran under one lock. It now refuses to open the store, saying what
+// it cannot read.
+TEST_F(TxnHolesTest, AProcessThatCannotTellItsBootOpensNoLocalStore) {
+  // A clock that cannot tell which boot it counts from (a sandbox hiding
+  // /proc/sys); otherwise the test's fake clock.
+  SkewedClock blind(clock_, std::chrono::milliseconds(0), "");
+  StoreOptions o;
+  o.clock = &blind;
+  auto opened = Store::Open(dir_.path(), o);
+  ASSERT_FALSE(opened.ok()) << "opened a store whose leases it cannot judge";
+  EXPECT_TRUE(opened.status().IsUnavailable()) << opened.status().ToString();
+  EXPECT_NE(opened.status().message().find("/proc/sys/kernel/random/boot_id"), std::string::npos)
+      << opened.status().ToString();
+  EXPECT_TRUE(Clock::Real()->BootId().size() > 0) << "this machine's boot id is readable";
 }
 
 }  // namespace

@@ -155,6 +155,11 @@ class TxnTest : public ::testing::TestWithParam<Backend> {
 
   // Nothing of any transaction is left: no records, no lock marks or leases,
   // no reservations, no leased entities.
+  // The commit point: the record's pending version rewritten committed
+  // (If-Match; its pending create is If-None-Match "*").
+  static bool IsCommitPoint(std::string_view name, const PutOptions& po) {
+    return name.rfind(internal::kRecordPrefix, 0) == 0 && po.conditions.if_match.has_value();
+  }
   void ExpectNoLeftovers() {
     store_->WaitForFinishing();
     ListOptions all;
@@ -162,8 +167,8 @@ class TxnTest : public ::testing::TestWithParam<Backend> {
     ASSERT_TRUE(page.ok());
     for (const BlobItem& item : page->items) {
       if (item.name.rfind(internal::kRecordPrefix, 0) == 0) {
-        // Only an aborted record of protocol 2 stays: the fence against a
-        // commit point still on its way (Recover removes it when old).
+        // Only an aborted record stays: a decider made it, and Recover
+        // removes it once nothing of its transaction is left.
         auto got = store_->blob_store().Get(item.name, {});
         ASSERT_TRUE(got.ok()) << item.name;
         auto rec = internal::DecodeRecord(got->data, item.name);

@@ -190,8 +190,8 @@ class UpkeepPlan {
       // table (a stripe of it, as any lock): a new value needs no lock blob
       // of its own (none created, none left behind), since a lock only says
       // that the coordinator is at work (L2) and an entry is fenced by its
-      // intent. It sorts after every entry of the index (t/<index>/l/ after
-      // t/<index>/e/), as D1 asks of the lock an intent names.
+      // intent. Like every stripe it is taken before any entity or entry
+      // (D1: stripes first in the commit's order).
       BT_ASSIGN_OR_RETURN(i.lock, naming::LockBlobName(table, ""));
       i.upkeep = true;
       i.about = p.about;

@@ -18,7 +18,9 @@ std::string MetadataOf(const BlobProperties& p, const char* name) {
 namespace {
 
 Outcome FromState(TxnState s) {
-  return s == TxnState::kCommitted ? Outcome::kCommitted : Outcome::kAborted;
+  return s == TxnState::kCommitted ? Outcome::kCommitted
+         : s == TxnState::kAborted ? Outcome::kAborted
+                                   : Outcome::kUndecided;
 }
 
 // Whether the coordinator of an undecided transaction whose intent is
@@ -85,7 +87,8 @@ std::string ContinuedHandles(std::string_view etag, std::string_view same_as) {
   return out;
 }
 
-Result<Outcome> OutcomeOf(BlobStore& blobs, std::string_view txn_id, TxnRecord* read) {
+Result<Outcome> OutcomeOf(BlobStore& blobs, std::string_view txn_id, TxnRecord* read,
+                          std::string* etag) {
   const std::string name = RecordBlobName(txn_id);
   auto got = blobs.Get(name, {});
   if (got.status().IsNotFound()) return Outcome::kUndecided;
@@ -93,25 +96,57 @@ Result<Outcome> OutcomeOf(BlobStore& blobs, std::string_view txn_id, TxnRecord* 
   BT_ASSIGN_OR_RETURN(TxnRecord rec, DecodeRecord(got->data, name));
   const Outcome outcome = FromState(rec.state);
   if (read != nullptr) *read = std::move(rec);
+  if (etag != nullptr) *etag = got->properties.etag;
   return outcome;
 }
 
-Result<Outcome> DecideAbort(BlobStore& blobs, std::string_view txn_id, const TxnWrite* met) {
-  TxnRecord aborted;
-  aborted.txn_id = std::string(txn_id);
-  aborted.state = TxnState::kAborted;
-  if (met != nullptr) aborted.writes.push_back(*met);
-  PutOptions create;
-  create.conditions.if_none_match = std::string(kAnyETag);
-  auto put = blobs.Put(RecordBlobName(txn_id), EncodeRecord(aborted), create);
-  if (put.ok()) return Outcome::kAborted;
-  // Already decided (or our own creation, retried after a lost answer):
-  // the record says how.
-  if (!put.status().IsConflict() && !put.status().IsOutcomeUnknown()) return put.status();
-  // kUndecided here: the record that stopped ours is gone, deleted by
-  // whoever finished the transaction (found in a CI run: a coordinator that
-  // committed and finished between this Put and this read).
-  return OutcomeOf(blobs, txn_id);
+Outcome OutcomeOfIntent(Outcome outcome, const TxnRecord& record, std::string_view blob,
+                        std::string_view etag) {
+  if (outcome != Outcome::kCommitted) return outcome;
+  return CommitsIntent(record, blob, etag) ? Outcome::kCommitted : Outcome::kAborted;
+}
+
+Result<Outcome> DecideAbort(BlobStore& blobs, std::string_view txn_id, const TxnWrite* met,
+                            std::string_view met_lock) {
+  const std::string name = RecordBlobName(txn_id);
+  // A few turns: each failed condition means the record moved on (created
+  // pending by its coordinator, or decided), and the next read says how.
+  bool moved = false;  // a write of ours was refused (or its answer lost)
+  for (int turn = 0; turn < 4; ++turn) {
+    TxnRecord rec;
+    std::string etag;
+    BT_ASSIGN_OR_RETURN(Outcome now, OutcomeOf(blobs, txn_id, &rec, &etag));
+    if (now != Outcome::kUndecided) return now;
+    // A record stood in our way and is gone now: the transaction was
+    // decided and finished meanwhile (a record is deleted only once no
+    // intent of it is left), so what the caller read of its intents is
+    // stale (found in a CI run: a coordinator that committed and finished
+    // between a decider's create and its read).
+    if (etag.empty() && moved) return Outcome::kUndecided;
+    PutOptions o;
+    if (etag.empty()) {
+      // No record yet: its coordinator is in its first round, or died
+      // there. An aborted one in its place makes its pending create fail.
+      o.conditions.if_none_match = std::string(kAnyETag);
+      rec.txn_id = std::string(txn_id);
+      if (met != nullptr) rec.writes.push_back(*met);
+      if (!met_lock.empty()) rec.locks.push_back(std::string(met_lock));
+    } else {
+      o.conditions.if_match = etag;  // the pending version: the commit point's condition
+    }
+    rec.state = TxnState::kAborted;
+    if (met != nullptr) rec.met = met->blob;
+    auto put = blobs.Put(name, EncodeRecord(rec), o);
+    if (put.ok()) return Outcome::kAborted;
+    // Decided meanwhile (or our own write, retried after a lost answer):
+    // the record says how.
+    if (!put.status().IsConflict() && !put.status().IsOutcomeUnknown() &&
+        !put.status().IsNotFound())
+      return put.status();
+    moved = true;
+  }
+  return Status::Unavailable("transaction " + std::string(txn_id) +
+                             ": its record kept changing while this client decided it");
 }
 
 Result<IntentView> PreviousVersion(std::string_view blob, const GetResult& seen) {
@@ -143,11 +178,20 @@ Result<std::optional<IntentView>> ViewIntent(BlobStore& blobs, std::string_view 
   if (intent.reads_only)
     return std::optional<IntentView>(IntentView{intent.prev_exists, intent.prev_body,
                                                 intent.prev_etag, intent.prev_same, false});
-  BT_ASSIGN_OR_RETURN(Outcome outcome, OutcomeOf(blobs, intent.txn_id));
+  TxnRecord record;
+  BT_ASSIGN_OR_RETURN(Outcome outcome, OutcomeOf(blobs, intent.txn_id, &record));
+  if (outcome == Outcome::kCommitted && !CommitsIntent(record, blob, seen.properties.etag)) {
+    // One intent names one attempt (X1): a committed record that does not
+    // name this intent committed another attempt on the blob. This one was
+    // let go of before the commit point; as of the read it is the version
+    // before.
+    return std::optional<IntentView>(IntentView{intent.prev_exists, intent.prev_body,
+                                                intent.prev_etag, intent.prev_same, true});
+  }
   if (outcome == Outcome::kCommitted)
     return std::optional<IntentView>(
         IntentView{intent.next_exists, intent.next_body, seen.properties.etag, "", true, true});
-  if (outcome != Outcome::kCommitted) {
+  {
     // No record, or an aborted one: either tells only together with the
     // intent still in place after the record was read (invariant R1 of
     // docs/protocol.md). A committed record is deleted only once every
@@ -237,7 +281,9 @@ Result<bool> SettleIntentOnce(const ResolveContext& ctx, std::string_view blob, 
     BT_RETURN_IF_ERROR(FinishIntent(ctx, blob, intent, got->properties, /*committed=*/false));
     return true;
   }
-  BT_ASSIGN_OR_RETURN(Outcome outcome, OutcomeOf(ctx.blobs, intent.txn_id));
+  TxnRecord record;
+  BT_ASSIGN_OR_RETURN(Outcome outcome, OutcomeOf(ctx.blobs, intent.txn_id, &record));
+  outcome = OutcomeOfIntent(outcome, record, blob, got->properties.etag);  // X1
   // Not leased yet: the writer goes first, without waiting for the
   // coordinator. It still decides through the record (C2): what it saw is
   // old by the time its undo lands, and an undo If-Match the intent lands
@@ -261,9 +307,14 @@ Result<bool> SettleIntentOnce(const ResolveContext& ctx, std::string_view blob, 
   bool decided_first = false;
   if (outcome == Outcome::kUndecided) {
     const TxnWrite met{std::string(blob), got->properties.etag};
-    BT_ASSIGN_OR_RETURN(outcome,
-                        DecideAbort(ctx.blobs, intent.txn_id, writer_first ? &met : nullptr));
+    BT_ASSIGN_OR_RETURN(outcome, DecideAbort(ctx.blobs, intent.txn_id,
+                                             writer_first ? &met : nullptr, intent.lock));
     BT_SYNC_POINT("recovery.decided");
+    if (outcome == Outcome::kCommitted) {
+      // Committed meanwhile: this intent only if the record names it (X1).
+      BT_ASSIGN_OR_RETURN(outcome, OutcomeOf(ctx.blobs, intent.txn_id, &record));
+      outcome = OutcomeOfIntent(outcome, record, blob, got->properties.etag);
+    }
     if (outcome == Outcome::kUndecided) return false;  // finished by others meanwhile
     decided_first = writer_first && outcome == Outcome::kAborted;
   }

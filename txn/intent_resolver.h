@@ -26,19 +26,30 @@ namespace blobtable::internal {
 
 enum class Outcome { kUndecided, kCommitted, kAborted };
 
-// What transaction `txn_id`'s record says (Corruption if it is damaged);
-// the record itself into `read`, if given and there is one.
-Result<Outcome> OutcomeOf(BlobStore& blobs, std::string_view txn_id, TxnRecord* read = nullptr);
+// What transaction `txn_id`'s record says (Corruption if it is damaged):
+// no record, or a pending one, is kUndecided. The record itself into
+// `read`, and its ETag into `etag`, if given and there is one.
+Result<Outcome> OutcomeOf(BlobStore& blobs, std::string_view txn_id, TxnRecord* read = nullptr,
+                          std::string* etag = nullptr);
+// What `outcome`, read from `record`, makes of the intent `etag` on `blob`:
+// committed only if the record names that intent (invariant X1: another
+// intent of the transaction on that blob was an earlier attempt, aborted).
+Outcome OutcomeOfIntent(Outcome outcome, const TxnRecord& record, std::string_view blob,
+                        std::string_view etag);
 
-// Decides an undecided transaction: creates its record aborted. Returns the
-// outcome that stands (committed if its commit point got there first), or
-// kUndecided if a record was there and is gone: the transaction was decided
-// and finished meanwhile (a record is deleted only once its intents are
-// rewritten), so what the caller read of its intents is stale. `met`: the
+// Decides an undecided transaction aborted: rewrites its pending record
+// aborted (If-Match the pending version, the one its commit point needs),
+// or creates it aborted where there is none (If-None-Match "*", which its
+// coordinator's pending create then meets). Returns the outcome that stands
+// (committed if its commit point got there first), or kUndecided if a
+// record was there and is gone: the transaction was decided and finished
+// meanwhile, so what the caller read of its intents is stale. `met`: the
 // intent a writer met before it was leased (the writer going first), named
-// in the aborted record so that the transaction reports Conflict on it.
+// in the aborted record so that the transaction reports Conflict on it;
+// `met_lock`: the stripe that intent names, kept in a record created here
+// (Recover deletes an aborted record only once no stripe it names is leased).
 Result<Outcome> DecideAbort(BlobStore& blobs, std::string_view txn_id,
-                            const TxnWrite* met = nullptr);
+                            const TxnWrite* met = nullptr, std::string_view met_lock = "");
 
 // The version of an entity a reader gets from a blob that holds an intent
 // (`seen`, read with its body): committed as of the read.

@@ -29,11 +29,6 @@ namespace {
 using Kind = Intent::Kind;
 using std::chrono::milliseconds;
 
-// Half the hour after which Recover retires an undecided transaction's
-// marker (txn/recovery.cc): refreshed past it, the marker never reaches it
-// while its coordinator is at work.
-constexpr auto kMarkerRefreshAfter = std::chrono::minutes(30);
-
 // Whether a lock's lease may still be held after its release answered
 // `released`: gone or never ours tells it is not; anything else does not
 // tell (LockStripes keeps such a stripe until the lease runs out).
@@ -173,9 +168,13 @@ class PrewriteCommit {
       stripe_of_[lock] = t.blob;
       targets_.push_back(std::move(t));
     }
-    // One global order over every blob a transaction leases: no deadlock.
-    std::sort(targets_.begin(), targets_.end(),
-              [](const Target& a, const Target& b) { return a.blob < b.blob; });
+    // One global order over every blob a transaction leases (no deadlock):
+    // its lock stripes first, then its entities, each by name. A busy entity
+    // then never lets go of a stripe that an intent kept names (L2).
+    std::sort(targets_.begin(), targets_.end(), [](const Target& a, const Target& b) {
+      return std::make_pair(a.intent != nullptr, std::string_view(a.blob)) <
+             std::make_pair(b.intent != nullptr, std::string_view(b.blob));
+    });
   }
 
   // Reads an entity as a reader would see it (an intent's committed version),
@@ -242,16 +241,16 @@ class PrewriteCommit {
   Status Acquire() {
     leases_since_ = clock_.Steady();
     std::vector<Status> got(targets_.size());
-    Status marked;
-    // The marker goes beside the first leases and intents, in the same
-    // round; round 2 (the intents' leases) waits for it (invariant P1).
+    Status pending;
+    // The record goes pending beside the first leases and intents, in the
+    // same round; round 2 (the intents' leases) waits for it (P1).
     Each(targets_.size() + 1, [&](size_t i) {
       if (i == targets_.size())
-        marked = PutMarker();
+        pending = CreatePending();
       else
         got[i] = Take(targets_[i]);
     });
-    BT_RETURN_IF_ERROR(marked);
+    BT_RETURN_IF_ERROR(pending);
     // An entity that only moved to the same version (its intent finished
     // since it was read, often by this store's own background finishing),
     // or to one its plan still fits, is taken again at once, in the same
@@ -281,23 +280,50 @@ class PrewriteCommit {
       return Status::OK();
     }
     // Keep the sorted prefix; let go of the rest and take it in order.
-    Each(targets_.size() - first_failed, [&](size_t j) { Drop(targets_[first_failed + j]); });
+    BT_RETURN_IF_ERROR(LetGo(first_failed));
     for (size_t i = first_failed; i < targets_.size(); ++i)
       BT_RETURN_IF_ERROR(TakeWaiting(targets_[i]));
     BT_SYNC_POINT("txn.locks_acquired");
     return Status::OK();
   }
 
-  // Names every entity this transaction may hold an intent on, so that
-  // Recover finds it without listing every entity (invariant P1).
-  Status PutMarker() {
-    TxnMarker m;
-    m.txn_id = txn_id_;
-    for (const Target& t : targets_)
-      if (t.intent != nullptr) m.blobs.push_back(t.blob);
-    marker_sent_ = true;
-    marker_since_ = clock_.Steady();
-    return blobs_.Put(MarkerBlobName(txn_id_), EncodeMarker(m), {}).status();
+  // The record, pending: every entity this transaction may place an intent
+  // on and the stripes it holds, so that Recover finds it without listing
+  // every entity (P1). Its ETag is what the commit point is conditional on
+  // (X2): a decider that rewrites it aborted fences the commit point for
+  // good. A decider's aborted record found in its place (a writer met an
+  // intent of ours first) ends the transaction here.
+  Status CreatePending() {
+    TxnRecord rec;
+    rec.txn_id = txn_id_;
+    rec.state = TxnState::kPending;
+    for (const Target& t : targets_) {
+      if (t.intent != nullptr)
+        rec.writes.push_back({t.blob, ""});
+      else
+        rec.locks.push_back(t.blob);
+    }
+    PutOptions create;
+    create.conditions.if_none_match = std::string(kAnyETag);
+    record_sent_ = true;
+    auto put = blobs_.Put(RecordBlobName(txn_id_), EncodeRecord(rec), create);
+    if (put.ok()) {
+      record_etag_ = put->etag;
+      return Status::OK();
+    }
+    if (!put.status().IsConflict() && !put.status().IsOutcomeUnknown()) return put.status();
+    // Ours, after a lost answer; or a decider's, there first.
+    TxnRecord now;
+    std::string etag;
+    auto outcome = OutcomeOf(blobs_, txn_id_, &now, &etag);
+    BT_RETURN_IF_ERROR(outcome.status());
+    if (!etag.empty() && now.state == TxnState::kPending) {
+      record_etag_ = etag;
+      return Status::OK();
+    }
+    if (now.state == TxnState::kAborted && !etag.empty())
+      return NotCommitted(now, Status::Conflict("its pending record met an aborted one"));
+    return put.status().WithContext("transaction " + txn_id_ + ", its record");
   }
 
   // One try at a target. Busy: held by someone; Conflict/NotFound: the entity
@@ -409,10 +435,9 @@ class PrewriteCommit {
   // ---- Round 2: every intent leased infinitely, at its version ----
 
   Status Prewrite() {
-    // Recover retires an undecided transaction's marker an hour after it
-    // was written (RetireMarker): a coordinator that waited long in round 1
-    // writes it again before it leases anything (P1).
-    if (clock_.Steady() - marker_since_ > kMarkerRefreshAfter) BT_RETURN_IF_ERROR(PutMarker());
+    // No lease on an intent once this coordinator's stripes may have run
+    // out by its own clock (L3): a decider may be undoing its intents.
+    BT_RETURN_IF_ERROR(LeasesStillOurs());
     std::vector<Status> done(targets_.size() + 1);
     Each(targets_.size() + 1, [&](size_t i) {
       if (i == targets_.size())
@@ -420,9 +445,23 @@ class PrewriteCommit {
       else if (targets_[i].intent != nullptr)
         done[i] = Place(targets_[i]);
     });
-    for (const Status& s : done) BT_RETURN_IF_ERROR(s);
+    for (const Status& s : done) {
+      if (s.IsConflict()) return WhoUndid(s);
+      BT_RETURN_IF_ERROR(s);
+    }
     BT_SYNC_POINT("txn.prewritten");
     return Status::OK();
+  }
+
+  // An intent of ours was gone when round 2 came to lease it (`gone`): the
+  // record, aborted, tells who decided: a writer that met one of our
+  // intents and went first (Conflict, naming that entity), or a decider
+  // that took this coordinator for gone (LeaseLost). Not decided: `gone`.
+  Status WhoUndid(const Status& gone) {
+    TxnRecord record;
+    auto outcome = OutcomeOf(blobs_, txn_id_, &record);
+    if (!outcome.ok() || *outcome != Outcome::kAborted) return gone;
+    return NotCommitted(record, gone);
   }
 
   Status Place(Target& t) {
@@ -457,6 +496,7 @@ class PrewriteCommit {
   // means this coordinator may have been taken over.
   Status RenewIfDue() {
     std::lock_guard<std::mutex> guard(renew_mu_);
+    BT_RETURN_IF_ERROR(LeasesStillOurs());
     const auto remaining =
         std::chrono::seconds(opts_.lease_seconds) - (clock_.Steady() - leases_since_);
     if (remaining > margin_) return Status::OK();
@@ -476,6 +516,22 @@ class PrewriteCommit {
     return Status::OK();
   }
 
+  // A lease past its local deadline is lost (L3): once this coordinator's
+  // own monotonic clock says its stripes' leases may have run out (counted
+  // from before the requests that took or renewed them), another client may
+  // have taken it for gone and decided it. It renews nothing then, whatever
+  // a renewal would answer (a lease that ran out and that nobody took since
+  // can be renewed, on Azure as on the local store).
+  Status LeasesStillOurs() const {
+    const auto held = clock_.Steady() - leases_since_;
+    if (held < std::chrono::seconds(opts_.lease_seconds)) return Status::OK();
+    return Status::LeaseLost(
+        "transaction " + txn_id_ + ": by its own clock its partition locks' leases (" +
+        std::to_string(opts_.lease_seconds) + " s) may have run out (" +
+        std::to_string(std::chrono::duration_cast<milliseconds>(held).count()) +
+        " ms since they were taken or renewed): another client may have decided it aborted");
+  }
+
   // ---- Round 3: the commit point ----
 
   Status CommitPoint() {
@@ -484,16 +540,20 @@ class PrewriteCommit {
     TxnRecord rec;
     rec.txn_id = txn_id_;
     rec.state = TxnState::kCommitted;
-    for (const Target& t : targets_)
+    for (const Target& t : targets_) {
       if (t.intent_placed) rec.writes.push_back({t.blob, t.intent_etag});
-    PutOptions create;
-    create.conditions.if_none_match = std::string(kAnyETag);
+      if (t.intent == nullptr) rec.locks.push_back(t.blob);
+    }
+    // The pending version, or nothing (X2): a decider that made it aborted
+    // first fences this for good, however late it arrives, deleted or not.
+    PutOptions commit;
+    commit.conditions.if_match = record_etag_;
     // Not after the partition locks' leases may have run out: a recoverer
-    // could be deciding this transaction by then. The record's If-None-Match
-    // keeps the two apart anyway; the deadline keeps the commit point from
-    // arriving long after this coordinator stopped counting on its leases.
-    create.deadline = leases_since_ + std::chrono::seconds(opts_.lease_seconds);
-    auto put = blobs_.Put(RecordBlobName(txn_id_), EncodeRecord(rec), create);
+    // could be deciding this transaction by then. The condition keeps the
+    // two apart anyway; the deadline keeps the commit point from arriving
+    // long after this coordinator stopped counting on its leases.
+    commit.deadline = leases_since_ + std::chrono::seconds(opts_.lease_seconds);
+    auto put = blobs_.Put(RecordBlobName(txn_id_), EncodeRecord(rec), commit);
     if (put.ok()) {
       BT_SYNC_POINT("txn.committed");
       return Status::OK();
@@ -506,18 +566,35 @@ class PrewriteCommit {
   // `rec` names it): Conflict, as for any write in between. "" if a decider
   // did (it found this coordinator gone), or there is no such record.
   std::string WriterThatWentFirst(const TxnRecord& rec) const {
-    if (rec.state != TxnState::kAborted || rec.writes.empty()) return "";
+    if (rec.state != TxnState::kAborted || rec.met.empty()) return "";
     for (const Target& t : targets_)
-      if (t.blob == rec.writes.front().blob && t.intent != nullptr) return t.intent->Describe();
+      if (t.blob == rec.met && t.intent != nullptr) return t.intent->Describe();
     return "";
+  }
+
+  // Not committed, decided by `rec` (aborted) after `failure`: Conflict
+  // naming the entity a writer met first, else LeaseLost (a decider took
+  // this coordinator for gone), else the failure itself.
+  Status NotCommitted(const TxnRecord& rec, const Status& failure) const {
+    const std::string met = WriterThatWentFirst(rec);
+    if (!met.empty())
+      return Status::Conflict("transaction " + txn_id_ + ": " + met +
+                              ": written by another client during the commit (that writer "
+                              "decided the transaction aborted): nothing was committed");
+    if (failure.IsConflict() || failure.IsNotFound())
+      return Status::LeaseLost("transaction " + txn_id_ +
+                               " was decided aborted by another client before its commit point "
+                               "(it stalled past its leases): nothing was committed");
+    return failure.WithContext("transaction " + txn_id_ + " (nothing was committed)");
   }
 
   // The commit point failed or got no clear answer: the record says what
   // happened; with none, deciding "abort" ourselves makes it certain.
   Status Settle(const Status& failure) {
-    TxnRecord record;  // as read now: a writer's aborted record stays as created
+    TxnRecord record;  // as read now: a writer's aborted record stays as made
     auto outcome = OutcomeOf(blobs_, txn_id_, &record);
-    const std::string met = failure.IsConflict() ? WriterThatWentFirst(record) : "";
+    const bool refused = failure.IsConflict() || failure.IsNotFound();
+    const std::string met = refused ? WriterThatWentFirst(record) : "";
     if (outcome.ok() && *outcome == Outcome::kAborted && IntentsInPlace().first == 0) {
       // An aborted record tells only beside an intent still in place (R1):
       // a decider's create that arrived after this transaction committed
@@ -542,15 +619,8 @@ class PrewriteCommit {
       return Status::OK();
     }
     if (outcome.ok() && *outcome == Outcome::kAborted) {
-      if (!met.empty())
-        return Status::Conflict("transaction " + txn_id_ + ": " + met +
-                                ": written by another client during the commit (that writer "
-                                "decided the transaction aborted): nothing was committed");
-      if (failure.IsConflict())
-        return Status::LeaseLost("transaction " + txn_id_ +
-                                 " was decided aborted by another client before its commit point "
-                                 "(it stalled past its leases): nothing was committed");
-      return failure.WithContext("transaction " + txn_id_ + " (nothing was committed)");
+      if (!refused) record.met.clear();  // our own decision, after a failure of our own
+      return NotCommitted(record, failure);
     }
     outcome_unknown_ = true;
     return Status::OutcomeUnknown(
@@ -563,7 +633,7 @@ class PrewriteCommit {
   // How many of the intents placed are still in place, read now, and how
   // many there are. All of them with no record: nobody finished one, so the
   // record was never written (not written and removed). Any of them beside
-  // an aborted record read before: no late one (A1: a late one exists only
+  // an aborted record read before: no late one (R1: a late one exists only
   // once every intent was rewritten).
   std::pair<size_t, size_t> IntentsInPlace() {
     size_t in_place = 0, placed = 0;
@@ -598,9 +668,26 @@ class PrewriteCommit {
 
   // ---- Before the commit point: undo; after it: finish ----
 
-  // Lets go of a target taken in round 1 (the fast path's suffix). An
-  // intent it could not undo is noted (intent_maybe_left_): Undo keeps the
-  // marker then.
+  // Lets go of targets [from, end): the intents first, then the stripes
+  // (a liveness signal is held while anything may be leased under it, L2).
+  // Unavailable if an intent could not be undone: the transaction stops
+  // there, rather than wait on with an intent left naming a stripe it let
+  // go of.
+  Status LetGo(size_t from) {
+    std::vector<Target*> entities, locks;
+    for (size_t i = from; i < targets_.size(); ++i)
+      (targets_[i].intent ? entities : locks).push_back(&targets_[i]);
+    Each(entities.size(), [&](size_t i) { Drop(*entities[i]); });
+    const bool left = intent_maybe_left_;
+    if (!left || from == 0) Each(locks.size(), [&](size_t i) { Drop(*locks[i]); });
+    if (left)
+      return Status::Unavailable("transaction " + txn_id_ +
+                                 ": an intent it let go of could not be undone");
+    return Status::OK();
+  }
+
+  // Lets go of a target taken in round 1. An intent it could not undo is
+  // noted (intent_maybe_left_): Undo keeps the record then.
   void Drop(Target& t) {
     if (!t.held) return;
     if (t.intent_placed) {
@@ -624,14 +711,14 @@ class PrewriteCommit {
     return p;
   }
 
-  // Before the commit point: every intent undone, then the marker goes
-  // (this coordinator places none after), unless an intent may be left.
+  // Before the commit point: every intent undone, the stripes let go of,
+  // then the record goes, pending or aborted (this coordinator places no
+  // intent after, and its commit point, conditional on the pending version,
+  // can no longer succeed), unless an intent may be left: whoever meets it
+  // then settles it through the record.
   void Undo() {
-    std::vector<Target*> entities, locks;
-    for (Target& t : targets_) (t.intent ? entities : locks).push_back(&t);
-    Each(entities.size(), [&](size_t i) { Drop(*entities[i]); });
-    Each(locks.size(), [&](size_t i) { Drop(*locks[i]); });
-    if (marker_sent_ && !intent_maybe_left_) (void)blobs_.Delete(MarkerBlobName(txn_id_), {});
+    (void)LetGo(0);
+    if (record_sent_ && !intent_maybe_left_) (void)blobs_.Delete(RecordBlobName(txn_id_), {});
   }
 
   Result<std::vector<CommittedWrite>> Committed() {
@@ -727,14 +814,10 @@ class PrewriteCommit {
           BT_SYNC_POINT("txn.finished_one");
       });
       BT_SYNC_POINT("txn.finished");
-      // Once every intent is plain, the record and the marker go. If one
-      // could not be rewritten, both stay for whoever meets that intent (or
-      // Recover, which finds it through either).
+      // Once every intent is plain, the record goes (R2). If one could not
+      // be rewritten, it stays for whoever meets that intent, or Recover.
       if (all) {
-        ParallelFor(2, job->width, [&](size_t i) {
-          (void)job->blobs->Delete(
-              i == 0 ? RecordBlobName(job->txn_id) : MarkerBlobName(job->txn_id), {});
-        });
+        (void)job->blobs->Delete(RecordBlobName(job->txn_id), {});
         BT_SYNC_POINT("txn.record_deleted");
       }
     };
@@ -756,10 +839,10 @@ class PrewriteCommit {
       stripe_of_;  // a partition's first lock blob -> the stripe held
   std::mutex mu_, renew_mu_;
   bool outcome_unknown_ = false;
-  bool marker_sent_ = false;  // its marker may exist
-  SteadyTime marker_since_;   // when it was last sent
+  bool record_sent_ = false;  // its record may exist
+  std::string record_etag_;   // the pending record's version: the commit point's condition
   // An intent of this transaction may be in place that no target holds (a
-  // put whose answer was lost, an undo that failed): the marker stays.
+  // put whose answer was lost, an undo that failed): the record stays.
   std::atomic<bool> intent_maybe_left_{false};
 };
 

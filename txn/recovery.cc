@@ -34,19 +34,24 @@ bool HasMark(const std::vector<std::pair<std::string_view, std::string_view>>& m
 }
 
 Status FinishRecord(const ResolveContext& ctx, const TxnRecord& rec, const BlobProperties& seen) {
-  // Aborted: its intents are undone by whoever meets them; the record stays
-  // (it is the fence against a commit point still on its way), removed by
-  // Recover once it is old.
+  // Aborted or pending: its intents are undone by whoever meets them; the
+  // record stays, removed by Recover once nothing of it is left.
   if (rec.state != TxnState::kCommitted) return Status::OK();
   for (const TxnWrite& w : rec.writes) {
     auto got = ctx.blobs.Get(w.blob, {});
     if (got.status().IsNotFound()) continue;
     if (!got.ok()) return got.status();
     if (got->properties.etag != w.intent_etag ||
-        PrewritingTransaction(got->properties) != rec.txn_id)
-      continue;  // finished already, or written since
+        PrewritingTransaction(got->properties) != rec.txn_id) {
+      // Finished already, or written since; a finishing whose lease
+      // release did not happen yet (or failed) left the lease: let go of it.
+      if (MetadataOf(got->properties, kTxnMetadata) == rec.txn_id)
+        BT_RETURN_IF_ERROR(ResolveBlob(ctx, w.blob, got->properties));
+      continue;
+    }
     BT_ASSIGN_OR_RETURN(EntityIntent intent, DecodeIntent(got->data, w.blob));
     BT_RETURN_IF_ERROR(FinishIntent(ctx, w.blob, intent, got->properties, /*committed=*/true));
+    BT_SYNC_POINT("recovery.settled_one");
   }
   WriteOptions as_seen;
   as_seen.conditions.if_match = seen.etag;
@@ -173,49 +178,86 @@ Status SettleAllIntents(const ResolveContext& ctx, Sweep& sweep) {
   }
 }
 
-// How long an aborted record is kept: it is the fence that stops a commit
-// point still on its way (a coordinator that stalled between its last lease
-// check and its commit point), so it outlives any such stall that is not
-// absurd.
-constexpr auto kAbortedRecordLifetime = std::chrono::hours(1);
-
-// A record met by Recover: a committed one is finished and removed (true:
-// it was still to do), an old aborted one removed.
-Result<bool> RecoverRecord(const ResolveContext& ctx, const std::string& name, const TxnRecord& rec,
-                           const BlobProperties& seen) {
-  if (rec.state == TxnState::kCommitted) {
-    BT_RETURN_IF_ERROR(FinishRecord(ctx, rec, seen));
-    return true;
-  }
-  if (ctx.clock.Now() - seen.last_modified > kAbortedRecordLifetime) {
-    WriteOptions as_seen;
-    as_seen.conditions.if_match = seen.etag;
-    Status gone = ctx.blobs.Delete(name, as_seen);
-    if (!gone.ok() && !gone.IsNotFound() && !gone.IsConflict()) return gone;
+// Whether any of `locks` is leased: the coordinator holding it may be at work.
+Result<bool> AnyLeased(BlobStore& blobs, const std::vector<std::string>& locks) {
+  for (const std::string& lock : locks) {
+    auto head = blobs.Head(lock, {});
+    if (head.status().IsNotFound()) continue;
+    if (!head.ok()) return head.status();
+    if (head->properties.lease_status == LeaseStatus::kLocked) return true;
   }
   return false;
 }
 
-// The marker `name` of transaction `txn` once none of its blobs holds the
-// transaction: deleted if its record says committed (its finishing is done:
-// it places no intent after its commit point); otherwise kept as long as an
-// aborted record is, because its coordinator, if it only stalled, may still
-// place an intent it should find (P1).
-Status RetireMarker(const ResolveContext& ctx, const std::string& name, std::string_view txn,
-                    const BlobProperties& seen) {
-  auto outcome = OutcomeOf(ctx.blobs, txn);
-  if (!outcome.ok()) return outcome.status().IsCorruption() ? Status::OK() : outcome.status();
-  if (*outcome != Outcome::kCommitted &&
-      ctx.clock.Now() - seen.last_modified <= kAbortedRecordLifetime)
-    return Status::OK();
+// Deletes record or marker `name` at the version `seen`, if still there.
+Status DeleteAsSeen(BlobStore& blobs, const std::string& name, const BlobProperties& seen) {
   WriteOptions as_seen;
   as_seen.conditions.if_match = seen.etag;
-  Status gone = ctx.blobs.Delete(name, as_seen);
+  Status gone = blobs.Delete(name, as_seen);
   return gone.ok() || gone.IsNotFound() || gone.IsConflict() ? Status::OK() : gone;
 }
 
-// Every transaction a marker names (one in flight, or left by a coordinator
-// that died): each blob it names settled, then the marker retired.
+// Settles every entity of `blobs` that transaction `txn` holds. True if one
+// is still held: its coordinator may be at work, or its record is damaged.
+Result<bool> SettleEach(const ResolveContext& ctx, const std::vector<std::string>& blobs,
+                        const std::string& txn, Sweep& sweep) {
+  bool held = false;
+  for (const std::string& blob : blobs) {
+    auto head = ctx.blobs.Head(blob, {});
+    if (head.status().IsNotFound()) continue;
+    if (!head.ok()) return head.status();
+    BT_ASSIGN_OR_RETURN(bool still, SettleHeld(ctx, blob, head->properties, txn, sweep));
+    held = held || still;
+  }
+  return held;
+}
+
+// A record met by Recover (invariant P1: what a record names is all its
+// transaction may hold). Committed: finished and removed. Pending or
+// aborted: each intent it names settled as a writer whose coordinator
+// judgement is the stripes' (SettleIntent, kRecovery); then, nothing of it
+// held, judged by the stripes it names: any leased, its coordinator may be
+// at work (a pending one is in flight; an aborted one stays, since that
+// coordinator may still place an intent it would lease); none, a pending
+// one is decided aborted and the record removed. No clock decides (X2: an
+// aborted or missing record fences the commit point for good).
+Status RecoverRecord(const ResolveContext& ctx, const std::string& name, const TxnRecord& rec,
+                     const BlobProperties& seen, Sweep& sweep) {
+  if (rec.state == TxnState::kCommitted) {
+    BT_RETURN_IF_ERROR(FinishRecord(ctx, rec, seen));
+    sweep.settled.insert(rec.txn_id);
+    return Status::OK();
+  }
+  std::vector<std::string> blobs;
+  for (const TxnWrite& w : rec.writes) blobs.push_back(w.blob);
+  BT_ASSIGN_OR_RETURN(bool held, SettleEach(ctx, blobs, rec.txn_id, sweep));
+  if (held) return Status::OK();
+  BT_ASSIGN_OR_RETURN(bool alive, AnyLeased(ctx.blobs, rec.locks));
+  if (alive) {
+    if (rec.state == TxnState::kPending) sweep.in_flight[rec.txn_id];  // listed, holding nothing
+    return Status::OK();
+  }
+  if (rec.state == TxnState::kPending) {
+    BT_ASSIGN_OR_RETURN(Outcome outcome, DecideAbort(ctx.blobs, rec.txn_id));
+    BT_SYNC_POINT("recovery.decided");
+    if (outcome == Outcome::kCommitted) {  // its commit point got there first
+      auto now = ctx.blobs.Get(name, {});
+      if (now.status().IsNotFound()) return Status::OK();
+      BT_RETURN_IF_ERROR(now.status());
+      BT_ASSIGN_OR_RETURN(TxnRecord committed, DecodeRecord(now->data, name));
+      return RecoverRecord(ctx, name, committed, now->properties, sweep);
+    }
+    if (outcome != Outcome::kAborted) return Status::OK();
+    sweep.settled.insert(rec.txn_id);
+    Status gone = ctx.blobs.Delete(name, {});  // aborted, by us: nothing of it is left
+    return gone.ok() || gone.IsNotFound() ? Status::OK() : gone;
+  }
+  return DeleteAsSeen(ctx.blobs, name, seen);
+}
+
+// The markers of a release before pending records (its transactions have
+// no pending record): each blob a marker names settled, then the marker
+// removed once none is held.
 Status SettleMarked(const ResolveContext& ctx, Sweep& sweep) {
   return ForEachStored(
       ctx.blobs, kMarkerPrefix, [&](const std::string& name, const GetResult& got) {
@@ -223,30 +265,19 @@ Status SettleMarked(const ResolveContext& ctx, Sweep& sweep) {
         auto marker = DecodeMarker(got.data, name);
         if (!marker.ok())
           return Damaged(ctx.blobs, name, got, marker.status(), /*record=*/false, sweep);
-        bool held = false;
-        for (const std::string& blob : marker->blobs) {
-          auto head = ctx.blobs.Head(blob, {});
-          if (head.status().IsNotFound()) continue;
-          if (!head.ok()) return head.status();
-          BT_ASSIGN_OR_RETURN(bool still, SettleHeld(ctx, blob, head->properties, txn, sweep));
-          held = held || still;
-        }
-        return held ? Status::OK() : RetireMarker(ctx, name, txn, got.properties);
+        BT_ASSIGN_OR_RETURN(bool held, SettleEach(ctx, marker->blobs, txn, sweep));
+        return held ? Status::OK() : DeleteAsSeen(ctx.blobs, name, got.properties);
       });
 }
 
-// Every record: committed ones finished and removed (counted in `resolved`
-// if not settled already), old aborted ones removed.
-Status SettleRecords(const ResolveContext& ctx, Sweep& sweep, int& resolved) {
+// Every record, as RecoverRecord says.
+Status SettleRecords(const ResolveContext& ctx, Sweep& sweep) {
   return ForEachStored(
       ctx.blobs, kRecordPrefix, [&](const std::string& name, const GetResult& got) {
-        const std::string txn = name.substr(std::string(kRecordPrefix).size());
         auto rec = DecodeRecord(got.data, name);
         if (!rec.ok() && IsProtocolOneRecord(got.data)) return rec.status();  // refused
         if (!rec.ok()) return Damaged(ctx.blobs, name, got, rec.status(), /*record=*/true, sweep);
-        BT_ASSIGN_OR_RETURN(bool was_to_do, RecoverRecord(ctx, name, *rec, got.properties));
-        if (was_to_do && !sweep.settled.count(txn)) ++resolved;
-        return Status::OK();
+        return RecoverRecord(ctx, name, *rec, got.properties, sweep);
       });
 }
 
@@ -256,11 +287,12 @@ Result<int> RecoverAbandoned(const ResolveContext& ctx, bool discard_damaged, bo
                              std::vector<InFlightTxn>* in_flight_out) {
   Sweep sweep;
   sweep.discard_damaged = discard_damaged;
-  if (scan_everything) BT_RETURN_IF_ERROR(SettleAllIntents(ctx, sweep));
-  BT_RETURN_IF_ERROR(SettleMarked(ctx, sweep));
-  int resolved = static_cast<int>(sweep.settled.size());
-  BT_RETURN_IF_ERROR(SettleRecords(ctx, sweep, resolved));
-  resolved += sweep.discarded;
+  if (scan_everything) {
+    BT_RETURN_IF_ERROR(SettleAllIntents(ctx, sweep));
+    BT_RETURN_IF_ERROR(SettleMarked(ctx, sweep));
+  }
+  BT_RETURN_IF_ERROR(SettleRecords(ctx, sweep));
+  const int resolved = static_cast<int>(sweep.settled.size()) + sweep.discarded;
   if (in_flight_out != nullptr)
     for (auto& [txn, blobs] : sweep.in_flight) in_flight_out->push_back({txn, std::move(blobs)});
   if (sweep.damaged.empty()) return resolved;

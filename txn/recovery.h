@@ -52,7 +52,7 @@ bool HasMark(const std::vector<std::pair<std::string_view, std::string_view>>& m
 
 // Finishes the writes of a committed record (`seen` is the record blob's
 // properties) still held as intents, then deletes the record. An aborted
-// record is left alone (RecoverAbandoned removes old ones).
+// record is left alone (RecoverAbandoned removes it once nothing of it is left).
 struct TxnRecord;
 Status FinishRecord(const ResolveContext& ctx, const TxnRecord& rec, const BlobProperties& seen);
 
@@ -64,10 +64,14 @@ Status FinishRecord(const ResolveContext& ctx, const TxnRecord& rec, const BlobP
 // a first-protocol mark.
 Status ResolveBlob(const ResolveContext& ctx, std::string_view blob, const BlobProperties& seen);
 
-// Settles every intent a transaction marker names (and with
-// `scan_everything`, every intent in the container), finishes every
-// committed record left behind, and removes aborted records and markers
-// once an hour old. Returns how many transactions it settled. Transactions
+// Settles the transaction of every record: a committed one finished and
+// removed; a pending one whose coordinator is gone (no stripe it names
+// leased, no intent of it held under a leased stripe) decided aborted; the
+// intents an aborted one names undone, and the record removed once none is
+// left and no stripe it names is leased. No clock is read. With
+// `scan_everything`, every intent in the container too; and the markers of
+// a release before pending records. Returns how many transactions it
+// settled. Transactions
 // still at work go to `in_flight` (if not null), with the entity blobs
 // holding their intents. Damaged records and markers: see Store::Recover
 // (`discard_damaged` deletes them). A first-protocol record or mark stops it

@@ -8,7 +8,8 @@ namespace blobtable::internal {
 namespace {
 constexpr char kRecordMagic[] = "bt.txn";
 constexpr int kProtocolOneFormat = 1;
-constexpr int kRecordFormat = 2;
+constexpr int kRecordFormatTwo = 2;  // committed or aborted; no locks, no met
+constexpr int kRecordFormat = 3;
 constexpr char kMarkerMagic[] = "bt.pending";
 constexpr int kMarkerFormat = 1;
 
@@ -33,10 +34,17 @@ Status ProtocolOneRefused(std::string_view what) {
 
 std::string RecordBlobName(std::string_view txn_id) { return kRecordPrefix + std::string(txn_id); }
 
+bool CommitsIntent(const TxnRecord& record, std::string_view blob, std::string_view etag) {
+  if (record.state != TxnState::kCommitted) return false;
+  for (const TxnWrite& w : record.writes)
+    if (w.blob == blob) return w.intent_etag == etag;
+  return false;
+}
+
 std::string EncodeRecord(const TxnRecord& r) {
   msgpack::sbuffer buf;
   msgpack::packer<msgpack::sbuffer> pk(&buf);
-  pk.pack_array(5);
+  pk.pack_array(7);
   pk.pack(std::string_view(kRecordMagic));
   pk.pack(kRecordFormat);
   pk.pack(r.txn_id);
@@ -47,6 +55,8 @@ std::string EncodeRecord(const TxnRecord& r) {
     pk.pack(w.blob);
     pk.pack(w.intent_etag);
   }
+  pk.pack(r.locks);
+  pk.pack(r.met);
   return std::string(buf.data(), buf.size());
 }
 
@@ -64,12 +74,14 @@ Result<TxnRecord> DecodeRecord(std::string_view body, std::string_view blob_name
       protocol_one = true;
       return;
     }
-    if (format != kRecordFormat) throw mp::FormatError{"unknown record format"};
-    f = mp::Array(oh->get(), 5, "record");
+    if (format != kRecordFormat && format != kRecordFormatTwo)
+      throw mp::FormatError{"unknown record format"};
+    f = mp::Array(oh->get(), format == kRecordFormat ? 7 : 5, "record");
     r.txn_id = mp::Str(f[2], "txn_id");
     const int64_t state = mp::Int(f[3], "state");
     if (state != static_cast<int>(TxnState::kCommitted) &&
-        state != static_cast<int>(TxnState::kAborted))
+        state != static_cast<int>(TxnState::kAborted) &&
+        !(format == kRecordFormat && state == static_cast<int>(TxnState::kPending)))
       throw mp::FormatError{"state out of range"};
     r.state = static_cast<TxnState>(state);
     const msgpack::object* writes = mp::Array(f[4], 0, "writes");
@@ -83,6 +95,19 @@ Result<TxnRecord> DecodeRecord(std::string_view body, std::string_view blob_name
       tw.intent_etag = mp::Str(w[1], "intent_etag");
       r.writes.push_back(std::move(tw));
     }
+    if (format == kRecordFormatTwo) {
+      // A writer that went first named the entity it met as the only write.
+      if (r.state == TxnState::kAborted && !r.writes.empty()) r.met = r.writes.front().blob;
+      return;
+    }
+    const msgpack::object* locks = mp::Array(f[5], 0, "locks");
+    for (uint32_t i = 0; i < f[5].via.array.size; ++i) {
+      std::string lock = mp::Str(locks[i], "lock");
+      // Recover reads the leases of what a record names as its locks.
+      if (!naming::IsLockBlobName(lock)) throw mp::FormatError{"a lock that is not a lock blob"};
+      r.locks.push_back(std::move(lock));
+    }
+    r.met = mp::Str(f[6], "met");
   });
   if (protocol_one) return ProtocolOneRefused(what);
   if (!s.ok()) return Damaged(s, blob_name);

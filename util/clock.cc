@@ -34,11 +34,13 @@ std::chrono::milliseconds Clock::SinceBoot() const {
 
 std::string Clock::BootId() const {
   // Read once: it changes only with a reboot, which ends this process too.
+  // "" when it cannot be read (a sandbox hiding /proc/sys): never a made-up
+  // id, which would judge every other process's lease run out.
   static const std::string id = [] {
-    std::ifstream in("/proc/sys/kernel/random/boot_id");
+    std::ifstream in(kBootIdPath);
     std::string line;
     std::getline(in, line);
-    return line.empty() ? std::string("unknown-boot") : line;
+    return line;
   }();
   return id;
 }

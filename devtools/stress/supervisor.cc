@@ -220,7 +220,7 @@ class Supervisor {
         for (const BlobItem& item : page.items) {
           if (prefix == internal::kTablePrefix) {
             // An intent never leased may be one Recover does not see (its
-            // coordinator died in round 1, perhaps before its marker): the
+            // coordinator died in round 1, perhaps before its record): the
             // sweep below settles those. A leased one it must find (P1).
             n += !internal::MarkingTransaction(item.properties).empty() &&
                          item.properties.lease_state == LeaseState::kLeased
@@ -247,7 +247,7 @@ class Supervisor {
   };
 
   // Recovers every abandoned transaction (waiting out the leases of killed
-  // coordinators) from the markers and records alone, which must leave no
+  // coordinators) from the records alone, which must leave no
   // leased intent and no committed record (P1), then checks the whole
   // history so far.
   Verdict CheckAll(Workload& workload) {
@@ -277,7 +277,7 @@ class Supervisor {
       }
       clock.SleepFor(milliseconds(500));
     }
-    // What no marker names (intents of a coordinator killed in its first
+    // What no record names (intents of a coordinator killed in its first
     // round), settled by a sweep of every entity before the checks.
     RecoverOptions everything;
     everything.scan_everything = true;

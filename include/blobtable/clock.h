@@ -25,11 +25,17 @@ using SteadyTime = std::chrono::steady_clock::time_point;
 //   monotonic time that every process on the machine shares, and the boot
 //   it counts from. Setting the wall clock lets no lease lapse or last
 //   longer, and a lease from before a reboot counts as run out
-//   (docs/backends.md#clocks). Defaults: CLOCK_BOOTTIME and the kernel's boot id.
+//   (docs/backends.md#clocks). Defaults: CLOCK_BOOTTIME and the kernel's boot id
+//   (kBootIdPath). BootId() returns "" when it cannot tell the boot: the
+//   embedded store then refuses to open (it cannot judge a lease), rather
+//   than guess.
 // - SleepFor(), every wait between tries (backoff at busy entities and
 //   locks, Azure retries).
 // Tests inject a fake clock whose SleepFor moves time instead of sleeping.
 // Implementations must be thread-safe.
+// Where the real clock reads the boot id.
+inline constexpr char kBootIdPath[] = "/proc/sys/kernel/random/boot_id";
+
 class BLOBTABLE_EXPORT Clock {
  public:
   virtual ~Clock() = default;

@@ -52,14 +52,15 @@ struct RecoveryReport {
 
 // What Store::RecoverAndReport looks at, and what it may delete.
 struct RecoverOptions {
-  // Delete damaged transaction records and markers instead of reporting them
+  // Delete damaged transaction records (and markers of releases before
+  // 2026-11-28) instead of reporting them
   // (whoever meets their marks then clears them; a committed transaction's
   // writes not yet applied are lost).
   bool discard_damaged = false;
-  // Also list every entity of every table, for intents no marker names:
-  // those of a coordinator that died in its first round before its marker
-  // was written (readers never see them; the next writer of such an entity
-  // undoes its intent), or left by a release from before markers
+  // Also list every entity of every table, for intents no record names:
+  // those of a coordinator that died in its first round before its pending
+  // record was written (readers never see them; the next writer of such an
+  // entity undoes its intent), or left by a release from before markers
   // (2026-11-26). Costs a listing of the whole store; without it Recover's
   // cost follows what is in flight (docs/transactions.md#recovery).
   bool scan_everything = false;
@@ -234,10 +235,11 @@ class BLOBTABLE_EXPORT Store {
 
   // Finishes or undoes every transaction whose coordinator died after its
   // first round (normally done lazily by whoever next touches its
-  // partitions); returns how many. It finds them from their markers and
-  // records, not from a listing of every entity: its requests follow what is
+  // partitions); returns how many. It finds them from their records (each
+  // created pending in the transaction's first round), not from a listing
+  // of every entity: its requests follow what is
   // in flight, not the size of the store (RecoverOptions::scan_everything
-  // for the rest). A damaged transaction record or marker (it cannot be told
+  // for the rest). A damaged transaction record (it cannot be told
   // whether that transaction committed) is reported as Corruption naming
   // it, after the others were resolved; with `discard_damaged`, such records
   // are deleted instead (whoever meets their marks then clears them; a

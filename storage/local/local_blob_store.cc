@@ -725,6 +725,18 @@ Result<std::shared_ptr<BlobStore>> OpenLocalBlobStore(const std::string& directo
                                                       std::string_view container_name,
                                                       const LocalOptions& options, Clock* clock) {
   BT_RETURN_IF_ERROR(internal::ValidateContainerName(container_name));
+  if (clock == nullptr) clock = Clock::Real();
+  // Leases are judged by the time since this boot (invariant K1): a process
+  // that cannot tell which boot it is in cannot tell whether another
+  // process's lease has run out, and guessing "run out" would hand one lease
+  // to two holders.
+  if (clock->BootId().empty())
+    return Status::Unavailable(
+        "the local store judges leases by the machine's boot id, and this process cannot read "
+        "it (" +
+        std::string(kBootIdPath) +
+        ": hidden by a sandbox such as systemd's ProcSubset=pid?). Let it read that file, or "
+        "inject a Clock whose BootId() names the boot (StoreOptions::clock)");
   const std::string container(container_name);
   BT_RETURN_IF_ERROR(internal::CheckStoreDirectory(directory));
   BT_ASSIGN_OR_RETURN(std::shared_ptr<internal::LmdbEnv> env,
@@ -753,7 +765,7 @@ Result<std::shared_ptr<BlobStore>> OpenLocalBlobStore(const std::string& directo
   }
   const MDB_dbi blobs = dbis[0], data = dbis[1], meta = dbis[2];
   return std::shared_ptr<BlobStore>(std::make_shared<internal::LocalBlobStore>(
-      std::move(env), blobs, data, meta, container, clock != nullptr ? clock : Clock::Real()));
+      std::move(env), blobs, data, meta, container, clock));
 }
 
 }  // namespace blobtable

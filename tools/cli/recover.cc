@@ -18,9 +18,9 @@ struct RecoverCommandOptions {
 
 void Define(CLI::App& recover, RecoverCommandOptions& o) {
   recover.add_flag("--discard-damaged", o.recover.discard_damaged,
-                   "delete transaction records and markers that are damaged");
+                   "delete transaction records (and older releases' markers) that are damaged");
   recover.add_flag("--scan-everything", o.recover.scan_everything,
-                   "also list every entity for intents no marker names (costs a listing of the "
+                   "also list every entity for intents no record names (costs a listing of the "
                    "whole store)");
 }
 
@@ -51,11 +51,11 @@ std::unique_ptr<Command> RecoverCommand() {
       .name = "recover",
       .help = "recover [--discard-damaged] [--scan-everything]: finishes or undoes "
               "transactions whose coordinator died (normally done by whoever next touches their "
-              "partitions), found from their markers and records; prints {\"resolved\": N}. A "
+              "partitions), found from their records; prints {\"resolved\": N}. A "
               "damaged transaction record is reported (exit 1) after the others are resolved; "
               "--discard-damaged deletes such records instead (a committed one's writes not yet "
               "applied are lost). --scan-everything also lists every entity, for intents no "
-              "marker names (a coordinator that died in its first round, or a release from "
+              "record names (a coordinator that died in its first round, or a release from "
               "before 2026-11-26).",
       .example = "blobtable recover",
       .define = Define,

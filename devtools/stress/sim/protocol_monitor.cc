@@ -116,7 +116,11 @@ std::string ProtocolMonitor::Around(std::string_view name, const Finishes& finis
   const std::string pw = internal::PrewritingTransaction(cur->properties);
   if (pw.empty()) return "";
   auto intent = internal::DecodeIntent(cur->data, name);
-  if (!intent.ok() || !Committed(pw)) return "";
+  if (!intent.ok()) return "";
+  // Only the intent its committed record names (X1): another of its
+  // attempts on this blob was let go of, never committed.
+  auto committed = Committed(pw);
+  if (!committed || !internal::CommitsIntent(*committed, name, cur->properties.etag)) return "";
   return finishes(*intent, cur->properties) ? "" : pw;
 }
 

@@ -14,10 +14,10 @@ namespace blobtable::sim {
 
 namespace {
 
-// A create of a transaction record: which way it decides.
-PointKind KindOfPut(std::string_view name, std::string_view data, const PutOptions& o) {
-  if (name.rfind(internal::kRecordPrefix, 0) != 0 || !o.conditions.if_none_match)
-    return PointKind::kRequest;
+// A write of a transaction record: which way it decides (a pending one
+// decides nothing).
+PointKind KindOfPut(std::string_view name, std::string_view data, const PutOptions&) {
+  if (name.rfind(internal::kRecordPrefix, 0) != 0) return PointKind::kRequest;
   auto rec = internal::DecodeRecord(data, name);
   if (!rec.ok()) return PointKind::kRequest;
   if (rec->state == internal::TxnState::kCommitted) return PointKind::kCommitPoint;
