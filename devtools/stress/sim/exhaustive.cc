@@ -251,6 +251,54 @@ std::vector<Scenario> AllScenarios() {
     };
     all.push_back(std::move(s));
   }
+  {
+    Scenario s;
+    s.name = "retake";
+    s.about =
+        "issue 54, violation 1 (X1): T upserts a and merges into b, not read; U reads and "
+        "writes a (busy in T's round 1, so T lets go of b and takes it again); W replaces b; "
+        "R reads b: a version no history holds must never be read";
+    s.initial = {{kA, false}, {kB, false}};
+    s.bounds.preemptions = 2;
+    s.bounds.faults = 2;
+    s.actors = {
+        {"U",
+         [](Actor& a) {
+           a.Txn(0, {{kA, Plan::kReadWrite}}, false);
+         }},
+        {"T",
+         [](Actor& a) {
+           a.Txn(0, {{kA, Plan::kBlindWrite}, {kB, Plan::kBlindMerge}}, false);
+         }},
+        {"W", [](Actor& a) { a.Replace(0, kB); }},
+        {"R", [](Actor& a) { a.Get(0, kB); }},
+    };
+    all.push_back(std::move(s));
+  }
+  {
+    Scenario s;
+    s.name = "round1-recover";
+    s.about =
+        "issue 54, violation 3 (L2): T writes a and b; U reads and writes b (busy in T's round "
+        "1, so T waits with its intent on a kept); Recover runs: it must leave a live "
+        "coordinator alone (a Conflict naming an entity nobody wrote is flagged)";
+    s.initial = {{kA, false}, {kB, false}};
+    s.bounds.stall = false;
+    s.bounds.preemptions = 2;
+    s.bounds.faults = 0;
+    s.actors = {
+        {"U",
+         [](Actor& a) {
+           a.Txn(0, {{kB, Plan::kReadWrite}}, false);
+         }},
+        {"T",
+         [](Actor& a) {
+           a.Txn(0, {{kA, Plan::kReadWrite}, {kB, Plan::kReadWrite}}, false);
+         }},
+        {"Rec", [](Actor& a) { a.Recover(); }},
+    };
+    all.push_back(std::move(s));
+  }
   return all;
 }
 
@@ -296,7 +344,8 @@ std::string RunOnce(const Scenario& s, ChoiceLog& log, const ExploreBounds& boun
   }
   sched.Run();
   violation += world.Finish();
-  for (const auto& a : actors) violation += a->buffer_errors() + a->fenced_at_work();
+  for (const auto& a : actors)
+    violation += a->buffer_errors() + a->fenced_at_work() + a->recover_errors();
   if (verbose != nullptr) {
     *verbose << "scenario " << s.name << ", schedule " << log.Compact() << ":\n"
              << log.Describe() << (violation.empty() ? world.Describe() : violation)

@@ -9,7 +9,8 @@
 // deletes, conditional and not, while actors stall (past their leases; aimed
 // at the commit point, a decider's abort create and a reader between an
 // intent and its record), are killed at requests and sync points, lose the
-// answers to applied writes, and see the wall clock step. Afterwards the
+// answers to applied writes, and see the wall clock step, while `Recover`
+// runs now and then in a process whose wall clock is skewed. Afterwards the
 // leases run out, `Recover` runs, every key is read, and the history
 // checker looks for one serial order, consistent with real time, that
 // explains every answer; a protocol monitor flags any write around a
@@ -114,8 +115,30 @@ RunStats RunSeed(uint64_t seed, bool verbose, std::ostream& out, const SimConfig
     sched.Spawn("actor" + std::to_string(a), /*killable=*/true,
                 [actor, &counts, ops] { actor->Run(ops, counts); });
   }
+  // A third of the extended runs have `Recover` run now and then, killable,
+  // in another process whose wall clock is two hours ahead of the actors',
+  // two hours behind, or the same (issue 54: a decision Recover took by its
+  // own wall clock, and one it took while a coordinator waited in its first
+  // round).
+  std::unique_ptr<Actor> recoverer;
+  if (!config.classic && seed % 3 == 1) {
+    static const int kSkewHours[] = {2, -2, 0};
+    const milliseconds skew = std::chrono::hours(kSkewHours[rng() % 3]);
+    if (Status s = world.OpenRecoverer(skew); !s.ok())
+      stats.violation += "opening the recoverer: " + s.ToString() + "\n";
+    recoverer = std::make_unique<Actor>(actors, seed, world, sched, nullptr);
+    Actor* r = recoverer.get();
+    sched.Spawn("recover", /*killable=*/true, [r, &sched, seed] {
+      std::mt19937_64 pauses(seed * 7919);
+      for (int i = 0; i < 3; ++i) {
+        sched.Sleep(milliseconds(static_cast<int64_t>(pauses() % 20'001)));
+        r->Recover();
+      }
+    });
+  }
   sched.Run();
   internal::SyncPoints::ClearAll();
+  if (recoverer) stats.violation += recoverer->recover_errors();
   stats.ops = counts.ops;
   stats.txns = counts.txns;
   stats.violation += world.Finish();

@@ -101,6 +101,12 @@ void Actor::Get(int op, int k) {
 
 void Actor::Replace(int op, int k) { PlainWrite(op, k, 3); }
 
+void Actor::Recover() {
+  Store& store = world_.recoverer() != nullptr ? *world_.recoverer() : world_.protocol();
+  Status s = store.Recover().status();
+  if (s.IsCorruption() || s.IsInternal()) recover_errors_ += "Recover: " + s.ToString() + "\n";
+}
+
 void Actor::Plain(int op) {
   int k = RandomKey();
   int kind = rng_() % 9;
@@ -175,7 +181,7 @@ void Actor::Txn(int op, const std::vector<Step>& steps, bool atomic) {
 }
 
 HistOp Actor::BufferWrite(Transaction& txn, int op, int k, std::optional<bool> present,
-                          bool scripted) {
+                          bool scripted, bool merge) {
   const Table& table = txn_table_ != nullptr ? *txn_table_ : table_;
   HistOp w;
   w.key = KeyName(k);
@@ -183,6 +189,7 @@ HistOp Actor::BufferWrite(Transaction& txn, int op, int k, std::optional<bool> p
   Status s;
   int pick = scripted ? (present.value_or(false) ? 2 : 1) : static_cast<int>(rng_() % 5);
   if (!scripted && present.has_value()) pick = *present ? 2 + pick % 3 : pick % 2;
+  if (merge) pick = 4;
   switch (pick) {
     case 0:
       w.kind = Kind::kInsert;
@@ -232,7 +239,8 @@ void Actor::RunTxn(int op, const std::vector<Step>& steps, bool atomic, bool scr
   for (const Step& step : steps) {
     const int k = step.key;
     std::optional<bool> present;
-    if (step.plan != Plan::kBlindWrite) {
+    const bool merge = step.plan == Plan::kBlindMerge;
+    if (step.plan != Plan::kBlindWrite && !merge) {
       auto r = txn->Get(*txn_table_, kKeys[k][0], kKeys[k][1]);
       if (!r.ok() && !r.status().IsNotFound()) {
         SetOps(i, ops);
@@ -247,7 +255,7 @@ void Actor::RunTxn(int op, const std::vector<Step>& steps, bool atomic, bool scr
       present = r.ok();
       if (step.plan == Plan::kReadOnly) continue;
     }
-    ops.push_back(BufferWrite(*txn, op, k, present, scripted));
+    ops.push_back(BufferWrite(*txn, op, k, present, scripted, merge));
   }
   SetOps(i, ops);
   const int troubles = sched_.TroublesOfCaller();

@@ -43,7 +43,9 @@ class Actor {
   void Run(int ops, ActorStats& stats);
 
   // ---- Scripted (exhaustive scenarios) ----
-  enum class Plan { kReadWrite, kBlindWrite, kReadOnly };
+  // kBlindMerge: a merge into the entity, not read first (its new version
+  // depends on the version its intent is placed on).
+  enum class Plan { kReadWrite, kBlindWrite, kReadOnly, kBlindMerge };
   struct Step {
     int key;
     Plan plan;
@@ -55,6 +57,10 @@ class Actor {
   // A replace conditional on the ETag this actor last read of `key` ("*"
   // if it has not read it).
   void Replace(int op, int key);
+  // Store::Recover, in the store of `World::recoverer()` if one is open
+  // (else the actors' own); its errors other than Busy are violations.
+  void Recover();
+  const std::string& recover_errors() const { return recover_errors_; }
 
   const std::string& buffer_errors() const { return buffer_errors_; }
   // Its transactions fenced (LeaseLost) although their coordinator neither
@@ -82,7 +88,8 @@ class Actor {
               std::chrono::milliseconds lock_timeout);
   // Buffers the write of step `k` (a kind drawn, or for scripts replace if
   // present, upsert if not); false if refused.
-  HistOp BufferWrite(Transaction& txn, int op, int k, std::optional<bool> present, bool scripted);
+  HistOp BufferWrite(Transaction& txn, int op, int k, std::optional<bool> present, bool scripted,
+                     bool merge = false);
 
   struct LastRead {
     Version version;
@@ -99,6 +106,7 @@ class Actor {
   LastRead last_read_[kNumKeys];
   std::string buffer_errors_;
   std::string fenced_at_work_;
+  std::string recover_errors_;
   std::vector<int> keys_{0, 1, 2, 3};
   Role role_ = Role::kMixed;
   std::chrono::milliseconds max_think_{0};

@@ -43,9 +43,9 @@ TempDirectory::~TempDirectory() {
   if (!path_.empty()) std::filesystem::remove_all(path_, ec);
 }
 
-Status World::Open(bool atomic, bool in_place_reads) {
+StoreOptions World::Options(Clock& clock, bool in_place_reads) {
   StoreOptions o;
-  o.clock = &clock_;
+  o.clock = &clock;
   o = internal::WithAtomicCommits(o, false);  // the lease protocol's interleavings are searched
   {
     // Lock stripes from 0, not from a random one: a seed replays the same.
@@ -56,7 +56,6 @@ Status World::Open(bool atomic, bool in_place_reads) {
   // Finishing runs in the committing actor (the scheduler runs one request
   // at a time and knows only its own threads).
   o.finish_in_background = false;
-  clock_.set_sleep([this](std::chrono::milliseconds d) { sched_.Sleep(d); });
   // Resolvers hold a record longer than a coordinator's 15 s leases last:
   // a dead coordinator's locks and entities run out while it is settled.
   o.txn_lease_seconds = 60;
@@ -67,6 +66,12 @@ Status World::Open(bool atomic, bool in_place_reads) {
     m->sink = &monitor_;
     return WrapForSimulation(m, sched_, in_place);
   };
+  return o;
+}
+
+Status World::Open(bool atomic, bool in_place_reads) {
+  clock_.set_sleep([this](std::chrono::milliseconds d) { sched_.Sleep(d); });
+  StoreOptions o = Options(clock_, in_place_reads);
   auto store = Store::Open(dir_.path(), o);
   if (!store.ok()) return store.status();
   protocol_ = std::move(*store);
@@ -78,6 +83,14 @@ Status World::Open(bool atomic, bool in_place_reads) {
   auto batch = Store::Open(dir_.path(), o);
   if (!batch.ok()) return batch.status();
   atomic_ = std::move(*batch);
+  return Status::OK();
+}
+
+Status World::OpenRecoverer(std::chrono::milliseconds wall_offset) {
+  skewed_ = std::make_unique<internal::SkewedClock>(clock_, wall_offset);
+  auto store = Store::Open(dir_.path(), Options(*skewed_, /*in_place_reads=*/false));
+  if (!store.ok()) return store.status();
+  recoverer_ = std::move(*store);
   return Status::OK();
 }
 
@@ -97,9 +110,9 @@ Status World::SetInitial(int k, Version v, Store& store, bool via_txn) {
 }
 
 // P1 (docs/protocol.md): a leased intent exists only beside its
-// transaction's marker, so Recover, which lists markers and not entities,
+// transaction's record, so Recover, which lists records and not entities,
 // leaves none once every coordinator is gone. An intent never leased may
-// stay (its coordinator died in its first round, perhaps before its marker).
+// stay (its coordinator died in its first round, perhaps before its record).
 std::string World::LeasedIntentsLeft(BlobStore& blobs) {
   ListOptions entities;
   entities.prefix = internal::kTablePrefix;

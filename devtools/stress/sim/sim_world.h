@@ -53,6 +53,11 @@ class World {
   Status Open(bool atomic, bool in_place_reads = true);
   Store& protocol() { return *protocol_; }
   Store* atomic() { return atomic_.get(); }
+  // A third store on the directory, as another process whose wall clock is
+  // `wall_offset` away from the others' (monotonic time and the boot are
+  // the machine's): the one `Recover` runs in.
+  Status OpenRecoverer(std::chrono::milliseconds wall_offset);
+  Store* recoverer() { return recoverer_.get(); }
   History& history() { return history_; }
   std::mutex& mu() { return mu_; }
   // Sets up key k with `v` (or leaves it absent), through `store`: as a
@@ -66,12 +71,15 @@ class World {
 
  private:
   static std::string LeasedIntentsLeft(BlobStore& blobs);
+  // The options every store of the world opens with, on `clock`.
+  StoreOptions Options(Clock& clock, bool in_place_reads);
 
   internal::FakeClock& clock_;
   SimScheduler& sched_;
   TempDirectory dir_;
   std::string monitor_;  // what the monitors flagged (outlives the stores)
-  std::unique_ptr<Store> protocol_, atomic_;
+  std::unique_ptr<internal::SkewedClock> skewed_;  // the recoverer's
+  std::unique_ptr<Store> protocol_, atomic_, recoverer_;
   History history_;
   std::mutex mu_;
 };
