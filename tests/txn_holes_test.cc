@@ -17,6 +17,7 @@
 #include "model/blob_naming.h"
 #include "tests/test_util.h"
 #include "txn/intent.h"
+#include "txn/lock_stripes.h"
 #include "txn/txn_record.h"
 #include "testing/sync_point.h"
 #include "util/stored_format.h"
@@ -87,6 +88,11 @@ class HookedBlobStore final : public BlobStoreWrapper {
     Call({"put", n, &o, d});
     return BlobStoreWrapper::Put(n, d, o);
   }
+  Result<LeaseResult> AcquireLease(std::string_view n, int duration, std::string_view proposed,
+                                   const AccessConditions& c) override {
+    Call({"lease", n});
+    return BlobStoreWrapper::AcquireLease(n, duration, proposed, c);
+  }
 
  private:
   void Call(const Request& r) {
@@ -141,6 +147,44 @@ class TxnHolesTest : public ::testing::Test {
     EXPECT_TRUE(s.ok()) << s.status().ToString();
     return s.ok() ? std::move(*s) : nullptr;
   }
+  // Every lock stripe of partition `pk`.
+  std::vector<std::string> Stripes(const std::string& pk) {
+    const std::string lock = *naming::LockBlobName("holes", pk);
+    std::vector<std::string> out;
+    for (int s = 0; s < kLockStripes; ++s) out.push_back(naming::LockStripeBlobName(lock, s));
+    return out;
+  }
+  // Another process's transactions hold every stripe of `pk`: T's stripe,
+  // whichever it draws, is busy (two processes may draw the same one).
+  void HoldStripes(const std::string& pk) {
+    BlobStore& raw = store_->blob_store();
+    for (const std::string& s : Stripes(pk)) {
+      PutOptions create;
+      create.conditions.if_none_match = std::string(kAnyETag);
+      (void)raw.Put(s, "", create);
+      ASSERT_TRUE(raw.AcquireLease(s, 15, "another-process", {}).ok()) << s;
+    }
+  }
+  void ReleaseStripes(const std::string& pk) {
+    for (const std::string& s : Stripes(pk))
+      ASSERT_TRUE(store_->blob_store().ReleaseLease(s, "another-process", {}).ok()) << s;
+  }
+  bool IsStripeOf(std::string_view name, const std::string& pk) {
+    for (const std::string& s : Stripes(pk))
+      if (name == s) return true;
+    return false;
+  }
+  // T of the stripe-wait schedules: replaces p/a and p/x with 4, not read.
+  std::thread ReplaceAXAsT(Status* out) {
+    return std::thread([this, out] {
+      role = "T";
+      auto txn = store_->Begin(Leases());
+      Status s = txn->Replace(table_, Entity("p", "a").Set("v", 4), "*");
+      if (s.ok()) s = txn->Replace(table_, Entity("p", "x").Set("v", 4), "*");
+      *out = s.ok() ? txn->Commit().status() : s;
+    });
+  }
+
   // Breaks every leased lock stripe of the table, at once.
   void BreakStripes() {
     ListOptions locks;
@@ -964,6 +1008,120 @@ TEST_F(TxnHolesTest, AProcessThatCannotTellItsBootOpensNoLocalStore) {
   EXPECT_NE(opened.status().message().find("/proc/sys/kernel/random/boot_id"), std::string::npos)
       << opened.status().ToString();
   EXPECT_TRUE(Clock::Real()->BootId().size() > 0) << "this machine's boot id is readable";
+}
+
+// ---- Issue 54, the fresh-eyes review of 281b6ca: a coordinator waiting for a busy stripe ----
+
+// V1 (P1). T's one stripe is busy (another process holds it), so T waits in
+// round 1 holding no stripe. On 281b6ca its pending record stayed meanwhile
+// (its intents undone): Recover, run after the other holder let go and
+// before T's next try, found it naming no intent and no leased stripe,
+// decided T aborted and deleted it; T then leased its intents with no
+// record naming them, and once T was gone Recover left them leased.
+TEST_F(TxnHolesTest, RecoverLeavesNoLeasedIntentAfterACoordinatorWaitedForAStripe) {
+  Put("p", "a", 0);
+  Put("p", "x", 0);
+  const std::string a = Blob("p", "a"), x = Blob("p", "x");
+  HoldStripes("p");
+  Gate waiting, prewritten;
+  std::atomic<int> stripe_leases{0};
+  SetHook([&](const HookedBlobStore::Request& r) {
+    if (Is("T") && r.op == std::string("lease") && IsStripeOf(r.name, "p") &&
+        ++stripe_leases == 2)
+      waiting.Arrive();  // T's second try at its stripe
+  });
+  SyncPoints::Set("txn.prewritten", [&] {
+    if (Is("T")) prewritten.Arrive();
+  });
+  Status t_status;
+  std::thread t = ReplaceAXAsT(&t_status);
+  ASSERT_TRUE(waiting.WaitArrived());
+  ReleaseStripes("p");
+  ASSERT_TRUE(store_->Recover().ok());
+  waiting.Open();
+  ASSERT_TRUE(prewritten.WaitArrived());  // T's intents are leased
+  clock_.Advance(seconds(31));            // and T stalls past its stripe's lease
+  ASSERT_TRUE(store_->Recover().ok());
+  for (const std::string& blob : {a, x}) {
+    auto head = store_->blob_store().Head(blob, {});
+    ASSERT_TRUE(head.ok()) << head.status().ToString();
+    EXPECT_FALSE(!PrewritingTransaction(head->properties).empty() &&
+                 head->properties.lease_status == LeaseStatus::kLocked)
+        << blob << " holds a leased intent after Recover, every coordinator gone (P1)";
+  }
+  prewritten.Open();
+  t.join();
+  SetHook(nullptr);
+  EXPECT_FALSE(t_status.ok()) << t_status.ToString();
+  EXPECT_EQ(Value("p", "a"), 0);
+  EXPECT_EQ(Value("p", "x"), 0);
+}
+
+// V1b (L2). The same wait, T never stalled: Recover must leave it alone (on
+// 281b6ca it decided T aborted, and T failed LeaseLost "it stalled past its
+// leases").
+TEST_F(TxnHolesTest, RecoverLeavesACoordinatorWaitingForItsStripeAlone) {
+  Put("p", "a", 0);
+  Put("p", "x", 0);
+  HoldStripes("p");
+  Gate waiting;
+  std::atomic<int> stripe_leases{0};
+  SetHook([&](const HookedBlobStore::Request& r) {
+    if (Is("T") && r.op == std::string("lease") && IsStripeOf(r.name, "p") &&
+        ++stripe_leases == 2)
+      waiting.Arrive();
+  });
+  Status t_status;
+  std::thread t = ReplaceAXAsT(&t_status);
+  ASSERT_TRUE(waiting.WaitArrived());
+  ReleaseStripes("p");
+  auto report = store_->RecoverAndReport();
+  waiting.Open();
+  t.join();
+  SetHook(nullptr);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->resolved, 0) << "Recover settled a live coordinator's transaction";
+  EXPECT_TRUE(t_status.ok()) << t_status.ToString();
+  EXPECT_EQ(Value("p", "a"), t_status.ok() ? 4 : 0);
+  EXPECT_EQ(Value("p", "x"), t_status.ok() ? 4 : 0);
+}
+
+// V2 (X2). T's stripe is busy and its pending create is slow. On 281b6ca its
+// intents were placed beside that create: W met x's intent, created T's
+// record aborted (there was none yet), undid it and wrote; Recover deleted
+// that record (x plain, the stripe let go of) while a still held T's
+// intent; the pending create then landed on nothing and T committed, its
+// abort decided and forgotten. Now no intent of T exists before its record:
+// a writer that decided T aborted always did so through T's record.
+TEST_F(TxnHolesTest, AWritersAbortDecisionIsFinal) {
+  Put("p", "a", 0);
+  Put("p", "x", 0);
+  HoldStripes("p");
+  Gate pending;
+  std::atomic<bool> w_decided{false};
+  SetHook([&](const HookedBlobStore::Request& r) {
+    if (Is("W") && IsRecordPut(r, TxnState::kAborted)) w_decided = true;
+    if (Is("T") && IsRecordPut(r, TxnState::kPending) && !pending.arrived()) pending.Arrive();
+  });
+  Status t_status;
+  std::thread t = ReplaceAXAsT(&t_status);
+  ASSERT_TRUE(pending.WaitArrived());  // T's first pending create, on its way
+  role = "W";
+  Status w_status = table_.UpsertMerge(Entity("p", "x").Set("m", 1)).status();
+  role.clear();
+  ASSERT_TRUE(w_status.ok()) << w_status.ToString();
+  ReleaseStripes("p");
+  ASSERT_TRUE(store_->Recover().ok());
+  pending.Open();
+  t.join();
+  SetHook(nullptr);
+  EXPECT_FALSE(w_decided && t_status.ok())
+      << "W decided T aborted, and T committed: " << t_status.ToString();
+  auto x = table_.Get("p", "x");
+  ASSERT_TRUE(x.ok()) << x.status().ToString();
+  // T committed after W (its replace of x planned on W's version), or not.
+  EXPECT_EQ(*x->FindAs<int32_t>("v"), t_status.ok() ? 4 : 0);
+  EXPECT_EQ(x->FindAs<int32_t>("m") != nullptr, !t_status.ok());
 }
 
 }  // namespace

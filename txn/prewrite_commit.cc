@@ -238,30 +238,84 @@ class PrewriteCommit {
 
   // ---- Round 1: every lease at once; in order, waiting, once one is busy ----
 
+  // Round 1, the stripes and the record (pending); round 2, the intents.
+  // No intent of this transaction exists before its record does, so whoever
+  // meets one decides through a record that exists (X2: never one created
+  // from nothing that its pending create would race); and while it waits for
+  // a busy stripe it holds no record, so Recover cannot take it for gone (L2).
   Status Acquire() {
     leases_since_ = clock_.Steady();
-    std::vector<Status> got(targets_.size());
+    const size_t stripes = static_cast<size_t>(
+        std::find_if(targets_.begin(), targets_.end(),
+                     [](const Target& t) { return t.intent != nullptr; }) -
+        targets_.begin());
+    BT_RETURN_IF_ERROR(TakeStripesAndRecord(stripes));
+    BT_RETURN_IF_ERROR(LeasesStillOurs());  // L3: it may have waited
+    return TakeIntents(stripes);
+  }
+
+  // Targets [0, stripes) are the stripes. All at once with the pending
+  // create; a busy one (or one that failed) drops the record again (If-Match
+  // its version: one a decider made aborted meanwhile ends the transaction)
+  // and the stripes after it, waits for those in order, and creates the
+  // record anew once it holds them all.
+  Status TakeStripesAndRecord(size_t stripes) {
+    std::vector<Status> got(stripes);
     Status pending;
-    // The record goes pending beside the first leases and intents, in the
-    // same round; round 2 (the intents' leases) waits for it (P1).
-    Each(targets_.size() + 1, [&](size_t i) {
-      if (i == targets_.size())
+    Each(stripes + 1, [&](size_t i) {
+      if (i == stripes)
         pending = CreatePending();
       else
         got[i] = Take(targets_[i]);
     });
     BT_RETURN_IF_ERROR(pending);
+    size_t first_failed = stripes;
+    for (size_t i = 0; i < stripes; ++i) {
+      if (got[i].ok()) continue;
+      if (!got[i].IsBusy() && !got[i].IsConflict() && !got[i].IsNotFound()) return got[i];
+      first_failed = std::min(first_failed, i);
+    }
+    if (first_failed == stripes) return Status::OK();
+    BT_RETURN_IF_ERROR(DropRecord());
+    BT_RETURN_IF_ERROR(LetGo(first_failed));
+    for (size_t i = first_failed; i < stripes; ++i)
+      BT_RETURN_IF_ERROR(TakeWaiting(targets_[i]));
+    return CreatePending();
+  }
+
+  // Deletes the pending record this coordinator created (If-Match its
+  // version). Refused: a decider made it aborted first (LeaseLost).
+  Status DropRecord() {
+    WriteOptions as_created;
+    as_created.conditions.if_match = record_etag_;
+    Status gone = blobs_.Delete(RecordBlobName(txn_id_), as_created);
+    if (gone.ok() || gone.IsNotFound()) {
+      record_sent_ = false;
+      record_etag_.clear();
+      return Status::OK();
+    }
+    TxnRecord now;
+    auto outcome = OutcomeOf(blobs_, txn_id_, &now);
+    if (outcome.ok() && *outcome == Outcome::kAborted) return NotCommitted(now, gone);
+    return gone.WithContext("transaction " + txn_id_ + ", letting go of its record");
+  }
+
+  // Targets [first, end) are the entities: each gets its intent at once; a
+  // busy one lets go of the entities after it (never a stripe: they come
+  // first) and takes them in order, waiting.
+  Status TakeIntents(size_t first) {
+    std::vector<Status> got(targets_.size());
+    Each(targets_.size() - first, [&](size_t j) { got[first + j] = Take(targets_[first + j]); });
     // An entity that only moved to the same version (its intent finished
     // since it was read, often by this store's own background finishing),
     // or to one its plan still fits, is taken again at once, in the same
     // round: no sorted suffix let go for it. One look and one try each,
     // never a wait, so holding the rest meanwhile cannot deadlock.
     std::vector<Status> final(targets_.size());  // what the transaction can only fail on
-    Each(targets_.size(), [&](size_t i) {
+    Each(targets_.size() - first, [&](size_t j) {
+      const size_t i = first + j;
       Target& t = targets_[i];
-      if (got[i].ok() || t.intent == nullptr ||
-          !(got[i].IsBusy() || got[i].IsConflict() || got[i].IsNotFound()))
-        return;
+      if (got[i].ok() || !(got[i].IsBusy() || got[i].IsConflict() || got[i].IsNotFound())) return;
       auto moved = Replan(t);
       if (!moved.ok())
         final[i] = moved.status();
@@ -270,19 +324,17 @@ class PrewriteCommit {
     });
     for (const Status& f : final) BT_RETURN_IF_ERROR(f);
     size_t first_failed = targets_.size();
-    for (size_t i = 0; i < targets_.size(); ++i) {
+    for (size_t i = first; i < targets_.size(); ++i) {
       if (got[i].ok()) continue;
       if (!got[i].IsBusy() && !got[i].IsConflict() && !got[i].IsNotFound()) return got[i];
       first_failed = std::min(first_failed, i);
     }
-    if (first_failed == targets_.size()) {
-      BT_SYNC_POINT("txn.locks_acquired");
-      return Status::OK();
+    if (first_failed < targets_.size()) {
+      // Keep the sorted prefix; let go of the rest and take it in order.
+      BT_RETURN_IF_ERROR(LetGo(first_failed));
+      for (size_t i = first_failed; i < targets_.size(); ++i)
+        BT_RETURN_IF_ERROR(TakeWaiting(targets_[i]));
     }
-    // Keep the sorted prefix; let go of the rest and take it in order.
-    BT_RETURN_IF_ERROR(LetGo(first_failed));
-    for (size_t i = first_failed; i < targets_.size(); ++i)
-      BT_RETURN_IF_ERROR(TakeWaiting(targets_[i]));
     BT_SYNC_POINT("txn.locks_acquired");
     return Status::OK();
   }
@@ -291,8 +343,9 @@ class PrewriteCommit {
   // on and the stripes it holds, so that Recover finds it without listing
   // every entity (P1). Its ETag is what the commit point is conditional on
   // (X2): a decider that rewrites it aborted fences the commit point for
-  // good. A decider's aborted record found in its place (a writer met an
-  // intent of ours first) ends the transaction here.
+  // good. Created before any intent of ours exists; one found in its place
+  // (a late decider's, or one left by an earlier release) ends the
+  // transaction here.
   Status CreatePending() {
     TxnRecord rec;
     rec.txn_id = txn_id_;

@@ -249,6 +249,14 @@ Status RecoverRecord(const ResolveContext& ctx, const std::string& name, const T
     }
     if (outcome != Outcome::kAborted) return Status::OK();
     sweep.settled.insert(rec.txn_id);
+    // Looked at again now that it is decided: its coordinator may have
+    // taken its stripes and placed an intent since the look above (its
+    // stripe's lease landing after its record did); that intent must keep
+    // a record (P1).
+    BT_ASSIGN_OR_RETURN(held, SettleEach(ctx, blobs, rec.txn_id, sweep));
+    if (held) return Status::OK();
+    BT_ASSIGN_OR_RETURN(alive, AnyLeased(ctx.blobs, rec.locks));
+    if (alive) return Status::OK();
     Status gone = ctx.blobs.Delete(name, {});  // aborted, by us: nothing of it is left
     return gone.ok() || gone.IsNotFound() ? Status::OK() : gone;
   }
