@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -618,17 +619,25 @@ TEST_P(InteropTest, AnUnconditionalWriteThatSaysUnavailableMayHaveBeenApplied) {
 // read finds it committed, whole.
 class CommitPointTest : public InteropTest {
  protected:
-  static proxy::FaultProxy::Match CommitPoint() {
+  // The record's second PUT (its first creates it pending, in round 1);
+  // `passed`, if given, is set once it has gone by.
+  static proxy::FaultProxy::Match CommitPoint(std::shared_ptr<std::atomic<bool>> passed = nullptr) {
     auto seen = std::make_shared<int>(0);
-    return [seen](const std::string& line) {
-      // The record's second PUT: its first creates it pending (round 1).
-      return line.find("/x/") != std::string::npos && line.find("comp=") == std::string::npos &&
-             line.rfind("PUT ", 0) == 0 && ++*seen == 2;
+    return [seen, passed](const std::string& line) {
+      const bool it = line.find("/x/") != std::string::npos &&
+                      line.find("comp=") == std::string::npos && line.rfind("PUT ", 0) == 0 &&
+                      ++*seen == 2;
+      if (it && passed) *passed = true;
+      return it;
     };
   }
-  static bool ReadOfARecord(const std::string& line) {
-    return line.find("/x/") != std::string::npos &&
-           (line.rfind("GET ", 0) == 0 || line.rfind("HEAD ", 0) == 0);
+  // A read of a record once the commit point has gone by (`passed`): the
+  // coordinator's look at its record in round 2 is not one.
+  static proxy::FaultProxy::Match ReadOfARecordAfter(std::shared_ptr<std::atomic<bool>> passed) {
+    return [passed](const std::string& line) {
+      return *passed && line.find("/x/") != std::string::npos &&
+             (line.rfind("GET ", 0) == 0 || line.rfind("HEAD ", 0) == 0);
+    };
   }
   // A store through `proxy`, its container made (the first write makes
   // it, and CommitPoint() counts the record's PUTs).
@@ -672,13 +681,14 @@ TEST_P(CommitPointTest, AnUncheckableLostAnswerIsOutcomeUnknownAndAReadSettlesIt
   proxy::FaultProxy& proxy = **started;
   auto store = OpenVia(proxy.port());
   ASSERT_NE(store, nullptr);
-  proxy.Inject(proxy::ProxyFault::kLoseAnswer, CommitPoint(), 1);
-  proxy.Inject(proxy::ProxyFault::kAnswer503, ReadOfARecord, 1000);
+  auto passed = std::make_shared<std::atomic<bool>>(false);
+  proxy.Inject(proxy::ProxyFault::kLoseAnswer, CommitPoint(passed), 1);
+  proxy.Inject(proxy::ProxyFault::kAnswer503, ReadOfARecordAfter(passed), 1000);
   auto committed = TransferBetweenTwoPartitions(*store);
   EXPECT_EQ(committed.status().code(), Code::kOutcomeUnknown) << committed.status().ToString();
   EXPECT_EQ(proxy.injected(proxy::ProxyFault::kLoseAnswer), 1);
   EXPECT_GT(proxy.injected(proxy::ProxyFault::kAnswer503), 0);
-  proxy.Inject(proxy::ProxyFault::kAnswer503, ReadOfARecord, 0);
+  proxy.Inject(proxy::ProxyFault::kAnswer503, ReadOfARecordAfter(passed), 0);
 
   // Another client, with nothing in the way.
   auto direct = Store::Open(conn_, [&] {

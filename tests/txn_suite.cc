@@ -95,9 +95,9 @@ TEST_P(TxnTest, EntitiesOnlyReadCostFourRequestsEachAndNoRound) {
     return;
   }
   if (SyncPoints::Enabled()) {
-    EXPECT_EQ(before_return, k + 2 * entities + 2);
+    EXPECT_EQ(before_return, k + 2 * entities + 3);
   }
-  EXPECT_EQ(counter_.load()->Total(), 2 * k + 4 * entities + 3);
+  EXPECT_EQ(counter_.load()->Total(), 2 * k + 4 * entities + 4);
   // The entities only read are the same versions, still matching what was read.
   for (const char* rk : {"r1", "r2"}) EXPECT_EQ(Balance(*accounts_, "c1", rk), 1);
 }
@@ -153,9 +153,10 @@ TEST_P(TxnTest, ARewriteOfTheVersionReadByThisStoresFinishingCostsNothing) {
   ASSERT_TRUE(t2->Replace(*accounts_, Entity("b2b", "x").Set("balance", 2), x->etag()).ok());
   std::map<std::string, int> at_commit_point;
   ASSERT_NO_FATAL_FAILURE(CommitCounted(*t2, *counter_.load(), &at_commit_point));
-  // Round 1: the lock's lease, the intent and the record (pending); round
-  // 2: the intent's lease; round 3: the record (committed).
-  EXPECT_EQ(at_commit_point, (std::map<std::string, int>{{"lease", 2}, {"put", 3}}));
+  // Round 1: the lock's lease and the record (pending); round 2: the intent
+  // and a look at the record; round 3: the intent's lease; round 4: the
+  // record (committed).
+  EXPECT_EQ(at_commit_point, (std::map<std::string, int>{{"lease", 2}, {"put", 3}, {"head", 1}}));
   EXPECT_EQ(Balance(*accounts_, "b2b", "x"), 2);
 }
 
@@ -203,10 +204,11 @@ TEST_P(TxnTest, ARewriteOfTheVersionReadElsewhereCostsOneLookNotARound) {
   ASSERT_TRUE(t2->Replace(*accounts_, Entity("b2b", "x").Set("balance", 2), x->etag()).ok());
   std::map<std::string, int> at_commit_point;
   ASSERT_NO_FATAL_FAILURE(CommitCounted(*t2, *counter_.load(), &at_commit_point));
-  // Round 1: the lock's lease, the record (pending), the intent (412), one
-  // GET, the intent again; round 2: its lease; round 3: the record
-  // (committed). Nothing let go.
-  EXPECT_EQ(at_commit_point, (std::map<std::string, int>{{"lease", 2}, {"put", 4}, {"get", 1}}));
+  // Round 1: the lock's lease, the record (pending); round 2: the intent
+  // (412) and a look at the record, one GET, the intent again; round 3: its
+  // lease; round 4: the record (committed). Nothing let go.
+  EXPECT_EQ(at_commit_point,
+            (std::map<std::string, int>{{"lease", 2}, {"put", 4}, {"get", 1}, {"head", 1}}));
   EXPECT_EQ(Balance(*accounts_, "b2b", "x"), 2);
 }
 
@@ -241,11 +243,11 @@ TEST_P(TxnTest, ACommitRightAfterThisStoresOwnOnTheSameRowWaitsForItsFinishing) 
   release();  // had T2 not waited for it, T1's finishing would still be held
   ASSERT_TRUE(done.ok()) << done.status().ToString();
   EXPECT_EQ(t2->commit_stats().lock_waits, 0);
-  // Round 1: the lock's lease, the intent and the record (pending); round
-  // 2: the intent's lease; round 3: the record (committed). T1's finishing
-  // may still be deleting its own record.
+  // Round 1: the lock's lease and the record (pending); round 2: the intent
+  // and a look at the record; round 3: the intent's lease; round 4: the
+  // record (committed). T1's finishing may still be deleting its own record.
   at_commit_point.erase("delete");
-  EXPECT_EQ(at_commit_point, (std::map<std::string, int>{{"lease", 2}, {"put", 3}}));
+  EXPECT_EQ(at_commit_point, (std::map<std::string, int>{{"lease", 2}, {"put", 3}, {"head", 1}}));
   store_->WaitForFinishing();
   EXPECT_EQ(Balance(*accounts_, "b2b", "x"), 2);
 }
@@ -344,22 +346,22 @@ TEST_P(TxnTest, RoundTripsPerCommit) {
             << "k=" << k;
         continue;
       }
-      // Before Commit() returns, three rounds of independent requests:
-      //   1. k lock leases + w intents (If-Match what was read) + the
-      //      record created pending
-      //   2. w intents leased
-      //   3. the record rewritten committed (the commit point)
+      // Before Commit() returns, four rounds of independent requests:
+      //   1. k lock leases + the record created pending
+      //   2. w intents (If-Match what was read) + a look at the record
+      //   3. w intents leased
+      //   4. the record rewritten committed (the commit point)
       // then, after it: w intents rewritten plain + k lock releases, w
       // intent lease releases, then the record deleted.
       const int w = k;
       if (SyncPoints::Enabled()) {
-        EXPECT_EQ(before_return, k + 2 * w + 2) << "k=" << k;
+        EXPECT_EQ(before_return, k + 2 * w + 3) << "k=" << k;
       }
-      EXPECT_EQ(counter_.load()->Total(), 2 * k + 4 * w + 3) << "k=" << k;
+      EXPECT_EQ(counter_.load()->Total(), 2 * k + 4 * w + 4) << "k=" << k;
       if (SyncPoints::Enabled()) {
-        EXPECT_EQ(at_points["txn.locks_acquired"], k + w + 1) << "k=" << k;
-        EXPECT_EQ(at_points["txn.prewritten"], k + 2 * w + 1) << "k=" << k;
-        EXPECT_EQ(at_points["txn.committed"], k + 2 * w + 2) << "k=" << k;
+        EXPECT_EQ(at_points["txn.locks_acquired"], k + w + 2) << "k=" << k;
+        EXPECT_EQ(at_points["txn.prewritten"], k + 2 * w + 2) << "k=" << k;
+        EXPECT_EQ(at_points["txn.committed"], k + 2 * w + 3) << "k=" << k;
       }
       RecordProperty("requests_k" + std::to_string(k), counter_.load()->Total());
     }

@@ -283,6 +283,23 @@ class PrewriteCommit {
     return CreatePending();
   }
 
+  // Its record is still the pending version it created, read now that it
+  // holds every stripe (beside its intents, so no round more): a Recover
+  // that looked before a stripe's lease landed may have decided it aborted
+  // and deleted it, and an intent of ours leased after that would have no
+  // record naming it (P1). A Recover that decides after this read finds the
+  // stripes leased when it looks again, and keeps the record.
+  Status StillPending() {
+    auto head = blobs_.Head(RecordBlobName(txn_id_), {});
+    if (head.ok() && head->properties.etag == record_etag_) return Status::OK();
+    if (!head.ok() && !head.status().IsNotFound()) return head.status();
+    TxnRecord now;
+    auto outcome = OutcomeOf(blobs_, txn_id_, &now);
+    const Status moved = Status::Conflict("its record moved on before its intents were leased");
+    if (outcome.ok() && *outcome == Outcome::kAborted) return NotCommitted(now, moved);
+    return NotCommitted(TxnRecord{}, moved);
+  }
+
   // Deletes the pending record this coordinator created (If-Match its
   // version). Refused: a decider made it aborted first (LeaseLost).
   Status DropRecord() {
@@ -305,7 +322,14 @@ class PrewriteCommit {
   // first) and takes them in order, waiting.
   Status TakeIntents(size_t first) {
     std::vector<Status> got(targets_.size());
-    Each(targets_.size() - first, [&](size_t j) { got[first + j] = Take(targets_[first + j]); });
+    Status pending;
+    Each(targets_.size() - first + 1, [&](size_t j) {
+      if (first + j == targets_.size())
+        pending = StillPending();
+      else
+        got[first + j] = Take(targets_[first + j]);
+    });
+    BT_RETURN_IF_ERROR(pending);
     // An entity that only moved to the same version (its intent finished
     // since it was read, often by this store's own background finishing),
     // or to one its plan still fits, is taken again at once, in the same
