@@ -93,6 +93,11 @@ class HookedBlobStore final : public BlobStoreWrapper {
     Call({"lease", n});
     return BlobStoreWrapper::AcquireLease(n, duration, proposed, c);
   }
+  Result<LeaseResult> RenewLease(std::string_view n, std::string_view id,
+                                 const AccessConditions& c) override {
+    Call({"renew", n});
+    return BlobStoreWrapper::RenewLease(n, id, c);
+  }
 
  private:
   void Call(const Request& r) {
@@ -1122,6 +1127,63 @@ TEST_F(TxnHolesTest, AWritersAbortDecisionIsFinal) {
   // T committed after W (its replace of x planned on W's version), or not.
   EXPECT_EQ(*x->FindAs<int32_t>("v"), t_status.ok() ? 4 : 0);
   EXPECT_EQ(x->FindAs<int32_t>("m") != nullptr, !t_status.ok());
+}
+
+// L3, the Spin model's trail new-late-renewal: T waits in round 2 for a
+// busy entity (its intents let go of); its stripe's renewal is sent in time
+// and lands after the lease ran out (renewed all the same: nobody took it).
+// Meanwhile Recover found the stripe free and no intent, decided T aborted
+// and deleted its record. T, counting its lease from before the renewal,
+// went on and leased intents no record named. A renewal answered after the
+// old deadline now counts as lost.
+TEST_F(TxnHolesTest, ARenewalThatLandsAfterTheLeaseRanOutIsALostLease) {
+  Put("p", "a", 0);
+  Put("p", "x", 0);
+  const std::string a = Blob("p", "a"), x = Blob("p", "x");
+  BlobStore& raw = store_->blob_store();
+  ASSERT_TRUE(raw.AcquireLease(a, 15, "another-client", {}).ok());  // a, T's first, is busy
+  Gate renewing;
+  SetHook([&](const HookedBlobStore::Request& r) {
+    if (Is("T") && r.op == std::string("renew") && !renewing.arrived()) renewing.Arrive();
+  });
+  // If T leases its intents, it stalls there past its leases (gone, to
+  // everyone else), and Recover, run then, must leave none leased.
+  std::string unnamed;
+  SyncPoints::Set("txn.prewritten", [&] {
+    if (!Is("T")) return;
+    clock_.Advance(seconds(31));
+    EXPECT_TRUE(store_->Recover().ok());
+    for (const std::string& blob : {a, x}) {
+      auto head = raw.Head(blob, {});
+      if (head.ok() && !PrewritingTransaction(head->properties).empty() &&
+          head->properties.lease_status == LeaseStatus::kLocked)
+        unnamed += blob + " ";
+    }
+  });
+  Status t_status;
+  std::thread t([&] {
+    role = "T";
+    TransactionOptions o = Leases();
+    o.lock_timeout = seconds(30);  // waits long enough to renew
+    auto txn = store_->Begin(o);
+    Status s = txn->Replace(table_, Entity("p", "a").Set("v", 4), "*");
+    if (s.ok()) s = txn->Replace(table_, Entity("p", "x").Set("v", 4), "*");
+    t_status = s.ok() ? txn->Commit().status() : s;
+  });
+  ASSERT_TRUE(renewing.WaitArrived());  // its renewal, on its way
+  // Sent with less than the renewal margin (5 s) left: 6 s more and the
+  // stripe's lease has run out before it lands, while T counts its lease
+  // from the moment it sent it.
+  clock_.Advance(seconds(6));
+  ASSERT_TRUE(store_->Recover().ok());
+  ASSERT_TRUE(raw.ReleaseLease(a, "another-client", {}).ok());
+  renewing.Open();
+  t.join();
+  SetHook(nullptr);
+  EXPECT_EQ(unnamed, "") << "leased intents no record names after Recover (P1)";
+  EXPECT_TRUE(t_status.IsLeaseLost()) << t_status.ToString();
+  EXPECT_EQ(Value("p", "a"), 0);
+  EXPECT_EQ(Value("p", "x"), 0);
 }
 
 }  // namespace

@@ -588,6 +588,11 @@ class PrewriteCommit {
       if (!renewed[i].ok())
         return Status::LeaseLost("transaction " + txn_id_ + " could not renew its lease on " +
                                  finite[i]->blob + ": " + renewed[i].message());
+    // Answered after the old deadline: the lease may have lapsed before the
+    // renewal landed (a lease that ran out and nobody took is renewed), and
+    // a Recover that looked then took this coordinator for gone (L3; the
+    // model's trail new-late-renewal).
+    BT_RETURN_IF_ERROR(LeasesStillOurs());
     leases_since_ = before;
     BT_SYNC_POINT("txn.renewed");
     return Status::OK();
