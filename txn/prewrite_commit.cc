@@ -236,7 +236,7 @@ class PrewriteCommit {
     }
   }
 
-  // ---- Round 1: every lease at once; in order, waiting, once one is busy ----
+  // ---- Rounds 1 and 2: at once; in order, waiting, once one is busy ----
 
   // Round 1, the stripes and the record (pending); round 2, the intents.
   // No intent of this transaction exists before its record does, so whoever
@@ -509,7 +509,7 @@ class PrewriteCommit {
     return true;
   }
 
-  // ---- Round 2: every intent leased infinitely, at its version ----
+  // ---- Round 3: every intent leased infinitely, at its version ----
 
   Status Prewrite() {
     // No lease on an intent once this coordinator's stripes may have run
@@ -614,7 +614,7 @@ class PrewriteCommit {
         " ms since they were taken or renewed): another client may have decided it aborted");
   }
 
-  // ---- Round 3: the commit point ----
+  // ---- Round 4: the commit point ----
 
   Status CommitPoint() {
     BT_RETURN_IF_ERROR(RenewIfDue());

@@ -150,7 +150,7 @@ Result<bool> SettleHeld(const ResolveContext& ctx, const std::string& name,
   Status s = SettleIntent(ctx, name, seen, SettleAs::kRecovery);
   if (s.IsBusy()) {
     std::vector<std::string>& held = sweep.in_flight[holder];
-    // Met once by the scan of every entity, and again through the marker.
+    // Met once by the scan of every entity, and again through its record.
     if (std::find(held.begin(), held.end(), name) == held.end()) held.push_back(name);
     return true;
   }
@@ -162,9 +162,9 @@ Result<bool> SettleHeld(const ResolveContext& ctx, const std::string& name,
   return false;
 }
 
-// Every intent in the container (a listing of every entity): what a marker
-// does not name, such as the intents of a coordinator that died in its
-// first round before its marker was written (RecoverOptions::scan_everything).
+// Every intent in the container (a listing of every entity): what no record
+// names, such as the intents of a release before records were created
+// pending (RecoverOptions::scan_everything).
 Status SettleAllIntents(const ResolveContext& ctx, Sweep& sweep) {
   ListOptions list;
   list.prefix = kTablePrefix;
