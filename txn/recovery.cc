@@ -232,12 +232,12 @@ Status RecoverRecord(const ResolveContext& ctx, const std::string& name, const T
   for (const TxnWrite& w : rec.writes) blobs.push_back(w.blob);
   BT_ASSIGN_OR_RETURN(bool held, SettleEach(ctx, blobs, rec.txn_id, sweep));
   if (held) return Status::OK();
-  BT_ASSIGN_OR_RETURN(bool alive, AnyLeased(ctx.blobs, rec.locks));
-  if (alive) {
-    if (rec.state == TxnState::kPending) sweep.in_flight[rec.txn_id];  // listed, holding nothing
-    return Status::OK();
-  }
   if (rec.state == TxnState::kPending) {
+    BT_ASSIGN_OR_RETURN(bool alive, AnyLeased(ctx.blobs, rec.locks));
+    if (alive) {
+      sweep.in_flight[rec.txn_id];  // listed, holding nothing
+      return Status::OK();
+    }
     BT_ASSIGN_OR_RETURN(Outcome outcome, DecideAbort(ctx.blobs, rec.txn_id));
     BT_SYNC_POINT("recovery.decided");
     if (outcome == Outcome::kCommitted) {  // its commit point got there first
@@ -249,14 +249,20 @@ Status RecoverRecord(const ResolveContext& ctx, const std::string& name, const T
     }
     if (outcome != Outcome::kAborted) return Status::OK();
     sweep.settled.insert(rec.txn_id);
-    // Looked at again now that it is decided: its coordinator may have
-    // taken its stripes and placed an intent since the look above (its
-    // stripe's lease landing after its record did); that intent must keep
-    // a record (P1).
-    BT_ASSIGN_OR_RETURN(held, SettleEach(ctx, blobs, rec.txn_id, sweep));
-    if (held) return Status::OK();
-    BT_ASSIGN_OR_RETURN(alive, AnyLeased(ctx.blobs, rec.locks));
-    if (alive) return Status::OK();
+  }
+  // Aborted now: deleted once no stripe it names is leased, looked at
+  // first, and then no entity it names holds an intent of T. In that order
+  // (the Spin model's finding 3): a coordinator not yet aware of the
+  // decision may place and lease an intent while its stripe is leased, and
+  // be killed; looked at after its stripe's lease ran out, that intent was
+  // leased before it ran out, so the look at the entities that follows
+  // finds it (and settles it), where a look at the entities first could
+  // miss it and the stripe, looked at after, be free already (P1).
+  BT_ASSIGN_OR_RETURN(bool alive, AnyLeased(ctx.blobs, rec.locks));
+  if (alive) return Status::OK();
+  BT_ASSIGN_OR_RETURN(held, SettleEach(ctx, blobs, rec.txn_id, sweep));
+  if (held) return Status::OK();
+  if (rec.state == TxnState::kPending) {
     Status gone = ctx.blobs.Delete(name, {});  // aborted, by us: nothing of it is left
     return gone.ok() || gone.IsNotFound() ? Status::OK() : gone;
   }
