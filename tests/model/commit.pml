@@ -4,11 +4,23 @@
  * checked with Spin. See tests/model/README.md for what it covers, how each
  * step maps to the code, and the configurations.
  *
- *   default      the new design: the record created PENDING in round 1,
- *                committed If-Match the pending ETag, intents named by ETag
- *                in the committed record, lock stripes sorted first, a
- *                finite lease lost at its local deadline, Recover working
- *                from records only (no markers, no wall clock).
+ *   default      the new design, final form (txn/prewrite_commit.cc,
+ *                txn/recovery.cc): round 1 the record x/T created PENDING
+ *                (If-None-Match *) and the stripe leases only; a busy stripe
+ *                makes it delete its record (If-Match), take the rest of the
+ *                stripes in order waiting, and create the record again;
+ *                round 2 the intents and one HEAD of its own record (not the
+ *                pending ETag it created: stop, undo, before leasing
+ *                anything); round 3 the intent leases; round 4 the commit
+ *                point If-Match the pending ETag; a finite lease lost at its
+ *                local deadline, and a renewal answered after the old
+ *                deadline lost too; Recover working from records only, and
+ *                deciding a pending record with no intent held once its
+ *                stripes are free (then looking again before deleting it).
+ *   -DR281       the previous new design: round 1 sends the intents too, no
+ *                HEAD in round 2, lenient renewal (an expired lease nobody
+ *                took renews), Recover deciding a pending record only where a
+ *                named blob holds T's intent (findings 1 and 2 of README).
  *   -DTODAY      today's design (docs/protocol.md): markers p/T, the record
  *                created committed/aborted with If-None-Match *, stripes
  *                sorted after entities, ViewIntent believing any intent of a
@@ -23,10 +35,28 @@
  * writer / reader, NONE = no such process), NW/NR (their operations), REC
  * (Recover's passes over the records; 0 = no Recover), MAXT (ticks of the
  * service clock), KILLS/LOST (budgets of coordinator kills / lost answers),
- * ROUND1ANY (round 1's requests land in any order; else record, stripes,
- * entities in sorted order), STRICT_LIVE (flag Recover aborting a live
- * coordinator also in round 1 before its stripe leases landed).
+ * ROUND1ANY (a round's requests land in any order; else the record / the
+ * HEAD first, then sorted order), STRICT_LIVE (flag Recover aborting a live
+ * coordinator also in round 1 before its stripe leases landed),
+ * SHARED_STRIPE (both transaction slots draw the same stripe of a partition,
+ * so that a stripe can be busy in round 1), RENEW_STRICT (with R281: the
+ * strict renewal rule alone), GRACE (with R281: finding 1's candidate fix),
+ * STRIPES_FIRST (final design, candidate fix of finding 3: Recover, for an
+ * aborted record, HEADs the named stripes before it looks at the blobs).
  */
+
+/* The code's order (txn/recovery.cc, RecoverRecord, since b0fb588's successor): an
+ * aborted record's stripes are looked at before its entities. -DBLOBS_FIRST keeps the
+ * order before it, which breaks P1 (finding 3). */
+#ifndef BLOBS_FIRST
+#define STRIPES_FIRST
+#endif
+
+#if !defined(TODAY) && !defined(R281)
+#define FINAL 1
+#else
+#define FINAL 0
+#endif
 
 /* ---------------------------------------------------------------- scope */
 #define NE 4            /* entities: 0,1 in partition 0; 2,3 in partition 1 */
@@ -99,10 +129,16 @@
 #define PART(e) ((e) / 2)
 #define SLOT(t) (((t) - 1) % 2)
 #define ENTS(slot) ((slot) == 0 -> T1ENTS : T2ENTS)
+/* the stripe slot a transaction slot draws (SHARED_STRIPE: both draw the same one) */
+#ifdef SHARED_STRIPE
+#define SSLOT(slot) 0
+#else
+#define SSLOT(slot) (slot)
+#endif
 /* the stripe transaction t's intent on entity e names (the one t holds for e's partition) */
-#define STRIPEOF(t, e) (2 * PART(e) + SLOT(t))
+#define STRIPEOF(t, e) (2 * PART(e) + SSLOT(SLOT(t)))
 /* the stripes of a slot's transaction writing entity set m */
-#define STRIPES(slot, m) ((((m) & 3) != 0 -> BIT(slot) : 0) | (((m) & 12) != 0 -> BIT(2 + (slot)) : 0))
+#define STRIPES(slot, m) ((((m) & 3) != 0 -> BIT(SSLOT(slot)) : 0) | (((m) & 12) != 0 -> BIT(2 + SSLOT(slot)) : 0))
 
 /* record states */
 #define ABSENT 0
@@ -407,6 +443,12 @@ inline SETTLE(x, self, asw, r) {
 #endif
 #define NTG (NE + NS)
 #define INSET(k) (ISSTR(k) -> (strs & BIT(STR(k))) != 0 : (ents & BIT(ENT(k))) != 0)
+/* in this round: final design, round 1 the stripes, round 2 the entities; else all in round 1 */
+#if FINAL
+#define INR(k) (INSET(k) && (rnd == 1 -> ISSTR(k) : !ISSTR(k)))
+#else
+#define INR(k) INSET(k)
+#endif
 #ifdef ROUND1ANY
 #define SENDABLE(i) ((need & ~sent & BIT(i)) != 0)
 #else
@@ -452,7 +494,8 @@ inline TAKE(k, r) {
 }
 
 /* RenewIfDue: renews the stripes held once less than MARGIN remains.
- * New: past the local deadline the lease is lost (never renewed).
+ * New: past the local deadline the lease is lost (never renewed); final (and
+ * R281 with RENEW_STRICT): a renewal answered after the old deadline is lost.
  * Today: renews whatever it holds (an expired lease nobody took renews). */
 inline RENEW_IF_DUE(r) {
   r = R_OK;
@@ -474,8 +517,8 @@ inline RENEW_IF_DUE(r) {
      :: s < NS && (held & BIT(s)) ->
         atomic {                                                                  /* Renew Lease */
           if :: sH[s] == t -> sX[s] = now + LEASE :: else -> r = R_LEASELOST fi;
-#ifdef RENEW_STRICT
-          /* candidate fix: a renewal answered after the local deadline does not count */
+#if FINAL || defined(RENEW_STRICT)
+          /* a renewal answered after the old local deadline counts as lost (LeasesStillOurs) */
           if :: r == R_OK && now - glstart[t] >= LEASE -> r = R_LEASELOST :: else -> skip fi;
 #endif
           LOSE(r);
@@ -507,7 +550,9 @@ proctype Coord(byte slot) {
   byte recE;                      /* new: its record's ETag (pending, then aborted), 0 unknown */
   bool left;                      /* something it placed may be left (a lost answer) */
   bool renew, alive, still, wf, rl, inplace, first;
+  bool dropped;                   /* final: its record deleted for a busy stripe, not yet created again */
   byte rt, re, rp, rn, rv, st, lst, ret, ff;
+  byte rnd;                       /* final: 1 record and stripes, 2 intents and the HEAD of its record */
 
   ents = ENTS(slot);
   strs = STRIPES(slot, ents);
@@ -534,12 +579,15 @@ attempt:
     e = 0
   };
 
-  /* ---- Round 1 (Acquire): record / marker, stripes, intents, all at once */
-  atomic { glstart[t] = now; ground1[t] = 1;                                      /* leases_since_ */
-           need = 1; k = 0;
-           do :: k < NTG -> if :: INSET(k) -> need = need | BIT(k + 1) :: else -> skip fi; k++
+  /* ---- Round 1 (Acquire): record / marker, stripes (today, R281: and intents), all at once.
+   * Final: round 1 the record and the stripes; round 2 (back here, rnd 2) the
+   * intents and, as item 0, one HEAD of its own record (StillPending). */
+  atomic { glstart[t] = now; ground1[t] = 1; rnd = 1; dropped = 0 };             /* leases_since_ */
+round:
+  atomic { need = 1; k = 0;
+           do :: k < NTG -> if :: INR(k) -> need = need | BIT(k + 1) :: else -> skip fi; k++
               :: else -> break od;
-           sent = 0 };
+           sent = 0; got = 0; failed = 0 };
   do
   :: sent == need -> break
   :: else ->
@@ -564,24 +612,34 @@ attempt:
         };
         if :: r != R_OK -> left = 1; failed = failed | 1 :: else -> skip fi
 #else
-        atomic {                                                                  /* PUT x/T pending, If-None-Match * */
-          if
-          :: rS[t] == ABSENT -> rS[t] = PENDING; rE[t]++; recE = rE[t]; rNm[t] = ents; rLM[t] = now; r = R_OK
-          :: else -> r = R_CONFLICT                                               /* a writer went first */
-          fi;
-          LOSE(r);
-          if :: r != R_OK -> recE = 0 :: else -> skip fi;
-          printf("@%d [%d] T%d: PUT x/T%d pending If-None-Match * -> %d\n", now, _pid, t, t, r);
-          MON()
-        };
-        if :: r != R_OK -> failed = failed | 1 :: else -> skip fi
+        if
+        :: rnd == 1 ->
+           atomic {                                                               /* PUT x/T pending, If-None-Match * */
+             if
+             :: rS[t] == ABSENT -> rS[t] = PENDING; rE[t]++; recE = rE[t]; rNm[t] = ents; rLM[t] = now; r = R_OK
+             :: else -> r = R_CONFLICT                                            /* a writer went first */
+             fi;
+             LOSE(r);
+             if :: r != R_OK -> recE = 0 :: else -> skip fi;
+             printf("@%d [%d] T%d: PUT x/T%d pending If-None-Match * -> %d\n", now, _pid, t, t, r);
+             MON()
+           };
+           if :: r != R_OK -> failed = failed | 1 :: else -> skip fi
+        :: else ->
+           atomic {                                                               /* HEAD x/T: still the pending ETag? (StillPending) */
+             r = (rS[t] == PENDING && rE[t] == recE -> R_OK : R_CONFLICT);
+             LOSE(r);
+             printf("@%d [%d] T%d: HEAD x/T%d still pending %d -> %d (1 yes)\n", now, _pid, t, t, recE, r)
+           };
+           if :: r != R_OK -> failed = failed | 1 :: else -> skip fi
+        fi
 #endif
      :: k > 0 ->
         TAKE(k - 1, r);
         if :: r == R_OK -> got = got | BIT(k) :: else -> failed = failed | BIT(k) fi
      fi
   od;
-  if :: (failed & 1) || left -> goto fail :: else -> skip fi;                    /* no record/marker, or an answer lost */
+  if :: (failed & 1) || left -> goto fail :: else -> skip fi;                    /* no record/marker (final round 2: no longer pending), or an answer lost */
   KILLPOINT;
 
   /* an entity that moved on, or holds a finished transaction's intent, is
@@ -610,6 +668,21 @@ attempt:
      /* keep the sorted prefix; let go of the rest (Drop), take it in order (TakeWaiting) */
      atomic { ff = 0; do :: !(failed & BIT(ff + 1)) -> ff++ :: else -> break od;
               printf("@%d [%d] T%d: target %d busy: lets go of the sorted suffix, then takes it in order\n", now, _pid, t, ff) };
+#if FINAL
+     if
+     :: rnd == 1 ->
+        /* a busy stripe: no record while it waits (DropRecord), DELETE x/T If-Match pending */
+        atomic {
+          if :: rS[t] == PENDING && rE[t] == recE -> rS[t] = ABSENT; r = R_OK
+             :: else -> r = R_CONFLICT fi;                                       /* a decider made it aborted */
+          LOSE(r);
+          printf("@%d [%d] T%d: DELETE x/T%d If-Match pending (busy stripe) -> %d\n", now, _pid, t, t, r);
+          MON()
+        };
+        if :: r != R_OK -> goto fail :: else -> recE = 0; dropped = 1 fi
+     :: else -> skip
+     fi;
+#endif
      k = ff;
      do
      :: k < NTG && (got & BIT(k + 1)) ->
@@ -633,7 +706,7 @@ attempt:
 #endif
      k = ff;
      do
-     :: k < NTG && INSET(k) ->
+     :: k < NTG && INR(k) ->
         /* TakeWaiting(k) */
         KILLPOINT;
         RENEW_IF_DUE(r);
@@ -664,15 +737,50 @@ attempt:
               d_step { CLR }
            fi
         fi
-     :: k < NTG && !INSET(k) -> k++
+     :: k < NTG && !INR(k) -> k++
      :: k == NTG -> break
-     od
+     od;
+#if FINAL
+     if
+     :: dropped ->
+        /* every stripe held: the record created again (TakeStripesAndRecord) */
+        atomic {                                                                  /* PUT x/T pending, If-None-Match * */
+          if
+          :: rS[t] == ABSENT -> rS[t] = PENDING; rE[t]++; recE = rE[t]; rNm[t] = ents; rLM[t] = now; r = R_OK
+          :: else -> r = R_CONFLICT
+          fi;
+          LOSE(r);
+          if :: r != R_OK -> recE = 0 :: else -> skip fi;
+          printf("@%d [%d] T%d: PUT x/T%d pending If-None-Match * (again) -> %d\n", now, _pid, t, t, r);
+          MON()
+        };
+        if :: r == R_UNKNOWN -> left = 1 :: else -> skip fi;
+        if :: r != R_OK -> goto fail :: else -> dropped = 0 fi
+     :: else -> skip
+     fi
+#else
+     skip
+#endif
   :: else -> skip
   fi;
+#if FINAL
+  if
+  :: rnd == 1 ->
+     /* ---- Round 2 (final): intents, all at once, beside one HEAD of x/T */
+     KILLPOINT;
+     DEADLINE_CHECK(r);
+     if :: r != R_OK -> goto fail :: else -> skip fi;
+     RENEW_IF_DUE(r);
+     if :: r != R_OK -> goto fail :: else -> skip fi;
+     rnd = 2;
+     goto round
+  :: else -> skip
+  fi;
+#endif
   /* txn.locks_acquired */
   KILLPOINT;
 
-  /* ---- Round 2 (Prewrite): every intent leased infinitely, If-Match its ETag */
+  /* ---- Round 2 (today, R281) / round 3 (final) (Prewrite): every intent leased infinitely, If-Match its ETag */
   DEADLINE_CHECK(r);
   if :: r != R_OK -> goto fail :: else -> skip fi;
   RENEW_IF_DUE(r);
@@ -697,7 +805,7 @@ attempt:
   od;
   /* txn.prewritten */
 
-  /* ---- Round 3 (CommitPoint) */
+  /* ---- Round 3 (today, R281) / round 4 (final) (CommitPoint) */
   RENEW_IF_DUE(r);
   if :: r != R_OK -> goto fail :: else -> skip fi;
 #ifdef TODAY
@@ -1021,10 +1129,11 @@ proctype Recover() {
            :: e < NE && !(nm & BIT(e)) -> e++
            :: e == NE -> break
            od;
+           /* final: also with no intent held (then, if aborted, it looks again below) */
            if
-           :: held ->
+           :: held || FINAL ->
               atomic { alive = ANYLEASED(STRIPES(SLOT(t), nm));                  /* HEAD its stripes */
-                       printf("@%d [%d] Recover: x/T%d pending, a named blob holds its intent; its stripes leased: %d\n", now, _pid, t, alive);
+                       printf("@%d [%d] Recover: x/T%d pending, a named blob holds its intent %d; its stripes leased: %d\n", now, _pid, t, held, alive);
                        if :: !alive -> LIVECHK(t, 1) :: else -> skip fi };
               if
               :: !alive ->
@@ -1062,6 +1171,11 @@ proctype Recover() {
 #else
            graced = 1;
 #endif
+#ifdef STRIPES_FIRST
+           /* candidate fix (finding 3): its stripes looked at first; leased: left alone */
+           atomic { alive = ANYLEASED(STRIPES(SLOT(t), nm)) };                   /* HEAD its stripes */
+           if :: alive -> goto recnext :: else -> skip fi;
+#endif
            e = 0;
            do
            :: e < NE && (nm & BIT(e)) ->
@@ -1077,7 +1191,9 @@ proctype Recover() {
            :: e < NE && !(nm & BIT(e)) -> e++
            :: e == NE -> break
            od;
+#ifndef STRIPES_FIRST
            atomic { alive = ANYLEASED(STRIPES(SLOT(t), nm)) };                   /* HEAD its stripes */
+#endif
            if
            :: !held && !alive && graced ->
               atomic { if :: rS[t] == ABORTED && rE[t] == et -> rS[t] = ABSENT;
@@ -1086,6 +1202,9 @@ proctype Recover() {
            fi
         :: else -> skip
         fi;
+#endif
+#ifdef STRIPES_FIRST
+recnext: skip;
 #endif
         d_step { t++; CLR; held = 0; ok = 0; et = 0; lm = 0; st = 0; nm = 0; graced = 0 }
      :: t > NTX -> break

@@ -27,7 +27,7 @@ CONFIGS=(
   "today-hole4|FAIL|ci|-DTODAY -DONLY=4 -DT1ENTS=3 -DT2ENTS=1 -DREC=1 -DMAXT=0|-DCOLLAPSE -O0"
   "today-p1-strict|FAIL|full|-DTODAY -DONLY=9 -DP1STRICT -DT1ENTS=1 -DT2ENTS=1 -DREC=1 -DMAXT=0|-DCOLLAPSE -O0"
   "today-all|FAIL|full|-DTODAY -DT1ENTS=3 -DT2ENTS=1 -DWX=1 -DRX=1 -DREC=1 -DMAXT=0|-DCOLLAPSE -O0"
-  # the new design: the same shapes, clean
+  # the new design (final form): the same shapes, clean
   "new-shape1|PASS|full|-DT1ENTS=3 -DT2ENTS=1 -DWX=1 -DRX=1 -DMAXT=0|-DCOLLAPSE -O2"
   "new-shape2|PASS|ci|-DT1ENTS=1 -DWX=0 -DREC=1 -DMAXT=2|-DCOLLAPSE -O0"
   "new-shape2-stall|PASS|ci|-DT1ENTS=1 -DWX=0 -DREC=1 -DMAXT=2 -DW_AFTER_LEASE|-DCOLLAPSE -O0"
@@ -35,13 +35,26 @@ CONFIGS=(
   "new-shape4|PASS|ci|-DT1ENTS=3 -DT2ENTS=1 -DREC=1 -DMAXT=0|-DCOLLAPSE -O0"
   "new-kill|PASS|ci|-DT1ENTS=3 -DWX=1 -DREC=1 -DKILLS=1 -DMAXT=2|-DCOLLAPSE -O0"
   "new-lost|PASS|full|-DT1ENTS=3 -DWX=1 -DREC=1 -DLOST=1 -DMAXT=2|-DCOLLAPSE -O2"
-  "new-late-renewal|FAIL|full|-DT1ENTS=1 -DT2ENTS=3 -DREC=1 -DMAXT=2|-DCOLLAPSE -O2"
   "new-read|PASS|full|-DT1ENTS=1 -DWX=0 -DRX=0 -DREC=1 -DMAXT=2|-DCOLLAPSE -O2"
   "new-retry|PASS|full|-DT1ENTS=1 -DT2ENTS=1 -DRETRY=1 -DMAXT=0|-DCOLLAPSE -O2"
-  "new-round1any-grace|PASS|full|-DT1ENTS=3 -DWX=0 -DREC=2 -DMAXT=2 -DROUND1ANY -DGRACE|-DCOLLAPSE -O2"
-  # the new design's findings (README, "Found in the new design")
-  "new-round1any|FAIL|ci|-DT1ENTS=3 -DWX=0 -DREC=1 -DMAXT=1 -DROUND1ANY|-DCOLLAPSE -O0"
+  # the final design on the shapes of the previous design's findings: the regressions
+  "new-round1any|PASS|ci|-DT1ENTS=3 -DWX=0 -DREC=1 -DMAXT=1 -DROUND1ANY|-DCOLLAPSE -O0"
+  "new-round1any-t2|PASS|full|-DT1ENTS=3 -DWX=0 -DREC=2 -DMAXT=2 -DROUND1ANY|-DCOLLAPSE -O2"
+  "new-late-renewal|PASS|full|-DT1ENTS=1 -DT2ENTS=3 -DREC=1 -DMAXT=2|-DCOLLAPSE -O2"
+  # a stripe busy in round 1 (both slots draw the same stripe): DropRecord, wait, the record again
+  "new-stripe-busy-t1|PASS|full|-DSHARED_STRIPE -DT1ENTS=1 -DT2ENTS=1 -DREC=1 -DMAXT=1|-DCOLLAPSE -O2"
+  "new-stripe-busy|PASS|full|-DSHARED_STRIPE -DT1ENTS=1 -DT2ENTS=1 -DREC=1 -DMAXT=2|-DCOLLAPSE -O2"
+  # candidate fix of finding 3 (README): Recover HEADs an aborted record's stripes before its blobs
+  "blobsfirst-kill|FAIL|ci|-DBLOBS_FIRST -DT1ENTS=3 -DWX=1 -DREC=1 -DKILLS=1 -DMAXT=2|-DCOLLAPSE -O0"
+  "fix3-stripe-busy|PASS|full|-DSTRIPES_FIRST -DSHARED_STRIPE -DT1ENTS=1 -DT2ENTS=1 -DREC=1 -DMAXT=2|-DCOLLAPSE -O2"
+  "fix3-late-renewal|PASS|full|-DSTRIPES_FIRST -DT1ENTS=1 -DT2ENTS=3 -DREC=1 -DMAXT=2|-DCOLLAPSE -O2"
+  "fix3-round1any|PASS|full|-DSTRIPES_FIRST -DT1ENTS=3 -DWX=0 -DREC=2 -DMAXT=2 -DROUND1ANY|-DCOLLAPSE -O2"
+  "fix3-kill|PASS|full|-DSTRIPES_FIRST -DT1ENTS=3 -DWX=1 -DREC=1 -DKILLS=1 -DMAXT=2|-DCOLLAPSE -O2"
+  # the allowed liveness window (pending record landed before the stripe lease), flagged
   "new-window|FAIL|ci|-DT1ENTS=3 -DWX=0 -DREC=1 -DMAXT=1 -DROUND1ANY -DSTRICT_LIVE|-DCOLLAPSE -O0"
+  # the previous new design (-DR281): its two findings, still found
+  "r281-round1any|FAIL|ci|-DR281 -DT1ENTS=3 -DWX=0 -DREC=1 -DMAXT=1 -DROUND1ANY|-DCOLLAPSE -O0"
+  "r281-late-renewal|FAIL|full|-DR281 -DT1ENTS=1 -DT2ENTS=3 -DREC=1 -DMAXT=2|-DCOLLAPSE -O2"
 )
 
 command -v spin >/dev/null || { echo "spin not found" >&2; exit 2; }
@@ -53,7 +66,7 @@ JOBS="${JOBS:-2}"   # configurations run side by side (this machine has 2 cores)
 run_one() {  # name expect dflags cflags -> $work/$name.result
   local name=$1 expect=$2 dflags=$3 cflags=$4
   local d="$work/$name" result=ERROR design=new
-  case "$dflags" in *-DTODAY*) design=today ;; esac
+  case "$dflags" in *-DTODAY*) design=today ;; *-DR281*) design=r281 ;; esac
   mkdir -p "$d"
   cp "$model" "$d/commit.pml"
   local start end
