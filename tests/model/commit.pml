@@ -35,6 +35,8 @@
  * writer / reader, NONE = no such process), NW/NR (their operations), REC
  * (Recover's passes over the records; 0 = no Recover), MAXT (ticks of the
  * service clock), KILLS/LOST (budgets of coordinator kills / lost answers),
+ * AX/NA (the entities and transactions of the embedded atomic batch, a
+ * store of each kind on one directory; AX 0 = no such process),
  * ROUND1ANY (a round's requests land in any order; else the record / the
  * HEAD first, then sorted order), STRICT_LIVE (flag Recover aborting a live
  * coordinator also in round 1 before its stripe leases landed),
@@ -97,6 +99,12 @@
 #endif
 #ifndef LOST
 #define LOST 0
+#endif
+#ifndef AX
+#define AX 0            /* the embedded atomic batch's entities (bit e = entity e; 0: none) */
+#endif
+#ifndef NA
+#define NA 1            /* its transactions */
 #endif
 
 /* time, in ticks of the service clock */
@@ -1022,6 +1030,84 @@ end_wait:
 }
 
 /* -------------------------------------------------------- plain reader */
+/* The embedded store's atomic batch (txn/atomic_commit.cc, CommitAtomically), a
+ * store of each kind on one directory: each entity read, another transaction's
+ * intent settled first as a writer settles it (ReadSettled, ResolveBlob), in
+ * blob order; then one atomic step (one LMDB write transaction) writing every
+ * entity at the ETag read, refused whole if any changed since or is leased
+ * (Busy: WaitForLease, then plan again); LockTimeout while an entity stays
+ * held. No record, no lock, no lease. It commits its versions at once. */
+#ifdef PLANT_BATCH_BLIND
+#define BATCH_LEASED(k) 0    /* a planted bug: the batch also writes over a leased blob */
+#else
+#define BATCH_LEASED(k) (bL[k] != 0)
+#endif
+proctype Batch() {
+  byte n, k, r, r2, rt, re, rv, rp, rn, st, lst, ret, outcome, w, v, lo;
+  bool rl, alive, still, wf, first, ok;
+  byte ae[NE];            /* the ETag read of each entity */
+  byte av[NE];            /* the version read */
+  n = 0;
+  printf("[%d] is the embedded atomic batch A of entities %d\n", _pid, AX);
+  do
+  :: n < NA ->
+     k = 0;
+     do                                                                           /* Plan: ReadSettled each */
+     :: k < NE && (AX & BIT(k)) == 0 -> k++
+     :: k < NE && (AX & BIT(k)) != 0 ->
+#ifdef PLANT_BATCH_BLIND
+        /* a planted bug: an intent taken for its previous version, not settled */
+        atomic { rt = 0; re = bE[k]; rv = (bT[k] == 0 -> bV[k] : bP[k]); r = R_OK };
+#else
+        SETTLE(k, 0, 1, r);
+#endif
+        if
+        :: r == R_OK && rt == 0 -> ae[k] = re; av[k] = rv; k++
+        :: r == R_OK && rt != 0 -> skip                                          /* settled: read again */
+        :: r == R_BUSY ->
+           if
+           :: (bE[k] != re || !SLEASED(STRIPEOF(rt, k))) -> skip                 /* WaitBusy */
+           :: goto gave_up                                                        /* LockTimeout */
+           fi
+        fi;
+        d_step { CLR }
+     :: k == NE -> break
+     od;
+     atomic {                                                                     /* CommitBatch: all or nothing */
+       ok = 1;
+       k = 0;
+       do
+       :: k < NE && (AX & BIT(k)) != 0 && (bE[k] != ae[k] || BATCH_LEASED(k)) -> ok = 0; k++
+       :: k < NE && !((AX & BIT(k)) != 0 && (bE[k] != ae[k] || BATCH_LEASED(k))) -> k++
+       :: k == NE -> break
+       od;
+       if
+       :: ok ->
+          k = 0;
+          do
+          :: k < NE && (AX & BIT(k)) != 0 ->
+             if :: latest[k] != av[k] -> bad_chain = 1 :: else -> skip fi;
+             assert(!bad_chain);
+             vc[k]++; w = vc[k];
+             clen[k]++; CIDX(k, w) = clen[k]; latest[k] = w;
+             bV[k] = w; bT[k] = 0; bL[k] = 0; bE[k]++;
+             printf("@%d [%d] A: batch writes e%d If-Match etag %d -> v%d\n", now, _pid, k, ae[k], w);
+             k++
+          :: k < NE && (AX & BIT(k)) == 0 -> k++
+          :: k == NE -> break
+          od;
+          n++
+       :: else -> printf("@%d [%d] A: batch refused (changed or leased): plan again\n", now, _pid)
+       fi;
+       k = 0; w = 0;
+       MON()
+     }
+  :: else -> break
+  od;
+gave_up:
+  skip
+}
+
 proctype Reader() {
   byte n, v, lo, rt, re, rv, rp, rn, st, lst, ret, outcome, r, r2;
   bool still, first, alive, wf, rl;
@@ -1236,6 +1322,7 @@ init {
     if :: T2ENTS != 0 -> run Coord(1) :: else -> skip fi;
     if :: WX != NONE -> run Writer() :: else -> skip fi;
     if :: RX != NONE -> run Reader() :: else -> skip fi;
-    if :: REC > 0 -> run Recover() :: else -> skip fi
+    if :: REC > 0 -> run Recover() :: else -> skip fi;
+    if :: AX != 0 -> run Batch() :: else -> skip fi
   }
 }
