@@ -442,7 +442,12 @@ TEST_P(IndexTest, ABuildKilledInTheMiddleResumesUnderConcurrentWriters) {
                        ? users_.Delete(pk, rk, "*")
                        : users_.Upsert(User(pk, rk, "e", static_cast<int32_t>(rng() % 9))).status();
         if (s.ok()) ++written;
-        EXPECT_TRUE(s.ok() || s.IsNotFound() || s.IsConflict()) << s.ToString();
+        // A request whose answer was lost (the client's timeout, on a loaded
+        // machine) is reported as such: the index is checked whole at the
+        // end, whatever such a write did.
+        EXPECT_TRUE(s.ok() || s.IsNotFound() || s.IsConflict() || s.IsUnavailable() ||
+                    s.IsOutcomeUnknown())
+            << s.ToString();
       }
     });
   int status = 0;
