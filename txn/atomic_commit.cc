@@ -206,11 +206,13 @@ class AtomicCommit {
   }
 
   // The batch's answer was lost. Applied if an entity it put carries this
-  // transaction's stamp; not applied if every entity it writes is still at
-  // the version planned (an applied batch changes each of them, and an ETag
-  // never comes back); otherwise nobody can tell.
+  // transaction's stamp; not applied if an entity it replaces or deletes is
+  // still at the ETag planned (an applied batch changes each of them at
+  // once, and an ETag never comes back); otherwise nobody can tell. An
+  // entity planned absent and absent again proves nothing: the batch may
+  // have inserted it and another client deleted it since.
   Result<bool> WasApplied(const Status& lost) {
-    bool unchanged = true;
+    bool untouched = false;
     for (const BatchOp& op : ops_) {
       if (op.kind == BatchOp::Kind::kCheck) continue;
       auto head = blobs_.Head(op.blob, {});
@@ -223,14 +225,15 @@ class AtomicCommit {
         if (stamp != head->properties.metadata.end() && stamp->second == id_)
           stamped_[op.blob] = head->properties.etag;
       }
-      unchanged = unchanged && (head.ok() ? op.conditions.if_match == head->properties.etag
-                                          : op.conditions.if_none_match.has_value());
+      if (head.ok() && op.conditions.if_match == head->properties.etag) untouched = true;
     }
     if (!stamped_.empty()) return true;
-    if (unchanged) return false;
-    return Status::OutcomeUnknown("transaction " + id_ + ": its batch got no answer (" +
-                                  lost.message() +
-                                  ") and its entities have changed since: read them, then decide");
+    if (untouched) return false;
+    return Status::OutcomeUnknown(
+        "transaction " + id_ + ": its batch got no answer (" + lost.message() +
+        ") and no entity it replaces or deletes is still at the version planned (one it "
+        "inserts, absent again, may have been inserted and deleted since): read them, then "
+        "decide");
   }
 
   // The writes in the order they were buffered, with their new ETags

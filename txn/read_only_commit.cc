@@ -36,9 +36,12 @@ Status Validate(const TxnContext& core, const Intent& i) {
 
 }  // namespace
 
-bool WritesNothing(const TxnBuffer& buffer) {
-  for (const auto& [blob, intent] : buffer.intents)
-    if (intent.writes()) return false;
+bool ProvedByReadingAgain(const TxnBuffer& buffer) {
+  for (const auto& [blob, i] : buffer.intents) {
+    if (i.writes()) return false;
+    const bool names_a_version = i.read ? i.read_found : i.expect == Intent::Expect::kETag;
+    if (!names_a_version) return false;
+  }
   return true;
 }
 

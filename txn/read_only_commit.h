@@ -7,6 +7,10 @@
 // it is serialised there. One round, one GET per entity, no lease, no
 // record, and no waiting for a transaction in progress (a reader never
 // waits; docs/transactions.md#the-protocol).
+// Only a version found carries such an ETag: an entity found absent (or
+// only checked absent, or present whatever its version) and so again may
+// have been inserted and deleted between, so such a transaction commits
+// as a writing one does, its reads as checks held at one instant.
 #ifndef BLOBTABLE_TXN_READ_ONLY_COMMIT_H_
 #define BLOBTABLE_TXN_READ_ONLY_COMMIT_H_
 
@@ -17,10 +21,11 @@
 
 namespace blobtable::internal {
 
-// True if `buffer` writes no entity.
-bool WritesNothing(const TxnBuffer& buffer);
+// True if `buffer` writes no entity, and each entity's read or check names
+// a version found (its ETag): reading again proves what it read.
+bool ProvedByReadingAgain(const TxnBuffer& buffer);
 
-// Commits a transaction for which WritesNothing(): OK with no writes, or
+// Commits a transaction for which ProvedByReadingAgain(): OK with no writes, or
 // Conflict / NotFound saying which read or check no longer holds.
 Result<std::vector<CommittedWrite>> CommitReadOnly(TxnBuffer& buffer);
 

@@ -155,7 +155,7 @@ namespace internal {
 
 Result<std::vector<CommittedWrite>> CommitBuffer(TxnBuffer& buffer) {
   if (buffer.intents.empty()) return std::vector<CommittedWrite>{};
-  if (WritesNothing(buffer)) return CommitReadOnly(buffer);
+  if (ProvedByReadingAgain(buffer)) return CommitReadOnly(buffer);
   BT_RETURN_IF_ERROR(AddIndexUpkeep(buffer));
   auto committed = CommitsAtomically(buffer) ? CommitAtomically(buffer) : CommitPrewritten(buffer);
   if (!committed.ok()) return committed;
