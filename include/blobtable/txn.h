@@ -19,11 +19,13 @@
 //
 // On the local store, Commit() applies every write and check as one LMDB
 // write transaction (TestingHooks::atomic_commits); elsewhere it runs the
-// protocol of docs/transactions.md#the-protocol (three rounds: locks and intents,
-// intents leased, the record created committed), and rewriting the intents
-// as plain entities happens after it returns, in the store's background
-// thread (StoreOptions::finish_in_background). A transaction that writes
-// nothing only reads its entities again. Either way: Commit() returns OK
+// protocol of docs/transactions.md#the-protocol (four rounds: the lock
+// stripes and the record created pending; the intents; the intents leased;
+// the record made committed), and rewriting the intents as plain entities
+// happens after it returns, in the store's background thread
+// (StoreOptions::finish_in_background). A transaction that writes nothing
+// and found every entity it read only reads them again (one that read an
+// entity absent commits as a writing one). Either way: Commit() returns OK
 // once the transaction is committed; every reader sees its writes from
 // then on. Every failure below means nothing was committed:
 //   Conflict     an ETag read or named (if_match, Check) no longer matches, an
