@@ -530,15 +530,19 @@ class PrewriteCommit {
     return Status::OK();
   }
 
-  // An intent of ours was gone when round 2 came to lease it (`gone`): the
+  // An intent of ours was gone when round 3 came to lease it (`gone`): the
   // record, aborted, tells who decided: a writer that met one of our
   // intents and went first (Conflict, naming that entity), or a decider
-  // that took this coordinator for gone (LeaseLost). Not decided: `gone`.
+  // that took this coordinator for gone (LeaseLost). With no aborted record
+  // to read (a decider deletes it once every intent is undone), a
+  // coordinator past its local deadline was taken for gone (L3: the lease
+  // request waited in flight); within it, `gone`.
   Status WhoUndid(const Status& gone) {
     TxnRecord record;
     auto outcome = OutcomeOf(blobs_, txn_id_, &record);
-    if (!outcome.ok() || *outcome != Outcome::kAborted) return gone;
-    return NotCommitted(record, gone);
+    if (outcome.ok() && *outcome == Outcome::kAborted) return NotCommitted(record, gone);
+    if (Status lost = LeasesStillOurs(); !lost.ok()) return lost;
+    return gone;
   }
 
   Status Place(Target& t) {
