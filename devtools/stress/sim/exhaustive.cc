@@ -259,6 +259,7 @@ std::vector<Scenario> AllScenarios() {
         "writes a (busy in T's round 1, so T lets go of b and takes it again); W replaces b; "
         "R reads b: a version no history holds must never be read";
     s.initial = {{kA, false}, {kB, false}};
+    s.bounds.aimed = true;
     s.bounds.preemptions = 2;
     s.bounds.faults = 2;
     s.actors = {

@@ -249,8 +249,13 @@ void SimScheduler::RandomFaults(Actor& a, std::string_view where, PointKind kind
 // before the next, to storage), each alternative a recorded choice.
 void SimScheduler::ExploreFaults(Actor& a, std::string_view where, PointKind kind) {
   Note(a.name + " " + std::string(where));
+  if (kind == PointKind::kIntentRead) a.read_intent = true;
   if (kind == PointKind::kStep || kind == PointKind::kAnswered || kind == PointKind::kIntentRead)
     return;
+  const bool window =
+      kind == PointKind::kCommitPoint || kind == PointKind::kAbortCreate || a.read_intent;
+  a.read_intent = false;
+  if (bounds_.aimed && !window) return;
   enum Fault { kNone, kStall, kLongStall, kKill, kJump };
   std::vector<Fault> menu{kNone};
   if (faults_left_ > 0) {

@@ -96,6 +96,13 @@ struct ExploreBounds {
   int faults = 2;       // stalls, kills, lost answers and clock steps together
   bool stall = true, long_stall = false, kill = false, lose = false, jump = false;
   bool lease_break = false;  // a put or delete presenting a lease finds it broken
+  // Faults only in the protocol's windows, as the random mode's aimed
+  // stalls: before a record write that decides (a commit point, an abort),
+  // and before a reader's next request after it read an intent (its
+  // record's). Elsewhere a fault costs the search a branch per request;
+  // here the bound reaches deeper schedules (violation 1 of issue 54 needs
+  // two such stalls and two preemptions).
+  bool aimed = false;
   std::chrono::milliseconds stall_for{16'000};  // past a 15 s lease
   std::chrono::milliseconds long_stall_for{31'000};
   std::chrono::milliseconds jump_by{31'000};  // forward
@@ -177,6 +184,7 @@ class SimScheduler {
     int64_t wake_ms = 0;  // runnable once the monotonic clock reaches this
     bool done = false;
     int troubles = 0;  // stalls, lost answers and wall-clock steps it met
+    bool read_intent = false;  // its last answer was an intent (explore: a window)
   };
   int64_t NowMs() const;
   // Picks who runs next (under mu_); advances the clock if all wait. `me`:
