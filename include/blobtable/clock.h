@@ -16,7 +16,7 @@ using SteadyTime = std::chrono::steady_clock::time_point;
 // The one time service, injected once (StoreOptions::clock): three clocks
 // for three purposes, and the way to wait.
 // - Now(), wall-clock time, for timestamps (an entity's Timestamp, a blob's
-//   last-modified, how old an aborted record is).
+//   last-modified). No safety decision reads it (docs/protocol.md, X2).
 // - Steady(), monotonic time, for every wait and timeout (busy_timeout,
 //   lock_timeout, lease renewal, the Azure retry budget): a wall-clock step
 //   never stretches or cuts a wait. The real one counts time the machine
