@@ -42,6 +42,14 @@ void CoordTest::OutliveLease(int lease_seconds) {
   // On a server the acquirer that follows waits it out (LockOptions::timeout).
 }
 
+bool CoordTest::LeadsOnceTheLeaseRanOut(const LeaderElection& e, std::chrono::milliseconds wait) {
+  for (int tries = 0; tries < 3; ++tries) {
+    if (e.WaitForLeadership(wait)) return true;
+    OutliveLease(15);
+  }
+  return false;
+}
+
 LockOptions CoordTest::Short() const {
   LockOptions o;
   o.lease_seconds = 15;
@@ -444,7 +452,7 @@ TEST_P(CoordTest, AKilledLeaderIsSucceededWithAHigherTerm) {
   EXPECT_EQ(WaitChild(child), 128 + SIGKILL);
   EXPECT_FALSE((*successor)->is_leader());  // not before the dead leader's lease runs out
   OutliveLease(15);
-  ASSERT_TRUE((*successor)->WaitForLeadership(kElection));
+  ASSERT_TRUE(LeadsOnceTheLeaseRanOut(**successor, kElection / 3));
   EXPECT_GT((*successor)->term(), dead_term);
 }
 
@@ -477,7 +485,7 @@ TEST_P(CoordTest, APausedLeaderKnowsItLostBeforeActingAndIsFenced) {
   auto successor = LeaderElection::Start(*store_, "scheduler", changes.Options("successor"));
   ASSERT_TRUE(successor.ok());
   OutliveLease(15);
-  ASSERT_TRUE((*successor)->WaitForLeadership(kElection));
+  ASSERT_TRUE(LeadsOnceTheLeaseRanOut(**successor, kElection / 3));
   ASSERT_TRUE(FencedUpdate(table, "p", "r", (*successor)->term(), [](Entity& x, bool) {
                 x.Set("by", "new leader");
                 return Status::OK();

@@ -27,6 +27,13 @@ class CoordTest : public ::testing::TestWithParam<Backend> {
   // Lets a lease of `lease_seconds` taken before now run out: the fake
   // clock moves past it; on a server, the next acquirer waits (Short()).
   void OutliveLease(int lease_seconds);
+  // After OutliveLease(15): true once `e` leads, within `wait` of real
+  // time a try. On the fake clock time moves only when the test moves it: a
+  // campaign whose try spanned that move took the lease with 16 s gone
+  // between its try and the answer, judged it lost at once (a stall past
+  // its deadline) and let it run out by itself, which it does only as time
+  // goes on; so time goes on here, a lease at a time (three tries).
+  bool LeadsOnceTheLeaseRanOut(const LeaderElection& e, std::chrono::milliseconds wait);
   // A 15 s lease, and a timeout that waits out another's on a server.
   LockOptions Short() const;
   // A visible item of `q`, waiting (on a server) for a taken one's
