@@ -41,6 +41,7 @@ CONFIGS=(
   "new-round1any|PASS|ci|-DT1ENTS=3 -DWX=0 -DREC=1 -DMAXT=1 -DROUND1ANY|-DCOLLAPSE -O0"
   "new-round1any-t2|PASS|full|-DT1ENTS=3 -DWX=0 -DREC=2 -DMAXT=2 -DROUND1ANY|-DCOLLAPSE -O2"
   "new-late-renewal-norec|PASS|full|-DT1ENTS=1 -DT2ENTS=3 -DREC=0 -DMAXT=2|-DCOLLAPSE -O2"
+  "new-late-renewal-t1|PASS|full|-DT1ENTS=1 -DT2ENTS=3 -DREC=1 -DMAXT=1|-DCOLLAPSE -O2"
   "new-late-renewal|PASS|full|-DT1ENTS=1 -DT2ENTS=3 -DREC=1 -DMAXT=2|-DCOLLAPSE -O2"
   # a stripe busy in round 1 (both slots draw the same stripe): DropRecord, wait, the record again
   "new-stripe-busy-t1|PASS|full|-DSHARED_STRIPE -DT1ENTS=1 -DT2ENTS=1 -DREC=1 -DMAXT=1|-DCOLLAPSE -O2"
