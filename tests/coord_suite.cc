@@ -456,6 +456,62 @@ TEST_P(CoordTest, AKilledLeaderIsSucceededWithAHigherTerm) {
   EXPECT_GT((*successor)->term(), dead_term);
 }
 
+// A store whose first lease acquisition is answered 16 s after it was
+// sent: the test's clock moves inside it.
+class SlowFirstAcquire : public BlobStoreWrapper {
+ public:
+  SlowFirstAcquire(std::shared_ptr<BlobStore> target, const internal::FakeClock& clock,
+                   std::atomic<bool>& moved)
+      : BlobStoreWrapper(std::move(target)), clock_(clock), moved_(moved) {}
+  Result<LeaseResult> AcquireLease(std::string_view name, int duration, std::string_view proposed,
+                                   const AccessConditions& c) override {
+    if (!moved_.exchange(true)) clock_.Advance(std::chrono::seconds(16));
+    return BlobStoreWrapper::AcquireLease(name, duration, proposed, c);
+  }
+
+ private:
+  const internal::FakeClock& clock_;
+  std::atomic<bool>& moved_;
+};
+
+// What the successor above may meet under load: its try at the dead
+// leader's lease sent before the test moved the clock past that lease and
+// answered after. It takes the lease with 16 s gone, judges it lost at once
+// (a stall past its deadline) and lets it run out by itself; it leads once
+// time goes on (LeadsOnceTheLeaseRanOut). Waiting without time going on, it
+// never does.
+TEST_P(CoordTest, ACampaignAnsweredPastItsDeadlineLeadsOnceTimeGoesOn) {
+  if (!GetParam().fake_clock()) GTEST_SKIP() << "moves the fake clock inside a request";
+  Pipe report;
+  pid_t child = ForkChild([&] {
+    auto store = Open(options_.clock);
+    if (store == nullptr) return 2;
+    LeaderOptions o;
+    o.lease_seconds = 15;
+    auto e = LeaderElection::Start(*store, "scheduler", o);
+    if (!e.ok() || !(*e)->WaitForLeadership(kElection)) return 3;
+    report.Write((*e)->term());
+    for (;;) pause();
+  });
+  const int64_t dead_term = report.Read();
+  ASSERT_GT(dead_term, 0);
+  ASSERT_EQ(kill(child, SIGKILL), 0);
+  EXPECT_EQ(WaitChild(child), 128 + SIGKILL);
+  std::atomic<bool> moved{false};
+  StoreOptions o = options_;
+  o.wrap_blob_store = [&](std::shared_ptr<BlobStore> target) -> std::shared_ptr<BlobStore> {
+    return std::make_shared<SlowFirstAcquire>(std::move(target), clock_, moved);
+  };
+  auto store = OpenBackendStore(GetParam(), o);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  Changes changes;
+  auto successor = LeaderElection::Start(**store, "scheduler", changes.Options("successor"));
+  ASSERT_TRUE(successor.ok());
+  ASSERT_TRUE(LeadsOnceTheLeaseRanOut(**successor, std::chrono::seconds(3)));
+  EXPECT_TRUE(moved.load());
+  EXPECT_GT((*successor)->term(), dead_term);
+}
+
 TEST_P(CoordTest, APausedLeaderKnowsItLostBeforeActingAndIsFenced) {
   auto table = *store_->OpenTable("jobs");
   Pipe report, go;
