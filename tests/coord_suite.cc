@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <future>
 #include <limits>
 #include <set>
@@ -403,6 +404,21 @@ struct Changes {
 
 constexpr std::chrono::seconds kElection{30};  // real time: campaigns retry within 1 s
 
+// A forked process that opens a store with `open`, leads "scheduler" (a 15 s
+// lease), writes its term to `report` and then does nothing until killed.
+pid_t ForkLeader(Pipe& report, const std::function<std::unique_ptr<Store>()>& open) {
+  return ForkChild([&] {
+    auto store = open();
+    if (store == nullptr) return 2;
+    LeaderOptions o;
+    o.lease_seconds = 15;
+    auto e = LeaderElection::Start(*store, "scheduler", o);
+    if (!e.ok() || !(*e)->WaitForLeadership(kElection)) return 3;
+    report.Write((*e)->term());
+    for (;;) pause();
+  });
+}
+
 }  // namespace
 
 TEST_P(CoordTest, OneLeaderAtATimeAndAResignationHandsOver) {
@@ -433,16 +449,7 @@ TEST_P(CoordTest, OneLeaderAtATimeAndAResignationHandsOver) {
 
 TEST_P(CoordTest, AKilledLeaderIsSucceededWithAHigherTerm) {
   Pipe report;
-  pid_t child = ForkChild([&] {
-    auto store = Open(options_.clock);
-    if (store == nullptr) return 2;
-    LeaderOptions o;
-    o.lease_seconds = 15;
-    auto e = LeaderElection::Start(*store, "scheduler", o);
-    if (!e.ok() || !(*e)->WaitForLeadership(kElection)) return 3;
-    report.Write((*e)->term());
-    for (;;) pause();
-  });
+  pid_t child = ForkLeader(report, [&] { return Open(options_.clock); });
   const int64_t dead_term = report.Read();
   ASSERT_GT(dead_term, 0);
   Changes changes;
@@ -483,16 +490,7 @@ class SlowFirstAcquire : public BlobStoreWrapper {
 TEST_P(CoordTest, ACampaignAnsweredPastItsDeadlineLeadsOnceTimeGoesOn) {
   if (!GetParam().fake_clock()) GTEST_SKIP() << "moves the fake clock inside a request";
   Pipe report;
-  pid_t child = ForkChild([&] {
-    auto store = Open(options_.clock);
-    if (store == nullptr) return 2;
-    LeaderOptions o;
-    o.lease_seconds = 15;
-    auto e = LeaderElection::Start(*store, "scheduler", o);
-    if (!e.ok() || !(*e)->WaitForLeadership(kElection)) return 3;
-    report.Write((*e)->term());
-    for (;;) pause();
-  });
+  pid_t child = ForkLeader(report, [&] { return Open(options_.clock); });
   const int64_t dead_term = report.Read();
   ASSERT_GT(dead_term, 0);
   ASSERT_EQ(kill(child, SIGKILL), 0);
