@@ -181,7 +181,7 @@ TEST_P(CoordTest, APausedHolderSeesItLostAndItsFencedWritesAreRefused) {
   });
   const int64_t old_token = report.Read();
   ASSERT_GT(old_token, 0);
-  ASSERT_EQ(kill(child, SIGSTOP), 0);
+  ASSERT_TRUE(StopChild(child));
   OutliveLease(15);
   auto next = Lock::Acquire(*store_, "job", Short());
   ASSERT_TRUE(next.ok()) << next.status().ToString();
@@ -534,7 +534,7 @@ TEST_P(CoordTest, APausedLeaderKnowsItLostBeforeActingAndIsFenced) {
   });
   const int64_t old_term = report.Read();
   ASSERT_GT(old_term, 0);
-  ASSERT_EQ(kill(child, SIGSTOP), 0);
+  ASSERT_TRUE(StopChild(child));
   Changes changes;
   auto successor = LeaderElection::Start(*store_, "scheduler", changes.Options("successor"));
   ASSERT_TRUE(successor.ok());

@@ -4,6 +4,7 @@
 #ifndef BLOBTABLE_TESTS_TEST_UTIL_H_
 #define BLOBTABLE_TESTS_TEST_UTIL_H_
 
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -72,6 +73,17 @@ inline pid_t ForkChild(const std::function<int()>& body) {
     _exit(rc);
   }
   return pid;
+}
+
+// Stops `pid` with SIGSTOP and returns once all of its threads have
+// stopped. kill() only queues the signal: a child still running after it
+// returned could act on a fake clock the test moves next (renew a lease the
+// test means to let run out, or stop half way through a write and hold
+// LMDB's writer lock, so the test's own next write waits for good).
+inline bool StopChild(pid_t pid) {
+  if (kill(pid, SIGSTOP) != 0) return false;
+  int status = 0;
+  return waitpid(pid, &status, WUNTRACED) == pid && WIFSTOPPED(status);
 }
 
 // Waits for `pid`; returns its exit code, or 128 + signal if killed.
