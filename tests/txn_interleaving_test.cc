@@ -14,6 +14,9 @@
 //   BLOBTABLE_SIM_MAX_SCHEDULES=N   stop a scenario after N schedules
 //   BLOBTABLE_SIM_STOP_AT_FIRST=1   stop a scenario at its first violation
 //   BLOBTABLE_SIM_SCHEDULE=i=c,... replay one schedule of the (one) scenario
+//   BLOBTABLE_SIM_SAMPLE=N     instead of searching: N random schedules of each
+//                              scenario named (seeds BLOBTABLE_SIM_FIRST..),
+//                              BLOBTABLE_SIM_VERBOSE=1 printing each
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -73,9 +76,20 @@ TEST(TxnInterleavingTest, ExhaustiveScenariosKeepEveryGuarantee) {
   o.max_schedules = static_cast<uint64_t>(EnvInt("BLOBTABLE_SIM_MAX_SCHEDULES", 0));
   o.stop_at_first = EnvInt("BLOBTABLE_SIM_STOP_AT_FIRST", 0) != 0;
   const std::string replay = EnvString("BLOBTABLE_SIM_SCHEDULE");
+  const int sampled = EnvInt("BLOBTABLE_SIM_SAMPLE", 0);
   std::stringstream list(names);
   std::string name;
   while (std::getline(list, name, ',')) {
+    if (sampled > 0) {
+      const int first = EnvInt("BLOBTABLE_SIM_FIRST", 1);
+      sim::SampleResult r = sim::SampleScenario(
+          name, first, sampled, EnvInt("BLOBTABLE_SIM_VERBOSE", 0) != 0, std::cout);
+      EXPECT_EQ(r.violations, 0u) << name << ": the first failing seed, " << r.first_seed
+                                  << " (again with BLOBTABLE_SIM_FIRST=" << r.first_seed
+                                  << " BLOBTABLE_SIM_SAMPLE=1 BLOBTABLE_SIM_VERBOSE=1):\n"
+                                  << r.first_violation;
+      continue;
+    }
     if (!replay.empty()) {
       EXPECT_EQ(sim::ReplaySchedule(name, replay, o, std::cout), "");
       continue;

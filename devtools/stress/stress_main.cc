@@ -15,8 +15,9 @@
 namespace {
 
 // --mode sim --exhaustive: 0 if no scenario found a violation, 1 if one did.
+// With `sample` > 0: that many random schedules of each (seeds `first`..).
 int RunExhaustive(std::string names, const std::string& schedule,
-                  const blobtable::sim::ExhaustiveOptions& o) {
+                  const blobtable::sim::ExhaustiveOptions& o, uint64_t sample, uint64_t first) {
   if (names == "all") {
     names.clear();
     for (const auto& [name, about] : blobtable::sim::Scenarios())
@@ -30,6 +31,12 @@ int RunExhaustive(std::string names, const std::string& schedule,
     at = comma + 1;
     if (!schedule.empty()) {
       violated |= !blobtable::sim::ReplaySchedule(name, schedule, o, std::cout).empty();
+      continue;
+    }
+    if (sample > 0) {
+      auto r = blobtable::sim::SampleScenario(name, first, sample, false, std::cout);
+      if (r.violations) std::cout << r.first_violation;
+      violated |= r.violations > 0;
       continue;
     }
     auto r = blobtable::sim::RunExhaustive(name, o, std::cout);
@@ -70,6 +77,11 @@ int main(int argc, char** argv) {
   app.add_option("--fault-bound", explore.faults, "sim --exhaustive: fault bound");
   app.add_option("--max-schedules", explore.max_schedules, "sim --exhaustive: stop after N");
   app.add_flag("--stop-at-first", explore.stop_at_first, "sim --exhaustive: stop at a violation");
+  uint64_t sample = 0;
+  app.add_option("--sample", sample,
+                 "sim --exhaustive: N random schedules of each scenario (seeds --first..; "
+                 "starts, stalls in the protocol's windows and request times drawn) instead "
+                 "of every one");
   app.add_option("--schedule", schedule,
                  "sim --exhaustive: replay this schedule (i=c,... as printed) of one scenario");
   app.add_option("--store", c.store, "a directory, or an Azure Storage connection string");
@@ -141,7 +153,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
-  if (c.mode == "sim" && !exhaustive.empty()) return RunExhaustive(exhaustive, schedule, explore);
+  if (c.mode == "sim" && !exhaustive.empty()) 
+    return RunExhaustive(exhaustive, schedule, explore, sample, c.sim_first);
   if (c.mode == "sim") {
     std::vector<uint64_t> failing;
     const bool one = c.seed != 0;

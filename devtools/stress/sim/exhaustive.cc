@@ -10,6 +10,7 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <random>
 
 #include "devtools/stress/sim/sim_actor.h"
 #include "devtools/stress/sim/sim_scheduler.h"
@@ -316,11 +317,13 @@ ExploreBounds BoundsOf(const Scenario& s, const ExhaustiveOptions& o) {
   return b;
 }
 
-// One run of `s` under the choices of `log`; its violation ("" if none).
-std::string RunOnce(const Scenario& s, ChoiceLog& log, const ExploreBounds& bounds,
-                    std::ostream* verbose) {
-  internal::FakeClock clock;
-  SimScheduler sched(log, clock, bounds);
+// One run of `s` under `sched` (explored or random); its violation ("" if
+// none). `start_after(i)`: how long actor i waits before it starts (the
+// sampled runs spread the actors' starts; the explored ones start all at
+// once). `heading` names the run's choices, for `verbose`.
+std::string RunScenario(const Scenario& s, internal::FakeClock& clock, SimScheduler& sched,
+                        const std::function<milliseconds(size_t)>& start_after,
+                        const std::function<std::string()>& heading, std::ostream* verbose) {
   World world(clock, sched);
   // Reads go through Get and List: the scenarios' schedule counts, and the
   // holes and planted bugs they were shown to find (docs/transactions.md),
@@ -341,19 +344,48 @@ std::string RunOnce(const Scenario& s, ChoiceLog& log, const ExploreBounds& boun
     actors.push_back(std::make_unique<Actor>(static_cast<int>(i), 0, world, sched, world.atomic()));
     Actor* actor = actors.back().get();
     const auto& body = s.actors[i].body;
-    sched.Spawn(s.actors[i].name, /*killable=*/true, [actor, &body] { body(*actor); });
+    const milliseconds start = start_after(i);
+    sched.Spawn(s.actors[i].name, /*killable=*/true, [actor, &body, &sched, start] {
+      if (start.count() > 0) sched.Sleep(start);
+      body(*actor);
+    });
   }
   sched.Run();
   violation += world.Finish();
   for (const auto& a : actors)
     violation += a->buffer_errors() + a->fenced_at_work() + a->recover_errors();
   if (verbose != nullptr) {
-    *verbose << "scenario " << s.name << ", schedule " << log.Compact() << ":\n"
-             << log.Describe() << (violation.empty() ? world.Describe() : violation)
-             << "trace (last events):\n"
+    *verbose << "scenario " << s.name << ", " << heading()
+             << (violation.empty() ? world.Describe() : violation) << "trace (last events):\n"
              << sched.Trace();
   }
   return violation;
+}
+
+// One explored run of `s` under the choices of `log`.
+std::string RunOnce(const Scenario& s, ChoiceLog& log, const ExploreBounds& bounds,
+                    std::ostream* verbose) {
+  internal::FakeClock clock;
+  SimScheduler sched(log, clock, bounds);
+  return RunScenario(
+      s, clock, sched, [](size_t) { return milliseconds(0); },
+      [&] { return "schedule " + log.Compact() + ":\n" + log.Describe(); }, verbose);
+}
+
+// The faults of a sampled run: stalls only in the protocol's windows (as
+// ExploreBounds::aimed), each by chance, of 1 to 40 s (past the leases or
+// not: a reader that must wake between a commit point and the end of the
+// finishing waits less than a lease), and requests that take up to a
+// second, so a stalled actor can wake between two requests of another.
+SimFaults SampledFaults() {
+  SimFaults f;
+  f.stall_commit_point = 0.3;
+  f.stall_abort_create = 0.3;
+  f.stall_after_intent_read = 0.3;
+  f.min_aimed = milliseconds(1'000);
+  f.max_stall = milliseconds(40'000);
+  f.latency = milliseconds(1'000);
+  return f;
 }
 
 }  // namespace
@@ -406,6 +438,36 @@ ExhaustiveResult RunExhaustive(const std::string& name, const ExhaustiveOptions&
       << bounds.faults << "): schedules " << r.schedules << (r.complete ? "" : " (stopped)") << ", "
       << r.seconds << " s, violations " << r.violations;
   if (r.violations) out << ", first at schedule " << r.first_schedule;
+  out << "\n";
+  return r;
+}
+
+SampleResult SampleScenario(const std::string& name, uint64_t first, uint64_t count,
+                            bool verbose, std::ostream& out) {
+  SampleResult r;
+  const auto all = AllScenarios();
+  const Scenario* s = Find(all, name);
+  if (s == nullptr) {
+    r.violations = 1;
+    r.first_violation = "no scenario named " + name;
+    return r;
+  }
+  for (uint64_t seed = first; seed < first + count; ++seed) {
+    internal::FakeClock clock;
+    SimScheduler sched(seed, clock, SampledFaults());
+    std::mt19937_64 starts(seed * 7919 + 1);
+    std::string violation = RunScenario(
+        *s, clock, sched, [&](size_t) { return milliseconds(starts() % 20'001); },
+        [seed] { return "seed " + std::to_string(seed) + ":\n"; }, verbose ? &out : nullptr);
+    ++r.seeds;
+    if (!violation.empty() && r.violations++ == 0) {
+      r.first_seed = seed;
+      r.first_violation = violation;
+    }
+  }
+  out << "sampled " << name << ": seeds " << first << ".." << first + count - 1 << ", violations "
+      << r.violations;
+  if (r.violations) out << ", the first at seed " << r.first_seed;
   out << "\n";
   return r;
 }

@@ -40,6 +40,18 @@ std::vector<std::pair<std::string, std::string>> Scenarios();
 ExhaustiveResult RunExhaustive(const std::string& scenario, const ExhaustiveOptions& options,
                                std::ostream& out);
 
+// Random schedules of `scenario` instead of every one, seeds `first` to
+// `first + count - 1`: each draws who runs at every point, when each actor
+// starts (within 20 s), stalls of 1-40 s only in the protocol's windows
+// (ExploreBounds::aimed), by chance, and how long each request takes (up to
+// a second). `verbose`: each run's history and trace. Prints a summary line.
+struct SampleResult {
+  uint64_t seeds = 0, violations = 0, first_seed = 0;
+  std::string first_violation;
+};
+SampleResult SampleScenario(const std::string& scenario, uint64_t first, uint64_t count,
+                            bool verbose, std::ostream& out);
+
 // One schedule of `scenario` ("i=c,..." as printed, "-" for the default),
 // with its history and trace; returns its violation ("" if none).
 std::string ReplaySchedule(const std::string& scenario, const std::string& schedule,

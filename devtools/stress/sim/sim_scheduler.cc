@@ -242,6 +242,16 @@ void SimScheduler::RandomFaults(Actor& a, std::string_view where, PointKind kind
     Stall(a, static_cast<int64_t>(rng_() % (faults_.max_stall.count() + 1)), where);
     return;
   }
+  const bool request = kind == PointKind::kRequest || kind == PointKind::kCommitPoint ||
+                       kind == PointKind::kAbortCreate;
+  if (request && faults_.latency.count() > 0) {
+    const int64_t ms = static_cast<int64_t>(
+        rng_() % static_cast<uint64_t>(faults_.latency.count() + 1));
+    a.wake_ms = NowMs() + ms;
+    // Time on the wire is time a coordinator's lease runs with no renewal:
+    // enough of it fences a coordinator at work (L3), as a stall does.
+    if (ms > 0) ++a.troubles;
+  }
   Note(a.name + " " + std::string(where));
 }
 

@@ -83,6 +83,13 @@ struct SimFaults {
   double stall_abort_create = 0.0;
   double stall_after_intent_read = 0.0;
   std::chrono::milliseconds min_aimed{16'000};
+  // Per request: it is on the wire for 0..latency of simulated time, so the
+  // requests of actors at work side by side overlap in time, as on a
+  // network, and a stalled actor may wake between two requests of another
+  // (0: requests take no time). A request that took time counts among the
+  // actor's troubles (TroublesOfCaller), as a stall does: enough of it
+  // fences a coordinator at work.
+  std::chrono::milliseconds latency{0};
   // Per scheduling point: the wall clock alone steps by jump_min..jump_max,
   // forward or back (at most max_jumps in a run).
   double clock_jump = 0.0;
