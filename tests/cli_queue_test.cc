@@ -13,7 +13,10 @@
 #include <string>
 #include <thread>
 
+#include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "blobtable/queue.h"
 #include "blobtable/store.h"
@@ -132,10 +135,12 @@ class Renewals final : public BlobStoreWrapper {
   using BlobStoreWrapper::BlobStoreWrapper;
   Result<LeaseResult> RenewLease(std::string_view name, std::string_view id,
                                  const AccessConditions& c) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock(mu_);
     ++count_;
     changed_.notify_all();
     if (refuse_) return Status::LeaseLost("refused by the test");
+    // A network gone dark: the request is sent and no answer comes.
+    changed_.wait(lock, [&] { return !hang_; });
     return BlobStoreWrapper::RenewLease(name, id, c);
   }
   bool WaitFor(int count) {
@@ -146,12 +151,17 @@ class Renewals final : public BlobStoreWrapper {
     std::lock_guard<std::mutex> lock(mu_);
     refuse_ = true;
   }
+  void Hang(bool on) {
+    std::lock_guard<std::mutex> lock(mu_);
+    hang_ = on;
+    changed_.notify_all();
+  }
 
  private:
   std::mutex mu_;
   std::condition_variable changed_;
   int count_ = 0;
-  bool refuse_ = false;
+  bool refuse_ = false, hang_ = false;
 };
 
 class QueueRunTest : public ::testing::Test {
@@ -175,12 +185,15 @@ class QueueRunTest : public ::testing::Test {
     ASSERT_EQ(mkfifo(finish_.c_str(), 0600), 0);
   }
   // Runs `queue run` on the item in a thread: a command that says it
-  // started (through a FIFO) and then waits for the test's word.
-  void Start() {
-    runner_ = std::thread([this] {
-      code_ = cli::CmdQueueRun(
-          *store_, *queue_, item_, 15,
-          {"sh", "-c", "cat > /dev/null; echo go > " + fifo_ + "; read x < " + finish_}, err_);
+  // started (through a FIFO) and then waits for the test's word (`script`
+  // between the two: what it does on a signal, say).
+  void Start(const std::string& script = "") {
+    runner_ = std::thread([this, script] {
+      code_ = cli::CmdQueueRun(*store_, *queue_, item_, 15,
+                               {"sh", "-c",
+                                script + "cat > /dev/null; echo go > " + fifo_ + "; read x < " +
+                                    finish_},
+                               err_);
     });
     std::ifstream started(fifo_);  // opens once the command writes
     std::string word;
@@ -235,6 +248,36 @@ TEST_F(QueueRunTest, ACommandWhoseItemWasLostIsStoppedAndTheItemNotCompleted) {
   auto listed = queue_->List();
   ASSERT_TRUE(listed.ok());
   EXPECT_EQ(listed->size(), 1u);  // delivered again once its lease lapses
+}
+
+// Issue 55, item 1: the path to storage goes dark while the command runs.
+// The extension sent a third into the lease gets no answer; by this
+// process's clock the lease may then run out, and the command must be
+// stopped before it could (it ran on until the request gave up, 19 s past
+// the lease, while another worker had the item).
+TEST_F(QueueRunTest, ACommandIsStoppedOnTimeWhileAnExtensionGetsNoAnswer) {
+  const std::string stopped = dir_.path() + "/stopped";
+  ASSERT_EQ(mkfifo(stopped.c_str(), 0600), 0);
+  const int report = open(stopped.c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(report, 0);
+  // On SIGTERM the command says so, then exits as the signal would have it.
+  Start("trap 'echo stopped > " + stopped + "; exit 143' TERM; ");
+  renewals_->Hang(true);
+  clock_.Advance(std::chrono::seconds(6));  // an extension is due, and hangs
+  ASSERT_TRUE(renewals_->WaitFor(1));
+  clock_.Advance(std::chrono::seconds(8));  // 14 s: past the 13.5 s the lease is counted on
+  pollfd fd{report, POLLIN, 0};
+  const int ready = poll(&fd, 1, 20'000);  // a bound for the failure, not a pause
+  EXPECT_EQ(ready, 1) << "the command was not stopped while the extension hung";
+  renewals_->Hang(false);
+  if (ready != 1) std::ofstream(finish_) << "done\n";
+  runner_.join();
+  close(report);
+  EXPECT_EQ(code_, 128 + SIGTERM) << err_.str();
+  EXPECT_NE(err_.str().find("item " + item_.id + " lost"), std::string::npos) << err_.str();
+  auto listed = queue_->List();
+  ASSERT_TRUE(listed.ok());
+  EXPECT_EQ(listed->size(), 1u);  // not completed: delivered again
 }
 
 }  // namespace

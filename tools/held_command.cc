@@ -15,13 +15,17 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <condition_variable>
 #include <functional>
+#include <mutex>
 #include <ostream>
 #include <string_view>
 #include <thread>
 
 #include <CLI/CLI.hpp>
 
+#include "coord/clock_wait.h"
+#include "coord/lease_time.h"
 #include "tools/cli.h"
 
 namespace blobtable::cli {
@@ -341,6 +345,95 @@ int FileHolding(const std::string& bytes) {
 
 }  // namespace
 
+namespace {
+
+// A queue item's lease, extended every third of the visibility from a
+// thread of its own, so that the supervisor's loop never waits on storage:
+// an extension that hangs (a network gone dark) leaves held() to turn false
+// by the clock when the lease may no longer be counted on, and the command
+// is stopped before storage could let another worker in. A failed extension
+// is tried again a second later while the lease is usable (Extend says
+// LeaseLost once it is not).
+class ItemLease {
+ public:
+  ItemLease(const WorkQueue& queue, QueueItem item, int visibility_seconds, const Clock& clock)
+      : queue_(queue),
+        clock_(clock),
+        every_(std::chrono::milliseconds(visibility_seconds * 1000 / 3)),
+        // Storage ends the lease the visibility after the request that took
+        // or extended it was sent; the item says when it may be counted on.
+        margin_(std::chrono::seconds(visibility_seconds) -
+                internal::coord::UsableFor(visibility_seconds)),
+        item_(std::move(item)),
+        usable_until_(item_.lease_usable_until.value_or(SteadyTime::max())),
+        thread_([this] { Run(); }) {}
+  ~ItemLease() { Stop(); }
+  ItemLease(const ItemLease&) = delete;
+  ItemLease& operator=(const ItemLease&) = delete;
+
+  bool held() const {
+    std::lock_guard<std::mutex> lk(mu_);
+    return lost_.ok() && clock_.Steady() < usable_until_;
+  }
+  SteadyTime expiry() const {
+    std::lock_guard<std::mutex> lk(mu_);
+    return usable_until_ == SteadyTime::max() ? usable_until_ : usable_until_ + margin_;
+  }
+  Status lost() const {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (!lost_.ok() || clock_.Steady() < usable_until_) return lost_;
+    return Status::LeaseLost("no extension was answered in time: the lease may have run out");
+  }
+  // Stops extending (waits for an extension in flight) and hands the item
+  // back, with its lease as last extended, to complete or give back.
+  QueueItem& Stop() {
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+    return item_;
+  }
+
+ private:
+  void Run() {
+    std::unique_lock<std::mutex> lk(mu_);
+    SteadyTime next = clock_.Steady() + every_;
+    while (!stopping_ && lost_.ok()) {
+      if (clock_.Steady() < next) {
+        internal::coord::WaitOnClock(clock_, cv_, lk, next);
+        continue;
+      }
+      lk.unlock();
+      const SteadyTime sent = clock_.Steady();
+      const Status s = queue_.Extend(&item_);  // the only user of item_ until Stop()
+      lk.lock();
+      if (s.ok()) {
+        usable_until_ = item_.lease_usable_until.value_or(SteadyTime::max());
+        next = sent + every_;
+      } else if (s.IsLeaseLost()) {
+        lost_ = s;
+      } else {
+        next = sent + std::min<std::chrono::milliseconds>(std::chrono::seconds(1), every_);
+      }
+    }
+  }
+
+  const WorkQueue& queue_;
+  const Clock& clock_;
+  const std::chrono::milliseconds every_, margin_;
+  QueueItem item_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  Status lost_;
+  SteadyTime usable_until_;
+  std::thread thread_;  // last: starts once the rest is set
+};
+
+}  // namespace
+
 int CmdQueueRun(const Store& store, const WorkQueue& queue, QueueItem item, int visibility_seconds,
                 const std::vector<std::string>& command, std::ostream& err) {
   if (command.empty())
@@ -353,40 +446,25 @@ int CmdQueueRun(const Store& store, const WorkQueue& queue, QueueItem item, int 
     (void)queue.Abandon(item);
     return Fail(err, s);
   }
-  const Clock& clock = ClockOf(store);
-  // Extended every third of its visibility, in the supervisor's loop, so
-  // that two missed extensions still leave it held; a failed extension is
-  // tried again on the next look until the item's lease is out by our
-  // clock (Extend says LeaseLost then).
-  const auto every = std::chrono::milliseconds(visibility_seconds * 1000 / 3);
-  SteadyTime next_extension = clock.Steady() + every;
-  Status lost;
-  auto held = [&] {
-    if (!lost.ok()) return false;
-    const SteadyTime now = clock.Steady();
-    if (now < next_extension) return true;
-    const Status s = queue.Extend(&item);
-    if (s.ok()) next_extension = now + every;  // the lease runs from the request's sending
-    if (s.IsLeaseLost()) lost = s;
-    return lost.ok();
-  };
-  const int code = Supervise(
-      clock,
-      {"queue " + queue.name() + ", item " + item.id, held,
-       [&] { return item.lease_usable_until.value_or(SteadyTime::max()); }, [&] { return lost; }},
-      {command,
-       {"BLOBTABLE_QUEUE_ITEM=" + item.id,
-        "BLOBTABLE_QUEUE_DEQUEUE_COUNT=" + std::to_string(item.dequeue_count)},
-       body},
-      err);
+  const std::string what = "queue " + queue.name() + ", item " + item.id;
+  std::vector<std::string> environment = {
+      "BLOBTABLE_QUEUE_ITEM=" + item.id,
+      "BLOBTABLE_QUEUE_DEQUEUE_COUNT=" + std::to_string(item.dequeue_count)};
+  ItemLease lease(queue, std::move(item), visibility_seconds, ClockOf(store));
+  const int code = Supervise(ClockOf(store),
+                             {what, [&] { return lease.held(); }, [&] { return lease.expiry(); },
+                              [&] { return lease.lost(); }},
+                             {command, std::move(environment), body}, err);
   close(body);
-  if (!lost.ok()) return code;  // delivered again: nothing to complete or give back
+  const bool lost = !lease.held();
+  QueueItem& taken = lease.Stop();
+  if (lost) return code;  // delivered again: nothing to complete or give back
   if (code != 0) {
-    const Status abandoned = queue.Abandon(item);
+    const Status abandoned = queue.Abandon(taken);
     if (!abandoned.ok()) err << "blobtable: warning: " << abandoned.ToString() << "\n";
     return code;
   }
-  const Status completed = queue.Complete(item);
+  const Status completed = queue.Complete(taken);
   return completed.ok() ? kExitOk : Fail(err, completed);
 }
 

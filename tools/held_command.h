@@ -66,7 +66,8 @@ int CmdLeader(const Store& store, const std::string& name, const LeaderOptions& 
 // item's body (byte for byte) on its stdin and BLOBTABLE_QUEUE_ITEM (its
 // id) and BLOBTABLE_QUEUE_DEQUEUE_COUNT in its environment, extending the
 // item's lease (`visibility_seconds`, the queue's) every third of it while
-// the command runs. Exit 0: the item is completed (exit 1 LeaseLost if it
+// the command runs, from a thread of its own: an extension that gets no
+// answer never holds up the stopping of the command. Exit 0: the item is completed (exit 1 LeaseLost if it
 // could not be, exit 7 if whether it was is not known). Any other exit:
 // the item is given back at once (Abandon), and the exit code is the
 // command's. If the lease is lost while the command runs, it is stopped as
