@@ -19,6 +19,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "coord/coord_names.h"
 #include "testing/counting_blob_store.h"
 #include "tools/held_command.h"
 
@@ -241,6 +242,38 @@ TEST_F(LockRenewalTest, ALeaderSteppingDownLeavesItsLeaseToRunOut) {
   clock_.Advance(std::chrono::milliseconds(1100));  // past the lease
   EXPECT_TRUE((*second)->WaitForLeadership(std::chrono::seconds(10)));
   EXPECT_GE(clock_.Steady(), expiry);
+}
+
+// Issue 55, item 3: an operator breaks the leader's lease; this process's
+// next renewal learns it, steps down and wins the election again within
+// milliseconds, as term 2. The command started as term 1 used to run on:
+// the supervisor looks every 100 ms and never saw is_leader() false. A new
+// term is a loss for the command.
+TEST_F(LockRenewalTest, ALeaderCommandIsStoppedWhenItsProcessLeadsAgainUnderANewTerm) {
+  ASSERT_NE(OpenFlaky(/*failures=*/0), nullptr);
+  Store& store = *store_;
+  const std::string fifo = dir_.path() + "/pid";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  LeaderOptions lo;
+  lo.lease_seconds = 15;
+  std::ostringstream err;
+  int code = -1;
+  std::thread cli([&] {
+    code = cli::CmdLeader(store, "sched", lo, std::chrono::seconds(10), PidThenSleep(fifo, false),
+                          5, err);
+  });
+  const pid_t held = CommandPid(fifo);
+  ASSERT_TRUE(
+      store.blob_store().BreakLease(internal::coord::LeaderBlobName("sched"), 0, {}).ok());
+  Step(std::chrono::seconds(5), 1);  // the renewal finds the lease gone; a campaign wins term 2
+  const bool ended = held > 0 && EndsWithin(held, std::chrono::seconds(5));
+  if (!ended && held > 0) kill(held, SIGKILL);
+  cli.join();
+  EXPECT_TRUE(ended) << "the command of term 1 ran on under term 2";
+  EXPECT_NE(err.str().find("leadership of sched (term 1) lost"), std::string::npos) << err.str();
+  auto now = LeaderElection::Current(store, "sched");
+  ASSERT_TRUE(now.ok());
+  EXPECT_GE(now->term, 2);
 }
 
 // What each call costs in requests (docs/coordination.md#coordination).

@@ -316,10 +316,25 @@ int CmdLeader(const Store& store, const std::string& name, const LeaderOptions& 
                   Status::LockTimeout("leader election " + name + ": not leader within " +
                                       std::to_string(timeout.count()) + " ms"),
                   conflict_exit_code);
-  const int code = Supervise(ClockOf(store),
-                             {"leadership of " + name, [&] { return e.is_leader(); },
-                              [&] { return e.lease_expiry(); }, [&] { return e.last_loss(); }},
-                             {command, {"BLOBTABLE_LEADER_TERM=" + std::to_string(e.term())}}, err);
+  // The command leads for one term: a new term (the lease was broken and
+  // this process won again, between two looks) is a loss for it. Its
+  // lease was taken away, so nothing is left to wait for before the kill.
+  const int64_t term = e.term();
+  const Clock& clock = ClockOf(store);
+  auto same_term = [&] { return e.term() == term; };
+  const int code = Supervise(
+      clock,
+      {"leadership of " + name + " (term " + std::to_string(term) + ")",
+       [&] { return e.is_leader() && same_term(); },
+       [&] { return same_term() || e.term() == 0 ? e.lease_expiry() : clock.Steady(); },
+       [&] {
+         const int64_t now = e.term();
+         return now != 0 && now != term
+                    ? Status::LeaseLost("the lease was broken; this process leads again, as term " +
+                                        std::to_string(now))
+                    : e.last_loss();
+       }},
+      {command, {"BLOBTABLE_LEADER_TERM=" + std::to_string(term)}}, err);
   Status resigned = e.Resign();
   if (!resigned.ok()) err << "blobtable: warning: " << resigned.ToString() << "\n";
   return code;
