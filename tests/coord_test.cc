@@ -180,6 +180,60 @@ TEST(HeldCommand, DiesWithItsSupervisor) {
   EXPECT_TRUE(ended) << "the command outlived its supervisor";
 }
 
+// Issue 55, item 2: with stdin not a terminal, SIGSTOP to the command
+// stopped its supervisor too (it raised SIGTSTP on itself, as for a
+// terminal's Ctrl-Z), and SIGCONT to the command resumed the command only:
+// the lease lapsed and a second holder came in while the command wrote on.
+// Only a terminal's foreground job stops with its command; otherwise the
+// supervisor says so and goes on renewing.
+TEST(HeldCommand, ACommandStoppedBySignalLeavesItsSupervisorRunning) {
+  TempDir dir;
+  const std::string fifo = dir.path() + "/pid";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const std::vector<std::string> command = PidThenSleep(fifo, false);
+  int said[2];
+  ASSERT_EQ(pipe(said), 0);
+  const pid_t cli = fork();
+  if (cli == 0) {
+    const int null = open("/dev/null", O_RDONLY);
+    if (null < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(said[1], STDERR_FILENO) < 0) _exit(126);
+    close(said[0]);
+    execl(BLOBTABLE_CLI_PATH, BLOBTABLE_CLI_PATH, "--store", (dir.path() + "/db").c_str(), "lock",
+          "job", "--", command[0].c_str(), command[1].c_str(), command[2].c_str(), nullptr);
+    _exit(127);
+  }
+  ASSERT_GT(cli, 0);
+  close(said[1]);
+  const pid_t held = CommandPid(fifo);
+  ASSERT_GT(held, 0);
+  ASSERT_EQ(kill(held, SIGSTOP), 0);
+  // What the supervisor says once it has seen the stop (bounded: the old
+  // supervisor stopped itself and said nothing).
+  std::string err;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (err.find("still held and renewed") == std::string::npos) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        give_up - std::chrono::steady_clock::now());
+    pollfd p{said[0], POLLIN, 0};
+    if (left.count() <= 0 || poll(&p, 1, static_cast<int>(left.count())) != 1) break;
+    char buf[256];
+    const ssize_t n = read(said[0], buf, sizeof buf);
+    if (n <= 0) break;
+    err.append(buf, static_cast<size_t>(n));
+  }
+  int status = 0;
+  const pid_t changed = waitpid(cli, &status, WNOHANG | WUNTRACED);
+  EXPECT_NE(err.find("lock job is still held and renewed"), std::string::npos) << err;
+  EXPECT_EQ(changed, 0) << "the supervisor stopped (or ended) with its command";
+  // Clean up: both continue; SIGTERM to the supervisor goes on to the command.
+  kill(cli, SIGCONT);
+  kill(held, SIGCONT);
+  kill(cli, SIGTERM);
+  EXPECT_EQ(waitpid(cli, &status, 0), cli);
+  EXPECT_TRUE(EndsWithin(held, std::chrono::seconds(5)));
+  close(said[0]);
+}
+
 // Issue 30, hole 2: a lock lost to renewals storage never answered. The
 // command (which ignores SIGTERM) used to get SIGKILL only 10 s after the
 // SIGTERM, long after the lease ran out on storage; it is now dead before

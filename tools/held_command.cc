@@ -214,7 +214,18 @@ int Supervise(const Clock& clock, const Holding& holding, const ChildCommand& ch
     for (;;) {
       const pid_t done = waitpid(child, &status, WNOHANG | WUNTRACED);
       if (done == child && WIFSTOPPED(status)) {
-        terminal.StopWithCommand();
+        // Job control is for a terminal's foreground job: stop with the
+        // command so the shell sees the job stopped. Anything else (a
+        // SIGSTOP from a script, a debugger) stops the command alone: this
+        // process goes on renewing, and still stops the command for good
+        // before the lease could end if it is lost meanwhile.
+        if (foreground) {
+          terminal.StopWithCommand();
+        } else {
+          err << "blobtable: the command was stopped (" << strsignal(WSTOPSIG(status)) << "); "
+              << holding.what << " is still held and renewed (kill -CONT " << child
+              << " continues the command)\n";
+        }
         continue;
       }
       if (done == child) break;
