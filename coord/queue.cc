@@ -38,6 +38,18 @@ std::string NewId(const Clock& clock) {
 
 bool Taken(const BlobProperties& p) { return p.lease_state == LeaseState::kLeased; }
 
+// After a raise of the count whose answer was lost: whether it was
+// applied (the count reads `count`, the blob leased, and this delivery's
+// lease still usable, so that the lease is this delivery's). Then the
+// delivery has happened as far as storage knows, and is made: a count is
+// never raised without an item handed out.
+bool CountedAnyway(BlobStore& blobs, const Clock& clock, const std::string& blob, int count,
+                   SteadyTime usable_until) {
+  auto head = blobs.Head(blob, {});
+  return head.ok() && Taken(head->properties) && CountOf(head->properties) == count &&
+         clock.Steady() < usable_until;
+}
+
 const Clock& ClockOf(const Store& store) {
   return store.options().clock ? *store.options().clock : *Clock::Real();
 }
@@ -86,9 +98,17 @@ Result<std::optional<QueueItem>> WorkQueue::Take(const std::string& id) const {
   auto lease = blobs.AcquireLease(blob, options_.visibility_seconds, lease_id, {});
   if (lease.status().IsBusy() || lease.status().IsNotFound()) return std::optional<QueueItem>();
   if (!lease.ok()) return lease.status();
+  // From here a delivery that fails gives the lease back: the item is
+  // visible again at once instead of hidden for the visibility by a
+  // delivery that never happened (best effort: if the release is lost
+  // too, the lease runs out by itself).
+  auto give_back = [&](const Status& why) {
+    (void)blobs.ReleaseLease(blob, lease_id, {});
+    return why;
+  };
   auto got = blobs.Get(blob, ReadOptions{});
   if (got.status().IsNotFound()) return std::optional<QueueItem>();
-  if (!got.ok()) return got.status();
+  if (!got.ok()) return give_back(got.status());
   WriteOptions under_lease;
   under_lease.lease_id = lease_id;
   under_lease.deadline = usable_until;
@@ -99,20 +119,20 @@ Result<std::optional<QueueItem>> WorkQueue::Take(const std::string& id) const {
     dead.conditions.if_none_match = std::string(kAnyETag);
     dead.metadata[kCountKey] = std::to_string(before);
     Status copied = blobs.Put(internal::coord::QueueDeadName(name_, id), got->data, dead).status();
-    if (!copied.ok() && !copied.IsConflict()) return copied;
+    if (!copied.ok() && !copied.IsConflict()) return give_back(copied);
     Status removed = blobs.Delete(blob, under_lease);
     // Gone is what was wanted, whoever removed it (a delete under a lease
     // whose answer was lost is OutcomeUnknown).
     if (removed.IsOutcomeUnknown() && blobs.Head(blob, {}).status().IsNotFound())
       removed = Status::OK();
-    if (!removed.ok() && !removed.IsNotFound()) return removed;
+    if (!removed.ok() && !removed.IsNotFound()) return give_back(removed);
     return std::optional<QueueItem>();
   }
   under_lease.conditions.if_match = got->properties.etag;
   Status counted =
       blobs.SetMetadata(blob, {{kCountKey, std::to_string(before + 1)}}, under_lease).status();
   if (counted.IsLeaseLost() || counted.IsConflict()) return std::optional<QueueItem>();
-  if (!counted.ok()) return counted;
+  if (!counted.ok() && !CountedAnyway(blobs, ClockOf(*store_), blob, before + 1, usable_until)) return give_back(counted);
   return std::optional<QueueItem>(
       QueueItem{id, std::move(got->data), before + 1, lease_id, usable_until});
 }

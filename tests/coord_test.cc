@@ -330,6 +330,91 @@ TEST_F(LockRenewalTest, ALeaderCommandIsStoppedWhenItsProcessLeadsAgainUnderANew
   EXPECT_GE(now->term, 2);
 }
 
+// Storage faults on a queue's items: the next `get_failures` reads of an
+// item's body answer 503; the next raise of a count fails (503, not
+// applied) or, with `lose_count_answer`, is applied and its answer lost.
+class ItemFaults final : public BlobStoreWrapper {
+ public:
+  using BlobStoreWrapper::BlobStoreWrapper;
+  Result<GetResult> Get(std::string_view name, const ReadOptions& o) override {
+    if (Item(name) && get_failures > 0) {
+      --get_failures;
+      return Status::Unavailable("injected: 503 on the item's body");
+    }
+    return BlobStoreWrapper::Get(name, o);
+  }
+  Result<WriteResult> SetMetadata(std::string_view name, const Metadata& m,
+                                  const WriteOptions& o) override {
+    if (!Item(name) || count_failures == 0) return BlobStoreWrapper::SetMetadata(name, m, o);
+    --count_failures;
+    if (lose_count_answer) (void)BlobStoreWrapper::SetMetadata(name, m, o);
+    return Status::Unavailable("injected: 503 on the count");
+  }
+  int get_failures = 0, count_failures = 0;
+  bool lose_count_answer = false;
+
+ private:
+  static bool Item(std::string_view name) { return name.find("/i/") != std::string_view::npos; }
+};
+
+class QueueDeliveryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    StoreOptions o;
+    o.wrap_blob_store = [this](std::shared_ptr<BlobStore> b) {
+      faults_ = std::make_shared<ItemFaults>(std::move(b));
+      return faults_;
+    };
+    auto store = Store::Open(dir_.path(), o);
+    ASSERT_TRUE(store.ok());
+    store_ = std::move(*store);
+    QueueOptions qo;
+    qo.visibility_seconds = 15;
+    queue_.emplace(*WorkQueue::Open(*store_, "jobs", qo));
+    ASSERT_TRUE(queue_->Enqueue("job").ok());
+  }
+  QueueEntry Only() {
+    auto listed = queue_->List();
+    EXPECT_TRUE(listed.ok() && listed->size() == 1);
+    return listed.ok() && listed->size() == 1 ? (*listed)[0] : QueueEntry{};
+  }
+  TempDir dir_;
+  std::shared_ptr<ItemFaults> faults_;
+  std::unique_ptr<Store> store_;
+  std::optional<WorkQueue> queue_;
+};
+
+// Issue 55, item 4: a Dequeue that failed after taking the lease (a 503 on
+// the body) left the item hidden for the visibility (the next take found
+// nothing), its lease held by a delivery that never happened. It is given
+// back now: visible at once, its count as it was.
+TEST_F(QueueDeliveryTest, ADeliveryThatFailsGivesTheItemBackUncounted) {
+  faults_->get_failures = 1;
+  EXPECT_EQ(queue_->Dequeue().status().code(), Code::kUnavailable);
+  EXPECT_FALSE(Only().taken);
+  EXPECT_EQ(Only().dequeue_count, 0);
+  faults_->count_failures = 1;  // the raise of the count fails, not applied
+  EXPECT_EQ(queue_->Dequeue().status().code(), Code::kUnavailable);
+  EXPECT_FALSE(Only().taken);
+  EXPECT_EQ(Only().dequeue_count, 0);
+  auto item = queue_->Dequeue();
+  ASSERT_TRUE(item.ok() && *item) << item.status().ToString();
+  EXPECT_EQ((*item)->dequeue_count, 1);
+  EXPECT_TRUE(queue_->Complete(**item).ok());
+}
+
+// A raise of the count applied but answered with an error: counted on
+// storage, so the delivery is made (never a count without an item).
+TEST_F(QueueDeliveryTest, ACountRaisedWhoseAnswerWasLostIsADelivery) {
+  faults_->count_failures = 1;
+  faults_->lose_count_answer = true;
+  auto item = queue_->Dequeue();
+  ASSERT_TRUE(item.ok() && *item) << item.status().ToString();
+  EXPECT_EQ((*item)->dequeue_count, 1);
+  EXPECT_TRUE(Only().taken);
+  EXPECT_TRUE(queue_->Complete(**item).ok());
+}
+
 // What each call costs in requests (docs/coordination.md#coordination).
 TEST(CoordCost, RequestsPerCall) {
   TempDir dir;
