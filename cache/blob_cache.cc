@@ -352,7 +352,7 @@ namespace {
 
 // An entry leaves the cache: the listings of every range holding it no
 // longer stand for their range (stale-if-error would answer without it).
-void ForgetRangesHolding(MDB_txn* txn, const Dbs& d, std::string_view scope,
+void ForgetRangesHoldingIn(MDB_txn* txn, const Dbs& d, std::string_view scope,
                          std::string_view name) {
   for (size_t n = 0; n <= name.size(); ++n) {
     const std::string key = RangeKey(scope, name.substr(0, n));
@@ -374,7 +374,7 @@ int RemoveEntry(MDB_txn* txn, const Dbs& d, std::string_view key, bool* removed 
     std::string lru = Be64(static_cast<uint64_t>(Ms(old->access))) + std::string(key);
     MDB_val lk = ToVal(lru);
     mdb_del(txn, d.lru, &lk, nullptr);
-    if (!replacing) ForgetRangesHolding(txn, d, old->scope, old->entry.name);
+    if (!replacing) ForgetRangesHoldingIn(txn, d, old->scope, old->entry.name);
   }  // else its lru record is an orphan, dropped when eviction reaches it
   if ((rc = mdb_del(txn, d.entries, &k, nullptr)) != 0) return rc;
   const uint64_t bytes = GetU64(txn, d.meta, "bytes");
@@ -507,25 +507,71 @@ void BlobCache::Evict(std::string_view scope, std::string_view name, Source sour
         source == Source::kRead ? std::optional<TimePoint>(sent) : std::nullopt, fenced);
 }
 
-void BlobCache::SawRange(std::string_view scope, std::string_view prefix) {
+namespace {
+
+// A range's mark holds the names its listing showed, each after its length
+// (4 bytes, big-endian).
+std::string EncodeNames(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) {
+    const uint32_t len = static_cast<uint32_t>(n.size());
+    for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>(len >> shift));
+    out += n;
+  }
+  return out;
+}
+
+// nullopt if `value` is not a list of names (a mark of an older format, or
+// damaged): no mark, then.
+std::optional<std::vector<std::string>> DecodeNames(std::string_view value) {
+  std::vector<std::string> names;
+  while (!value.empty()) {
+    if (value.size() < 4) return std::nullopt;
+    uint32_t len = 0;
+    for (int i = 0; i < 4; ++i) len = len << 8 | static_cast<unsigned char>(value[i]);
+    value.remove_prefix(4);
+    if (value.size() < len) return std::nullopt;
+    names.emplace_back(value.substr(0, len));
+    value.remove_prefix(len);
+  }
+  return names;
+}
+
+}  // namespace
+
+void BlobCache::SawRange(std::string_view scope, std::string_view prefix,
+                         const std::vector<std::string>& names) {
   const std::string key = RangeKey(scope, prefix);
+  const std::string value = EncodeNames(names);
   {
     auto txn = LmdbTxn::Begin(*env_, /*read_only=*/true);
     MDB_val k = ToVal(key), v;
-    if (txn.ok() && mdb_get(txn->get(), dbs_.meta, &k, &v) == 0) return;
+    if (txn.ok() && mdb_get(txn->get(), dbs_.meta, &k, &v) == 0 && FromVal(v) == value) return;
   }
-  Write([&](MDB_txn* txn) { return PutU64(txn, dbs_.meta, key, 1); });
+  Write([&](MDB_txn* txn) {
+    MDB_val k = ToVal(key), v = ToVal(value);
+    return mdb_put(txn, dbs_.meta, &k, &v, 0);
+  });
 }
 
-bool BlobCache::KnowsRange(std::string_view scope, std::string_view prefix) {
+std::optional<std::vector<std::string>> BlobCache::KnownRange(std::string_view scope,
+                                                              std::string_view prefix) {
   auto txn = LmdbTxn::Begin(*env_, /*read_only=*/true);
-  if (!txn.ok()) return false;
+  if (!txn.ok()) return std::nullopt;
   for (size_t n = prefix.size() + 1; n-- > 0;) {
     const std::string key = RangeKey(scope, prefix.substr(0, n));
     MDB_val k = ToVal(key), v;
-    if (mdb_get(txn->get(), dbs_.meta, &k, &v) == 0) return true;
+    if (mdb_get(txn->get(), dbs_.meta, &k, &v) != 0) continue;
+    if (auto names = DecodeNames(FromVal(v))) return names;
   }
-  return false;
+  return std::nullopt;
+}
+
+void BlobCache::ForgetRangesHolding(std::string_view scope, std::string_view name) {
+  Write([&](MDB_txn* txn) {
+    ForgetRangesHoldingIn(txn, dbs_, scope, name);
+    return 0;
+  });
 }
 
 std::vector<CacheEntry> BlobCache::Range(std::string_view scope, std::string_view prefix,

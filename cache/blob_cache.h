@@ -113,12 +113,19 @@ class BlobCache {
   std::vector<CacheEntry> Range(std::string_view scope, std::string_view prefix,
                                 std::string_view start_from, bool with_data = true);
 
-  // A listing of `prefix` in `scope` succeeded: the cache has seen that
-  // range (as of then).
-  void SawRange(std::string_view scope, std::string_view prefix);
-  // Whether a listing of `prefix`, or of a prefix of it, ever succeeded
-  // here: only then may the cached entries stand for the range.
-  bool KnowsRange(std::string_view scope, std::string_view prefix);
+  // A listing of the whole of `prefix` in `scope` succeeded and showed
+  // `names`: the cache has seen that range (as of then).
+  void SawRange(std::string_view scope, std::string_view prefix,
+                const std::vector<std::string>& names);
+  // The names the last whole listing of `prefix`, or of the nearest prefix
+  // of it listed whole, showed; nullopt if none ever succeeded here. The
+  // cached entries may stand for the range only while every one of these
+  // names is held and intact (the caller checks).
+  std::optional<std::vector<std::string>> KnownRange(std::string_view scope,
+                                                     std::string_view prefix);
+  // Forgets every listing of a range holding `name` (a row of it that is
+  // not held: damaged, never read, too large to keep).
+  void ForgetRangesHolding(std::string_view scope, std::string_view name);
 
   // Counters of this process (added to the directory's totals on close).
   CacheCounters& counters() { return counters_; }

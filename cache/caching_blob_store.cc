@@ -2,6 +2,7 @@
 #include "cache/caching_blob_store.h"
 
 #include <map>
+#include <set>
 
 #include "storage/conditions.h"
 #include "storage/storage_errors.h"
@@ -253,7 +254,10 @@ Result<ListPage> CachingBlobStore::List(const ListOptions& o) {
 
 Result<CachedList> CachingBlobStore::ListCached(const ListOptions& o, const ReadPolicy& policy) {
   const bool fallback = policy.stale_if_error;
-  if (policy.mode == ReadPolicy::Mode::kOffline) return CachedRange(o);
+  if (policy.mode == ReadPolicy::Mode::kOffline) {
+    ++cache_->counters().stale;
+    return CachedRange(o);
+  }
   if (fallback && KnownUnreachable())
     return CachedRangeIfSeen(o, Status::Unavailable("storage was unreachable moments ago"));
   ListOptions ask = o;
@@ -275,8 +279,12 @@ Result<ListPage> CachingBlobStore::ListAndSync(const ListOptions& o, bool has_fa
     SyncListedRange(o, *page, sent);
     // Known only when listed whole: from its start to its end in one page
     // (a range of more rows than a page is never answered stale).
-    if (o.marker.empty() && o.start_from <= o.prefix && page->next_marker.empty())
-      cache_->SawRange(scope_, o.prefix);
+    if (o.marker.empty() && o.start_from <= o.prefix && page->next_marker.empty()) {
+      std::vector<std::string> names;
+      names.reserve(page->items.size());
+      for (const BlobItem& item : page->items) names.push_back(item.name);
+      cache_->SawRange(scope_, o.prefix, names);
+    }
   } else if (page.status().IsUnavailable()) {
     Unreachable();
   }
@@ -285,18 +293,32 @@ Result<ListPage> CachingBlobStore::ListAndSync(const ListOptions& o, bool has_fa
 
 // stale-if-error answers only from what the cache knows: a range it never
 // listed (another account's, a table never queried here) would answer
-// "empty" for rows it never saw.
+// "empty" for rows it never saw, and one with a row listed but not held
+// (damaged, too large to keep, never read) would answer without it. Such a
+// range is forgotten and Unavailable.
 Result<CachedList> CachingBlobStore::CachedRangeIfSeen(const ListOptions& o, const Status& why) {
-  if (cache_->KnowsRange(scope_, o.prefix)) return CachedRange(o);
-  return Status::Unavailable("listing '" + o.prefix + "': storage is unreachable (" +
-                             why.message() + "), and this range was never listed into the cache");
+  const std::string ctx = "listing '" + o.prefix + "': storage is unreachable (" + why.message();
+  auto listed = cache_->KnownRange(scope_, o.prefix);
+  if (!listed) return Status::Unavailable(ctx + "), and this range was never listed into the cache");
+  CachedList cached = CachedRange(o);
+  std::set<std::string_view> held;
+  for (const BlobItem& item : cached.page.items) held.insert(item.name);
+  for (const std::string& name : *listed) {
+    const bool in_range = name.compare(0, o.prefix.size(), o.prefix) == 0 &&
+                          name >= o.start_from && (o.marker.empty() || name > o.marker);
+    if (!in_range || held.count(name) != 0) continue;
+    cache_->ForgetRangesHolding(scope_, name);
+    return Status::Unavailable(ctx + "), and the cache does not hold every row of this range (" +
+                               name + " is damaged, too large to keep, or was never read)");
+  }
+  ++cache_->counters().stale;
+  return cached;
 }
 
 // The cached entries of a listing's range, as one page marked stale.
 CachedList CachingBlobStore::CachedRange(const ListOptions& o) {
   CachedList cached;
   cached.stale = true;
-  ++cache_->counters().stale;
   for (CacheEntry& e : cache_->Range(scope_, o.prefix, o.start_from)) {
     if (!o.marker.empty() && e.name <= o.marker) continue;
     cached.page.items.push_back(BlobItem{std::move(e.name), std::move(e.properties), std::nullopt});

@@ -148,8 +148,9 @@ class CachingBlobStore final : public BlobStoreWrapper {
   std::optional<SteadyTime> DeadlineFor(const ReadPolicy& policy,
                                         std::optional<SteadyTime> caller) const;
   CachedList CachedRange(const ListOptions& o);
-  // CachedRange if a listing of the range ever succeeded here, else
-  // Unavailable (`why`: storage's failure).
+  // CachedRange if a whole listing of the range succeeded here and every
+  // row it showed is still held and intact, else Unavailable (`why`:
+  // storage's failure).
   Result<CachedList> CachedRangeIfSeen(const ListOptions& o, const Status& why);
   // Brings the cached entries of the range a listing covered in line with
   // it (see List).
