@@ -394,6 +394,23 @@ int PutEntry(MDB_txn* txn, const Dbs& d, std::string_view scope, std::string_vie
   return PutU64(txn, d.meta, "bytes", GetU64(txn, d.meta, "bytes") + key.size() + value.size());
 }
 
+// An entry with no ETag is a tombstone: what is left of an entry a write
+// or a read's answer removed, so that an answer to a request sent before
+// `ordered` (in any process sharing the cache) cannot bring back an older
+// version. Read as no entry; evicted by the bound as entries are.
+bool IsTombstone(const CacheEntry& e) { return e.properties.etag.empty(); }
+
+// Removes the entry under `key` (forgetting the ranges that held it) and
+// leaves a tombstone ordered at `ordered` in its place.
+int Bury(MDB_txn* txn, const Dbs& d, std::string_view scope, std::string_view key,
+         std::string_view name, TimePoint ordered, TimePoint access) {
+  if (int rc = RemoveEntry(txn, d, key); rc != 0) return rc;
+  CacheEntry tomb;
+  tomb.name = std::string(name);
+  tomb.validated = tomb.ordered = ordered;
+  return PutEntry(txn, d, scope, key, tomb, access);
+}
+
 // The stored entry under `key`, read inside `txn`.
 std::optional<Stored> ReadStored(MDB_txn* txn, const Dbs& d, std::string_view key) {
   MDB_val k = ToVal(key), v;
@@ -423,7 +440,8 @@ std::optional<CacheEntry> BlobCache::Lookup(std::string_view scope, std::string_
     Write([&](MDB_txn* txn) { return RemoveEntry(txn, dbs_, key); });
     return std::nullopt;
   }
-  if (stored->scope != scope || stored->entry.name != name) return std::nullopt;
+  if (stored->scope != scope || stored->entry.name != name || IsTombstone(stored->entry))
+    return std::nullopt;
   const TimePoint now = clock_->Now();
   if (now - stored->access > kAccessGrain) {
     Write([&](MDB_txn* txn) {
@@ -468,17 +486,21 @@ void BlobCache::Apply(std::string_view scope, std::span<const CacheEntry> keep,
   // this answer waited for LMDB's writer lock is seen.
   auto blocked = [&](std::string_view name) { return sent && fenced && fenced(name); };
   Write([&](MDB_txn* txn) {
+    // What is removed leaves a tombstone ordered at the read's send time,
+    // or now for this process's write (acknowledged by then).
+    const TimePoint removed_at = sent.value_or(now);
     for (const std::string& name : drop) {
       const std::string key = EntryKey(scope, name);
       if (blocked(name) || !MayChange(txn, dbs_, key, sent)) continue;
-      if (int rc = RemoveEntry(txn, dbs_, key); rc != 0) return rc;
+      if (int rc = Bury(txn, dbs_, scope, key, name, removed_at, now); rc != 0) return rc;
     }
     for (const CacheEntry& e : keep) {
       const std::string key = EntryKey(scope, e.name);
       if (blocked(e.name) || !MayChange(txn, dbs_, key, sent)) continue;
-      // Too big to keep: drop any older copy.
-      int rc = e.data.size() > max_bytes_ / 8 ? RemoveEntry(txn, dbs_, key)
-                                              : PutEntry(txn, dbs_, scope, key, e, now);
+      // Too big to keep: any older copy goes, and a tombstone stays.
+      int rc = e.data.size() > max_bytes_ / 8
+                   ? Bury(txn, dbs_, scope, key, e.name, std::max(e.ordered, e.validated), now)
+                   : PutEntry(txn, dbs_, scope, key, e, now);
       if (rc != 0) return rc;
     }
     bytes = GetU64(txn, dbs_.meta, "bytes");
@@ -587,7 +609,7 @@ std::vector<CacheEntry> BlobCache::Range(std::string_view scope, std::string_vie
        rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT)) {
     if (FromVal(k).substr(0, first.size()) != first) break;
     auto s = Decode(FromVal(v), with_data);
-    if (!s.ok() || s->scope != scope) continue;
+    if (!s.ok() || s->scope != scope || IsTombstone(s->entry)) continue;
     const std::string& name = s->entry.name;
     if (name.compare(0, prefix.size(), prefix) != 0 || name < start_from) continue;
     out.push_back(std::move(s->entry));

@@ -294,6 +294,50 @@ TEST_F(CacheTest, ASlowReadNeverTakesTheCacheBackBehindThisProcesssWrite) {
   EXPECT_EQ(*offline->FindAs<int32_t>("n"), 2);
 }
 
+// Issue 55, item 6: another process's slow read restored an old version
+// behind an acknowledged overwrite that evicted the entry (too large to
+// cache): nothing was left to order the answer against. The eviction now
+// leaves a tombstone at the write's time, which an answer to a read sent
+// before it never replaces, in any process sharing the cache (here a
+// second stack on the same directory, which knows nothing of the write).
+TEST_F(CacheTest, ASlowReadElsewhereNeverRestoresAVersionBehindAnEvictingWrite) {
+  Reopen(/*max_bytes=*/64 * 1024);  // entries over 8 KiB are not kept
+  WriteBehindTheBack(Row("a", 1));
+  auto other_storage = std::make_shared<Unplugged>(storage_);
+  auto other_cache = BlobCache::Open(cache_dir(), uint64_t{1} << 30, &clock_, {});
+  ASSERT_TRUE(other_cache.ok());
+  CachingOptions co;
+  co.clock = &clock_;
+  co.cacheable = naming::IsEntityBlobName;
+  StoreOptions so;
+  so.clock = &clock_;
+  auto other = Store::FromBlobStore(
+      std::make_shared<CachingBlobStore>(other_storage, *other_cache, co), so);
+  const Table other_table = *other->OpenTable("orders");
+  other_storage->Hold();
+  Result<Entity> slow = Status::Internal("not read");
+  std::thread reader([&] { slow = other_table.Get("p", "a"); });
+  other_storage->WaitHeld();                              // storage answered v1
+  clock_.Advance(std::chrono::milliseconds(10));           // the write comes after
+  EXPECT_TRUE(table().Upsert(Row("a", 2, 20'000)).ok());  // v2: too large to cache
+  other_storage->Deliver();
+  reader.join();
+  ASSERT_TRUE(slow.ok()) << slow.status().ToString();
+  EXPECT_EQ(*slow->FindAs<int32_t>("n"), 1);  // the answer of its time
+  for (const Table* t : {&table(), &other_table}) {
+    auto max_stale = t->Get("p", "a", ReadPolicy::MaxStale(std::chrono::seconds(60)));
+    ASSERT_TRUE(max_stale.ok()) << max_stale.status().ToString();
+    EXPECT_EQ(*max_stale->FindAs<int32_t>("n"), 2);
+    // Offline: v2 where a stack's bound keeps it (the other's), else none.
+    auto offline = t->Get("p", "a", ReadPolicy::Offline());
+    if (offline.ok()) {
+      EXPECT_EQ(*offline->FindAs<int32_t>("n"), 2) << "a version behind the write";
+    } else {
+      EXPECT_EQ(offline.status().code(), Code::kNotFound) << offline.status().ToString();
+    }
+  }
+}
+
 // The same with a delete and a slow query: the deleted row came back.
 TEST_F(CacheTest, ASlowQueryNeverBringsBackARowThisProcessDeleted) {
   unplugged_->remote_like = true;  // listings carry the rows' bodies, as on Azure
