@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <lmdb.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <openssl/sha.h>
@@ -130,6 +131,31 @@ Result<Stored> Decode(std::string_view value, bool with_data = true) {
   });
   if (!ok.ok()) return ok;
   return s;
+}
+
+// Whether `v` (a value LMDB handed out in `txn`) may be read: a value in
+// the map must lie inside the data file (a damaged page can point one past
+// the file's end, where touching it faults: SIGBUS); one outside the map
+// is a page this write transaction copied to memory. Checked before any
+// value of an entry is read.
+bool InsideFile(MDB_txn* txn, const MDB_val& v) {
+  MDB_env* env = mdb_txn_env(txn);
+  MDB_envinfo info;
+  mdb_filehandle_t fd;
+  struct stat st {};
+  if (mdb_env_info(env, &info) != 0 || mdb_env_get_fd(env, &fd) != 0 || fstat(fd, &st) != 0)
+    return false;
+  const auto base = reinterpret_cast<uintptr_t>(info.me_mapaddr);
+  const auto at = reinterpret_cast<uintptr_t>(v.mv_data);
+  if (at < base || at - base >= info.me_mapsize) return true;  // a dirty page, in memory
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  return v.mv_size <= size && at - base <= size - v.mv_size;
+}
+
+// mdb_get, for an entry: a value outside the file is damage (MDB_CORRUPTED).
+int GetEntry(MDB_txn* txn, MDB_dbi dbi, MDB_val* k, MDB_val* v) {
+  const int rc = mdb_get(txn, dbi, k, v);
+  return rc == 0 && !InsideFile(txn, *v) ? MDB_CORRUPTED : rc;
 }
 
 uint64_t GetU64(MDB_txn* txn, MDB_dbi meta, std::string_view key) {
@@ -366,7 +392,7 @@ void ForgetRangesHoldingIn(MDB_txn* txn, const Dbs& d, std::string_view scope,
 int RemoveEntry(MDB_txn* txn, const Dbs& d, std::string_view key, bool* removed = nullptr,
                 bool replacing = false) {
   MDB_val k = ToVal(key), v;
-  int rc = mdb_get(txn, d.entries, &k, &v);
+  int rc = GetEntry(txn, d.entries, &k, &v);
   if (rc == MDB_NOTFOUND) return 0;
   if (rc != 0) return rc;
   const uint64_t size = key.size() + v.mv_size;
@@ -414,7 +440,7 @@ int Bury(MDB_txn* txn, const Dbs& d, std::string_view scope, std::string_view ke
 // The stored entry under `key`, read inside `txn`.
 std::optional<Stored> ReadStored(MDB_txn* txn, const Dbs& d, std::string_view key) {
   MDB_val k = ToVal(key), v;
-  if (mdb_get(txn, d.entries, &k, &v) != 0) return std::nullopt;
+  if (GetEntry(txn, d.entries, &k, &v) != 0) return std::nullopt;
   auto s = Decode(FromVal(v));
   if (!s.ok()) return std::nullopt;
   return std::move(*s);
@@ -432,7 +458,7 @@ std::optional<CacheEntry> BlobCache::Lookup(std::string_view scope, std::string_
       return std::nullopt;
     }
     MDB_val k = ToVal(key), v;
-    if (mdb_get(txn->get(), dbs_.entries, &k, &v) != 0) return std::nullopt;
+    if (GetEntry(txn->get(), dbs_.entries, &k, &v) != 0) return std::nullopt;
     value = std::string(FromVal(v));
   }
   auto stored = Decode(value);
@@ -608,6 +634,7 @@ std::vector<CacheEntry> BlobCache::Range(std::string_view scope, std::string_vie
   for (int rc = mdb_cursor_get(cursor, &k, &v, MDB_SET_RANGE); rc == 0;
        rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT)) {
     if (FromVal(k).substr(0, first.size()) != first) break;
+    if (!InsideFile(txn->get(), v)) continue;  // damaged: never read past the file
     auto s = Decode(FromVal(v), with_data);
     if (!s.ok() || s->scope != scope || IsTombstone(s->entry)) continue;
     const std::string& name = s->entry.name;

@@ -11,6 +11,8 @@
 #include <csignal>
 #include <cstring>
 
+#include "storage/local/lmdb_page_walk.h"
+
 namespace blobtable::internal {
 namespace {
 
@@ -61,6 +63,11 @@ int Check(const std::string& directory, uint64_t map_size) {
   MDB_dbi main_dbi = 0;
   MDB_txn* txn = nullptr;
   if (rc == 0) rc = mdb_txn_begin(env, nullptr, MDB_RDONLY, &txn);
+  // The pages first, read from the file (LMDB follows a damaged page
+  // number or node size past the file's end and faults, or writes over
+  // memory): the snapshot this read transaction pins.
+  if (rc == 0 && !WalkLmdbPages(directory + "/data.mdb", mdb_txn_id(txn)).empty())
+    rc = MDB_CORRUPTED;
   if (rc == 0) rc = mdb_dbi_open(txn, nullptr, 0, &main_dbi);
   if (rc == 0) rc = ReadAll(txn, main_dbi, /*main=*/true, &sum);
   if (rc == 0) rc = ReadAll(txn, /*FREE_DBI=*/0, /*main=*/false, &sum);  // read-only txns only

@@ -119,6 +119,7 @@ class CacheTest : public ::testing::Test {
     table_.emplace(*store_->OpenTable("orders"));
   }
   std::string cache_dir() const { return cache_parent_.path() + "/cache"; }
+  void DamageAndRead(int rows, int big);
 
   Entity Row(const std::string& rk, int n, size_t pad = 0) {
     Entity e("p", rk);
@@ -702,9 +703,18 @@ TEST_F(CacheTest, ACacheFileThatIsNotLmdbIsMovedAsideAndRebuiltWithOneWarning) {
 // the same way, the cache never moved aside. Each of these damaged copies
 // is used by a child process (opened, every row read, the range listed,
 // rows written); none may crash, and a cache found damaged is moved aside.
-TEST_F(CacheTest, ADamagedCacheNeverCrashesAProcessThatOpensIt) {
-  for (int i = 0; i < 300; ++i)
-    ASSERT_TRUE(table().Upsert(Row("r" + std::to_string(i), i, 200)).ok());
+// 200 copies of the cache made by `rows` rows (a third of them of `big`
+// bytes, on overflow pages when over a page; a fifth deleted and a fifth
+// rewritten, so the free list holds pages), each with 20 bits flipped, are
+// opened and read, each in a child: none may crash it, and none may be
+// taken for the store's own files ("backup").
+void CacheTest::DamageAndRead(int rows, int big) {
+  for (int i = 0; i < rows; ++i)
+    ASSERT_TRUE(table().Upsert(Row("r" + std::to_string(i), i, i % 3 == 0 ? big : 200)).ok());
+  for (int i = 0; i < rows; i += 5)
+    ASSERT_TRUE(table().Delete("p", "r" + std::to_string(i), "*").ok());
+  for (int i = 1; i < rows; i += 5)
+    ASSERT_TRUE(table().Upsert(Row("r" + std::to_string(i), i, big)).ok());
   store_.reset();
   table_.reset();
   caching_.reset();
@@ -712,7 +722,7 @@ TEST_F(CacheTest, ADamagedCacheNeverCrashesAProcessThatOpensIt) {
   const std::string pristine = cache_parent_.path() + "/pristine";
   std::filesystem::copy(cache_dir(), pristine);
   int crashed = 0, moved_aside = 0;
-  for (uint64_t seed = 1; seed <= 60; ++seed) {  // 11 and 26 crashed, 47 said "backup"
+  for (uint64_t seed = 1; seed <= 200; ++seed) {
     std::filesystem::remove_all(cache_dir());
     std::filesystem::copy(pristine, cache_dir());
     {
@@ -748,7 +758,7 @@ TEST_F(CacheTest, ADamagedCacheNeverCrashesAProcessThatOpensIt) {
       QueryOptions q;
       q.policy = ReadPolicy::Offline();
       (void)t.Query(q);
-      for (int i = 0; i < 300; i += 7) {
+      for (int i = 0; i < rows; i += 7) {
         (void)t.Get("p", "r" + std::to_string(i), ReadPolicy::Offline());
         (void)t.Get("p", "r" + std::to_string(i));
         (void)t.Upsert(Row("r" + std::to_string(i), i + 1, 200));
@@ -775,6 +785,17 @@ TEST_F(CacheTest, ADamagedCacheNeverCrashesAProcessThatOpensIt) {
   EXPECT_EQ(crashed, 0);
   EXPECT_GT(moved_aside, 0);  // some flips are found (others land in unused pages)
 }
+
+// Issue 30, then issue 55 item 7: damage that LMDB follows (a page number
+// or a node size past the file's end, a free list naming pages after the
+// last commit) crashed processes (SIGBUS, SIGSEGV, an LMDB assertion, heap
+// corruption): 2 of 60 copies (issue 30), then 2 of 80 of a 50-entity
+// cache; here before the page walk, 2 of these 200 (50 rows) and 1 (300).
+// The open-time check now walks every page from the file (meta, free list,
+// every tree, every overflow run) against its size and layout, and reads
+// never touch a value past the file's end.
+TEST_F(CacheTest, ADamagedCacheNeverCrashesAProcessThatOpensIt) { DamageAndRead(300, 6000); }
+TEST_F(CacheTest, ADamagedSmallCacheNeverCrashesAProcessThatOpensIt) { DamageAndRead(50, 200); }
 
 TEST_F(CacheTest, TwoProcessesShareOneCacheDirectory) {
   pid_t child = ForkChild([&] {

@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "storage/local/lmdb_page_walk.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstring>
+#include <set>
+#include <string_view>
+
+namespace blobtable::internal {
+namespace {
+
+// LMDB 0.9's on-disk layout (mdb.c): page flags, node flags, sizes.
+constexpr uint16_t kBranch = 0x01, kLeaf = 0x02, kOverflow = 0x04, kLeaf2 = 0x20;
+constexpr uint16_t kBigData = 0x01, kSubData = 0x02;
+constexpr size_t kPageHeader = 16, kNodeHeader = 8, kDbSize = 48;
+constexpr uint32_t kMagic = 0xBEEFC0DE;
+constexpr uint64_t kNoRoot = ~uint64_t{0};
+constexpr int kMaxDepth = 64;
+
+uint16_t U16(std::string_view b, size_t at) {
+  uint16_t v;
+  std::memcpy(&v, b.data() + at, 2);
+  return v;
+}
+uint32_t U32(std::string_view b, size_t at) {
+  uint32_t v;
+  std::memcpy(&v, b.data() + at, 4);
+  return v;
+}
+uint64_t U64(std::string_view b, size_t at) {
+  uint64_t v;
+  std::memcpy(&v, b.data() + at, 8);
+  return v;
+}
+
+// MDB_db: pad, flags, depth, branch/leaf/overflow page counts, entries, root.
+struct Db {
+  uint32_t pad = 0;
+  uint64_t root = kNoRoot;
+};
+Db DbAt(std::string_view b, size_t at) { return Db{U32(b, at), U64(b, at + 40)}; }
+
+// MDB_meta after the page header: magic, version, address, map size,
+// dbs[FREE, MAIN], last page, txnid.
+struct Meta {
+  bool valid = false;
+  Db free_db, main_db;
+  uint64_t last_page = 0, txnid = 0;
+};
+Meta MetaAt(std::string_view page) {
+  Meta m;
+  if (page.size() < kPageHeader + 24 + 2 * kDbSize + 16) return m;
+  const size_t at = kPageHeader;
+  m.valid = U32(page, at) == kMagic && U32(page, at + 4) == 1;
+  m.free_db = DbAt(page, at + 24);
+  m.main_db = DbAt(page, at + 24 + kDbSize);
+  m.last_page = U64(page, at + 24 + 2 * kDbSize);
+  m.txnid = U64(page, at + 24 + 2 * kDbSize + 8);
+  return m;
+}
+
+class Walker {
+ public:
+  Walker(int fd, uint64_t file_size, uint64_t txnid)
+      : fd_(fd), file_size_(file_size), txnid_(txnid) {}
+
+  std::string Run() {
+    std::string first(4096, '\0');
+    if (!ReadAt(0, &first)) return "cannot read its first meta page";
+    const Meta m0 = MetaAt(first);
+    page_size_ = m0.free_db.pad;  // LMDB keeps the page size there
+    if (!m0.valid || page_size_ < 512 || page_size_ > 65536 || (page_size_ & (page_size_ - 1)))
+      return "its first meta page is damaged";
+    std::string second;
+    if (std::string why = Page(1, &second); !why.empty()) return why;
+    const Meta m1 = MetaAt(second);
+    if (!m1.valid) return "its second meta page is damaged";
+    if (m0.txnid != txnid_ && m1.txnid != txnid_) return "";  // no verdict: committed over
+    const Meta& m = m1.txnid == txnid_ ? m1 : m0;
+    last_page_ = m.last_page;
+    if ((last_page_ + 1) * page_size_ > file_size_)
+      return "it is shorter (" + std::to_string(file_size_) + " bytes) than its " +
+             std::to_string(last_page_ + 1) + " pages";
+    if (std::string why = Tree(m.free_db.root, true, kMaxDepth); !why.empty()) return why;
+    return Tree(m.main_db.root, false, kMaxDepth);
+  }
+
+ private:
+  bool ReadAt(uint64_t offset, std::string* out) {
+    size_t done = 0;
+    while (done < out->size()) {
+      const ssize_t n = pread(fd_, out->data() + done, out->size() - done,
+                              static_cast<off_t>(offset + done));
+      if (n <= 0) return false;
+      done += static_cast<size_t>(n);
+    }
+    return true;
+  }
+
+  // Page `pgno`, which must lie inside the file and the last commit's
+  // pages and say it is that page.
+  std::string Page(uint64_t pgno, std::string* page) {
+    const std::string where = "page " + std::to_string(pgno);
+    if ((pgno + 1) * page_size_ > file_size_ || (last_page_ != 0 && pgno > last_page_))
+      return where + " lies past the end of the file";
+    page->assign(page_size_, '\0');
+    if (!ReadAt(pgno * page_size_, page)) return where + " cannot be read";
+    if (U64(*page, 0) != pgno) return where + " says it is page " + std::to_string(U64(*page, 0));
+    return "";
+  }
+
+  std::string Tree(uint64_t root, bool free_list, int depth) {
+    if (root == kNoRoot) return "";
+    return Node(root, free_list, depth);
+  }
+
+  // A branch or leaf page and everything below it.
+  std::string Node(uint64_t pgno, bool free_list, int depth) {
+    const std::string where = "page " + std::to_string(pgno);
+    if (depth <= 0) return where + ": the tree is deeper than any LMDB tree";
+    if (!seen_.insert(pgno).second) return where + " is reached twice";
+    std::string page;
+    if (std::string why = Page(pgno, &page); !why.empty()) return why;
+    const uint16_t flags = U16(page, 10), lower = U16(page, 12), upper = U16(page, 14);
+    if (!(flags & (kBranch | kLeaf))) return where + " is neither a branch nor a leaf";
+    if (flags & kLeaf2) return "";  // fixed-size duplicates: no nodes to follow
+    if (lower < kPageHeader || lower > upper || upper > page_size_ || (lower - kPageHeader) % 2)
+      return where + " has a damaged header";
+    const size_t keys = (lower - kPageHeader) / 2;
+    for (size_t i = 0; i < keys; ++i) {
+      const size_t at = U16(page, kPageHeader + 2 * i);
+      if (at < upper || at + kNodeHeader > page_size_) return where + ": a node lies outside it";
+      std::string why = (flags & kBranch) ? Branch(page, at, free_list, depth)
+                                          : Leaf(page, at, free_list, pgno);
+      if (!why.empty()) return why;
+    }
+    return "";
+  }
+
+  std::string Branch(std::string_view page, size_t at, bool free_list, int depth) {
+    const uint64_t child = uint64_t{U16(page, at)} | uint64_t{U16(page, at + 2)} << 16 |
+                           uint64_t{U16(page, at + 4)} << 32;
+    if (at + kNodeHeader + U16(page, at + 6) > page_size_) return "a branch key lies outside its page";
+    return Node(child, free_list, depth - 1);
+  }
+
+  std::string Leaf(std::string_view page, size_t at, bool free_list, uint64_t pgno) {
+    const std::string where = "page " + std::to_string(pgno);
+    const uint64_t size = uint64_t{U16(page, at)} | uint64_t{U16(page, at + 2)} << 16;
+    const uint16_t flags = U16(page, at + 4);
+    const size_t data = at + kNodeHeader + U16(page, at + 6);
+    if (data > page_size_) return where + ": a key lies outside it";
+    // The free list is keyed by the transaction that freed the pages: one
+    // from after the last commit makes LMDB's next commit abort.
+    if (free_list && (U16(page, at + 6) != 8 || U64(page, at + kNodeHeader) > txnid_))
+      return where + ": a free-list key is damaged";
+    if (flags & kBigData) {
+      if (data + 8 > page_size_) return where + ": a node lies outside it";
+      return Overflow(U64(page, data), size, free_list);
+    }
+    if (data + size > page_size_) return where + ": a value lies outside it";
+    const std::string_view value = page.substr(data, size);
+    if (free_list) return FreePages(value, where);
+    if (flags & kSubData) {
+      if (size != kDbSize) return where + ": a named database's record is damaged";
+      return Tree(DbAt(value, 0).root, false, kMaxDepth);
+    }
+    return "";
+  }
+
+  // A value on overflow pages: the run must lie inside the file and hold it.
+  std::string Overflow(uint64_t first, uint64_t size, bool free_list) {
+    const std::string where = "overflow page " + std::to_string(first);
+    std::string page;
+    if (std::string why = Page(first, &page); !why.empty()) return why;
+    const uint32_t pages = U32(page, 12);
+    if (!(U16(page, 10) & kOverflow) || pages == 0) return where + " is not an overflow page";
+    if ((first + pages) * page_size_ > file_size_ || first + pages - 1 > last_page_)
+      return where + ": its run of " + std::to_string(pages) + " pages lies past the file";
+    if (size > uint64_t{pages} * page_size_ - kPageHeader)
+      return where + ": its value is larger than its pages";
+    for (uint64_t p = first; p < first + pages; ++p)
+      if (!seen_.insert(p).second) return "page " + std::to_string(p) + " is reached twice";
+    if (!free_list) return "";
+    std::string value(size, '\0');
+    if (!ReadAt(first * page_size_ + kPageHeader, &value)) return where + " cannot be read";
+    return FreePages(value, where);
+  }
+
+  // A free-list record: a count, then that many page numbers.
+  std::string FreePages(std::string_view ids, const std::string& where) {
+    if (ids.size() < 8) return where + ": a free-list record is damaged";
+    const uint64_t n = U64(ids, 0);
+    if (n > ids.size() / 8 - 1) return where + ": a free-list record is damaged";
+    for (uint64_t i = 1; i <= n; ++i) {
+      const uint64_t id = U64(ids, 8 * i);
+      if (id > last_page_ || id < 2)
+        return where + ": the free list names page " + std::to_string(id) + ", outside the file";
+      if (i > 1 && id >= U64(ids, 8 * (i - 1)))  // LMDB keeps each record in descending order
+        return where + ": a free-list record is out of order";
+    }
+    return "";
+  }
+
+  const int fd_;
+  const uint64_t file_size_, txnid_;
+  uint64_t page_size_ = 0, last_page_ = 0;
+  std::set<uint64_t> seen_;
+};
+
+}  // namespace
+
+std::string WalkLmdbPages(const std::string& data_file, uint64_t txnid) {
+  const int fd = open(data_file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "cannot open " + data_file + ": " + std::strerror(errno);
+  struct stat st {};
+  std::string why = fstat(fd, &st) != 0 ? std::string("cannot read its size")
+                                        : Walker(fd, static_cast<uint64_t>(st.st_size), txnid).Run();
+  close(fd);
+  return why.empty() ? why : data_file + ": " + why;
+}
+
+}  // namespace blobtable::internal
