@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "storage/local/lmdb_page_walk.h"
 #include "util/macros.h"
 #include "util/stored_format.h"
 
@@ -118,43 +119,28 @@ Status CheckBeforeOpen(const std::string& dir, unsigned file_mode) {
 // counts: LMDB never writes a page that its transaction allocated at the end
 // and freed again before committing (a "loose" page; a large delete leaves
 // some), and the page goes to the free list. A file cut short instead lacks
-// pages in use. So: the file is made as long as the meta page says (zeros:
-// no read past its end can SIGBUS; LMDB itself extends it so when it writes
-// there), and every page that was missing must be free, or written since
-// by another process; else `truncated`.
-Status ShortOnlyByFreePages(MDB_env* env, const std::string& data, uint64_t size, uint64_t needed,
-                            uint64_t page_size, const Status& truncated) {
+// pages in use. So every page reachable from the last commit (its trees,
+// the free list's, every overflow run) must lie inside the file, judged by
+// reading the file (lmdb_page_walk.h: through LMDB, a page past the end
+// would fault) and before anything is written: a damaged file is never
+// changed. Only then, if `extend`, is the file made as long as the meta
+// page says (zeros: no read past its end can SIGBUS; LMDB itself extends it
+// so when it writes there); else `truncated`.
+Status ShortOnlyByFreePages(MDB_env* env, const std::string& data, uint64_t needed, bool extend,
+                            const Status& truncated) {
+  MDB_txn* txn = nullptr;
+  int rc = mdb_txn_begin(env, nullptr, MDB_RDONLY, &txn);  // pins the snapshot walked
+  if (rc != 0) return Status::IOError("reading " + data + ": " + mdb_strerror(rc));
+  const std::string damage = WalkLmdbPages(data, mdb_txn_id(txn));
+  mdb_txn_abort(txn);
+  if (!damage.empty()) return Status::Corruption(truncated.message() + " (" + damage + ")");
+  if (!extend) return Status::OK();
   const int fd = open(data.c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0) return Errno("opening " + data, errno);
-  int rc = posix_fallocate(fd, 0, static_cast<off_t>(needed));  // never shrinks it
-  if (rc != 0) {
-    close(fd);
-    return Errno("extending " + data + " to the length its meta page says", rc);
-  }
-  MDB_txn* txn = nullptr;
-  std::set<uint64_t> free_pages;
-  const uint64_t first_missing = size / page_size;
-  rc = mdb_txn_begin(env, nullptr, MDB_RDONLY, &txn);
-  if (rc == 0)
-    rc = ForEachFreeRun(txn, [&](const std::vector<size_t>& pages) {
-      for (size_t p : pages)
-        if (p >= first_missing) free_pages.insert(p);
-    });
-  if (txn != nullptr) mdb_txn_abort(txn);
-  // The free list itself unreadable (its pages were among those lost).
-  Status out = rc == 0 ? Status::OK() : truncated;
-  std::vector<char> page(page_size);
-  for (uint64_t p = first_missing; out.ok() && p * page_size < needed; ++p) {
-    if (free_pages.count(p) != 0) continue;
-    // Not free: it must have been written (by a writer in another process
-    // since the file was measured); a page of zeros is one that was lost.
-    const ssize_t n = pread(fd, page.data(), page.size(), static_cast<off_t>(p * page_size));
-    if (n != static_cast<ssize_t>(page.size()) ||
-        std::all_of(page.begin(), page.end(), [](char c) { return c == 0; }))
-      out = truncated;
-  }
+  rc = posix_fallocate(fd, 0, static_cast<off_t>(needed));  // never shrinks it
   close(fd);
-  return out;
+  if (rc != 0) return Errno("extending " + data + " to the length its meta page says", rc);
+  return Status::OK();
 }
 
 Status CheckAfterOpen(MDB_env* env, const std::string& dir, bool mark, unsigned file_mode) {
@@ -171,10 +157,9 @@ Status CheckAfterOpen(MDB_env* env, const std::string& dir, bool mark, unsigned 
         Status::Corruption("local store " + dir + ": data.mdb is truncated (" +
                            std::to_string(st.st_size) + " bytes, but its meta page says " +
                            std::to_string(needed) + " are in use): restore it from a backup");
-    // Read-only: nothing may be added, and a read past the end would SIGBUS.
-    if (!mark) return truncated;
-    BT_RETURN_IF_ERROR(ShortOnlyByFreePages(env, data, static_cast<uint64_t>(st.st_size), needed,
-                                            stat_info.ms_psize, truncated));
+    // Read-only: nothing may be added (a read past the end would SIGBUS,
+    // and no page of the last commit lies there).
+    BT_RETURN_IF_ERROR(ShortOnlyByFreePages(env, data, needed, /*extend=*/mark, truncated));
   }
   struct stat marker;
   if (!mark || Exists(dir + kMarker, &marker)) return Status::OK();

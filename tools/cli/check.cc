@@ -22,7 +22,12 @@ int Run(CheckCommandOptions&, Context& c) {
     throw UsageError{"check works on a local store (a directory), not on Azure Storage"};
   std::string dir = location.substr(0, 5) == "file:" ? location.substr(5) : location;
   auto report = CheckLocalStore(dir, c.global.store.container, c.global.store.local);
-  if (!report.ok()) return Fail(c.err, report.status());
+  if (!report.ok()) {
+    const int code = Fail(c.err, report.status());
+    // The data file itself damaged (truncated, a page out of place): the
+    // store is as damaged as a blob can be, every time it is checked.
+    return report.status().IsCorruption() ? kExitDamaged : code;
+  }
   for (const StoreDamage& d : report->damaged)
     c.out << nlohmann::json{{"blob", d.blob}, {"damage", d.what}, {"detail", d.detail}}.dump(
                  -1, ' ', false,
