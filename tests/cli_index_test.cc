@@ -44,6 +44,13 @@ TEST_F(CliIndexTest, CreateListQueryCheckAndDrop) {
   ShellRun all = Cli("query users --index byAgeEmail --select email --format csv");
   ASSERT_EQ(all.code, 0) << all.err;
   EXPECT_EQ(all.out, "PartitionKey,RowKey,email\np,b,b@x.org\np,a,a@x.org\nq,c,c@x.org\n");
+  // Issue 55, item 11: the index answers alone, and an entry has neither
+  // the entity's ETag nor its Timestamp: none is printed (it printed
+  // Timestamp 1970-01-01 before).
+  ShellRun covered = Cli("query users --index byAgeEmail --eq age:int32=20 --select email");
+  ASSERT_EQ(covered.code, 0) << covered.err;
+  EXPECT_EQ(json::parse(covered.out),
+            json::parse(R"({"PartitionKey": "p", "RowKey": "b", "email": "b@x.org"})"));
   ShellRun ranged =
       Cli("query users --index byAgeEmail --eq age:int32=30 --from email=b --to email=z --select "
           "email --format csv");

@@ -69,7 +69,8 @@ struct QueryOptions {
   // fewer than `top` rows, even none, while `continuation` says more follow.
   std::string filter;
   // Only these properties in each row ($select); PartitionKey, RowKey,
-  // Timestamp and the ETag always come. Empty: every property.
+  // Timestamp and the ETag always come, except from a covered index query
+  // (QueryIndex): no ETag and no Timestamp there. Empty: every property.
   std::vector<std::string> select;
 };
 
@@ -238,7 +239,8 @@ class BLOBTABLE_EXPORT Table {
   // changed since its entry was listed is left out, never returned not
   // matching); with `select` naming only indexed and covered properties
   // (and a filter reading only those), the index answers alone, no entity
-  // read. InvalidArgument for an unknown index or a query that does not fit
+  // read: each entity then has no ETag (empty) and no Timestamp (the
+  // epoch), since its entry is written with it, before storage stamps it. InvalidArgument for an unknown index or a query that does not fit
   // it; Busy while it is still being built; others as Query's.
   Result<QueryPage> QueryIndex(std::string_view index, const IndexQuery& query,
                                const QueryOptions& options = {}) const;
