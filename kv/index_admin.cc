@@ -239,6 +239,9 @@ Result<IndexCheckReport> Store::CheckIndex(std::string_view table_name,
   BT_ASSIGN_OR_RETURN(SchemaCopy copy, internal::ReadSchema(*core_, table));
   const IndexDefinition* d = copy.schema->Find(name);
   if (d == nullptr) return NoSuchIndex(table, name);
+  if (d->state == IndexState::kBuilding)
+    return Status::Busy(ctx + ": it is still being built (it holds entries only for the "
+                              "entities walked so far): check it once CreateIndex has finished");
   const IndexSpec& spec = d->spec;
   const std::string hidden = internal::naming::IndexTableName(table, name);
   IndexCheckReport report;

@@ -61,6 +61,11 @@ TEST_F(CliIndexTest, CreateListQueryCheckAndDrop) {
   EXPECT_EQ(misplaced.code, 2);
   EXPECT_NE(misplaced.err.find("the index's property here is age, not email"), std::string::npos)
       << misplaced.err;
+  // Issue 55, item 12: an index on a table with no entity (a typo?) is
+  // made, and said so (it was silent).
+  ShellRun typo = Cli("index create usres byAge age");
+  EXPECT_EQ(typo.code, 0) << typo.err;
+  EXPECT_NE(typo.err.find("table usres holds no entities"), std::string::npos) << typo.err;
   ShellRun unknown = Cli("query users --index byName");
   EXPECT_EQ(unknown.code, 2);
   EXPECT_NE(unknown.err.find("table users has no index byName"), std::string::npos) << unknown.err;

@@ -82,6 +82,12 @@ int Create(const Store& store, const IndexCommandOptions& o, Context& c) {
   Status created = store.CreateIndex(o.table, spec, options);
   if (show) c.err << "\n";
   if (!created.ok()) return Fail(c.err, created);
+  // A table with no entity yet, or a name mistyped: said, since the index
+  // is made either way (an index declared before the rows come is a way
+  // to work).
+  if (last.entities == 0)
+    c.err << "blobtable: note: table " << o.table << " holds no entities (a new table, or a "
+          << "mistyped name?): index " << o.name << " will hold those written from now on\n";
   c.out << nlohmann::json{{"index", o.name},
                           {"table", o.table},
                           {"state", "ready"},
