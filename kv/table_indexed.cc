@@ -14,6 +14,7 @@
 #include "txn/entity_access.h"
 #include "txn/txn_buffer.h"
 #include "util/macros.h"
+#include "util/random.h"
 
 namespace blobtable {
 namespace {
@@ -47,6 +48,14 @@ TransactionOptions PlainWriteOptions(const internal::StoreCore& core) {
 Status AsPlainWrite(Status failed) {
   if (failed.IsLockTimeout() || failed.IsLeaseLost()) return Status::Busy(failed.message());
   return failed;
+}
+
+// Before running a write again that lost a race: a random pause, growing
+// with the attempts, so that writers racing for one entry (a unique
+// value) fall out of step instead of aborting one another again.
+void PauseAfterARace(const internal::StoreCore& core, int attempt) {
+  const uint64_t most = 20 * static_cast<uint64_t>(std::min(attempt, 8));  // ms
+  core.clock->SleepFor(std::chrono::milliseconds(internal::RandomU64() % (most + 1)));
 }
 
 }  // namespace
@@ -89,6 +98,7 @@ Result<Entity> Table::WriteIndexed(const Entity& entity, std::string_view if_mat
     }
     if (!Raced(*txn.buffer_, committed.status()) || attempt >= attempts)
       return AsPlainWrite(committed.status());
+    PauseAfterARace(*core_, attempt);
   }
 }
 
@@ -104,6 +114,7 @@ Status Table::DeleteIndexed(std::string_view pk, std::string_view rk,
     if (committed.ok()) return Status::OK();
     if (!Raced(*txn.buffer_, committed.status()) || attempt >= attempts)
       return AsPlainWrite(committed.status());
+    PauseAfterARace(*core_, attempt);
   }
 }
 

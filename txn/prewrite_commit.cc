@@ -663,6 +663,12 @@ class PrewriteCommit {
   // this coordinator for gone), else the failure itself.
   Status NotCommitted(const TxnRecord& rec, const Status& failure) const {
     const std::string met = WriterThatWentFirst(rec);
+    // What this transaction read of the entity (or expected of it) no
+    // longer holds: a race lost, which a plain write runs again
+    // (kv/table_indexed.cc), as against a condition that failed.
+    for (const Target& t : targets_)
+      if (!met.empty() && t.blob == rec.met && t.intent != nullptr)
+        t.intent->changed_since_read = true;
     if (!met.empty())
       return Status::Conflict("transaction " + txn_id_ + ": " + met +
                               ": written by another client during the commit (that writer "
