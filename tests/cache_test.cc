@@ -120,6 +120,16 @@ class CacheTest : public ::testing::Test {
   }
   std::string cache_dir() const { return cache_parent_.path() + "/cache"; }
   void DamageAndRead(int rows, int big);
+  // With storage out of reach, a query of a range of three rows answers
+  // all three (stale) or Unavailable: never a page short of a row.
+  void ExpectAllThreeOrUnavailable(const QueryOptions& q) {
+    auto page = table().Query(q);
+    if (page.ok()) {
+      EXPECT_EQ(page->entities.size(), 3u) << "a stale answer missing a row";
+    } else {
+      EXPECT_EQ(page.status().code(), Code::kUnavailable) << page.status().ToString();
+    }
+  }
 
   Entity Row(const std::string& rk, int n, size_t pad = 0) {
     Entity e("p", rk);
@@ -577,12 +587,7 @@ TEST_F(CacheTest, AKnownRangeWithADamagedRowIsUnavailableNotShort) {
   }
   Reopen();
   unplugged_->down = true;
-  auto page = table().Query(q);
-  if (page.ok()) {
-    EXPECT_EQ(page->entities.size(), 3u) << "a stale answer missing a row";
-  } else {
-    EXPECT_EQ(page.status().code(), Code::kUnavailable) << page.status().ToString();
-  }
+  ExpectAllThreeOrUnavailable(q);
 }
 
 // (b) Rows listed but never read: a first page of two lists a third row
@@ -595,17 +600,12 @@ TEST_F(CacheTest, AKnownRangeWithARowNeverReadIsUnavailableNotShort) {
   ASSERT_EQ(table().Query(q)->entities.size(), 2u);
   unplugged_->down = true;
   q.top = 1000;
-  auto page = table().Query(q);
-  if (page.ok()) {
-    EXPECT_EQ(page->entities.size(), 3u) << "a stale answer missing a row";
-  } else {
-    EXPECT_EQ(page.status().code(), Code::kUnavailable) << page.status().ToString();
-  }
+  ExpectAllThreeOrUnavailable(q);
   unplugged_->down = false;
   clock_.Advance(std::chrono::seconds(10));  // past unreachable_interval
   ASSERT_EQ(table().Query(q)->entities.size(), 3u);  // every row read: held
   unplugged_->down = true;
-  page = table().Query(q);
+  auto page = table().Query(q);
   ASSERT_TRUE(page.ok()) << page.status().ToString();
   EXPECT_TRUE(page->stale);
   EXPECT_EQ(page->entities.size(), 3u);
@@ -622,12 +622,7 @@ TEST_F(CacheTest, AKnownRangeWithARowTooLargeToKeepIsUnavailableNotShort) {
   q.partition_key = "p";
   ASSERT_EQ(table().Query(q)->entities.size(), 3u);
   unplugged_->down = true;
-  auto page = table().Query(q);
-  if (page.ok()) {
-    EXPECT_EQ(page->entities.size(), 3u) << "a stale answer missing a row";
-  } else {
-    EXPECT_EQ(page.status().code(), Code::kUnavailable) << page.status().ToString();
-  }
+  ExpectAllThreeOrUnavailable(q);
 }
 
 TEST_F(CacheTest, EvictionKeepsTheSizeBoundAndKeepsWhatWasUsedLast) {
