@@ -239,6 +239,20 @@ void CompactIfSoleUser(const std::string& directory, uint64_t max_bytes, int loc
   std::error_code ec;
   auto size = fs::file_size(directory + "/data.mdb", ec);
   if (ec || size <= 2 * max_bytes) return;
+  // Only when it gives much back: a file holding more than this process's
+  // bound (another's, larger) would be copied whole on every open for
+  // nothing. What it holds is "bytes" in the meta database.
+  uint64_t live = 0;
+  {
+    auto env = LmdbEnv::Open(directory, MapSizeFor(max_bytes), 0600, LmdbEnv::Sync::kNone);
+    if (!env.ok()) return;
+    auto meta = (*env)->Database(kMetaDb);
+    if (!meta.ok()) return;
+    if (auto txn = LmdbTxn::Begin(**env, /*read_only=*/true); txn.ok())
+      live = GetU64(txn->get(), *meta, "bytes");
+    (*env)->ReleaseDatabase(kMetaDb);
+  }
+  if (size <= 2 * std::max(max_bytes, live)) return;
   const std::string tmp = directory + "/compact.tmp";
   fs::remove_all(tmp, ec);
   fs::create_directories(tmp, ec);
@@ -376,15 +390,32 @@ bool BlobCache::Write(Fn&& fn) {
 
 namespace {
 
+// A range's mark (its key and the names its listing showed) counts in
+// "bytes" as an entry does, so that the bound holds marks too.
+void AddBytes(MDB_txn* txn, const Dbs& d, int64_t delta) {
+  const uint64_t bytes = GetU64(txn, d.meta, "bytes");
+  (void)PutU64(txn, d.meta, "bytes",
+               delta < 0 && bytes < static_cast<uint64_t>(-delta) ? 0 : bytes + delta);
+}
+void DeleteMark(MDB_txn* txn, const Dbs& d, const std::string& key) {
+  MDB_val k = ToVal(key), v;
+  if (mdb_get(txn, d.meta, &k, &v) != 0) return;
+  const int64_t size = static_cast<int64_t>(key.size() + v.mv_size);
+  if (mdb_del(txn, d.meta, &k, nullptr) == 0) AddBytes(txn, d, -size);
+}
+int PutMark(MDB_txn* txn, const Dbs& d, const std::string& key, const std::string& value) {
+  DeleteMark(txn, d, key);
+  MDB_val k = ToVal(key), v = ToVal(value);
+  const int rc = mdb_put(txn, d.meta, &k, &v, 0);
+  if (rc == 0) AddBytes(txn, d, static_cast<int64_t>(key.size() + value.size()));
+  return rc;
+}
+
 // An entry leaves the cache: the listings of every range holding it no
 // longer stand for their range (stale-if-error would answer without it).
 void ForgetRangesHoldingIn(MDB_txn* txn, const Dbs& d, std::string_view scope,
                          std::string_view name) {
-  for (size_t n = 0; n <= name.size(); ++n) {
-    const std::string key = RangeKey(scope, name.substr(0, n));
-    MDB_val k = ToVal(key);
-    mdb_del(txn, d.meta, &k, nullptr);
-  }
+  for (size_t n = 0; n <= name.size(); ++n) DeleteMark(txn, d, RangeKey(scope, name.substr(0, n)));
 }
 
 // Removes the entry under `key` (and its lru record), keeping "bytes" true;
@@ -596,10 +627,13 @@ void BlobCache::SawRange(std::string_view scope, std::string_view prefix,
     MDB_val k = ToVal(key), v;
     if (txn.ok() && mdb_get(txn->get(), dbs_.meta, &k, &v) == 0 && FromVal(v) == value) return;
   }
+  uint64_t bytes = 0;
   Write([&](MDB_txn* txn) {
-    MDB_val k = ToVal(key), v = ToVal(value);
-    return mdb_put(txn, dbs_.meta, &k, &v, 0);
+    const int rc = PutMark(txn, dbs_, key, value);
+    bytes = GetU64(txn, dbs_.meta, "bytes");
+    return rc;
   });
+  if (bytes > max_bytes_) EvictOverBound();
 }
 
 std::optional<std::vector<std::string>> BlobCache::KnownRange(std::string_view scope,

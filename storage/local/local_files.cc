@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "storage/local/lmdb_page_walk.h"
 #include "storage/local/store_files.h"
 #include "util/macros.h"
 
@@ -125,6 +126,8 @@ Result<Compacted> CompactInPlace(const std::string& directory) {
   struct stat before;
   if (::stat((dir + "/data.mdb").c_str(), &before) != 0) return Errno("reading " + dir);
   out.bytes_before = static_cast<uint64_t>(before.st_size);
+  if (before.st_size == 0)
+    return Status::Corruption("local store " + dir + ": data.mdb is empty: restore it from a backup");
 
   // The copy, from a read-only environment without LMDB's locks (this
   // process holds the one that matters), into a directory beside the file.
@@ -133,6 +136,22 @@ Result<Compacted> CompactInPlace(const std::string& directory) {
   fs::create_directory(temp, ec);
   if (ec) return Status::IOError("cannot create " + temp + ": " + ec.message());
   BT_ASSIGN_OR_RETURN(MDB_env * source, OpenEnv(dir, MDB_RDONLY | MDB_NOLOCK));
+  // The copy follows every page through LMDB's map: a page past the end of
+  // a file cut short would fault (SIGBUS). The file is judged first, read
+  // from the file itself (lmdb_page_walk.h); a damaged one is refused and
+  // left as it is.
+  MDB_txn* judged = nullptr;
+  std::string damage;
+  if (mdb_txn_begin(source, nullptr, MDB_RDONLY, &judged) == 0) {
+    damage = WalkLmdbPages(dir + "/data.mdb", mdb_txn_id(judged));
+    mdb_txn_abort(judged);
+  }
+  if (!damage.empty()) {
+    mdb_env_close(source);
+    fs::remove_all(temp, ec);
+    return Status::Corruption("local store " + dir + " is damaged (" + damage +
+                              "): not compacted; restore it from a backup");
+  }
   const int rc = mdb_env_copy2(source, temp.c_str(), MDB_CP_COMPACT);
   mdb_env_close(source);
   if (rc != 0) {
