@@ -18,6 +18,7 @@
 #include <condition_variable>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <ostream>
 #include <string_view>
 #include <thread>
@@ -401,8 +402,13 @@ class ItemLease {
     std::lock_guard<std::mutex> lk(mu_);
     return lost_.ok() && clock_.Steady() < usable_until_;
   }
+  // When the lease may end on storage; once storage said it is gone (an
+  // extension refused: broken, or taken after it ran out), another worker
+  // may hold the item already, so the command is killed at once, as
+  // `lock` kills it.
   SteadyTime expiry() const {
     std::lock_guard<std::mutex> lk(mu_);
+    if (gone_at_) return *gone_at_;
     return usable_until_ == SteadyTime::max() ? usable_until_ : usable_until_ + margin_;
   }
   Status lost() const {
@@ -440,6 +446,8 @@ class ItemLease {
         next = sent + every_;
       } else if (s.IsLeaseLost()) {
         lost_ = s;
+        // Refused by storage (not by this process's clock): gone since then.
+        if (clock_.Steady() < usable_until_) gone_at_ = sent;
       } else {
         next = sent + std::min<std::chrono::milliseconds>(std::chrono::seconds(1), every_);
       }
@@ -455,6 +463,7 @@ class ItemLease {
   bool stopping_ = false;
   Status lost_;
   SteadyTime usable_until_;
+  std::optional<SteadyTime> gone_at_;
   std::thread thread_;  // last: starts once the rest is set
 };
 
