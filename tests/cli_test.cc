@@ -200,7 +200,8 @@ TEST_F(CliTest, GetAndQueryPrintJsonLinesJsonOrATable) {
 TEST_F(CliTest, OnlyWritesCreateAStore) {
   const std::string db = dir_.path() + "/db";
   for (const char* read : {"get orders p r", "query orders", "export orders --quiet",
-                           "delete orders p r", "locate orders p", "recover"}) {
+                           "delete orders p r", "locate orders p", "recover",
+                           "check" /* made a store and said it clean (the review of issue 55) */}) {
     CliRun r = Cli(read);
     EXPECT_EQ(r.code, 3) << read << ": " << r.err;
     EXPECT_NE(r.err.find("no store at " + db), std::string::npos) << r.err;

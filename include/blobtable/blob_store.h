@@ -386,7 +386,8 @@ struct CheckReport {
 // `container`, verifying checksums; lists what is damaged, and goes
 // on past it. A damaged blob is repaired by an unconditional Put or Delete
 // of it (Table: Upsert, or Delete with "*"). Fails only if the store cannot
-// be opened or read at all (Corruption for damaged files, see Open).
+// be opened or read at all (Corruption for damaged files, see Open;
+// NotFound for a directory that holds no store, which it never makes).
 BLOBTABLE_EXPORT Result<CheckReport> CheckLocalStore(const std::string& directory,
                                                      std::string_view container = kDefaultContainer,
                                                      const LocalOptions& options = {});

@@ -2,6 +2,9 @@
 // `blobtable check` for the local backend: every record and every blob's
 // data in a container, read and checked against its checksum.
 #include "blobtable/blob_store.h"
+
+#include <filesystem>
+
 #include "storage/local/lmdb_env.h"
 #include "util/macros.h"
 #include "storage/local/blob_record.h"
@@ -62,6 +65,12 @@ namespace blobtable {
 Result<CheckReport> CheckLocalStore(const std::string& directory, std::string_view container,
                                     const LocalOptions& options) {
   BT_RETURN_IF_ERROR(internal::ValidateContainerName(container));
+  // A check makes nothing: a directory without a store (a typo) is said so,
+  // as every other command says it (it used to be made a store, checked
+  // clean).
+  std::error_code ec;
+  if (!std::filesystem::exists(directory + "/data.mdb", ec))
+    return Status::NotFound("no store at " + directory + " (and a check makes none)");
   BT_ASSIGN_OR_RETURN(std::shared_ptr<internal::LmdbEnv> env,
                       internal::LmdbEnv::Open(directory, options.map_size, options.file_mode));
   const std::string bucket_db = internal::kContainerDbPrefix + std::string(container);
