@@ -18,6 +18,7 @@
 #include <openssl/sha.h>
 
 #include <algorithm>
+#include <iostream>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -794,18 +795,29 @@ namespace blobtable {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// A cache found damaged is moved aside with one warning, on standard error
+// as a store without StoreOptions::warn gives it (these calls take no
+// options): never silently (the review of issue 55).
+void WarnOnStderr(const std::string& message) { std::cerr << message << std::endl; }
+
+}  // namespace
+
 Result<CacheStats> ReadCacheStats(const std::string& directory) {
   std::error_code ec;
   if (!fs::exists(fs::path(directory) / "data.mdb", ec))
     return Status::NotFound("no cache in " + directory);
-  BT_ASSIGN_OR_RETURN(auto cache, internal::BlobCache::Open(directory, 0, Clock::Real(), nullptr));
+  BT_ASSIGN_OR_RETURN(auto cache,
+                      internal::BlobCache::Open(directory, 0, Clock::Real(), WarnOnStderr));
   return cache->Stats();
 }
 
 Status ClearCache(const std::string& directory) {
   std::error_code ec;
   if (!fs::exists(fs::path(directory) / "data.mdb", ec)) return Status::OK();
-  BT_ASSIGN_OR_RETURN(auto cache, internal::BlobCache::Open(directory, 0, Clock::Real(), nullptr));
+  BT_ASSIGN_OR_RETURN(auto cache,
+                      internal::BlobCache::Open(directory, 0, Clock::Real(), WarnOnStderr));
   return cache->Clear();
 }
 

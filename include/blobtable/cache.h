@@ -92,7 +92,8 @@ BLOBTABLE_EXPORT std::string DefaultCacheDirectory();
 
 // The totals of every process that used the cache in `directory` (each adds
 // its counts when it closes the store) and what it holds now. NotFound if
-// there is no cache there.
+// there is no cache there. A cache found damaged is moved aside, as a store
+// opening it would, with one warning on standard error (also ClearCache).
 BLOBTABLE_EXPORT Result<CacheStats> ReadCacheStats(const std::string& directory);
 
 // Drops every entry of the cache in `directory` and zeroes its totals; OK if
