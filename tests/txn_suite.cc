@@ -391,7 +391,7 @@ TEST_P(TxnTest, WaitsForABusyEntityAreCountedUpToTheLockTimeout) {
   // Long enough on a server's clock that the requests before the first
   // wait cannot use it all up on a loaded machine (300 ms did once in CI:
   // LockTimeout with no wait counted).
-  const auto timeout = std::chrono::milliseconds(GetParam().fake_clock() ? 300 : 3000);
+  const auto timeout = std::chrono::milliseconds(GetParam().fake_clock() ? 300 : 1500);
   auto [held, waits] = transfer(timeout);
   EXPECT_EQ(held.code(), Code::kLockTimeout) << held.ToString();
   EXPECT_GT(waits, 0);
