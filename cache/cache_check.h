@@ -12,8 +12,10 @@
 namespace blobtable::internal {
 
 // Forks a child that opens the environment in `directory` (its own, not
-// this process's), reads every page of every database (the free list
-// included) and commits a small write; empty if it found nothing wrong,
+// this process's), walks the data file's pages from the file itself
+// (storage/local/lmdb_page_walk.h), reads every page of every database
+// through LMDB (the free list included) and commits a small write; empty
+// if it found nothing wrong,
 // else what went wrong ("a check of it crashed: Aborted", an LMDB error).
 // The directory must hold data.mdb. Safe in a process with threads: the
 // child calls only LMDB and exits.
