@@ -625,6 +625,22 @@ TEST_F(CacheTest, AKnownRangeWithARowTooLargeToKeepIsUnavailableNotShort) {
   ExpectAllThreeOrUnavailable(q);
 }
 
+// Issue 55, item 8: the marks of ranges listed whole (now with the names
+// their listing showed) count in the bound, as entries do; forgetting one
+// gives its bytes back (they were never counted, and grew without end).
+TEST_F(CacheTest, ARangesMarkCountsInTheBound) {
+  std::vector<std::string> names;
+  for (int i = 0; i < 1000; ++i) names.push_back("t/orders/e/-p/-row" + std::to_string(100000 + i));
+  const uint64_t before = cache_->Stats().bytes;
+  cache_->SawRange("scope", "t/orders/e/-p/", names);
+  const uint64_t marked = cache_->Stats().bytes;
+  EXPECT_GE(marked - before, 1000u * 26);  // each name and its length
+  ASSERT_TRUE(cache_->KnownRange("scope", "t/orders/e/-p/").has_value());
+  cache_->ForgetRangesHolding("scope", names[7]);
+  EXPECT_FALSE(cache_->KnownRange("scope", "t/orders/e/-p/").has_value());
+  EXPECT_EQ(cache_->Stats().bytes, before);
+}
+
 TEST_F(CacheTest, EvictionKeepsTheSizeBoundAndKeepsWhatWasUsedLast) {
   Reopen(/*max_bytes=*/256 * 1024);
   for (int i = 0; i < 200; ++i) {
