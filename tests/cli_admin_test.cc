@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -193,6 +195,20 @@ TEST_F(CliAdminTest, HelpIsWrappedToTheTerminalsWidth) {
     }
   }
   EXPECT_GT(lines_of("lock", 60).size(), lines_of("lock", 100).size());
+}
+
+// A damaged cache is moved aside with one warning, also by `cache stats`
+// and `cache clear`, which moved it silently (the review of issue 55).
+TEST_F(CliAdminTest, CacheStatsAndClearSayWhenTheyMoveADamagedCacheAside) {
+  for (const char* action : {"stats", "clear"}) {
+    const std::string cache = dir_.path() + "/cache-" + action;
+    std::filesystem::create_directories(cache);
+    std::ofstream(cache + "/data.mdb") << "not an LMDB file, not a cache";
+    auto run = testing::Shell(std::string(BLOBTABLE_CLI_PATH) + " --cache " + Quote(cache) +
+                              " cache " + action);
+    EXPECT_EQ(run.code, 0) << action << ": " << run.err;
+    EXPECT_NE(run.err.find("moved aside"), std::string::npos) << action << ": " << run.err;
+  }
 }
 
 }  // namespace
