@@ -16,6 +16,10 @@ void ApiTest::SetUp() {
   StoreOptions counted = options_;
   counted.wrap_blob_store = [this](std::shared_ptr<BlobStore> b) {
     counter_ = std::make_shared<internal::CountingBlobStore>(std::move(b));
+    // The table's own requests, not its index definitions read again in
+    // the background by a write that finds them over a second old (a slow
+    // run on a server's clock).
+    counter_->LeaveOutGetsUnder("t/counters~/");
     return counter_;
   };
   auto store = OpenBackendStore(GetParam(), counted);

@@ -33,6 +33,10 @@ TEST(CoordAzurite, AWatchTransfersNoBodyWhileNothingChanges) {
   o.container = FreshContainer("watch");
   o.wrap_blob_store = [&](std::shared_ptr<BlobStore> b) {
     counter = std::make_shared<internal::CountingBlobStore>(std::move(b));
+    // The watch's reads only: not the table's index definitions, which a
+    // write finding them over a second old reads again in the background
+    // (a slow run's third get, seen once in CI).
+    counter->LeaveOutGetsUnder("t/config~/");
     return counter;
   };
   auto store = OpenBackendStore(CachedAzuriteBackend("curl"), o);
