@@ -9,6 +9,7 @@
 #include <fstream>
 #include <string>
 
+#include "blobtable/storage_options.h"
 #include "tests/shell.h"
 #include "tests/test_util.h"
 
@@ -52,7 +53,7 @@ TEST_F(CliTeachTest, BadJsonIsReportedWithItsLineAndColumn) {
 }
 
 TEST_F(CliTeachTest, AnUnreachableEndpointIsNamedByHostAndPort) {
-  for (const char* transport : {"curl", "cpprest"}) {
+  for (const std::string& transport : HttpTransportNames()) {  // cpprest where built
     // Port 9 of the loopback (discard): nothing listens there.
     ShellRun get = CliAt(std::string("UseDevelopmentStorage=true;BlobEndpoint=http://127.0.0.1:9/"
                                      "devstoreaccount1;HttpTransport=") +
