@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "blobtable/store.h"
+#include "coord/clock_wait.h"
 #include "coord/coord_names.h"
 #include "util/macros.h"
 #include "util/random.h"
@@ -84,8 +85,14 @@ void LeaderElection::State::StepDown(std::unique_lock<std::mutex>& lk) {
 
 void LeaderElection::State::Run() {
   std::unique_lock<std::mutex> lk(mu);
+  const Clock& clock = store->options().clock != nullptr ? *store->options().clock : *Clock::Real();
   while (!stopping) {
-    if (lock == nullptr) {
+    if (lock == nullptr && clock.Steady() < last_expiry) {
+      // Stepped down by the clock: the old lease may still be this
+      // process's on storage until then, and no campaign can take it (nor
+      // keep a resigning process waiting on an answer that is not coming).
+      internal::coord::WaitOnClock(clock, cv, lk, last_expiry);
+    } else if (lock == nullptr) {
       if (Campaign(lk)) continue;
       // Someone else leads: try again after 100..1000 ms, at random so that
       // campaigners do not retry in step.

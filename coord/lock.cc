@@ -100,9 +100,13 @@ void Lock::State::Renew() {
       internal::coord::WaitOnClock(*clock, cv, lk, next);
       continue;
     }
+    // Never waits on an answer past the time the lease may be counted on:
+    // by then the lock is lost anyway, and on_lost is called on time.
+    LeaseOptions within;
+    within.deadline = renewed_at + internal::coord::UsableFor(lease_seconds);
     lk.unlock();
     const SteadyTime sent = clock->Steady();
-    auto r = blobs->RenewLease(blob, lease_id, {});
+    auto r = blobs->RenewLease(blob, lease_id, within);
     lk.lock();
     if (stopping) break;
     if (r.ok()) {
@@ -280,9 +284,13 @@ Status Lock::Release() {
   st.cv.notify_all();
   if (st.renewer && st.renewer->joinable()) st.renewer->join();
   // Released even after it was lost: an unreachable storage may still hold
-  // our lease. Gone already (expired, taken, broken, the blob deleted) is
-  // what releasing wanted.
-  auto r = st.blobs->ReleaseLease(st.blob, st.lease_id, {});
+  // our lease. Not past the time it may be counted on (nor waited on past
+  // that): by then it is all but over. Gone already (expired, taken,
+  // broken, the blob deleted) is what releasing wanted.
+  LeaseOptions within;
+  within.deadline = st.renewed_at + internal::coord::UsableFor(st.lease_seconds);
+  if (st.clock->Steady() >= *within.deadline) return Status::OK();
+  auto r = st.blobs->ReleaseLease(st.blob, st.lease_id, within);
   if (r.ok() || r.status().IsLeaseLost() || r.status().IsNotFound() || r.status().IsConflict() ||
       r.status().IsBusy())
     return Status::OK();

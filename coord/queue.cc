@@ -102,8 +102,10 @@ Result<std::optional<QueueItem>> WorkQueue::Take(const std::string& id) const {
   // visible again at once instead of hidden for the visibility by a
   // delivery that never happened (best effort: if the release is lost
   // too, the lease runs out by itself).
+  LeaseOptions within;
+  within.deadline = usable_until;
   auto give_back = [&](const Status& why) {
-    (void)blobs.ReleaseLease(blob, lease_id, {});
+    (void)blobs.ReleaseLease(blob, lease_id, within);
     return why;
   };
   auto got = blobs.Get(blob, ReadOptions{});
@@ -132,7 +134,8 @@ Result<std::optional<QueueItem>> WorkQueue::Take(const std::string& id) const {
   Status counted =
       blobs.SetMetadata(blob, {{kCountKey, std::to_string(before + 1)}}, under_lease).status();
   if (counted.IsLeaseLost() || counted.IsConflict()) return std::optional<QueueItem>();
-  if (!counted.ok() && !CountedAnyway(blobs, ClockOf(*store_), blob, before + 1, usable_until)) return give_back(counted);
+  if (!counted.ok() && !CountedAnyway(blobs, ClockOf(*store_), blob, before + 1, usable_until))
+    return give_back(counted);
   return std::optional<QueueItem>(
       QueueItem{id, std::move(got->data), before + 1, lease_id, usable_until});
 }
@@ -191,8 +194,12 @@ Status WorkQueue::Complete(const QueueItem& item) const {
 }
 
 Status WorkQueue::Abandon(const QueueItem& item) const {
+  // Nobody waits on it past the lease, after which it needs no giving back.
+  if (!UsableNow(ClockOf(*store_), item, "").ok()) return Status::OK();
+  LeaseOptions within;
+  within.deadline = item.lease_usable_until;
   auto r = store_->blob_store().ReleaseLease(internal::coord::QueueItemName(name_, item.id),
-                                             item.lease_id, {});
+                                             item.lease_id, within);
   if (r.ok() || r.status().IsLeaseLost() || r.status().IsNotFound() || r.status().IsBusy() ||
       r.status().IsConflict())
     return Status::OK();
@@ -203,9 +210,12 @@ Status WorkQueue::Extend(QueueItem* item) const {
   const std::string ctx = "queue " + name_ + ", item " + item->id + ": extend";
   const Clock& clock = ClockOf(*store_);
   BT_RETURN_IF_ERROR(UsableNow(clock, *item, ctx));
+  // Answered within the lease this worker counts on, or Unavailable.
+  LeaseOptions within;
+  within.deadline = item->lease_usable_until;
   const SteadyTime sent = clock.Steady();
   auto r = store_->blob_store().RenewLease(internal::coord::QueueItemName(name_, item->id),
-                                           item->lease_id, {});
+                                           item->lease_id, within);
   if (r.ok()) {
     if (item->lease_usable_until)
       item->lease_usable_until = sent + internal::coord::UsableFor(options_.visibility_seconds);

@@ -126,32 +126,32 @@ Result<WriteResult> FaultInjectingBlobStore::SetMetadata(std::string_view name, 
 }
 Result<LeaseResult> FaultInjectingBlobStore::AcquireLease(std::string_view name, int duration,
                                                           std::string_view proposed,
-                                                          const AccessConditions& c) {
+                                                          const LeaseOptions& c) {
   return Run<Result<LeaseResult>>(BlobOp::kAcquireLease, name, false, [&] {
     return BlobStoreWrapper::AcquireLease(name, duration, proposed, c);
   });
 }
 Result<LeaseResult> FaultInjectingBlobStore::RenewLease(std::string_view name, std::string_view id,
-                                                        const AccessConditions& c) {
+                                                        const LeaseOptions& c) {
   return Run<Result<LeaseResult>>(BlobOp::kRenewLease, name, true,
                                   [&] { return BlobStoreWrapper::RenewLease(name, id, c); });
 }
 Result<LeaseResult> FaultInjectingBlobStore::ChangeLease(std::string_view name, std::string_view id,
                                                          std::string_view proposed,
-                                                         const AccessConditions& c) {
+                                                         const LeaseOptions& c) {
   return Run<Result<LeaseResult>>(BlobOp::kChangeLease, name, true, [&] {
     return BlobStoreWrapper::ChangeLease(name, id, proposed, c);
   });
 }
 Result<LeaseResult> FaultInjectingBlobStore::ReleaseLease(std::string_view name,
                                                           std::string_view id,
-                                                          const AccessConditions& c) {
+                                                          const LeaseOptions& c) {
   return Run<Result<LeaseResult>>(BlobOp::kReleaseLease, name, true,
                                   [&] { return BlobStoreWrapper::ReleaseLease(name, id, c); });
 }
 Result<LeaseResult> FaultInjectingBlobStore::BreakLease(std::string_view name,
                                                         std::optional<int> period,
-                                                        const AccessConditions& c) {
+                                                        const LeaseOptions& c) {
   return Run<Result<LeaseResult>>(BlobOp::kBreakLease, name, false,
                                   [&] { return BlobStoreWrapper::BreakLease(name, period, c); });
 }

@@ -59,23 +59,23 @@ class LoggingBlobStore final : public BlobStoreWrapper {
     return Log("SET-METADATA", n, [&] { return BlobStoreWrapper::SetMetadata(n, m, o); });
   }
   Result<LeaseResult> AcquireLease(std::string_view n, int d, std::string_view p,
-                                   const AccessConditions& c) override {
+                                   const LeaseOptions& c) override {
     return Log("LEASE-ACQUIRE", n, [&] { return BlobStoreWrapper::AcquireLease(n, d, p, c); });
   }
   Result<LeaseResult> RenewLease(std::string_view n, std::string_view id,
-                                 const AccessConditions& c) override {
+                                 const LeaseOptions& c) override {
     return Log("LEASE-RENEW", n, [&] { return BlobStoreWrapper::RenewLease(n, id, c); });
   }
   Result<LeaseResult> ChangeLease(std::string_view n, std::string_view id, std::string_view p,
-                                  const AccessConditions& c) override {
+                                  const LeaseOptions& c) override {
     return Log("LEASE-CHANGE", n, [&] { return BlobStoreWrapper::ChangeLease(n, id, p, c); });
   }
   Result<LeaseResult> ReleaseLease(std::string_view n, std::string_view id,
-                                   const AccessConditions& c) override {
+                                   const LeaseOptions& c) override {
     return Log("LEASE-RELEASE", n, [&] { return BlobStoreWrapper::ReleaseLease(n, id, c); });
   }
   Result<LeaseResult> BreakLease(std::string_view n, std::optional<int> p,
-                                 const AccessConditions& c) override {
+                                 const LeaseOptions& c) override {
     return Log("LEASE-BREAK", n, [&] { return BlobStoreWrapper::BreakLease(n, p, c); });
   }
   BatchResult CommitBatch(const std::vector<BatchOp>& ops) override {

@@ -85,23 +85,23 @@ class CountingBlobStore final : public BlobStoreWrapper {
     return Count("metadata"), BlobStoreWrapper::SetMetadata(n, m, o);
   }
   Result<LeaseResult> AcquireLease(std::string_view n, int d, std::string_view p,
-                                   const AccessConditions& c) override {
+                                   const LeaseOptions& c) override {
     return Count("lease"), BlobStoreWrapper::AcquireLease(n, d, p, c);
   }
   Result<LeaseResult> RenewLease(std::string_view n, std::string_view id,
-                                 const AccessConditions& c) override {
+                                 const LeaseOptions& c) override {
     return Count("renew"), BlobStoreWrapper::RenewLease(n, id, c);
   }
   Result<LeaseResult> ChangeLease(std::string_view n, std::string_view id, std::string_view p,
-                                  const AccessConditions& c) override {
+                                  const LeaseOptions& c) override {
     return Count("change"), BlobStoreWrapper::ChangeLease(n, id, p, c);
   }
   Result<LeaseResult> ReleaseLease(std::string_view n, std::string_view id,
-                                   const AccessConditions& c) override {
+                                   const LeaseOptions& c) override {
     return Count("release"), BlobStoreWrapper::ReleaseLease(n, id, c);
   }
   Result<LeaseResult> BreakLease(std::string_view n, std::optional<int> p,
-                                 const AccessConditions& c) override {
+                                 const LeaseOptions& c) override {
     return Count("break"), BlobStoreWrapper::BreakLease(n, p, c);
   }
   BatchResult CommitBatch(const std::vector<BatchOp>& ops) override {

@@ -135,7 +135,7 @@ class Renewals final : public BlobStoreWrapper {
  public:
   using BlobStoreWrapper::BlobStoreWrapper;
   Result<LeaseResult> RenewLease(std::string_view name, std::string_view id,
-                                 const AccessConditions& c) override {
+                                 const LeaseOptions& c) override {
     std::unique_lock<std::mutex> lock(mu_);
     ++count_;
     changed_.notify_all();

@@ -471,7 +471,7 @@ class SlowFirstAcquire : public BlobStoreWrapper {
                    std::atomic<bool>& moved)
       : BlobStoreWrapper(std::move(target)), clock_(clock), moved_(moved) {}
   Result<LeaseResult> AcquireLease(std::string_view name, int duration, std::string_view proposed,
-                                   const AccessConditions& c) override {
+                                   const LeaseOptions& c) override {
     if (!moved_.exchange(true)) clock_.Advance(std::chrono::seconds(16));
     return BlobStoreWrapper::AcquireLease(name, duration, proposed, c);
   }

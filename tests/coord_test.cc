@@ -35,7 +35,7 @@ class FlakyRenewals final : public BlobStoreWrapper {
   FlakyRenewals(std::shared_ptr<BlobStore> target, int failures)
       : BlobStoreWrapper(std::move(target)), failures_(failures) {}
   Result<LeaseResult> RenewLease(std::string_view n, std::string_view id,
-                                 const AccessConditions& c) override {
+                                 const LeaseOptions& c) override {
     std::lock_guard<std::mutex> g(mu_);
     ++attempts_;
     cv_.notify_all();
@@ -317,8 +317,7 @@ TEST_F(LockRenewalTest, ALeaderCommandIsStoppedWhenItsProcessLeadsAgainUnderANew
                           5, err);
   });
   const pid_t held = CommandPid(fifo);
-  ASSERT_TRUE(
-      store.blob_store().BreakLease(internal::coord::LeaderBlobName("sched"), 0, {}).ok());
+  ASSERT_TRUE(store.blob_store().BreakLease(internal::coord::LeaderBlobName("sched"), 0, {}).ok());
   Step(std::chrono::seconds(5), 1);  // the renewal finds the lease gone; a campaign wins term 2
   const bool ended = held > 0 && EndsWithin(held, std::chrono::seconds(5));
   if (!ended && held > 0) kill(held, SIGKILL);
@@ -414,6 +413,210 @@ TEST_F(QueueDeliveryTest, ACountRaisedWhoseAnswerWasLostIsADelivery) {
   EXPECT_TRUE(Only().taken);
   EXPECT_TRUE(queue_->Complete(**item).ok());
 }
+
+// A network gone dark, as a relay that swallows traffic: while dark, every
+// request is sent and gets no answer. One with a deadline gives up
+// Unavailable once the fake clock passes it (as the Azure backend cuts its
+// request timeout to fit); one without waits until the light is back (the
+// request timeout, 30 s, and the retry budget, 60 s, in real life). It
+// counts the requests made under a lease (a renewal, a release, a write
+// with a lease id) that carried no deadline.
+class DarkNetwork final : public BlobStoreWrapper {
+ public:
+  DarkNetwork(std::shared_ptr<BlobStore> target, const FakeClock& clock)
+      : BlobStoreWrapper(std::move(target)), clock_(clock) {}
+  void Dark(bool on) {
+    std::lock_guard<std::mutex> g(mu_);
+    dark_ = on;
+    cv_.notify_all();
+  }
+  // Waits (a bound for the failure, not a pause) until `n` requests have
+  // gone unanswered since the network went dark.
+  bool WaitForUnanswered(int n) {
+    std::unique_lock<std::mutex> lk(mu_);
+    return cv_.wait_for(lk, std::chrono::seconds(10), [&] { return unanswered_ >= n; });
+  }
+  // The requests made under a lease that carried no deadline, by kind.
+  std::vector<std::string> without_deadline() const {
+    std::lock_guard<std::mutex> g(mu_);
+    return without_deadline_;
+  }
+
+  Result<GetResult> Get(std::string_view n, const ReadOptions& o) override {
+    BT_RETURN_IF_ERROR(Send("get", o.deadline, false));
+    return BlobStoreWrapper::Get(n, o);
+  }
+  Result<GetResult> Head(std::string_view n, const AccessConditions& c) override {
+    BT_RETURN_IF_ERROR(Send("head", std::nullopt, false));
+    return BlobStoreWrapper::Head(n, c);
+  }
+  Result<WriteResult> Put(std::string_view n, std::string_view d, const PutOptions& o) override {
+    BT_RETURN_IF_ERROR(Send("put", o.deadline, !o.lease_id.empty()));
+    return BlobStoreWrapper::Put(n, d, o);
+  }
+  Status Delete(std::string_view n, const WriteOptions& o) override {
+    BT_RETURN_IF_ERROR(Send("delete", o.deadline, !o.lease_id.empty()));
+    return BlobStoreWrapper::Delete(n, o);
+  }
+  Result<WriteResult> SetMetadata(std::string_view n, const Metadata& m,
+                                  const WriteOptions& o) override {
+    BT_RETURN_IF_ERROR(Send("metadata", o.deadline, !o.lease_id.empty()));
+    return BlobStoreWrapper::SetMetadata(n, m, o);
+  }
+  Result<ListPage> List(const ListOptions& o) override {
+    BT_RETURN_IF_ERROR(Send("list", o.deadline, false));
+    return BlobStoreWrapper::List(o);
+  }
+  Result<LeaseResult> AcquireLease(std::string_view n, int d, std::string_view p,
+                                   const LeaseOptions& o) override {
+    BT_RETURN_IF_ERROR(Send("acquire", o.deadline, false));
+    return BlobStoreWrapper::AcquireLease(n, d, p, o);
+  }
+  Result<LeaseResult> RenewLease(std::string_view n, std::string_view id,
+                                 const LeaseOptions& o) override {
+    BT_RETURN_IF_ERROR(Send("renew", o.deadline, true));
+    return BlobStoreWrapper::RenewLease(n, id, o);
+  }
+  Result<LeaseResult> ReleaseLease(std::string_view n, std::string_view id,
+                                   const LeaseOptions& o) override {
+    BT_RETURN_IF_ERROR(Send("release", o.deadline, true));
+    return BlobStoreWrapper::ReleaseLease(n, id, o);
+  }
+
+ private:
+  Status Send(const char* kind, std::optional<SteadyTime> deadline, bool under_lease) {
+    std::unique_lock<std::mutex> lk(mu_);
+    if (!dark_) return Status::OK();
+    if (under_lease && !deadline) without_deadline_.push_back(kind);
+    ++unanswered_;
+    cv_.notify_all();
+    while (dark_) {
+      if (deadline && clock_.Steady() >= *deadline)
+        return Status::Unavailable(std::string("dark: no answer to the ") + kind +
+                                   " by its deadline");
+      cv_.wait_for(lk, std::chrono::milliseconds(20));  // a fake clock moves without notice
+    }
+    return Status::OK();
+  }
+
+  const FakeClock& clock_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool dark_ = false;
+  int unanswered_ = 0;
+  std::vector<std::string> without_deadline_;
+};
+
+enum class Supervisor { kLock, kLeader, kQueueRun };
+
+class DarkNetworkTest : public ::testing::TestWithParam<Supervisor> {
+ protected:
+  void SetUp() override {
+    StoreOptions o;
+    o.clock = &clock_;
+    o.wrap_blob_store = [this](std::shared_ptr<BlobStore> b) {
+      dark_ = std::make_shared<DarkNetwork>(std::move(b), clock_);
+      return dark_;
+    };
+    auto store = Store::Open(dir_.path() + "/db", o);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    store_ = std::move(*store);
+  }
+  // Runs the supervisor of GetParam() on a command that ignores SIGTERM,
+  // with a 15 s lease, in a thread; its exit code is set when it returns.
+  void Start(const std::string& fifo) {
+    const std::vector<std::string> command = PidThenSleep(fifo, /*ignore_term=*/true);
+    switch (GetParam()) {
+      case Supervisor::kLock: {
+        LockOptions lo;
+        lo.lease_seconds = 15;
+        cli_ = std::thread(
+            [this, lo, command] { Ended(cli::CmdLock(*store_, "job", lo, command, 5, err_)); });
+        break;
+      }
+      case Supervisor::kLeader: {
+        LeaderOptions lo;
+        lo.lease_seconds = 15;
+        cli_ = std::thread([this, lo, command] {
+          Ended(cli::CmdLeader(*store_, "job", lo, std::chrono::seconds(10), command, 5, err_));
+        });
+        break;
+      }
+      case Supervisor::kQueueRun: {
+        QueueOptions qo;
+        qo.visibility_seconds = 15;
+        queue_.emplace(*WorkQueue::Open(*store_, "jobs", qo));
+        ASSERT_TRUE(queue_->Enqueue("job").ok());
+        auto item = queue_->Dequeue();
+        ASSERT_TRUE(item.ok() && *item);
+        cli_ = std::thread([this, item = **item, command] {
+          Ended(cli::CmdQueueRun(*store_, *queue_, item, 15, command, err_));
+        });
+        break;
+      }
+    }
+  }
+  void Ended(int code) {
+    code_ = code;
+    returned_.set_value();
+  }
+
+  TempDir dir_;
+  FakeClock clock_;
+  std::shared_ptr<DarkNetwork> dark_;
+  std::unique_ptr<Store> store_;
+  std::optional<WorkQueue> queue_;
+  std::thread cli_;
+  std::ostringstream err_;
+  int code_ = -1;
+  std::promise<void> returned_;
+};
+
+// Issue 55, item 1, for all three supervisors: the path to storage goes
+// dark while the command runs (a relay swallows every request). The
+// renewal sent a third into the lease gets no answer; the command (which
+// ignores SIGTERM) must be dead before the lease could end by the
+// supervisor's clock (fake here, moved to 14.6 s of a 15 s lease). No
+// request made under the lease may be waited on past its end: each carries
+// the time the lease may be counted on as its deadline (the queue's
+// extension used to have none, and kept `queue run` in its request 19 s
+// past the lease), so the supervisor returns before the lease's end with
+// the network still dark (a leader that stepped down campaigns again only
+// once its old lease is over).
+TEST_P(DarkNetworkTest, TheCommandIsStoppedAndNoRequestWaitedOnPastTheLease) {
+  const std::string fifo = dir_.path() + "/pid";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  Start(fifo);
+  const pid_t held = CommandPid(fifo);
+  ASSERT_GT(held, 0);
+  dark_->Dark(true);
+  clock_.Advance(std::chrono::seconds(5));  // a renewal is due, and gets no answer
+  ASSERT_TRUE(dark_->WaitForUnanswered(1));
+  for (int s = 6; s <= 14; ++s) clock_.Advance(std::chrono::seconds(1));
+  clock_.Advance(std::chrono::milliseconds(600));  // 14.6 s: the lease ends at 15 s
+  const bool ended = EndsWithin(held, std::chrono::seconds(10));
+  if (!ended) kill(held, SIGKILL);
+  EXPECT_TRUE(ended) << "still running when the lease could run out";
+  auto returned = returned_.get_future();  // at 14.6 s, the network still dark
+  const bool on_time = returned.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+  EXPECT_TRUE(on_time) << "waiting on a request past the lease's end";
+  dark_->Dark(false);
+  cli_.join();
+  EXPECT_EQ(code_, 128 + SIGKILL) << err_.str();
+  EXPECT_EQ(dark_->without_deadline(), std::vector<std::string>{});
+}
+
+INSTANTIATE_TEST_SUITE_P(Supervisors, DarkNetworkTest,
+                         ::testing::Values(Supervisor::kLock, Supervisor::kLeader,
+                                           Supervisor::kQueueRun),
+                         [](const ::testing::TestParamInfo<Supervisor>& p) {
+                           switch (p.param) {
+                             case Supervisor::kLock: return "Lock";
+                             case Supervisor::kLeader: return "Leader";
+                             case Supervisor::kQueueRun: return "QueueRun";
+                           }
+                           return "Unknown";
+                         });
 
 // What each call costs in requests (docs/coordination.md#coordination).
 TEST(CoordCost, RequestsPerCall) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <future>
 
 #include "blobtable/store.h"
 #include "tests/azurite.h"
@@ -110,6 +111,39 @@ TEST_F(ProxyTest, ABlackholeNeverAnswers) {
   auto got = via().Head("warm", {});
   EXPECT_EQ(got.status().code(), Code::kUnavailable) << got.status().ToString();
   proxy_->Blackhole(false);
+}
+
+// Issue 55, item 1: a lease action carries the holder's deadline
+// (LeaseOptions::deadline) to the transport. Through a path gone dark, with
+// a request timeout of two minutes, a renewal whose deadline is 300 ms away
+// answers Unavailable by then; it used to wait out the timeout (and the
+// retry budget), holding up whoever waited on it past the lease.
+TEST_F(ProxyTest, ALeaseActionGivesUpAtItsDeadlineThroughADarkPath) {
+  StoreOptions o;
+  o.container = via_->options().container;
+  o.azure.request_timeout = std::chrono::minutes(2);
+  o.azure.retry.max_attempts = 1;
+  o.cache.enabled = false;
+  auto slow = Store::Open("UseDevelopmentStorage=true;BlobEndpoint=http://127.0.0.1:" +
+                              std::to_string(proxy_->port()) + "/devstoreaccount1",
+                          o);
+  ASSERT_TRUE(slow.ok());
+  auto lease = direct_->blob_store().AcquireLease("warm", 15, "", {});
+  ASSERT_TRUE(lease.ok()) << lease.status().ToString();
+  proxy_->Blackhole(true);
+  LeaseOptions within;
+  within.deadline = Clock::Real()->Steady() + milliseconds(300);
+  auto renewal = std::async(std::launch::async, [&] {
+    return (*slow)->blob_store().RenewLease("warm", lease->lease_id, within).status();
+  });
+  // A bound for the failure (the request's own timeout is two minutes).
+  const bool answered = renewal.wait_for(std::chrono::seconds(20)) == std::future_status::ready;
+  if (!answered) proxy_.reset();  // closes the connection: the renewal ends
+  const Status s = renewal.get();
+  EXPECT_TRUE(answered) << "the renewal waited past its deadline";
+  EXPECT_EQ(s.code(), Code::kUnavailable) << s.ToString();
+  if (proxy_) proxy_->Blackhole(false);
+  (void)direct_->blob_store().ReleaseLease("warm", lease->lease_id, {});
 }
 
 TEST_F(ProxyTest, Answer503AtARate) {

@@ -89,12 +89,12 @@ class HookedBlobStore final : public BlobStoreWrapper {
     return BlobStoreWrapper::Put(n, d, o);
   }
   Result<LeaseResult> AcquireLease(std::string_view n, int duration, std::string_view proposed,
-                                   const AccessConditions& c) override {
+                                   const LeaseOptions& c) override {
     Call({"lease", n});
     return BlobStoreWrapper::AcquireLease(n, duration, proposed, c);
   }
   Result<LeaseResult> RenewLease(std::string_view n, std::string_view id,
-                                 const AccessConditions& c) override {
+                                 const LeaseOptions& c) override {
     Call({"renew", n});
     return BlobStoreWrapper::RenewLease(n, id, c);
   }

@@ -139,7 +139,7 @@ class FailFirstLockRelease final : public BlobStoreWrapper {
   using BlobStoreWrapper::BlobStoreWrapper;
   std::atomic<bool> failed{false};
   Result<LeaseResult> ReleaseLease(std::string_view n, std::string_view id,
-                                   const AccessConditions& c) override {
+                                   const LeaseOptions& c) override {
     if (n.find("/l/") != std::string_view::npos && !failed.exchange(true))
       return Status::Unavailable("injected: the release of " + std::string(n) + " failed");
     return BlobStoreWrapper::ReleaseLease(n, id, c);

@@ -67,8 +67,9 @@ int CmdLeader(const Store& store, const std::string& name, const LeaderOptions& 
 // id) and BLOBTABLE_QUEUE_DEQUEUE_COUNT in its environment, extending the
 // item's lease (`visibility_seconds`, the queue's) every third of it while
 // the command runs, from a thread of its own: an extension that gets no
-// answer never holds up the stopping of the command. Exit 0: the item is completed (exit 1 LeaseLost if it
-// could not be, exit 7 if whether it was is not known). Any other exit:
+// answer never holds up the stopping of the command, and gives up by the
+// time the lease may be counted on. Exit 0: the item is completed (exit 1
+// LeaseLost if it could not be, exit 7 if whether it was is not known). Any other exit:
 // the item is given back at once (Abandon), and the exit code is the
 // command's. If the lease is lost while the command runs, it is stopped as
 // CmdLock stops it, and the item will be delivered again.

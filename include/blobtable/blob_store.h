@@ -77,6 +77,21 @@ struct AccessConditions {
   std::optional<TimePoint> if_unmodified_since;
 };
 
+// How one lease action is made. Converts from AccessConditions, so
+// RenewLease(name, id, conditions) reads as before.
+struct LeaseOptions {
+  LeaseOptions() = default;
+  LeaseOptions(AccessConditions c) : conditions(std::move(c)) {}  // NOLINT: implicit on purpose
+
+  AccessConditions conditions;
+  // Answer by then, as ReadOptions::deadline: no attempt starts after it
+  // and an attempt's timeout is cut to fit (Unavailable when it runs out;
+  // the Azure backend, the local one answers at once). A holder renewing
+  // or giving back a lease sets it to the lease's end by its own monotonic
+  // clock, so that nobody waits on such a request past the lease.
+  std::optional<SteadyTime> deadline;
+};
+
 struct BlobProperties {
   std::string etag;         // opaque, quoted: "\"0x...\""; compare byte for byte
   TimePoint last_modified;  // whole seconds
@@ -275,19 +290,19 @@ class BLOBTABLE_EXPORT BlobStore {
   // succeeds and restarts the lease with the new duration.
   virtual Result<LeaseResult> AcquireLease(std::string_view name, int duration_seconds,
                                            std::string_view proposed_id,
-                                           const AccessConditions& conditions) = 0;
+                                           const LeaseOptions& options) = 0;
   virtual Result<LeaseResult> RenewLease(std::string_view name, std::string_view lease_id,
-                                         const AccessConditions& conditions) = 0;
+                                         const LeaseOptions& options) = 0;
   virtual Result<LeaseResult> ChangeLease(std::string_view name, std::string_view lease_id,
                                           std::string_view proposed_id,
-                                          const AccessConditions& conditions) = 0;
+                                          const LeaseOptions& options) = 0;
   virtual Result<LeaseResult> ReleaseLease(std::string_view name, std::string_view lease_id,
-                                           const AccessConditions& conditions) = 0;
+                                           const LeaseOptions& options) = 0;
   // `break_period_seconds` 0..60; unset breaks a finite lease when it would
   // have expired and an infinite one at once.
   virtual Result<LeaseResult> BreakLease(std::string_view name,
                                          std::optional<int> break_period_seconds,
-                                         const AccessConditions& conditions) = 0;
+                                         const LeaseOptions& options) = 0;
 
   // Applies `ops` as one atomic step, or none of them (BatchResult). Steps
   // name distinct blobs. Backends whose traits() say atomic_batch implement
@@ -327,24 +342,24 @@ class BLOBTABLE_EXPORT BlobStoreWrapper : public BlobStore {
     return target_->SetMetadata(name, m, o);
   }
   Result<LeaseResult> AcquireLease(std::string_view name, int duration, std::string_view proposed,
-                                   const AccessConditions& c) override {
-    return target_->AcquireLease(name, duration, proposed, c);
+                                   const LeaseOptions& o) override {
+    return target_->AcquireLease(name, duration, proposed, o);
   }
   Result<LeaseResult> RenewLease(std::string_view name, std::string_view id,
-                                 const AccessConditions& c) override {
-    return target_->RenewLease(name, id, c);
+                                 const LeaseOptions& o) override {
+    return target_->RenewLease(name, id, o);
   }
   Result<LeaseResult> ChangeLease(std::string_view name, std::string_view id,
-                                  std::string_view proposed, const AccessConditions& c) override {
-    return target_->ChangeLease(name, id, proposed, c);
+                                  std::string_view proposed, const LeaseOptions& o) override {
+    return target_->ChangeLease(name, id, proposed, o);
   }
   Result<LeaseResult> ReleaseLease(std::string_view name, std::string_view id,
-                                   const AccessConditions& c) override {
-    return target_->ReleaseLease(name, id, c);
+                                   const LeaseOptions& o) override {
+    return target_->ReleaseLease(name, id, o);
   }
   Result<LeaseResult> BreakLease(std::string_view name, std::optional<int> period,
-                                 const AccessConditions& c) override {
-    return target_->BreakLease(name, period, c);
+                                 const LeaseOptions& o) override {
+    return target_->BreakLease(name, period, o);
   }
   BatchResult CommitBatch(const std::vector<BatchOp>& ops) override {
     return target_->CommitBatch(ops);

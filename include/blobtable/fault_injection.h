@@ -107,15 +107,15 @@ class BLOBTABLE_EXPORT FaultInjectingBlobStore final : public BlobStoreWrapper {
   Result<WriteResult> SetMetadata(std::string_view name, const Metadata& m,
                                   const WriteOptions& o) override;
   Result<LeaseResult> AcquireLease(std::string_view name, int duration, std::string_view proposed,
-                                   const AccessConditions& c) override;
+                                   const LeaseOptions& c) override;
   Result<LeaseResult> RenewLease(std::string_view name, std::string_view id,
-                                 const AccessConditions& c) override;
+                                 const LeaseOptions& c) override;
   Result<LeaseResult> ChangeLease(std::string_view name, std::string_view id,
-                                  std::string_view proposed, const AccessConditions& c) override;
+                                  std::string_view proposed, const LeaseOptions& c) override;
   Result<LeaseResult> ReleaseLease(std::string_view name, std::string_view id,
-                                   const AccessConditions& c) override;
+                                   const LeaseOptions& c) override;
   Result<LeaseResult> BreakLease(std::string_view name, std::optional<int> period,
-                                 const AccessConditions& c) override;
+                                 const LeaseOptions& c) override;
   BatchResult CommitBatch(const std::vector<BatchOp>& ops) override;
 
  private:

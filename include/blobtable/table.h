@@ -240,8 +240,9 @@ class BLOBTABLE_EXPORT Table {
   // matching); with `select` naming only indexed and covered properties
   // (and a filter reading only those), the index answers alone, no entity
   // read: each entity then has no ETag (empty) and no Timestamp (the
-  // epoch), since its entry is written with it, before storage stamps it. InvalidArgument for an unknown index or a query that does not fit
-  // it; Busy while it is still being built; others as Query's.
+  // epoch), since its entry is written with it, before storage stamps it.
+  // InvalidArgument for an unknown index or a query that does not fit it;
+  // Busy while it is still being built; others as Query's.
   Result<QueryPage> QueryIndex(std::string_view index, const IndexQuery& query,
                                const QueryOptions& options = {}) const;
 

@@ -104,35 +104,39 @@ class AzureBlobStore final : public BlobStore {
   }
 
   Result<LeaseResult> AcquireLease(std::string_view name, int duration, std::string_view proposed,
-                                   const AccessConditions& c) override {
+                                   const LeaseOptions& o) override {
     BT_RETURN_IF_ERROR(lease::ValidateDuration(duration));
     BT_RETURN_IF_ERROR(lease::ValidateProposedId(proposed));
     // Always propose an id: a retried acquire with the same id is harmless.
     std::string id = proposed.empty() ? NewGuid() : std::string(proposed);
-    return Lease("LEASE-ACQUIRE", name, 201,
-                 [&] { return azure::AcquireLease(target_, Stamp::Now(), name, duration, id, c); });
+    return Lease("LEASE-ACQUIRE", name, o.deadline, 201, [&] {
+      return azure::AcquireLease(target_, Stamp::Now(), name, duration, id, o.conditions);
+    });
   }
   Result<LeaseResult> RenewLease(std::string_view name, std::string_view id,
-                                 const AccessConditions& c) override {
-    return Lease("LEASE-RENEW", name, 200,
-                 [&] { return azure::RenewLease(target_, Stamp::Now(), name, id, c); });
+                                 const LeaseOptions& o) override {
+    return Lease("LEASE-RENEW", name, o.deadline, 200,
+                 [&] { return azure::RenewLease(target_, Stamp::Now(), name, id, o.conditions); });
   }
   Result<LeaseResult> ChangeLease(std::string_view name, std::string_view id,
-                                  std::string_view proposed, const AccessConditions& c) override {
+                                  std::string_view proposed, const LeaseOptions& o) override {
     BT_RETURN_IF_ERROR(lease::ValidateProposedId(proposed));
-    return Lease("LEASE-CHANGE", name, 200,
-                 [&] { return azure::ChangeLease(target_, Stamp::Now(), name, id, proposed, c); });
+    return Lease("LEASE-CHANGE", name, o.deadline, 200, [&] {
+      return azure::ChangeLease(target_, Stamp::Now(), name, id, proposed, o.conditions);
+    });
   }
   Result<LeaseResult> ReleaseLease(std::string_view name, std::string_view id,
-                                   const AccessConditions& c) override {
-    return Lease("LEASE-RELEASE", name, 200,
-                 [&] { return azure::ReleaseLease(target_, Stamp::Now(), name, id, c); });
+                                   const LeaseOptions& o) override {
+    return Lease("LEASE-RELEASE", name, o.deadline, 200, [&] {
+      return azure::ReleaseLease(target_, Stamp::Now(), name, id, o.conditions);
+    });
   }
   Result<LeaseResult> BreakLease(std::string_view name, std::optional<int> period,
-                                 const AccessConditions& c) override {
+                                 const LeaseOptions& o) override {
     BT_RETURN_IF_ERROR(lease::ValidateBreakPeriod(period));
-    return Lease("LEASE-BREAK", name, 202,
-                 [&] { return azure::BreakLease(target_, Stamp::Now(), name, period, c); });
+    return Lease("LEASE-BREAK", name, o.deadline, 202, [&] {
+      return azure::BreakLease(target_, Stamp::Now(), name, period, o.conditions);
+    });
   }
 
   std::string Location() const override { return o_.config.blob_endpoint; }
@@ -190,10 +194,11 @@ class AzureBlobStore final : public BlobStore {
     return azure::ReadResultOf(*out.response, method, name, c, o_.container);
   }
 
-  Result<LeaseResult> Lease(const char* op, std::string_view name, int success_status,
+  Result<LeaseResult> Lease(const char* op, std::string_view name,
+                            std::optional<SteadyTime> deadline, int success_status,
                             const std::function<HttpRequest()>& build) const {
     BT_RETURN_IF_ERROR(ValidateBlobName(name));
-    Budget budget = retry_.NewBudget();
+    Budget budget = retry_.NewBudget(deadline);
     Outcome out = Send({op, name, build}, budget);
     return azure::FinishLease(op, name, out, success_status, HeadNow(name, budget), o_.container);
   }

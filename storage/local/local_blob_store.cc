@@ -56,8 +56,8 @@ class LocalBlobStore final : public BlobStore, public InPlaceReader, public Loca
     env_->ReleaseDatabase(kMetaDb);
   }
 
-  // No deadline or fallback applies: nothing here is further away than a
-  // cache.
+  // No deadline or fallback applies, here or in the lease actions: nothing
+  // here is further away than a cache.
   Result<GetResult> Get(std::string_view name, const ReadOptions& o) override {
     return Read(name, o.conditions, /*with_data=*/true);
   }
@@ -129,45 +129,45 @@ class LocalBlobStore final : public BlobStore, public InPlaceReader, public Loca
                                   BlobVisitor visit) override;
 
   Result<LeaseResult> AcquireLease(std::string_view name, int duration, std::string_view proposed,
-                                   const AccessConditions& c) override {
+                                   const LeaseOptions& o) override {
     BT_RETURN_IF_ERROR(lease::ValidateDuration(duration));
     BT_RETURN_IF_ERROR(lease::ValidateProposedId(proposed));
     std::string new_id = NewGuid();
-    return LeaseAction(name, c, [&](lease::LeaseRecord& l, int64_t now, LeaseResult& r) {
+    return LeaseAction(name, o.conditions, [&](lease::LeaseRecord& l, int64_t now, LeaseResult& r) {
       BT_RETURN_IF_ERROR(lease::Acquire(l, duration, proposed, new_id, now));
       r.lease_id = l.id;
       return Status::OK();
     });
   }
   Result<LeaseResult> RenewLease(std::string_view name, std::string_view id,
-                                 const AccessConditions& c) override {
-    return LeaseAction(name, c, [&](lease::LeaseRecord& l, int64_t now, LeaseResult& r) {
+                                 const LeaseOptions& o) override {
+    return LeaseAction(name, o.conditions, [&](lease::LeaseRecord& l, int64_t now, LeaseResult& r) {
       BT_RETURN_IF_ERROR(lease::Renew(l, id, now));
       r.lease_id = l.id;
       return Status::OK();
     });
   }
   Result<LeaseResult> ChangeLease(std::string_view name, std::string_view id,
-                                  std::string_view proposed, const AccessConditions& c) override {
+                                  std::string_view proposed, const LeaseOptions& o) override {
     BT_RETURN_IF_ERROR(lease::ValidateProposedId(proposed));
     if (proposed.empty())
       return StorageError(400, "MissingRequiredHeader", "change lease needs a proposed lease id");
-    return LeaseAction(name, c, [&](lease::LeaseRecord& l, int64_t now, LeaseResult& r) {
+    return LeaseAction(name, o.conditions, [&](lease::LeaseRecord& l, int64_t now, LeaseResult& r) {
       BT_RETURN_IF_ERROR(lease::Change(l, id, proposed, now));
       r.lease_id = l.id;
       return Status::OK();
     });
   }
   Result<LeaseResult> ReleaseLease(std::string_view name, std::string_view id,
-                                   const AccessConditions& c) override {
-    return LeaseAction(name, c, [&](lease::LeaseRecord& l, int64_t now, LeaseResult&) {
+                                   const LeaseOptions& o) override {
+    return LeaseAction(name, o.conditions, [&](lease::LeaseRecord& l, int64_t now, LeaseResult&) {
       return lease::Release(l, id, now);
     });
   }
   Result<LeaseResult> BreakLease(std::string_view name, std::optional<int> period,
-                                 const AccessConditions& c) override {
+                                 const LeaseOptions& o) override {
     BT_RETURN_IF_ERROR(lease::ValidateBreakPeriod(period));
-    return LeaseAction(name, c, [&](lease::LeaseRecord& l, int64_t now, LeaseResult& r) {
+    return LeaseAction(name, o.conditions, [&](lease::LeaseRecord& l, int64_t now, LeaseResult& r) {
       return lease::Break(l, period, now, &r.lease_time_seconds);
     });
   }

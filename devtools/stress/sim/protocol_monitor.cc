@@ -77,7 +77,7 @@ Result<WriteResult> ProtocolMonitor::SetMetadata(std::string_view n, const Metad
 }
 
 Result<LeaseResult> ProtocolMonitor::AcquireLease(std::string_view n, int d, std::string_view p,
-                                                  const AccessConditions& c) {
+                                                  const LeaseOptions& c) {
   auto no_write = [](const internal::EntityIntent&, const BlobProperties&) { return true; };
   return Watch(n, std::string(p), "lease", no_write,
                [&] { return BlobStoreWrapper::AcquireLease(n, d, p, c); });

@@ -35,7 +35,7 @@ class ProtocolMonitor final : public BlobStoreWrapper {
   Result<WriteResult> SetMetadata(std::string_view n, const Metadata& m,
                                   const WriteOptions& o) override;
   Result<LeaseResult> AcquireLease(std::string_view n, int d, std::string_view p,
-                                   const AccessConditions& c) override;
+                                   const LeaseOptions& c) override;
   BatchResult CommitBatch(const std::vector<BatchOp>& ops) override;
 
   // Whether a put of `body` with `metadata` over the intent `i` (whose blob

@@ -61,27 +61,27 @@ class SimStore : public BlobStoreWrapper {
                  [&] { return BlobStoreWrapper::SetMetadata(n, m, o); });
   }
   Result<LeaseResult> AcquireLease(std::string_view n, int d, std::string_view p,
-                                   const AccessConditions& c) override {
+                                   const LeaseOptions& c) override {
     return Write("acquire", n, PointKind::kRequest,
                  [&] { return BlobStoreWrapper::AcquireLease(n, d, p, c); });
   }
   Result<LeaseResult> RenewLease(std::string_view n, std::string_view id,
-                                 const AccessConditions& c) override {
+                                 const LeaseOptions& c) override {
     return Write("renew", n, PointKind::kRequest,
                  [&] { return BlobStoreWrapper::RenewLease(n, id, c); });
   }
   Result<LeaseResult> ChangeLease(std::string_view n, std::string_view id, std::string_view p,
-                                  const AccessConditions& c) override {
+                                  const LeaseOptions& c) override {
     return Write("change", n, PointKind::kRequest,
                  [&] { return BlobStoreWrapper::ChangeLease(n, id, p, c); });
   }
   Result<LeaseResult> ReleaseLease(std::string_view n, std::string_view id,
-                                   const AccessConditions& c) override {
+                                   const LeaseOptions& c) override {
     return Write("release", n, PointKind::kRequest,
                  [&] { return BlobStoreWrapper::ReleaseLease(n, id, c); });
   }
   Result<LeaseResult> BreakLease(std::string_view n, std::optional<int> p,
-                                 const AccessConditions& c) override {
+                                 const LeaseOptions& c) override {
     return Write("break", n, PointKind::kRequest,
                  [&] { return BlobStoreWrapper::BreakLease(n, p, c); });
   }
