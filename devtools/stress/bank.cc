@@ -266,6 +266,7 @@ std::unique_ptr<Workload> MakeWorkload(const std::string& name) {
   if (name == "queue") return MakeQueueWorkload();
   if (name == "lock") return MakeLockWorkload();
   if (name == "index") return MakeIndexWorkload();
+  if (name == "unique-race") return MakeUniqueRaceWorkload();
   return nullptr;
 }
 

@@ -90,8 +90,10 @@ int main(int argc, char** argv) {
                  "list-append (default), bank, queue (a WorkQueue: exactly one Complete says "
                  "OK, nothing lost) or lock (a Lock and fenced increments: tokens only go up, "
                  "no increment lost) or index (secondary indexes: every entity has exactly its "
-                 "entries, no unique value held twice)")
-      ->check(CLI::IsMember({"list-append", "bank", "queue", "lock", "index"}));
+                 "entries, no unique value held twice) or unique-race (every worker claims "
+                 "one value of a unique index each second: one holder a contest, never all "
+                 "lost)")
+      ->check(CLI::IsMember({"list-append", "bank", "queue", "lock", "index", "unique-race"}));
   app.add_option("--processes", c.processes, "worker processes (default 3)")
       ->check(CLI::Range(1, 64));
   app.add_option("--seconds", c.seconds, "the whole run (default 30)")->check(CLI::PositiveNumber);
