@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The unique-race workload (docs/indexes.md#unique-indexes): contests for
+// The unique-race workload (docs/indexes.md#maintaining): contests for
 // one value of a unique index. Every second of the machine's monotonic
 // clock is a contest: each worker, at its start, claims that second's value
 // ("v<second>") with an entity of its own, a new row written by Insert or by

@@ -5,10 +5,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <set>
 #include <string_view>
+#include <vector>
 
 namespace blobtable::internal {
 namespace {
@@ -40,9 +43,32 @@ uint64_t U64(std::string_view b, size_t at) {
 // MDB_db: pad, flags, depth, branch/leaf/overflow page counts, entries, root.
 struct Db {
   uint32_t pad = 0;
+  uint16_t depth = 0;
+  uint64_t branch_pages = 0, leaf_pages = 0, overflow_pages = 0, entries = 0;
   uint64_t root = kNoRoot;
 };
-Db DbAt(std::string_view b, size_t at) { return Db{U32(b, at), U64(b, at + 40)}; }
+Db DbAt(std::string_view b, size_t at) {
+  return Db{U32(b, at),      U16(b, at + 6),  U64(b, at + 8), U64(b, at + 16),
+            U64(b, at + 24), U64(b, at + 32), U64(b, at + 40)};
+}
+
+// What a walk of one tree found, to hold against its MDB_db record.
+struct TreeCount {
+  uint64_t branch_pages = 0, leaf_pages = 0, overflow_pages = 0, entries = 0;
+  int leaf_level = -1;  // every leaf of a B-tree is at the same level
+};
+
+// The keys a subtree's keys must lie within: [low, high), either open.
+struct Bounds {
+  std::optional<std::string_view> low, high;
+};
+
+// LMDB's default key order (mdb_cmp_memn): bytes, then length.
+int CompareKeys(std::string_view a, std::string_view b) {
+  const int c = std::memcmp(a.data(), b.data(), std::min(a.size(), b.size()));
+  if (c != 0) return c;
+  return a.size() < b.size() ? -1 : a.size() > b.size() ? 1 : 0;
+}
 
 // MDB_meta after the page header: magic, version, address, map size,
 // dbs[FREE, MAIN], last page, txnid.
@@ -85,16 +111,17 @@ class Walker {
     // allocated at the end and freed again are never written): every page
     // followed must lie inside it.
     last_page_ = m.last_page;
-    if (std::string why = Tree(m.free_db.root, true, kMaxDepth); !why.empty()) return why;
-    return Tree(m.main_db.root, false, kMaxDepth);
+    if (std::string why = Tree(m.free_db, true, "the free list"); !why.empty()) return why;
+    if (std::string why = Tree(m.main_db, false, "the main database"); !why.empty()) return why;
+    return Accounted();
   }
 
  private:
   bool ReadAt(uint64_t offset, std::string* out) {
     size_t done = 0;
     while (done < out->size()) {
-      const ssize_t n = pread(fd_, out->data() + done, out->size() - done,
-                              static_cast<off_t>(offset + done));
+      const ssize_t n =
+          pread(fd_, out->data() + done, out->size() - done, static_cast<off_t>(offset + done));
       if (n <= 0) return false;
       done += static_cast<size_t>(n);
     }
@@ -113,42 +140,107 @@ class Walker {
     return "";
   }
 
-  std::string Tree(uint64_t root, bool free_list, int depth) {
-    if (root == kNoRoot) return "";
-    return Node(root, free_list, depth);
+  // A whole tree, whose pages, entries and depth must be what its MDB_db
+  // record says: a page number flipped to another page (a free one, or one
+  // of another tree) leaves pages unreached or counts wrong, and the keys
+  // must lie in order (a flipped key byte hides rows from a search).
+  std::string Tree(const Db& db, bool free_list, const std::string& what) {
+    if (db.root == kNoRoot) return "";
+    TreeCount count;
+    if (std::string why = Node(db.root, free_list, 0, Bounds{}, count); !why.empty()) return why;
+    if (count.branch_pages != db.branch_pages || count.leaf_pages != db.leaf_pages ||
+        count.overflow_pages != db.overflow_pages || count.entries != db.entries ||
+        count.leaf_level + 1 != db.depth)
+      return what + " (root page " + std::to_string(db.root) +
+             ") is not the tree its record says: " + std::to_string(count.branch_pages) + "/" +
+             std::to_string(count.leaf_pages) + "/" + std::to_string(count.overflow_pages) +
+             " branch/leaf/overflow pages, " + std::to_string(count.entries) + " entries and " +
+             std::to_string(count.leaf_level + 1) + " levels reached, against " +
+             std::to_string(db.branch_pages) + "/" + std::to_string(db.leaf_pages) + "/" +
+             std::to_string(db.overflow_pages) + ", " + std::to_string(db.entries) + " and " +
+             std::to_string(db.depth);
+    return "";
   }
 
-  // A branch or leaf page and everything below it.
-  std::string Node(uint64_t pgno, bool free_list, int depth) {
+  // Every page is a meta page, in use by exactly one tree, or free, once.
+  std::string Accounted() const {
+    for (uint64_t id : free_)
+      if (seen_.count(id) != 0)
+        return "page " + std::to_string(id) + " is both in use and on the free list";
+    const uint64_t counted = 2 + seen_.size() + free_.size();
+    if (counted != last_page_ + 1)
+      return std::to_string(last_page_ + 1) + " pages, of which " + std::to_string(counted) +
+             " are meta pages, in use or free: " +
+             (counted < last_page_ + 1 ? "some are lost" : "some are counted twice");
+    return "";
+  }
+
+  // A branch or leaf page and everything below it, `level` below the root.
+  std::string Node(uint64_t pgno, bool free_list, int level, const Bounds& bounds,
+                   TreeCount& count) {
     const std::string where = "page " + std::to_string(pgno);
-    if (depth <= 0) return where + ": the tree is deeper than any LMDB tree";
+    if (level >= kMaxDepth) return where + ": the tree is deeper than any LMDB tree";
     if (!seen_.insert(pgno).second) return where + " is reached twice";
     std::string page;
     if (std::string why = Page(pgno, &page); !why.empty()) return why;
     const uint16_t flags = U16(page, 10), lower = U16(page, 12), upper = U16(page, 14);
-    if (!(flags & (kBranch | kLeaf))) return where + " is neither a branch nor a leaf";
-    if (flags & kLeaf2) return "";  // fixed-size duplicates: no nodes to follow
+    if (!(flags & (kBranch | kLeaf)) || (flags & kBranch && flags & kLeaf))
+      return where + " is neither a branch nor a leaf";
+    if (flags & kLeaf2) return where + " holds fixed-size duplicates, which no database here has";
     if (lower < kPageHeader || lower > upper || upper > page_size_ || (lower - kPageHeader) % 2)
       return where + " has a damaged header";
-    const size_t keys = (lower - kPageHeader) / 2;
-    for (size_t i = 0; i < keys; ++i) {
+    const size_t nodes = (lower - kPageHeader) / 2;
+    if (nodes == 0 || (flags & kBranch && nodes < 2)) return where + " has too few nodes";
+    if (flags & kLeaf) {
+      ++count.leaf_pages;
+      count.entries += nodes;
+      if (count.leaf_level < 0) count.leaf_level = level;
+      if (count.leaf_level != level) return where + ": leaves at two depths of one tree";
+    } else {
+      ++count.branch_pages;
+    }
+    std::vector<std::string_view> keys(nodes);
+    for (size_t i = 0; i < nodes; ++i) {
       const size_t at = U16(page, kPageHeader + 2 * i);
       if (at < upper || at + kNodeHeader > page_size_) return where + ": a node lies outside it";
-      std::string why = (flags & kBranch) ? Branch(page, at, free_list, depth)
-                                          : Leaf(page, at, free_list, pgno);
+      const size_t key_size = U16(page, at + 6);
+      if (at + kNodeHeader + key_size > page_size_) return where + ": a key lies outside it";
+      keys[i] = std::string_view(page).substr(at + kNodeHeader, key_size);
+    }
+    // The free list's keys are transaction ids, in integer order; checked
+    // in Leaf. A branch page's first key is not used.
+    if (!free_list)
+      for (size_t i = (flags & kBranch) ? 1 : 0; i < nodes; ++i) {
+        const bool ordered =
+            (i == 0 || ((flags & kBranch) && i == 1) || CompareKeys(keys[i - 1], keys[i]) < 0) &&
+            (!bounds.low || CompareKeys(*bounds.low, keys[i]) <= 0) &&
+            (!bounds.high || CompareKeys(keys[i], *bounds.high) < 0);
+        if (!ordered) return where + ": its keys are out of order";
+      }
+    for (size_t i = 0; i < nodes; ++i) {
+      const size_t at = U16(page, kPageHeader + 2 * i);
+      std::string why;
+      if (flags & kBranch) {
+        const Bounds child{i == 0 ? bounds.low : keys[i],
+                           i + 1 < nodes ? std::optional(keys[i + 1]) : bounds.high};
+        why = Branch(page, at, free_list, level, child, count);
+      } else {
+        why = Leaf(page, at, free_list, pgno, count);
+      }
       if (!why.empty()) return why;
     }
     return "";
   }
 
-  std::string Branch(std::string_view page, size_t at, bool free_list, int depth) {
+  std::string Branch(std::string_view page, size_t at, bool free_list, int level,
+                     const Bounds& bounds, TreeCount& count) {
     const uint64_t child = uint64_t{U16(page, at)} | uint64_t{U16(page, at + 2)} << 16 |
                            uint64_t{U16(page, at + 4)} << 32;
-    if (at + kNodeHeader + U16(page, at + 6) > page_size_) return "a branch key lies outside its page";
-    return Node(child, free_list, depth - 1);
+    return Node(child, free_list, level + 1, bounds, count);
   }
 
-  std::string Leaf(std::string_view page, size_t at, bool free_list, uint64_t pgno) {
+  std::string Leaf(std::string_view page, size_t at, bool free_list, uint64_t pgno,
+                   TreeCount& count) {
     const std::string where = "page " + std::to_string(pgno);
     const uint64_t size = uint64_t{U16(page, at)} | uint64_t{U16(page, at + 2)} << 16;
     const uint16_t flags = U16(page, at + 4);
@@ -158,22 +250,24 @@ class Walker {
     // from after the last commit makes LMDB's next commit abort.
     if (free_list && (U16(page, at + 6) != 8 || U64(page, at + kNodeHeader) > txnid_))
       return where + ": a free-list key is damaged";
+    if (flags & ~(kBigData | kSubData)) return where + ": a node's flags are damaged";
     if (flags & kBigData) {
       if (data + 8 > page_size_) return where + ": a node lies outside it";
-      return Overflow(U64(page, data), size, free_list);
+      return Overflow(U64(page, data), size, free_list, count);
     }
     if (data + size > page_size_) return where + ": a value lies outside it";
     const std::string_view value = page.substr(data, size);
     if (free_list) return FreePages(value, where);
     if (flags & kSubData) {
       if (size != kDbSize) return where + ": a named database's record is damaged";
-      return Tree(DbAt(value, 0).root, false, kMaxDepth);
+      const std::string name(page.substr(at + kNodeHeader, U16(page, at + 6)));
+      return Tree(DbAt(value, 0), false, "database '" + name + "'");
     }
     return "";
   }
 
   // A value on overflow pages: the run must lie inside the file and hold it.
-  std::string Overflow(uint64_t first, uint64_t size, bool free_list) {
+  std::string Overflow(uint64_t first, uint64_t size, bool free_list, TreeCount& count) {
     const std::string where = "overflow page " + std::to_string(first);
     std::string page;
     if (std::string why = Page(first, &page); !why.empty()) return why;
@@ -183,6 +277,7 @@ class Walker {
       return where + ": its run of " + std::to_string(pages) + " pages lies past the file";
     if (size > uint64_t{pages} * page_size_ - kPageHeader)
       return where + ": its value is larger than its pages";
+    count.overflow_pages += pages;
     for (uint64_t p = first; p < first + pages; ++p)
       if (!seen_.insert(p).second) return "page " + std::to_string(p) + " is reached twice";
     if (!free_list) return "";
@@ -202,6 +297,8 @@ class Walker {
         return where + ": the free list names page " + std::to_string(id) + ", outside the file";
       if (i > 1 && id >= U64(ids, 8 * (i - 1)))  // LMDB keeps each record in descending order
         return where + ": a free-list record is out of order";
+      if (!free_.insert(id).second)
+        return where + ": the free list names page " + std::to_string(id) + " twice";
     }
     return "";
   }
@@ -209,7 +306,8 @@ class Walker {
   const int fd_;
   const uint64_t file_size_, txnid_;
   uint64_t page_size_ = 0, last_page_ = 0;
-  std::set<uint64_t> seen_;
+  std::set<uint64_t> seen_;  // pages in use: every tree's, every overflow run's
+  std::set<uint64_t> free_;  // pages the free list names
 };
 
 }  // namespace
@@ -218,8 +316,9 @@ std::string WalkLmdbPages(const std::string& data_file, uint64_t txnid) {
   const int fd = open(data_file.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return "cannot open " + data_file + ": " + std::strerror(errno);
   struct stat st {};
-  std::string why = fstat(fd, &st) != 0 ? std::string("cannot read its size")
-                                        : Walker(fd, static_cast<uint64_t>(st.st_size), txnid).Run();
+  std::string why = fstat(fd, &st) != 0
+                        ? std::string("cannot read its size")
+                        : Walker(fd, static_cast<uint64_t>(st.st_size), txnid).Run();
   close(fd);
   return why.empty() ? why : data_file + ": " + why;
 }

@@ -13,7 +13,10 @@
 #ifndef BLOBTABLE_STORAGE_LOCAL_LMDB_PAGE_WALK_H_
 #define BLOBTABLE_STORAGE_LOCAL_LMDB_PAGE_WALK_H_
 
+#include <cstdint>
 #include <string>
+
+#include "blobtable/status.h"
 
 namespace blobtable::internal {
 
@@ -24,6 +27,13 @@ namespace blobtable::internal {
 // first fault found). A file that cannot be read says so. If neither meta
 // page holds `txnid` any more (two commits since), "": no verdict.
 std::string WalkLmdbPages(const std::string& data_file, uint64_t txnid);
+
+class LmdbEnv;
+// WalkLmdbPages on `env`'s data file, in a read transaction's snapshot:
+// Corruption naming the damage (restore from a backup), else OK. Reads the
+// whole file: for `check`, `backup` and `compact`, not for every open.
+// (storage/local/local_check.cc)
+Status CheckPages(LmdbEnv& env);
 
 }  // namespace blobtable::internal
 

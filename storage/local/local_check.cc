@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "storage/local/lmdb_env.h"
+#include "storage/local/lmdb_page_walk.h"
 #include "util/macros.h"
 #include "storage/local/blob_record.h"
 #include "storage/conditions.h"
@@ -31,6 +32,21 @@ Status CheckData(MDB_txn* txn, MDB_dbi data, const Bucket& bucket, CheckReport& 
   }
   return Status::OK();
 }
+
+}  // namespace
+
+// The data file's pages, read from the file (lmdb_page_walk.h) before
+// anything is read through LMDB's map: LMDB trusts its pages, and a damaged
+// one makes it fault (SIGSEGV, SIGBUS) or skip rows without a word.
+Status CheckPages(LmdbEnv& env) {
+  BT_ASSIGN_OR_RETURN(LmdbTxn txn, LmdbTxn::Begin(env, /*read_only=*/true));  // pins the snapshot
+  const std::string damage = WalkLmdbPages(env.directory() + "/data.mdb", mdb_txn_id(txn.get()));
+  if (damage.empty()) return Status::OK();
+  return Status::Corruption("local store " + env.directory() + ": its data file is damaged (" +
+                            damage + "): restore it from a backup");
+}
+
+namespace {
 
 // Reads every bucket and blob, in one read transaction.
 Result<CheckReport> Walk(LmdbEnv& env, MDB_dbi buckets, MDB_dbi data) {
@@ -73,6 +89,7 @@ Result<CheckReport> CheckLocalStore(const std::string& directory, std::string_vi
     return Status::NotFound("no store at " + directory + " (and a check makes none)");
   BT_ASSIGN_OR_RETURN(std::shared_ptr<internal::LmdbEnv> env,
                       internal::LmdbEnv::Open(directory, options.map_size, options.file_mode));
+  BT_RETURN_IF_ERROR(internal::CheckPages(*env));
   const std::string bucket_db = internal::kContainerDbPrefix + std::string(container);
   const std::string data_db = internal::kDataDbPrefix + std::string(container);
   BT_ASSIGN_OR_RETURN(MDB_dbi buckets, env->Database(bucket_db));

@@ -101,6 +101,8 @@ Result<FileFigures> FiguresOf(LmdbEnv& env) {
 }
 
 Status HotCopy(LmdbEnv& env, const std::string& dest) {
+  // A copy of a damaged file is no backup: its pages are judged first.
+  BT_RETURN_IF_ERROR(CheckPages(env));
   std::error_code ec;
   if (fs::exists(dest, ec) && !fs::is_empty(dest, ec))
     return Status::InvalidArgument("backup destination " + dest +
