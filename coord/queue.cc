@@ -38,16 +38,19 @@ std::string NewId(const Clock& clock) {
 
 bool Taken(const BlobProperties& p) { return p.lease_state == LeaseState::kLeased; }
 
-// After a raise of the count whose answer was lost: whether it was
-// applied (the count reads `count`, the blob leased, and this delivery's
-// lease still usable, so that the lease is this delivery's). Then the
-// delivery has happened as far as storage knows, and is made: a count is
-// never raised without an item handed out.
-bool CountedAnyway(BlobStore& blobs, const Clock& clock, const std::string& blob, int count,
-                   SteadyTime usable_until) {
+// After a raise of the count from `before` that failed: what it did, read
+// back (the blob still leased: by this delivery, which holds the lease, so
+// nobody else raised it). Raised, with this delivery's lease still usable:
+// the delivery has happened as far as storage knows, and is made (a count
+// is never raised without an item handed out).
+enum class CountSeen { kRaised, kAsItWas, kUnknown };
+CountSeen CountAfterFailure(BlobStore& blobs, const std::string& blob, int before) {
   auto head = blobs.Head(blob, {});
-  return head.ok() && Taken(head->properties) && CountOf(head->properties) == count &&
-         clock.Steady() < usable_until;
+  if (!head.ok() || !Taken(head->properties)) return CountSeen::kUnknown;
+  const int now = CountOf(head->properties);
+  return now == before + 1 ? CountSeen::kRaised
+         : now == before   ? CountSeen::kAsItWas
+                           : CountSeen::kUnknown;
 }
 
 const Clock& ClockOf(const Store& store) {
@@ -134,8 +137,17 @@ Result<std::optional<QueueItem>> WorkQueue::Take(const std::string& id) const {
   Status counted =
       blobs.SetMetadata(blob, {{kCountKey, std::to_string(before + 1)}}, under_lease).status();
   if (counted.IsLeaseLost() || counted.IsConflict()) return std::optional<QueueItem>();
-  if (!counted.ok() && !CountedAnyway(blobs, ClockOf(*store_), blob, before + 1, usable_until))
-    return give_back(counted);
+  if (!counted.ok()) {
+    // Seen not applied: the take did nothing, whatever the failure said (a
+    // connection reset mid-request is OutcomeUnknown), once given back.
+    const CountSeen seen = CountAfterFailure(blobs, blob, before);
+    if (seen != CountSeen::kRaised || ClockOf(*store_).Steady() >= usable_until) {
+      if (seen == CountSeen::kAsItWas && counted.IsOutcomeUnknown())
+        counted = Status::Unavailable(counted.message() +
+                                      " (read back: not applied; the item is given back)");
+      return give_back(counted);
+    }
+  }
   return std::optional<QueueItem>(
       QueueItem{id, std::move(got->data), before + 1, lease_id, usable_until});
 }

@@ -347,10 +347,12 @@ class ItemFaults final : public BlobStoreWrapper {
     if (!Item(name) || count_failures == 0) return BlobStoreWrapper::SetMetadata(name, m, o);
     --count_failures;
     if (lose_count_answer) (void)BlobStoreWrapper::SetMetadata(name, m, o);
+    if (count_cut_off)  // a connection reset mid-request: the client cannot tell
+      return Status::OutcomeUnknown("injected: the raise of the count cut off");
     return Status::Unavailable("injected: 503 on the count");
   }
   int get_failures = 0, count_failures = 0;
-  bool lose_count_answer = false;
+  bool lose_count_answer = false, count_cut_off = false;
 
  private:
   static bool Item(std::string_view name) { return name.find("/i/") != std::string_view::npos; }
@@ -400,6 +402,19 @@ TEST_F(QueueDeliveryTest, ADeliveryThatFailsGivesTheItemBackUncounted) {
   ASSERT_TRUE(item.ok() && *item) << item.status().ToString();
   EXPECT_EQ((*item)->dequeue_count, 1);
   EXPECT_TRUE(queue_->Complete(**item).ok());
+}
+
+// The review of issue 55: a raise of the count cut off mid-request (not
+// applied, but the client cannot tell) made the take answer OutcomeUnknown
+// (`queue take` exit 7, "settle it first") though it read back that
+// nothing was counted and gave the item back: it did nothing, and says so.
+TEST_F(QueueDeliveryTest, ATakeReadBackAsNotCountedIsUnavailableNotUnknown) {
+  faults_->count_failures = 1;
+  faults_->count_cut_off = true;
+  const Status s = queue_->Dequeue().status();
+  EXPECT_EQ(s.code(), Code::kUnavailable) << s.ToString();
+  EXPECT_FALSE(Only().taken);
+  EXPECT_EQ(Only().dequeue_count, 0);
 }
 
 // A raise of the count applied but answered with an error: counted on
