@@ -641,6 +641,42 @@ TEST_F(CacheTest, ARangesMarkCountsInTheBound) {
   EXPECT_EQ(cache_->Stats().bytes, before);
 }
 
+// Issue 55, item 8: LMDB never shrinks its file, so the cache's only user
+// compacts it on open, but only when that gives much back: past twice the
+// bound and twice what it holds. A process with a small bound used to copy
+// the whole file on every open once another's larger bound had filled it.
+TEST_F(CacheTest, ASmallBoundCompactsTheFileOnlyWhenThatGivesMuchBack) {
+  auto inode = [&] {
+    struct stat st;
+    EXPECT_EQ(stat((cache_dir() + "/data.mdb").c_str(), &st), 0);
+    return std::pair<ino_t, off_t>{st.st_ino, st.st_size};
+  };
+  for (int i = 0; i < 600; ++i)  // about 2.4 MB held, under a bound of 1 GiB
+    ASSERT_TRUE(table().Insert(Row("r" + std::to_string(1000 + i), i, 4000)).ok());
+  const uint64_t held = cache_->Stats().bytes;
+  ASSERT_GT(held, 2u << 20);
+  auto reopen_small = [&] {
+    store_.reset();
+    table_.reset();
+    caching_.reset();
+    cache_.reset();  // this process is the only user only once its old handle is gone
+    Reopen(/*max_bytes=*/256 * 1024);
+  };
+  const auto full = inode();
+  ASSERT_GT(static_cast<uint64_t>(full.second), 2u * 256 * 1024);
+  for (int open = 0; open < 2; ++open) {
+    reopen_small();  // past twice the bound, but not past twice what it holds
+    EXPECT_EQ(inode(), full) << "open " << open << " copied the file for nothing";
+  }
+  for (int i = 0; i < 600; ++i)  // deletes evict: what it holds falls
+    ASSERT_TRUE(table().Delete("p", "r" + std::to_string(1000 + i), "*").ok());
+  ASSERT_LT(cache_->Stats().bytes, held / 8);
+  reopen_small();
+  const auto compacted = inode();
+  EXPECT_NE(compacted.first, full.first) << "not compacted";
+  EXPECT_LT(compacted.second, full.second / 2);
+}
+
 TEST_F(CacheTest, EvictionKeepsTheSizeBoundAndKeepsWhatWasUsedLast) {
   Reopen(/*max_bytes=*/256 * 1024);
   for (int i = 0; i < 200; ++i) {
