@@ -42,6 +42,9 @@ struct Target {
   Intent* intent = nullptr;       // null for a lock
   LockStripes::Claim stripe;      // a lock: which of the partition's lock blobs
   bool lease_maybe_left = false;  // a lock: a lease or release got no clear answer
+  // An entity: its intent's put got no clear answer and another client's
+  // write is on the blob now (Conflict, to answer instead of Unavailable).
+  Status raced;
   // The entity as the transaction expects it (planned, re-planned when it
   // turns out to have moved on).
   bool exists = false;
@@ -88,6 +91,8 @@ class PrewriteCommit {
       }
       Undo();
       KeepStripesWhileLeased();
+      for (const Target& t : targets_)
+        if (s.IsOutcomeUnknown() && !t.raced.ok()) return t.raced;
       if (s.IsOutcomeUnknown())
         return Status::Unavailable("transaction " + txn_id_ +
                                    ": a step before the commit point got no answer (" +
@@ -245,10 +250,10 @@ class PrewriteCommit {
   // a busy stripe it holds no record, so Recover cannot take it for gone (L2).
   Status Acquire() {
     leases_since_ = clock_.Steady();
-    const size_t stripes = static_cast<size_t>(
-        std::find_if(targets_.begin(), targets_.end(),
-                     [](const Target& t) { return t.intent != nullptr; }) -
-        targets_.begin());
+    const size_t stripes =
+        static_cast<size_t>(std::find_if(targets_.begin(), targets_.end(),
+                                         [](const Target& t) { return t.intent != nullptr; }) -
+                            targets_.begin());
     BT_RETURN_IF_ERROR(TakeStripesAndRecord(stripes));
     BT_RETURN_IF_ERROR(LeasesStillOurs());  // L3: it may have waited
     return TakeIntents(stripes);
@@ -278,8 +283,7 @@ class PrewriteCommit {
     if (first_failed == stripes) return Status::OK();
     BT_RETURN_IF_ERROR(DropRecord());
     BT_RETURN_IF_ERROR(LetGo(first_failed));
-    for (size_t i = first_failed; i < stripes; ++i)
-      BT_RETURN_IF_ERROR(TakeWaiting(targets_[i]));
+    for (size_t i = first_failed; i < stripes; ++i) BT_RETURN_IF_ERROR(TakeWaiting(targets_[i]));
     return CreatePending();
   }
 
@@ -419,11 +423,34 @@ class PrewriteCommit {
     o.metadata = {{kPrewriteMetadata, txn_id_}};
     t.placed = IntentOf(t);
     auto put = blobs_.Put(t.blob, EncodeIntent(t.placed), o);
-    if (put.status().IsOutcomeUnknown()) intent_maybe_left_ = true;  // it may have landed
+    if (put.status().IsOutcomeUnknown()) {
+      intent_maybe_left_ = true;  // it may have landed
+      if (WrittenByAnother(t.blob)) t.raced = RacedOn(t, put.status());
+    }
     BT_RETURN_IF_ERROR(put.status());
     t.held = t.intent_placed = true;
     t.intent_etag = put->etag;
     return Status::OK();
+  }
+
+  // After an intent whose answer was lost and whose retry was refused:
+  // another client's version or intent on the blob now means the entity
+  // was written since it was read, whether or not ours landed first (a
+  // writer that met it decided this transaction aborted). A race lost:
+  // the transaction ends as after any OutcomeUnknown before its commit
+  // point (Run undoes, keeping the record and the stripes while an intent
+  // of ours may be left), but answers Conflict, not Unavailable, with the
+  // read marked changed, so a plain write runs again (kv/table_indexed.cc)
+  // and a racer for a unique value is told the holder (issue 55, item 12).
+  bool WrittenByAnother(const std::string& blob) {
+    auto head = blobs_.Head(blob, {});
+    return head.ok() && PrewritingTransaction(head->properties) != txn_id_;
+  }
+  Status RacedOn(const Target& t, const Status& unknown) {
+    t.intent->changed_since_read = true;
+    return Status::Conflict("transaction " + txn_id_ + ": " + t.intent->Describe() +
+                            ": written by another client since it was read (" + unknown.message() +
+                            "); nothing was committed");
   }
 
   Status TakeLock(Target& t) {

@@ -30,6 +30,8 @@
 // then on. Every failure below means nothing was committed:
 //   Conflict     an ETag read or named (if_match, Check) no longer matches, an
 //                Insert target exists, or a Replace/Merge/Delete target is gone
+//                (also when a write's answer was lost and another client's
+//                write is on that entity now: it was written since read)
 //   NotFound     a Replace/Merge/Delete target does not exist
 //   LockTimeout  a partition lock, or an entity held by another transaction,
 //                stayed busy past TransactionOptions::lock_timeout
