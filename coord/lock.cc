@@ -130,8 +130,11 @@ void Lock::State::Renew() {
       lk.lock();
       break;
     }
-    next =
-        sent + std::min<milliseconds>(std::chrono::seconds(1), interval);  // a second after the try
+    // A second after the try, or when the lease may no longer be counted
+    // on, whichever comes first: on_lost comes as held() turns false (it
+    // came up to a second later, the review of issue 55).
+    next = std::min(sent + std::min<milliseconds>(std::chrono::seconds(1), interval),
+                    renewed_at + internal::coord::UsableFor(lease_seconds));
   }
 }
 

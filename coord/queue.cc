@@ -146,9 +146,10 @@ Result<std::optional<QueueItem>> WorkQueue::Take(const std::string& id) const {
         counted = Status::Unavailable(counted.message() +
                                       " (read back: not applied; the item is given back)");
       if (seen == CountSeen::kRaised)  // too late to deliver: a count without a delivery
-        counted = Status::OutcomeUnknown(counted.message() +
-                                         " (read back: applied, but the lease ran out by this "
-                                         "worker's clock first; the item is given back)");
+        counted = Status::OutcomeUnknown(
+            counted.message() +
+            " (read back: applied, but the lease ran out by this worker's clock first: counted, "
+            "not delivered; the item is visible again when its lease runs out)");
       return give_back(counted);
     }
   }

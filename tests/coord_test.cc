@@ -575,6 +575,13 @@ class DarkNetworkTest : public ::testing::TestWithParam<Supervisor> {
     code_ = code;
     returned_.set_value();
   }
+  // After a failed assertion too: no command left running, no thread left
+  // joinable (which would abort the program).
+  void TearDown() override {
+    if (held_ > 0) kill(held_, SIGKILL);
+    if (dark_) dark_->Dark(false);
+    if (cli_.joinable()) cli_.join();
+  }
 
   TempDir dir_;
   FakeClock clock_;
@@ -582,6 +589,7 @@ class DarkNetworkTest : public ::testing::TestWithParam<Supervisor> {
   std::unique_ptr<Store> store_;
   std::optional<WorkQueue> queue_;
   std::thread cli_;
+  pid_t held_ = 0;
   std::ostringstream err_;
   int code_ = -1;
   std::promise<void> returned_;
@@ -602,7 +610,7 @@ TEST_P(DarkNetworkTest, TheCommandIsStoppedAndNoRequestWaitedOnPastTheLease) {
   const std::string fifo = dir_.path() + "/pid";
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
   Start(fifo);
-  const pid_t held = CommandPid(fifo);
+  const pid_t held = held_ = CommandPid(fifo);
   ASSERT_GT(held, 0);
   dark_->Dark(true);
   clock_.Advance(std::chrono::seconds(5));  // a renewal is due, and gets no answer
@@ -611,6 +619,7 @@ TEST_P(DarkNetworkTest, TheCommandIsStoppedAndNoRequestWaitedOnPastTheLease) {
   clock_.Advance(std::chrono::milliseconds(600));  // 14.6 s: the lease ends at 15 s
   const bool ended = EndsWithin(held, std::chrono::seconds(10));
   if (!ended) kill(held, SIGKILL);
+  held_ = 0;  // dead now (its number may be reused once reaped)
   EXPECT_TRUE(ended) << "still running when the lease could run out";
   auto returned = returned_.get_future();  // at 14.6 s, the network still dark
   const bool on_time = returned.wait_for(std::chrono::seconds(10)) == std::future_status::ready;

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -400,6 +401,104 @@ TEST(DamagedDataFile, EveryFlippedBitThatBreaksAPageIsFoundByCheckNeverACrash) {
   }
   EXPECT_GT(found, 30);          // page damage is found...
   EXPECT_GT(checked_sound, 30);  // ...and flips in free pages or values' bytes still pass
+}
+
+// The second review of issue 55: damage the page walk alone let through,
+// each made by one flipped bit of a store's data.mdb; `check` must report
+// each (and write nothing), and none may crash a process (SIGFPE).
+TEST(DamagedDataFile, CheckFindsFlippedKeysNamesFlagsAndPageSizes) {
+  TempDir dir;
+  const std::string pristine = dir.path() + "/pristine";
+  {
+    auto store = Store::Open(pristine);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    auto table = *(*store)->OpenTable("tab");
+    for (int i = 0; i < 200; ++i)
+      ASSERT_TRUE(table.Upsert(Entity("p", "r" + std::to_string(1000 + i)).Set("n", i)).ok());
+  }
+  const std::string bytes = [&] {
+    std::ifstream f(pristine + "/data.mdb", std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  }();
+  // A copy with bit `mask` of byte `at` flipped; its bytes, to see that a
+  // check changed nothing.
+  auto flipped = [&](const std::string& name, size_t at, char mask) {
+    const std::string copy = dir.path() + "/" + name;
+    fs::copy(pristine, copy);
+    std::string b = bytes;
+    b[at] = static_cast<char>(b[at] ^ mask);
+    std::ofstream(copy + "/data.mdb", std::ios::binary | std::ios::trunc) << b;
+    return copy;
+  };
+  auto unchanged = [&](const std::string& copy, size_t at, char mask) {
+    std::ifstream f(copy + "/data.mdb", std::ios::binary);
+    std::string now(std::istreambuf_iterator<char>(f), {});
+    return now.size() == bytes.size() && static_cast<char>(now[at] ^ mask) == bytes[at];
+  };
+  auto u64 = [&](size_t at) {
+    uint64_t v = 0;
+    std::memcpy(&v, bytes.data() + at, 8);
+    return v;
+  };
+  // Where `needle` lies in the page `pgno` (a live one: old copies of
+  // pages linger on the free list).
+  auto in_page = [&](uint64_t pgno, const std::string& needle) {
+    const size_t at = bytes.substr(pgno * 4096, 4096).find(needle);
+    EXPECT_NE(at, std::string::npos) << needle;
+    return at == std::string::npos ? 0 : pgno * 4096 + at;
+  };
+  // The main database's root, by the newer meta page (a leaf, in a store
+  // of two databases): LMDB's MDB_meta after the 16-byte page header.
+  const size_t newer = u64(4096 + 144) > u64(144) ? 4096 : 0;
+  const uint64_t main_root = u64(newer + 128);
+  auto after_pages = [&](const std::string& needle) {  // an entity's key: unique in the file
+    const size_t at = bytes.find(needle, 2 * 4096);
+    EXPECT_NE(at, std::string::npos) << needle;
+    return at == std::string::npos ? 0 : at;
+  };
+  // An entity's key, its order kept (the last byte, 0 -> 8): reads by name
+  // missed it and an insert of that name made a second blob.
+  {
+    const std::string name = *naming::EntityBlobName("tab", "p", "r1100");
+    const size_t at = after_pages(name) + name.size() - 1;
+    const std::string copy = flipped("key", at, 0x08);
+    auto check = CheckLocalStore(copy);
+    ASSERT_TRUE(check.ok()) << check.status().ToString();
+    ASSERT_EQ(check->damaged.size(), 1u);
+    EXPECT_NE(check->damaged[0].detail.find("another key than its name's"), std::string::npos);
+    EXPECT_TRUE(unchanged(copy, at, 0x08));
+  }
+  // The container's name in the main tree: a check found no container,
+  // made an empty one (writing to the file) and said clean.
+  {
+    const size_t at = in_page(main_root, "container:blobtable") + 17;
+    const std::string copy = flipped("name", at, 0x01);
+    auto check = CheckLocalStore(copy);
+    EXPECT_EQ(check.status().code(), Code::kNotFound) << check.status().ToString();
+    EXPECT_NE(check.status().message().find("holds no container 'blobtable'"), std::string::npos);
+    EXPECT_TRUE(unchanged(copy, at, 0x01));
+  }
+  // A database's flags (MDB_REVERSEKEY, in its record after its name):
+  // LMDB then searched in another order, and queries came back empty.
+  {
+    const std::string key = "container:blobtable";
+    const size_t at = in_page(main_root, key) + key.size() + 4;
+    const std::string copy = flipped("flags", at, 0x02);
+    EXPECT_EQ(CheckLocalStore(copy).status().code(), Code::kCorruption);
+    EXPECT_TRUE(unchanged(copy, at, 0x02));
+  }
+  // The page size in a meta page (the free list's md_pad, 4096 -> 0):
+  // every command died of SIGFPE, opening included.
+  for (size_t meta : {0, 1}) {
+    const size_t at = meta * 4096 + 16 + 24 + 1;
+    const std::string copy = flipped("psize" + std::to_string(meta), at, 0x10);
+    const int opened = WaitChild(ForkChild([&] {
+      auto store = Store::Open(copy);
+      return store.status().IsCorruption() ? 0 : 1;
+    }));
+    EXPECT_EQ(opened, 0) << "meta " << meta << ": 136 is SIGFPE";
+    EXPECT_TRUE(unchanged(copy, at, 0x10));
+  }
 }
 
 // The pages past the end of the file that LMDB's last write allocated and

@@ -393,6 +393,13 @@ class ItemLease {
                 internal::coord::UsableFor(visibility_seconds)),
         item_(std::move(item)),
         usable_until_(item_.lease_usable_until.value_or(SteadyTime::max())),
+        // A third into the lease as the take counted it (it started when
+        // the take was sent), not from whenever this thread gets going: a
+        // loaded machine may start it late (a fake clock moved meanwhile).
+        first_due_(item_.lease_usable_until
+                       ? *item_.lease_usable_until -
+                             internal::coord::UsableFor(visibility_seconds) + every_
+                       : clock.Steady() + every_),
         thread_([this] { Run(); }) {}
   ~ItemLease() { Stop(); }
   ItemLease(const ItemLease&) = delete;
@@ -431,7 +438,7 @@ class ItemLease {
  private:
   void Run() {
     std::unique_lock<std::mutex> lk(mu_);
-    SteadyTime next = clock_.Steady() + every_;
+    SteadyTime next = first_due_;
     while (!stopping_ && lost_.ok()) {
       if (clock_.Steady() < next) {
         internal::coord::WaitOnClock(clock_, cv_, lk, next);
@@ -464,6 +471,7 @@ class ItemLease {
   Status lost_;
   SteadyTime usable_until_;
   std::optional<SteadyTime> gone_at_;
+  const SteadyTime first_due_;
   std::thread thread_;  // last: starts once the rest is set
 };
 

@@ -14,6 +14,7 @@
 
 #include "util/macros.h"
 #include "util/random.h"
+#include "storage/local/lmdb_page_walk.h"
 #include "storage/local/store_files.h"
 
 namespace blobtable::internal {
@@ -120,6 +121,8 @@ void LmdbEnv::PutIdleReader(size_t shard, MDB_txn* txn) {
 // with *out set.
 static int OpenRaw(const std::string& dir, uint64_t map_size, unsigned flags, unsigned file_mode,
                    MDB_env** out) {
+  // A page size LMDB would divide by, damaged: refused before it is read.
+  if (!CheckLmdbMetaPages(dir + "/data.mdb").empty()) return MDB_CORRUPTED;
   MDB_env* raw = nullptr;
   int rc = mdb_env_create(&raw);
   if (rc != 0) return rc;
@@ -267,7 +270,7 @@ void LmdbEnv::MaybeReclaimStaleReaders() {
   if (now - last >= interval) ReclaimStaleReaders();
 }
 
-Result<MDB_dbi> LmdbEnv::Database(const std::string& name) {
+Result<MDB_dbi> LmdbEnv::Database(const std::string& name, bool create) {
   std::lock_guard<std::mutex> lock(dbi_mu_);
   auto it = dbis_.find(name);
   if (it != dbis_.end()) {
@@ -277,10 +280,10 @@ Result<MDB_dbi> LmdbEnv::Database(const std::string& name) {
   auto txn = LmdbTxn::Begin(*this, /*read_only=*/read_only_);
   if (!txn.ok()) return txn.status();
   MDB_dbi dbi;
-  int rc = mdb_dbi_open(txn->get(), name.c_str(), read_only_ ? 0 : MDB_CREATE, &dbi);
+  int rc = mdb_dbi_open(txn->get(), name.c_str(), read_only_ || !create ? 0 : MDB_CREATE, &dbi);
   if (rc == MDB_NOTFOUND)
-    return Status::NotFound("the read-only local store " + directory_ + " has no '" + name +
-                            "' (a container never written to)");
+    return Status::NotFound(std::string(read_only_ ? "the read-only " : "the ") + "local store " +
+                            directory_ + " has no '" + name + "' (a container never written to)");
   if (rc != 0) return LmdbError(rc, "opening database " + name);
   Status s = txn->Commit();
   if (!s.ok()) return s;

@@ -109,12 +109,14 @@ class LmdbEnv {
     reader_check_interval_ = interval;
   }
 
-  // The handle of named database `name`, created on first use, and counted:
-  // each success must be paired with ReleaseDatabase(name) once its user is
-  // done with it (LMDB's handles are few: 1,024 a process, so at most 511
-  // containers may be open at once). Thread-safe; must not be called while
-  // this thread has a transaction open.
-  Result<MDB_dbi> Database(const std::string& name);
+  // The handle of named database `name`, created on first use (unless
+  // `create` is false: then NotFound if it does not exist, and the file is
+  // not written), and counted: each success must be paired with
+  // ReleaseDatabase(name) once its user is done with it (LMDB's handles
+  // are few: 1,024 a process, so at most 511 containers may be open at
+  // once). Thread-safe; must not be called while this thread has a
+  // transaction open.
+  Result<MDB_dbi> Database(const std::string& name, bool create = true);
   // Closes the handle when its last user releases it; waits for this
   // process's transactions to end first (LMDB requires that none use it).
   void ReleaseDatabase(const std::string& name);

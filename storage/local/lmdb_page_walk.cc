@@ -19,6 +19,7 @@ namespace {
 // LMDB 0.9's on-disk layout (mdb.c): page flags, node flags, sizes.
 constexpr uint16_t kBranch = 0x01, kLeaf = 0x02, kOverflow = 0x04, kLeaf2 = 0x20;
 constexpr uint16_t kBigData = 0x01, kSubData = 0x02;
+constexpr uint16_t kIntegerKey = 0x08;  // MDB_INTEGERKEY, a database's flag
 constexpr size_t kPageHeader = 16, kNodeHeader = 8, kDbSize = 48;
 constexpr uint32_t kMagic = 0xBEEFC0DE;
 constexpr uint64_t kNoRoot = ~uint64_t{0};
@@ -43,13 +44,13 @@ uint64_t U64(std::string_view b, size_t at) {
 // MDB_db: pad, flags, depth, branch/leaf/overflow page counts, entries, root.
 struct Db {
   uint32_t pad = 0;
-  uint16_t depth = 0;
+  uint16_t flags = 0, depth = 0;
   uint64_t branch_pages = 0, leaf_pages = 0, overflow_pages = 0, entries = 0;
   uint64_t root = kNoRoot;
 };
 Db DbAt(std::string_view b, size_t at) {
-  return Db{U32(b, at),      U16(b, at + 6),  U64(b, at + 8), U64(b, at + 16),
-            U64(b, at + 24), U64(b, at + 32), U64(b, at + 40)};
+  return Db{U32(b, at),      U16(b, at + 4),  U16(b, at + 6),  U64(b, at + 8),
+            U64(b, at + 16), U64(b, at + 24), U64(b, at + 32), U64(b, at + 40)};
 }
 
 // What a walk of one tree found, to hold against its MDB_db record.
@@ -145,6 +146,11 @@ class Walker {
   // of another tree) leaves pages unreached or counts wrong, and the keys
   // must lie in order (a flipped key byte hides rows from a search).
   std::string Tree(const Db& db, bool free_list, const std::string& what) {
+    // The free list is keyed by integers (MDB_INTEGERKEY); every database
+    // here is opened with LMDB's defaults. A flag flipped on changes the
+    // key order LMDB searches by, and rows vanish from reads.
+    if (db.flags != (free_list ? kIntegerKey : 0))
+      return what + ": its flags are damaged (" + std::to_string(db.flags) + ")";
     if (db.root == kNoRoot) return "";
     TreeCount count;
     if (std::string why = Node(db.root, free_list, 0, Bounds{}, count); !why.empty()) return why;
@@ -200,13 +206,31 @@ class Walker {
       ++count.branch_pages;
     }
     std::vector<std::string_view> keys(nodes);
+    std::vector<std::pair<size_t, size_t>> extents(nodes);  // each node's offset and size
     for (size_t i = 0; i < nodes; ++i) {
       const size_t at = U16(page, kPageHeader + 2 * i);
       if (at < upper || at + kNodeHeader > page_size_) return where + ": a node lies outside it";
       const size_t key_size = U16(page, at + 6);
       if (at + kNodeHeader + key_size > page_size_) return where + ": a key lies outside it";
       keys[i] = std::string_view(page).substr(at + kNodeHeader, key_size);
+      size_t on_page = 0;  // a branch node's data is its child's number, in its header
+      if (flags & kLeaf)
+        on_page = (U16(page, at + 4) & kBigData)
+                      ? 8
+                      : (uint64_t{U16(page, at)} | uint64_t{U16(page, at + 2)} << 16);
+      extents[i] = {at, (kNodeHeader + key_size + on_page + 1) & ~size_t{1}};  // LMDB's EVEN
     }
+    // LMDB packs a page's nodes from its end down to `upper`, no gap, no
+    // overlap: a node's size flipped (its key or value grown into the next
+    // node's bytes, or shrunk) breaks the tiling even where every node
+    // still lies inside the page.
+    std::sort(extents.begin(), extents.end());
+    size_t end = upper;
+    for (const auto& [at, size] : extents) {
+      if (at != end) return where + ": its nodes do not tile it";
+      end = at + size;
+    }
+    if (end != page_size_) return where + ": its nodes do not tile it";
     // The free list's keys are transaction ids, in integer order; checked
     // in Leaf. A branch page's first key is not used.
     if (!free_list)
@@ -311,6 +335,27 @@ class Walker {
 };
 
 }  // namespace
+
+std::string CheckLmdbMetaPages(const std::string& data_file) {
+  const int fd = open(data_file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";  // none yet (or unreadable: LMDB says so)
+  std::string why;
+  std::string page(4096, '\0');
+  const Meta m0 = pread(fd, page.data(), page.size(), 0) == 4096 ? MetaAt(page) : Meta{};
+  const uint64_t size = m0.free_db.pad;
+  auto sound_size = [](uint64_t s) { return s >= 512 && s <= 65536 && (s & (s - 1)) == 0; };
+  if (m0.valid && !sound_size(size))
+    why = "its first meta page names page size " + std::to_string(size);
+  if (m0.valid && why.empty() &&
+      pread(fd, page.data(), page.size(), static_cast<off_t>(size)) == 4096) {
+    const Meta m1 = MetaAt(page);
+    if (m1.valid && m1.free_db.pad != size)
+      why = "its meta pages name page sizes " + std::to_string(size) + " and " +
+            std::to_string(m1.free_db.pad);
+  }
+  close(fd);
+  return why.empty() ? why : data_file + ": " + why;
+}
 
 std::string WalkLmdbPages(const std::string& data_file, uint64_t txnid) {
   const int fd = open(data_file.c_str(), O_RDONLY | O_CLOEXEC);

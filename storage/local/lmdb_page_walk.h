@@ -28,6 +28,12 @@ namespace blobtable::internal {
 // page holds `txnid` any more (two commits since), "": no verdict.
 std::string WalkLmdbPages(const std::string& data_file, uint64_t txnid);
 
+// "" unless both meta pages of `data_file` (LMDB's, read before any
+// mapping) name one sound page size: LMDB divides by it, and a flipped bit
+// there made every command die of SIGFPE (the review of issue 55). A
+// missing or short file is LMDB's to judge.
+std::string CheckLmdbMetaPages(const std::string& data_file);
+
 class LmdbEnv;
 // WalkLmdbPages on `env`'s data file, in a read transaction's snapshot:
 // Corruption naming the damage (restore from a backup), else OK. Reads the

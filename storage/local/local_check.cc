@@ -15,10 +15,20 @@
 namespace blobtable::internal {
 namespace {
 
-// Checks one decoded bucket's blobs' data; adds to `report`.
-Status CheckData(MDB_txn* txn, MDB_dbi data, const Bucket& bucket, CheckReport& report) {
+// Checks one decoded bucket's blobs' data, and that each lies under its
+// own name's key; adds to `report`.
+Status CheckData(MDB_txn* txn, MDB_dbi data, std::string_view key, const Bucket& bucket,
+                 CheckReport& report) {
   for (const BucketEntry& e : bucket) {
     ++report.blobs;
+    // A key's byte flipped in the file: reads by name miss the blob, and a
+    // write of that name makes a second one (the review of issue 55).
+    if (BucketKey(e.name) != key) {
+      report.damaged.push_back({e.name, "record",
+                                "it is stored under another key than its name's (the key is "
+                                "damaged in the file)"});
+      continue;
+    }
     auto blob = ReadData(txn, data, e);
     if (blob.status().IsCorruption()) {
       report.damaged.push_back({e.name, "data", blob.status().message()});
@@ -46,6 +56,28 @@ Status CheckPages(LmdbEnv& env) {
                             damage + "): restore it from a backup");
 }
 
+// The containers the store holds, by name, in words ("none" if none).
+static std::string ContainersIn(LmdbEnv& env) {
+  auto txn = LmdbTxn::Begin(env, /*read_only=*/true);
+  if (!txn.ok()) return "unknown: " + txn.status().ToString();
+  MDB_dbi main = 0;
+  MDB_cursor* cursor = nullptr;
+  if (mdb_dbi_open(txn->get(), nullptr, 0, &main) != 0 ||
+      mdb_cursor_open(txn->get(), main, &cursor) != 0)
+    return "unknown";
+  std::string names;
+  const std::string prefix = kContainerDbPrefix;
+  MDB_val k, v;
+  for (int rc = mdb_cursor_get(cursor, &k, &v, MDB_FIRST); rc == 0;
+       rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT)) {
+    const std::string_view key = FromVal(k);
+    if (key.starts_with(prefix))
+      names += (names.empty() ? "'" : ", '") + std::string(key.substr(prefix.size())) + "'";
+  }
+  mdb_cursor_close(cursor);
+  return names.empty() ? "none" : names;
+}
+
 namespace {
 
 // Reads every bucket and blob, in one read transaction.
@@ -66,7 +98,7 @@ Result<CheckReport> Walk(LmdbEnv& env, MDB_dbi buckets, MDB_dbi data) {
       report.damaged.push_back({key, "record", bucket.status().message()});
       continue;
     }
-    BT_RETURN_IF_ERROR(CheckData(txn.get(), data, *bucket, report));
+    BT_RETURN_IF_ERROR(CheckData(txn.get(), data, key, *bucket, report));
   }
   if (rc != MDB_NOTFOUND) return LmdbError(rc, "walking the local store");
   return report;
@@ -90,15 +122,27 @@ Result<CheckReport> CheckLocalStore(const std::string& directory, std::string_vi
   BT_ASSIGN_OR_RETURN(std::shared_ptr<internal::LmdbEnv> env,
                       internal::LmdbEnv::Open(directory, options.map_size, options.file_mode));
   BT_RETURN_IF_ERROR(internal::CheckPages(*env));
+  // Opened, never made: a check writes nothing (a container's name damaged
+  // in the file, or mistyped, used to be made an empty container, checked
+  // clean).
   const std::string bucket_db = internal::kContainerDbPrefix + std::string(container);
   const std::string data_db = internal::kDataDbPrefix + std::string(container);
-  BT_ASSIGN_OR_RETURN(MDB_dbi buckets, env->Database(bucket_db));
-  auto data = env->Database(data_db);
+  auto buckets = env->Database(bucket_db, /*create=*/false);
+  if (buckets.status().IsNotFound())
+    return Status::NotFound("local store " + directory + " holds no container '" +
+                            std::string(container) +
+                            "' (it holds: " + internal::ContainersIn(*env) + ")");
+  BT_RETURN_IF_ERROR(buckets.status());
+  auto data = env->Database(data_db, /*create=*/false);
   if (!data.ok()) {
     env->ReleaseDatabase(bucket_db);
+    if (data.status().IsNotFound())
+      return Status::Corruption("local store " + directory + ": container '" +
+                                std::string(container) + "' has no data database (" + data_db +
+                                "): restore it from a backup");
     return data.status();
   }
-  auto report = internal::Walk(*env, buckets, *data);  // its transaction ends before the release
+  auto report = internal::Walk(*env, *buckets, *data);  // its transaction ends before the release
   env->ReleaseDatabase(bucket_db);
   env->ReleaseDatabase(data_db);
   return report;

@@ -36,6 +36,9 @@ Status SyncFile(const std::string& path) {
 // LMDB's environment on `dir` opened with `flags` (and its own error).
 Result<MDB_env*> OpenEnv(const std::string& dir, unsigned flags) {
   MDB_env* env = nullptr;
+  if (std::string damage = CheckLmdbMetaPages(dir + "/data.mdb"); !damage.empty())
+    return Status::Corruption("local store " + dir + " is damaged (" + damage +
+                              "): restore it from a backup");
   int rc = mdb_env_create(&env);
   if (rc == 0) rc = mdb_env_set_maxdbs(env, 1024);
   if (rc == 0) rc = mdb_env_set_maxreaders(env, 1024);
@@ -129,7 +132,8 @@ Result<Compacted> CompactInPlace(const std::string& directory) {
   if (::stat((dir + "/data.mdb").c_str(), &before) != 0) return Errno("reading " + dir);
   out.bytes_before = static_cast<uint64_t>(before.st_size);
   if (before.st_size == 0)
-    return Status::Corruption("local store " + dir + ": data.mdb is empty: restore it from a backup");
+    return Status::Corruption("local store " + dir +
+                              ": data.mdb is empty: restore it from a backup");
 
   // The copy, from a read-only environment without LMDB's locks (this
   // process holds the one that matters), into a directory beside the file.
