@@ -63,6 +63,15 @@ TEST(StressTest, LockOnTheLocalStoreWithFaultsAndKills) {
       "increments 0 ok");
 }
 
+// The same with a LeaderElection, its term the token (a planted term that
+// stops rising is found in the first 20 s run: two acquisitions, one term).
+TEST(StressTest, LeaderOnTheLocalStoreWithFaultsAndKills) {
+  ExpectCleanLocalRun(
+      "--workload leader --seconds 6 --round-seconds 6 --faults 50 "
+      "--kill-every 1.5 --clock-speed 10 --seed 10",
+      "increments 0 ok");
+}
+
 // Secondary indexes under faults and kills (docs/indexes.md): at the end
 // every entity has exactly its entries and no unique value is held twice.
 // Six processes at full rate, so that claims of one value race (a unique

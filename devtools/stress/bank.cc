@@ -265,6 +265,7 @@ std::unique_ptr<Workload> MakeWorkload(const std::string& name) {
   if (name == "list-append") return MakeListAppendWorkload();
   if (name == "queue") return MakeQueueWorkload();
   if (name == "lock") return MakeLockWorkload();
+  if (name == "leader") return MakeLeaderWorkload();
   if (name == "index") return MakeIndexWorkload();
   if (name == "unique-race") return MakeUniqueRaceWorkload();
   return nullptr;

@@ -9,10 +9,14 @@
 // another worker takes the lock while this one still thinks it holds it),
 // and killed holders leave theirs to run out. The checker (lock_check.cc):
 // tokens only go up, the fence never lets an older token write after a
-// newer one, and no increment is lost.
+// newer one, and no increment is lost. The leader workload is the same
+// with a LeaderElection for the Lock and its term for the token: a hold is
+// a term of leadership, ended by Resign.
+#include "blobtable/leader.h"
 #include "blobtable/lock.h"
 #include "devtools/stress/coord_check.h"
 #include "devtools/stress/workload.h"
+#include "util/macros.h"
 
 namespace blobtable::stress {
 namespace {
@@ -32,7 +36,8 @@ const Clock& ClockOf(const Store& store) {
 
 class LockWorkload final : public Workload {
  public:
-  std::string name() const override { return "lock"; }
+  explicit LockWorkload(bool leader) : leader_(leader) {}
+  std::string name() const override { return leader_ ? "leader" : "lock"; }
 
   // The counter starts at 0 with no token recorded (an earlier run on the
   // same store may have left one; the lock's own tokens only go on up).
@@ -65,21 +70,47 @@ class LockWorkload final : public Workload {
   std::string Summary(const std::vector<Op>& history) const override;
 
  private:
+  // What a hold is: a Lock, or a term of leadership.
+  struct Held {
+    std::unique_ptr<Lock> lock;
+    std::unique_ptr<LeaderElection> election;
+    int64_t token = 0;
+    Status Release() { return lock ? lock->Release() : election->Resign(); }
+  };
+  Result<Held> Take(WorkerContext& ctx) {
+    const std::string owner = "w" + std::to_string(ctx.worker) + "g" + std::to_string(ctx.gen);
+    Held h;
+    if (!leader_) {
+      LockOptions o;
+      o.lease_seconds = 15;
+      o.timeout = milliseconds(2'000);
+      o.owner = owner;
+      BT_ASSIGN_OR_RETURN(h.lock, Lock::Acquire(ctx.store, kLock, o));
+      h.token = h.lock->token();
+      return h;
+    }
+    LeaderOptions o;
+    o.lease_seconds = 15;
+    o.identity = owner;
+    BT_ASSIGN_OR_RETURN(h.election, LeaderElection::Start(ctx.store, kLock, o));
+    if (!h.election->WaitForLeadership(milliseconds(2'000)))
+      return Status::LockTimeout("not leader within 2 s");
+    h.token = h.election->term();
+    if (h.token == 0) return Status::LeaseLost("leadership lost as it was won");
+    return h;
+  }
+
   // Acquires, increments 1-3 times (with a little work between), releases.
   void Hold(WorkerContext& ctx) {
     std::vector<MicroOp> mops = {{"l", kLock, nullptr}};
     const int64_t index = ctx.history.Invoke("acquire", mops);
-    LockOptions o;
-    o.lease_seconds = 15;
-    o.timeout = milliseconds(2'000);
-    o.owner = "w" + std::to_string(ctx.worker) + "g" + std::to_string(ctx.gen);
-    auto lock = Lock::Acquire(ctx.store, kLock, o);
+    auto lock = Take(ctx);
     if (!lock.ok()) {
       ctx.history.Complete(index, "acquire", OutcomeOf(lock.status()), mops,
                            lock.status().ToString());
       return;
     }
-    const int64_t token = (*lock)->token();
+    const int64_t token = lock->token;
     const uint64_t acquired = MonotonicNs();
     mops[0].value = token;
     ctx.history.Complete(index, "acquire", OpType::kOk, mops);
@@ -90,7 +121,7 @@ class LockWorkload final : public Workload {
     }
     std::vector<MicroOp> release = {{"u", kLock, {{"token", token}, {"acquired", acquired}}}};
     const int64_t r = ctx.history.Invoke("release", release);
-    Status s = (*lock)->Release();
+    Status s = lock->Release();
     release[0].value["released"] = MonotonicNs();
     ctx.history.Complete(r, "release", OutcomeOf(s), release, s.ok() ? "" : s.ToString());
     last_token_ = token;
@@ -121,6 +152,7 @@ class LockWorkload final : public Workload {
                          written.ok() ? "" : written.status().ToString());
   }
 
+  const bool leader_;
   int64_t last_token_ = 0;  // a worker's last released hold: its stale writes
   CounterEnd end_;          // the supervisor's: as the last Check read it
 };
@@ -146,6 +178,7 @@ std::string LockWorkload::Summary(const std::vector<Op>& history) const {
 
 }  // namespace
 
-std::unique_ptr<Workload> MakeLockWorkload() { return std::make_unique<LockWorkload>(); }
+std::unique_ptr<Workload> MakeLockWorkload() { return std::make_unique<LockWorkload>(false); }
+std::unique_ptr<Workload> MakeLeaderWorkload() { return std::make_unique<LockWorkload>(true); }
 
 }  // namespace blobtable::stress

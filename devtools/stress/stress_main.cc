@@ -89,11 +89,13 @@ int main(int argc, char** argv) {
   app.add_option("--workload", c.workload,
                  "list-append (default), bank, queue (a WorkQueue: exactly one Complete says "
                  "OK, nothing lost) or lock (a Lock and fenced increments: tokens only go up, "
-                 "no increment lost) or index (secondary indexes: every entity has exactly its "
+                 "no increment lost) or leader (the same with a LeaderElection, its term the "
+                 "token) or index (secondary indexes: every entity has exactly its "
                  "entries, no unique value held twice) or unique-race (every worker claims "
                  "one value of a unique index each second: one holder a contest, never all "
                  "lost)")
-      ->check(CLI::IsMember({"list-append", "bank", "queue", "lock", "index", "unique-race"}));
+      ->check(CLI::IsMember(
+          {"list-append", "bank", "queue", "lock", "leader", "index", "unique-race"}));
   app.add_option("--processes", c.processes, "worker processes (default 3)")
       ->check(CLI::Range(1, 64));
   app.add_option("--seconds", c.seconds, "the whole run (default 30)")->check(CLI::PositiveNumber);
@@ -155,7 +157,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
-  if (c.mode == "sim" && !exhaustive.empty()) 
+  if (c.mode == "sim" && !exhaustive.empty())
     return RunExhaustive(exhaustive, schedule, explore, sample, c.sim_first);
   if (c.mode == "sim") {
     std::vector<uint64_t> failing;

@@ -355,7 +355,8 @@ int RunSupervisor(const Config& config, const std::vector<std::string>& argv, st
   if (c.seed == 0)
     c.seed = internal::Mix64(std::random_device()()) >> 16;  // short enough to type back
   if (MakeWorkload(c.workload) == nullptr) {
-    out << "stress: unknown workload '" << c.workload << "' (bank, list-append, queue, lock)\n";
+    out << "stress: unknown workload '" << c.workload
+        << "' (bank, list-append, queue, lock, leader, index, unique-race)\n";
     return 2;
   }
   if (c.clock_speed != 1 && c.azure()) {

@@ -42,13 +42,14 @@ class Workload {
   virtual std::string Summary(const std::vector<Op>& /*history*/) const { return ""; }
 };
 
-// "bank", "list-append", "queue", "lock", "index" or "unique-race"; null
-// for another name.
+// "bank", "list-append", "queue", "lock", "leader", "index" or
+// "unique-race"; null for another name.
 std::unique_ptr<Workload> MakeWorkload(const std::string& name);
 std::unique_ptr<Workload> MakeBankWorkload();
 std::unique_ptr<Workload> MakeListAppendWorkload();
 std::unique_ptr<Workload> MakeQueueWorkload();
 std::unique_ptr<Workload> MakeLockWorkload();
+std::unique_ptr<Workload> MakeLeaderWorkload();
 std::unique_ptr<Workload> MakeIndexWorkload();
 std::unique_ptr<Workload> MakeUniqueRaceWorkload();
 
