@@ -80,10 +80,9 @@ struct Lock::State {
   std::optional<SteadyTime> gone_at;
   std::unique_ptr<std::thread> renewer;
 
-  bool Held() const {
-    return !released && lost.ok() &&
-           clock->Steady() < renewed_at + internal::coord::UsableFor(lease_seconds);
-  }
+  // Until when the lease may be counted on: held() turns false then.
+  SteadyTime UsableUntil() const { return renewed_at + internal::coord::UsableFor(lease_seconds); }
+  bool Held() const { return !released && lost.ok() && clock->Steady() < UsableUntil(); }
   void Renew();
 };
 
@@ -103,7 +102,7 @@ void Lock::State::Renew() {
     // Never waits on an answer past the time the lease may be counted on:
     // by then the lock is lost anyway, and on_lost is called on time.
     LeaseOptions within;
-    within.deadline = renewed_at + internal::coord::UsableFor(lease_seconds);
+    within.deadline = UsableUntil();
     lk.unlock();
     const SteadyTime sent = clock->Steady();
     auto r = blobs->RenewLease(blob, lease_id, within);
@@ -117,7 +116,7 @@ void Lock::State::Renew() {
     const Status& s = r.status();
     const bool gone = s.IsLeaseLost() || s.IsNotFound() || s.IsBusy();
     if (gone) gone_at = sent;
-    if (gone || clock->Steady() >= renewed_at + internal::coord::UsableFor(lease_seconds)) {
+    if (gone || clock->Steady() >= UsableUntil()) {
       lost = Status::LeaseLost(label + ": " +
                                (gone ? "the lease is gone (another client took it after it "
                                        "expired): "
@@ -133,8 +132,8 @@ void Lock::State::Renew() {
     // A second after the try, or when the lease may no longer be counted
     // on, whichever comes first: on_lost comes as held() turns false (it
     // came up to a second later, the review of issue 55).
-    next = std::min(sent + std::min<milliseconds>(std::chrono::seconds(1), interval),
-                    renewed_at + internal::coord::UsableFor(lease_seconds));
+    next =
+        std::min(sent + std::min<milliseconds>(std::chrono::seconds(1), interval), UsableUntil());
   }
 }
 
@@ -204,7 +203,7 @@ Result<std::unique_ptr<Lock>> Lock::AcquireAt(const Store& store, std::string na
     WriteOptions w;
     w.lease_id = st->lease_id;
     w.conditions.if_match = head->properties.etag;
-    w.deadline = st->renewed_at + internal::coord::UsableFor(st->lease_seconds);
+    w.deadline = st->UsableUntil();
     return st->blobs
         ->SetMetadata(st->blob, {{kTokenKey, std::to_string(st->token)}, {kOwnerKey, st->owner}}, w)
         .status();
@@ -291,7 +290,7 @@ Status Lock::Release() {
   // that): by then it is all but over. Gone already (expired, taken,
   // broken, the blob deleted) is what releasing wanted.
   LeaseOptions within;
-  within.deadline = st.renewed_at + internal::coord::UsableFor(st.lease_seconds);
+  within.deadline = st.UsableUntil();
   if (st.clock->Steady() >= *within.deadline) return Status::OK();
   auto r = st.blobs->ReleaseLease(st.blob, st.lease_id, within);
   if (r.ok() || r.status().IsLeaseLost() || r.status().IsNotFound() || r.status().IsConflict() ||

@@ -64,6 +64,9 @@ struct Bounds {
   std::optional<std::string_view> low, high;
 };
 
+// A page size LMDB can have: a power of two, 512 to 64 KiB.
+bool SoundPageSize(uint64_t s) { return s >= 512 && s <= 65536 && (s & (s - 1)) == 0; }
+
 // LMDB's default key order (mdb_cmp_memn): bytes, then length.
 int CompareKeys(std::string_view a, std::string_view b) {
   const int c = std::memcmp(a.data(), b.data(), std::min(a.size(), b.size()));
@@ -100,8 +103,7 @@ class Walker {
     if (!ReadAt(0, &first)) return "cannot read its first meta page";
     const Meta m0 = MetaAt(first);
     page_size_ = m0.free_db.pad;  // LMDB keeps the page size there
-    if (!m0.valid || page_size_ < 512 || page_size_ > 65536 || (page_size_ & (page_size_ - 1)))
-      return "its first meta page is damaged";
+    if (!m0.valid || !SoundPageSize(page_size_)) return "its first meta page is damaged";
     std::string second;
     if (std::string why = Page(1, &second); !why.empty()) return why;
     const Meta m1 = MetaAt(second);
@@ -220,27 +222,11 @@ class Walker {
                       : (uint64_t{U16(page, at)} | uint64_t{U16(page, at + 2)} << 16);
       extents[i] = {at, (kNodeHeader + key_size + on_page + 1) & ~size_t{1}};  // LMDB's EVEN
     }
-    // LMDB packs a page's nodes from its end down to `upper`, no gap, no
-    // overlap: a node's size flipped (its key or value grown into the next
-    // node's bytes, or shrunk) breaks the tiling even where every node
-    // still lies inside the page.
-    std::sort(extents.begin(), extents.end());
-    size_t end = upper;
-    for (const auto& [at, size] : extents) {
-      if (at != end) return where + ": its nodes do not tile it";
-      end = at + size;
-    }
-    if (end != page_size_) return where + ": its nodes do not tile it";
+    if (!Tiled(std::move(extents), upper)) return where + ": its nodes do not tile it";
     // The free list's keys are transaction ids, in integer order; checked
-    // in Leaf. A branch page's first key is not used.
-    if (!free_list)
-      for (size_t i = (flags & kBranch) ? 1 : 0; i < nodes; ++i) {
-        const bool ordered =
-            (i == 0 || ((flags & kBranch) && i == 1) || CompareKeys(keys[i - 1], keys[i]) < 0) &&
-            (!bounds.low || CompareKeys(*bounds.low, keys[i]) <= 0) &&
-            (!bounds.high || CompareKeys(keys[i], *bounds.high) < 0);
-        if (!ordered) return where + ": its keys are out of order";
-      }
+    // in Leaf.
+    if (!free_list && !InOrder(keys, flags & kBranch, bounds))
+      return where + ": its keys are out of order";
     for (size_t i = 0; i < nodes; ++i) {
       const size_t at = U16(page, kPageHeader + 2 * i);
       std::string why;
@@ -254,6 +240,34 @@ class Walker {
       if (!why.empty()) return why;
     }
     return "";
+  }
+
+  // LMDB packs a page's nodes (offset, size) from its end down to `upper`,
+  // no gap, no overlap: a node's size flipped (its key or value grown into
+  // the next node's bytes, or shrunk) breaks the tiling even where every
+  // node still lies inside the page.
+  bool Tiled(std::vector<std::pair<size_t, size_t>> extents, size_t upper) const {
+    std::sort(extents.begin(), extents.end());
+    size_t end = upper;
+    for (const auto& [at, size] : extents) {
+      if (at != end) return false;
+      end = at + size;
+    }
+    return end == page_size_;
+  }
+
+  // A page's keys ascend, within `bounds` (a branch page's first key is
+  // not used).
+  static bool InOrder(const std::vector<std::string_view>& keys, bool branch,
+                      const Bounds& bounds) {
+    for (size_t i = branch ? 1 : 0; i < keys.size(); ++i) {
+      const bool ordered =
+          (i == 0 || (branch && i == 1) || CompareKeys(keys[i - 1], keys[i]) < 0) &&
+          (!bounds.low || CompareKeys(*bounds.low, keys[i]) <= 0) &&
+          (!bounds.high || CompareKeys(keys[i], *bounds.high) < 0);
+      if (!ordered) return false;
+    }
+    return true;
   }
 
   std::string Branch(std::string_view page, size_t at, bool free_list, int level,
@@ -343,8 +357,7 @@ std::string CheckLmdbMetaPages(const std::string& data_file) {
   std::string page(4096, '\0');
   const Meta m0 = pread(fd, page.data(), page.size(), 0) == 4096 ? MetaAt(page) : Meta{};
   const uint64_t size = m0.free_db.pad;
-  auto sound_size = [](uint64_t s) { return s >= 512 && s <= 65536 && (s & (s - 1)) == 0; };
-  if (m0.valid && !sound_size(size))
+  if (m0.valid && !SoundPageSize(size))
     why = "its first meta page names page size " + std::to_string(size);
   if (m0.valid && why.empty() &&
       pread(fd, page.data(), page.size(), static_cast<off_t>(size)) == 4096) {
