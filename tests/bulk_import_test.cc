@@ -5,12 +5,14 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <limits>
 #include <sstream>
 #include <streambuf>
 
 #include "blobtable/store.h"
 #include "tests/test_util.h"
 #include "tools/bulk.h"
+#include "tools/row_source.h"
 
 namespace blobtable::testing {
 namespace {
@@ -126,6 +128,162 @@ TEST_F(BulkImportTest, AnInterruptStopsAfterTheLinesInHandWithTheSummary) {
   struct sigaction after {};
   sigaction(SIGINT, nullptr, &after);
   EXPECT_EQ(after.sa_handler, before.sa_handler);
+}
+
+// Issue 56 item 1: one bad row failed its whole batch of 1,000 (every line
+// blamed, and --stop-on-error named the batch's first line).
+TEST_F(BulkImportTest, OneBadRowAmongAHundredThousandIsTheOnlyLineReported) {
+  std::string input;
+  for (int i = 0; i < 100000; ++i)
+    input += i == 50499 ? "{\"PartitionKey\":\"p\",\"RowKey\":\"bad\",\"s\":\"" +
+                              std::string(40000, 'x') + "\"}\n"
+                        : Row(i);
+  EXPECT_EQ(Import(input), 2);
+  EXPECT_EQ(*table_.Count(), 99999);
+  EXPECT_NE(err_.str().find("blobtable: line 50500: "), std::string::npos) << err_.str();
+  EXPECT_EQ(err_.str().find("blobtable: line"), err_.str().rfind("blobtable: line"))
+      << "more than one line reported";
+  EXPECT_NE(err_.str().find("99999 written, 0 skipped (existing), 1 failed"), std::string::npos)
+      << err_.str();
+}
+
+// An entity over 1 MiB passes ValidateEntity (the size is known once it is
+// encoded): only the write refuses it, and halving the batch finds it.
+std::string Huge(const std::string& row_key) {
+  std::string line = "{\"PartitionKey\":\"p\",\"RowKey\":\"" + row_key + "\"";
+  for (int i = 0; i < 40; ++i)
+    line += ",\"p" + std::to_string(i) + "\":\"" + std::string(30000, 'x') + "\"";
+  return line + "}\n";
+}
+
+TEST_F(BulkImportTest, RowsOnlyTheWriteRefusesAreFoundByHalvingTheBatch) {
+  std::string input;
+  for (int i = 0; i < 2500; ++i)
+    input += i == 699 || i == 1899 ? Huge("h" + std::to_string(i)) : Row(i);
+  EXPECT_EQ(Import(input), 2);
+  EXPECT_EQ(*table_.Count(), 2498);
+  const std::string err = err_.str();
+  EXPECT_NE(err.find("blobtable: line 700: "), std::string::npos) << err;
+  EXPECT_NE(err.find("blobtable: line 1900: "), std::string::npos) << err;
+  EXPECT_NE(err.find("2498 written, 0 skipped (existing), 2 failed"), std::string::npos) << err;
+}
+
+TEST_F(BulkImportTest, StopOnErrorNamesTheBadLineAndWritesEveryLineBefore) {
+  cli::BulkOptions stop;
+  stop.stop_on_error = true;
+  for (const std::string& bad :
+       {std::string("{\"PartitionKey\":\"p\",\"RowKey\":\"a/b\"}\n"), Huge("huge")}) {
+    std::string input;
+    for (int i = 0; i < 1000; ++i) input += i == 599 ? bad : Row(i);
+    EXPECT_EQ(Import(input, stop), 2);
+    EXPECT_EQ(*table_.Count(), 599);
+    EXPECT_NE(err_.str().find("blobtable: line 600: "), std::string::npos) << err_.str();
+    EXPECT_NE(err_.str().find("stopped at the first failure (line 600)"), std::string::npos)
+        << err_.str();
+    ASSERT_TRUE(table_.DeleteWhere({}).ok());
+  }
+}
+
+// The review's reproducer (issue 56): the same key twice failed the batch
+// and blamed every line of it.
+TEST_F(BulkImportTest, TheSameRowTwiceIsWrittenInOrder) {
+  const std::string twice =
+      Row(1) + Row(2) + "{\"PartitionKey\":\"p\",\"RowKey\":\"r1001\",\"n\":7}\n";
+  cli::BulkOptions insert;
+  insert.mode = "insert";
+  EXPECT_EQ(Import(twice, insert), 0) << err_.str();
+  EXPECT_NE(err_.str().find("2 written, 1 skipped (existing), 0 failed"), std::string::npos)
+      << err_.str();
+  EXPECT_EQ(*table_.Get("p", "r1001")->FindAs<int32_t>("n"), 1);
+  EXPECT_EQ(Import(twice), 0) << err_.str();  // upsert: the last line wins
+  EXPECT_EQ(*table_.Get("p", "r1001")->FindAs<int32_t>("n"), 7);
+}
+
+// Item 4: CSV and TSV in; export csv|tsv -> import gives the same entities,
+// every type included (an Int64, a DateTime, a string that looks like a
+// number, an empty string, NaN, a value with quotes, commas, a line break).
+TEST_F(BulkImportTest, CsvAndTsvExportsImportAsTheSameEntities) {
+  Entity e("p", "r1");
+  e.Set("s", "hello").Set("n", int32_t{5}).Set("big", int64_t{7}).Set("d", 2.5);
+  e.Set("whole", 121.0).Set("nan", std::numeric_limits<double>::quiet_NaN()).Set("ok", true);
+  e.Set("when", *ParseDateTime("2024-05-01T12:00:00Z")).Set("looks", "42").Set("empty", "");
+  e.Set("id", Guid{"0f8fad5b-d9cb-469f-a165-70867728950e"}).Set("raw", Binary{{0, 1, 2}});
+  ASSERT_TRUE(table_.Insert(e).ok());
+  Entity odd("p", "r,2");
+  odd.Set("s", "a \"quoted\", multi\nline\tand tab\\").Set("n", int32_t{-3});
+  ASSERT_TRUE(table_.Insert(odd).ok());
+  for (const std::string format : {"csv", "tsv"}) {
+    std::ostringstream out, err;
+    cli::BulkOptions o;
+    o.format = format;
+    ASSERT_EQ(cli::CmdExport(table_, {}, o, out, err), 0) << err.str();
+    auto copy = *store_->OpenTable("copy" + format);
+    std::istringstream in(out.str());
+    ASSERT_EQ(cli::CmdImport(store_.get(), copy, o, in, err), 0) << err.str() << out.str();
+    for (const Entity& want : {e, odd}) {
+      auto got = copy.Get(want.partition_key(), want.row_key());
+      ASSERT_TRUE(got.ok()) << format << ": " << got.status().ToString();
+      EXPECT_EQ(got->properties().size(), want.properties().size()) << format;
+      for (const auto& [name, value] : want.properties()) {
+        const PropertyValue* v = got->Find(name);
+        ASSERT_NE(v, nullptr) << format << " lost " << name;
+        EXPECT_EQ(TypeOf(*v), TypeOf(value)) << format << " " << name;
+        if (name != "nan") {
+          EXPECT_TRUE(*v == value) << format << " " << name;
+        }
+      }
+    }
+  }
+}
+
+TEST_F(BulkImportTest, CsvTypesComeFromTypeColumnsTheOptionOrTheText) {
+  cli::BulkOptions o;
+  o.format = "csv";
+  o.types = "at:datetime";
+  EXPECT_EQ(Import("PartitionKey,RowKey,n,big,big@odata.type,at,name,flag,x\n"
+                   "p,r1,5,9000000000,Edm.Int64,2024-01-01T00:00:00Z,007,true,1.5\n",
+                   o),
+            0)
+      << err_.str();
+  auto got = *table_.Get("p", "r1");
+  EXPECT_EQ(TypeOf(*got.Find("n")), EdmType::kInt32);
+  EXPECT_EQ(*got.FindAs<int64_t>("big"), 9000000000);
+  EXPECT_EQ(TypeOf(*got.Find("at")), EdmType::kDateTime);
+  EXPECT_EQ(*got.FindAs<std::string>("name"), "007");  // not a JSON number: a string
+  EXPECT_EQ(*got.FindAs<bool>("flag"), true);
+  EXPECT_EQ(*got.FindAs<double>("x"), 1.5);
+}
+
+TEST_F(BulkImportTest, CsvErrorsNameTheLineAndTheColumn) {
+  cli::BulkOptions o;
+  o.format = "csv";
+  EXPECT_EQ(Import("PartitionKey,RowKey,n\np,r1,1\np,r2,9000000000\np,r3,\"open\n", o), 2);
+  EXPECT_EQ(*table_.Count(), 1);
+  EXPECT_NE(err_.str().find("line 3: InvalidArgument: column 3 (n): integer 9000000000 does not "
+                            "fit Edm.Int32"),
+            std::string::npos)
+      << err_.str();
+  EXPECT_NE(err_.str().find("line 4: InvalidArgument: a quoted field is not closed"),
+            std::string::npos)
+      << err_.str();
+  EXPECT_EQ(Import("PartitionKey,n\np,1\n", o), 2);
+  EXPECT_NE(err_.str().find("line 1 (the header): no RowKey column"), std::string::npos)
+      << err_.str();
+  EXPECT_EQ(Import("PartitionKey,RowKey\np,r,extra\n", o), 2);
+  EXPECT_NE(err_.str().find("line 2: InvalidArgument: 3 cells; the header has 2"),
+            std::string::npos)
+      << err_.str();
+}
+
+// Item 3: a line is read only up to the most one entity can take; a longer
+// one is refused without being held whole, and the next lines go on.
+TEST_F(BulkImportTest, AnOverlongLineIsRefusedAndTheRestGoesOn) {
+  const std::string input = Row(0) + std::string(cli::kMaxRowInputBytes + 10, 'x') + "\n" + Row(2);
+  EXPECT_EQ(Import(input), 2);
+  EXPECT_EQ(*table_.Count(), 2);
+  EXPECT_NE(err_.str().find("line 2: InvalidArgument: the line is over 8388608 bytes"),
+            std::string::npos)
+      << err_.str();
 }
 
 }  // namespace

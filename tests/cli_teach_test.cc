@@ -112,7 +112,7 @@ TEST_F(CliTeachTest, PutTakesTheEntityFromTheCommandLine) {
     const char* says;
   };
   for (const Refused& r :
-       {Refused{"c42 o2 n:int32=x", "n: 'x' is not an Edm.Int32 value"},
+       {Refused{"c42 o2 n:int32=x", "property 'n': 'x' is not an Edm.Int32 value"},
         Refused{"c42 o2 n:int32=99999999999", "out of range for Edm.Int32"},
         Refused{"c42 o2 n:color=red", "unknown type 'color'"},
         Refused{"c42 o2 novalue", "'novalue' is not NAME=VALUE"},

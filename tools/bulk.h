@@ -22,12 +22,16 @@ struct BulkOptions {
   // (the row must exist; any version: ETags belong to the store that wrote
   // them, so a line's "odata.etag" is ignored).
   std::string mode = "upsert";
-  int parallel = 16;             // import: writes in flight at once (1: one at a time)
-  bool stop_on_error = false;    // import: stop after the first failed row (those in flight finish)
-  bool quiet = false;            // no progress and no summary (errors are still reported)
-  bool progress = false;         // progress on stderr (set when stderr is a terminal)
-  int64_t limit = -1;            // export: stop after this many rows (-1: all; `query --limit`)
-  std::string format = "jsonl";  // export: how rows print (tools/entity_output.h; `query --format`)
+  int parallel = 16;           // import: writes in flight at once (1: one at a time)
+  bool stop_on_error = false;  // import: stop after the first failed row (those in flight finish)
+  bool quiet = false;          // no progress and no summary (errors are still reported)
+  bool progress = false;       // progress on stderr (set when stderr is a terminal)
+  int64_t limit = -1;          // export: stop after this many rows (-1: all; `query --limit`)
+  // export: how rows print (tools/entity_output.h; `query --format`);
+  // import: how rows are read (jsonl, csv, tsv: tools/row_source.h)
+  std::string format = "jsonl";
+  std::string types;         // import of csv/tsv: "name:Edm.Int64,..." (tools/row_source.h)
+  std::string input_name;    // import: named in its messages ("orders.jsonl line 5"), if set
   int64_t input_bytes = -1;  // import: the input's size, if it is a regular file (for % and ETA)
 };
 
@@ -52,12 +56,17 @@ struct IndexRead {
 int CmdExport(const Table& table, QueryOptions q, const BulkOptions& options, std::ostream& out,
               std::ostream& err, const IndexRead* index = nullptr);
 
-// One entity a line from `in`, written by options.mode; every bad line or
-// failed row is reported with its line number and reason, the others go on
-// (unless stop_on_error: then nothing after the first failed line is
-// written). Where `store` commits atomic batches (the embedded store), a
-// thousand lines go in one write. SIGINT/SIGTERM stop it after the batch in
-// hand, with the summary (exit 130). Exit code 0 only if no row failed;
+// The rows of `in` (options.format: one entity a line, or csv/tsv with a
+// header), written by options.mode; every bad row or failed write is
+// reported with its line number and reason, the others go on (unless
+// stop_on_error: then nothing after the first failed line is written).
+// Every row is checked (ValidateEntity) before it joins a batch. Where
+// `store` commits atomic batches (the embedded store), a thousand rows go
+// in one write, and a batch that a row fails is halved until the failing
+// rows are alone. Ten rows in a row failing on storage rather than on
+// their data (unreachable, credentials refused, no store there) stop it,
+// saying where to run again from. SIGINT/SIGTERM stop it after the batch
+// in hand, with the summary (exit 130). Exit code 0 only if no row failed;
 // else the code of the first failure (2 for a bad line).
 int CmdImport(const Store* store, const Table& table, const BulkOptions& options, std::istream& in,
               std::ostream& err);

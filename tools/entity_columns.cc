@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tools/entity_output.h"
+#include "tools/row_source.h"
 #include "util/base64.h"
 #include "util/utf8.h"
 
@@ -48,9 +49,29 @@ std::string Text(const PropertyValue& v) {
 // A row as text: column name to value.
 using Row = std::map<std::string, std::string>;
 
-Row RowOf(const Entity& e) {
+// Whether `value` as Text would be read back by `import --format csv|tsv`
+// as another type or value (tools/row_source.h: its rule for a cell with
+// no type given), so that its row must say its type.
+bool NeedsType(const PropertyValue& value, const std::string& text) {
+  switch (TypeOf(value)) {
+    case EdmType::kString: return !InferredCell(text).is_string() || text.empty();
+    case EdmType::kBoolean:
+    case EdmType::kInt32: return false;
+    case EdmType::kDouble: return !InferredCell(text).is_number_float();
+    default: return true;
+  }
+}
+
+// `with_types`: a property whose text would not read back as itself has
+// its type in NAME@odata.type (csv, tsv).
+Row RowOf(const Entity& e, bool with_types) {
   Row row{{"PartitionKey", e.partition_key()}, {"RowKey", e.row_key()}};
-  for (const auto& [name, value] : e.properties()) row[name] = Text(value);
+  for (const auto& [name, value] : e.properties()) {
+    std::string text = Text(value);
+    if (with_types && NeedsType(value, text))
+      row[name + "@odata.type"] = std::string(EdmTypeName(TypeOf(value)));
+    row[name] = std::move(text);
+  }
   return row;
 }
 
@@ -59,10 +80,10 @@ Row RowOf(const Entity& e) {
 // then hands every row to Write.
 class Columnar : public EntityOutput {
  public:
-  Columnar(std::ostream& out, std::vector<std::string> selected)
-      : out_(out), selected_(std::move(selected)) {}
+  Columnar(std::ostream& out, std::vector<std::string> selected, bool with_types)
+      : out_(out), selected_(std::move(selected)), with_types_(with_types) {}
   int64_t Add(const Entity& e) override {
-    Row row = RowOf(e);
+    Row row = RowOf(e, with_types_);
     int64_t bytes = 0;
     for (const auto& [name, value] : row) bytes += static_cast<int64_t>(value.size());
     if (settled_) {
@@ -90,8 +111,13 @@ class Columnar : public EntityOutput {
   void Settle() {
     columns_ = {"PartitionKey", "RowKey"};
     if (!selected_.empty()) {
-      for (const std::string& s : selected_)
-        if (s != "PartitionKey" && s != "RowKey") columns_.push_back(s);
+      for (const std::string& s : selected_) {
+        if (s == "PartitionKey" || s == "RowKey") continue;
+        columns_.push_back(s);
+        const std::string typed = s + "@odata.type";
+        if (std::any_of(held_.begin(), held_.end(), [&](const Row& r) { return r.count(typed); }))
+          columns_.push_back(typed);
+      }
     } else {
       std::set<std::string> properties;
       for (const Row& row : held_)
@@ -106,6 +132,7 @@ class Columnar : public EntityOutput {
   }
 
   const std::vector<std::string> selected_;
+  const bool with_types_;
   bool settled_ = false;
 };
 
@@ -182,7 +209,8 @@ std::string Cell(const std::string& text) {
 // line's end as name=value (nothing is hidden).
 class TextTable final : public Columnar {
  public:
-  using Columnar::Columnar;
+  TextTable(std::ostream& out, std::vector<std::string> selected)
+      : Columnar(out, std::move(selected), /*with_types=*/false) {}
 
  private:
   void Begin() override {
@@ -222,11 +250,14 @@ class TextTable final : public Columnar {
 
 // csv (RFC 4180 quoting, LF line ends) or tsv (tab, newline, carriage
 // return and backslash escaped as \t \n \r \\). A header line of column
-// names, then a line a row; values without their types (jsonl keeps them).
+// names, then a line a row; a property whose text would not read back as
+// itself (an Int64, a DateTime, a string "42") has a column NAME@odata.type
+// with each row's type of it, so `import --format csv|tsv` reads back the
+// same entities.
 class Delimited final : public Columnar {
  public:
   Delimited(std::ostream& out, std::vector<std::string> selected, char separator)
-      : Columnar(out, std::move(selected)), separator_(separator) {}
+      : Columnar(out, std::move(selected), /*with_types=*/true), separator_(separator) {}
 
   Status status() const override { return status_; }
 
@@ -241,7 +272,16 @@ class Delimited final : public Columnar {
     if (!status_.ok()) return;
     for (const auto& [name, value] : row)
       if (std::find(columns_.begin(), columns_.end(), name) == columns_.end()) {
-        // Never a row with a value left out: stop before it.
+        // Never a row with a value or its type left out: stop before it.
+        if (name.ends_with("@odata.type")) {
+          status_ = Status::InvalidArgument(
+              "the entity (PartitionKey '" + row.at("PartitionKey") + "', RowKey '" +
+              row.at("RowKey") + "') has " + name.substr(0, name.size() - 11) + " as " +
+              row.at(name) + ", which would read back as another type, and the first " +
+              std::to_string(kSettlingRows) + " rows settled no column " + name +
+              ": use --format jsonl");
+          return;
+        }
         status_ = Status::InvalidArgument(
             "the entity (PartitionKey '" + row.at("PartitionKey") + "', RowKey '" +
             row.at("RowKey") + "') has property " + name + ", which is not among the columns " +

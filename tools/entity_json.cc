@@ -213,10 +213,6 @@ Result<nlohmann::json> ParseJson(std::string_view text, std::string_view what, b
   }
 }
 
-namespace {
-
-// A property's type as the command line may write it ("Edm.Int64", "int64",
-// "INT64"): its Edm name; empty if it names none.
 std::string EdmTypeNamed(std::string_view given) {
   const std::string wanted = internal::AsciiLower(given);
   if (wanted == "bool") return "Edm.Boolean";
@@ -228,7 +224,22 @@ std::string EdmTypeNamed(std::string_view given) {
   return "";
 }
 
-}  // namespace
+Status AddTypedProperty(nlohmann::json& j, const std::string& name, const std::string& type,
+                        const std::string& value) {
+  const bool not_finite = value == "NaN" || value == "Infinity" || value == "-Infinity";
+  if (type == "Edm.Int32" || (type == "Edm.Double" && !not_finite) || type == "Edm.Boolean") {
+    // The JSON number or literal: EntityFromJson checks range and form.
+    json parsed = json::parse(value, nullptr, /*allow_exceptions=*/false);
+    if (!(parsed.is_number() || parsed.is_boolean()))
+      return Status::InvalidArgument("property '" + name + "': '" + value + "' is not an " + type +
+                                     " value");
+    j[name] = std::move(parsed);
+  } else {
+    j[name] = value;
+  }
+  j[name + "@odata.type"] = type;
+  return Status::OK();
+}
 
 Status AddPropertyArg(nlohmann::json& j, const std::string& arg, std::string_view command) {
   const std::string who(command);
@@ -247,18 +258,9 @@ Status AddPropertyArg(nlohmann::json& j, const std::string& arg, std::string_vie
     name.resize(colon);
   }
   if (j.contains(name)) return Status::InvalidArgument(who + ": property " + name + " given twice");
-  if (type == "Edm.Int32" || type == "Edm.Double" || type == "Edm.Boolean") {
-    // The JSON number or literal: EntityFromJson checks range and form.
-    auto parsed = ParseJson(value, "the value of " + name);
-    if (!parsed.ok() || !(parsed->is_number() || parsed->is_boolean()))
-      return Status::InvalidArgument(who + ": " + name + ": '" + value + "' is not an " + type +
-                                     " value");
-    j[name] = *parsed;
-  } else {
-    j[name] = value;
-  }
-  j[name + "@odata.type"] = type;
-  return Status::OK();
+  Status s = AddTypedProperty(j, name, type, value);
+  if (!s.ok()) return Status::InvalidArgument(who + ": " + s.message());
+  return s;
 }
 
 }  // namespace blobtable::cli

@@ -32,6 +32,15 @@ nlohmann::ordered_json EntityToJson(const Entity& entity);
 // `j` as EntityFromJson reads it; InvalidArgument "<command>: ..." for a bad
 // form, an unknown type, a property given twice or a value not of its type.
 Status AddPropertyArg(nlohmann::json& j, const std::string& arg, std::string_view command);
+// A property's type as the command line may write it ("Edm.Int64", "int64",
+// "INT64", "bool"): its Edm name; empty if it names none.
+std::string EdmTypeNamed(std::string_view given);
+// Adds `name` with the text `value` read as an Edm `type` (Int32, Double and
+// Boolean as JSON literals; Double also NaN, Infinity, -Infinity; the
+// others as their strings) to the entity JSON `j`, with its annotation;
+// InvalidArgument "property 'NAME': ..." for a value not of its type.
+Status AddTypedProperty(nlohmann::json& j, const std::string& name, const std::string& type,
+                        const std::string& value);
 
 }  // namespace blobtable::cli
 

@@ -86,19 +86,27 @@ int RunRestore(RestoreCommandOptions& o, Context& c) {
     return Fail(c.err, Status::NotFound("no export directory at " + o.source));
   auto store = OpenStore(c);
   if (!store.ok()) return Fail(c.err, store.status());
-  int tables = 0;
+  // Every table is loaded, whatever another's rows did; the first failure
+  // is the exit code.
+  int tables = 0, first_failure = kExitOk;
   for (const auto& entry : fs::directory_iterator(o.source, ec)) {
     const fs::path path = entry.path();
     if (path.extension() != kExportSuffix) continue;
     auto table = (*store)->OpenTable(path.stem().string());
     if (!table.ok()) return Fail(c.err, table.status().WithContext(path.string()));
     std::ifstream in(path);
-    if (int rc = CmdImport(store->get(), *table, o.bulk, in, c.err); rc != kExitOk) return rc;
+    BulkOptions bulk = o.bulk;
+    bulk.input_name = path.filename().string();
+    const int rc = CmdImport(store->get(), *table, bulk, in, c.err);
+    if (rc == 130) return rc;  // interrupted
+    if (first_failure == kExitOk) first_failure = rc;
     ++tables;
   }
   if (ec) return Fail(c.err, Status::IOError("reading " + o.source + ": " + ec.message()));
-  if (!o.bulk.quiet) c.err << "blobtable: restore: " << tables << " tables loaded\n";
-  return kExitOk;
+  if (!o.bulk.quiet)
+    c.err << "blobtable: restore: " << tables << " tables loaded"
+          << (first_failure != kExitOk ? " (rows failed: see above)" : "") << "\n";
+  return first_failure;
 }
 
 }  // namespace

@@ -27,6 +27,14 @@ void Define(CLI::App& imp, ImportCommandOptions& o) {
                  "writes in flight at once on a remote store (default 16); the embedded store "
                  "writes a thousand lines at a time in one write")
       ->check(CLI::Range(1, 256));
+  imp.add_option("--format", o.bulk.format,
+                 "jsonl (default: one entity a line, as `get` prints it), csv or tsv (a header "
+                 "row names the columns, as `export --format csv|tsv` prints them)")
+      ->check(CLI::IsMember({"jsonl", "csv", "tsv"}));
+  imp.add_option("--types", o.bulk.types,
+                 "csv/tsv: NAME:TYPE,... the type of a column's values where the row has no "
+                 "NAME@odata.type cell (else true/false, JSON numbers and strings are read as "
+                 "JSON input reads them)");
   imp.add_flag("--stop-on-error", o.bulk.stop_on_error, "stop at the first failed row");
   imp.add_flag("--quiet", o.bulk.quiet, "no progress, no summary");
 }
@@ -46,14 +54,18 @@ int Run(ImportCommandOptions& o, Context& c) {
 std::unique_ptr<Command> ImportCommand() {
   return MakeCommand<ImportCommandOptions>({
       .name = "import",
-      .help = "import TABLE [--mode insert|upsert|replace|merge] [--parallel N] "
-              "[--stop-on-error] [--quiet]: one entity a line on stdin (the form `get` "
-              "prints). Every bad line or failed row is reported with its line number; the "
-              "others go on. insert skips existing rows; upsert (the default) is safe to rerun. "
-              "Exit 0 only if no row failed. --stop-on-error writes nothing after the first "
-              "failed line. Progress (with % and time left when stdin is a file) on a terminal; "
-              "Ctrl-C stops after the batch in hand and prints the summary (exit 130).",
-      .example = "blobtable import orders < orders.jsonl",
+      .help = "import TABLE [--format jsonl|csv|tsv] [--types NAME:TYPE,...] [--mode "
+              "insert|upsert|replace|merge] [--parallel N] [--stop-on-error] [--quiet]: one "
+              "entity a line on stdin (the form `get` prints), or CSV/TSV with a header row. "
+              "Every row is checked before it is written; every bad line or failed row is "
+              "reported with its line number, and the others go in. insert skips existing "
+              "rows; upsert (the default) is safe to rerun. Exit 0 only if no row failed. "
+              "--stop-on-error writes nothing after the first failed line. Ten rows in a row "
+              "failing on storage (unreachable, credentials refused) stop it, naming the line "
+              "to run again from. Progress (with % and time left when stdin is a file) on a "
+              "terminal; Ctrl-C stops after the batch in hand and prints the summary (exit 130).",
+      .example = "blobtable import orders < orders.jsonl\n  "
+                 "blobtable import orders --format csv --types Placed:datetime < orders.csv",
       .writes = true,
       .define = Define,
       .run = Run,

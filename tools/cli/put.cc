@@ -12,6 +12,7 @@
 
 #include "tools/cli.h"
 #include "tools/cli/registry.h"
+#include "tools/row_source.h"
 #include "tools/entity_json.h"
 #include "tools/open_store.h"
 #include "util/macros.h"
@@ -70,8 +71,9 @@ int Run(PutCommandOptions& o, Context& c) {
   if (!o.entity.empty()) {
     j = EntityJsonFromArgs(o.entity);
   } else {
-    std::string input((std::istreambuf_iterator<char>(c.in)), std::istreambuf_iterator<char>());
-    j = ParseJson(input, "stdin (one entity object)");
+    auto input = ReadInput(c.in, kMaxRowInputBytes, "stdin (one entity object)");
+    j = input.ok() ? ParseJson(*input, "stdin (one entity object)")
+                   : Result<nlohmann::json>(input.status());
   }
   if (!j.ok()) return Fail(c.err, j.status());
   std::string json_etag;

@@ -15,6 +15,7 @@
 #include "tools/bulk.h"
 #include "tools/cli.h"
 #include "tools/cli/registry.h"
+#include "tools/row_source.h"
 #include "tools/held_command.h"
 #include "tools/open_store.h"
 #include "util/base64.h"
@@ -103,10 +104,10 @@ void Define(CLI::App& queue, QueueCommandOptions& o) {
 
 // put: prints the new item's id.
 int Put(WorkQueue& q, const QueueCommandOptions& o, Context& c) {
-  const std::string body = o.body_given ? o.body
-                                        : std::string(std::istreambuf_iterator<char>(c.in),
-                                                      std::istreambuf_iterator<char>());
-  auto id = q.Enqueue(body);
+  auto body = o.body_given ? Result<std::string>(o.body)
+                           : ReadInput(c.in, kMaxItemInputBytes, "stdin (the item's body)");
+  if (!body.ok()) return Fail(c.err, body.status());
+  auto id = q.Enqueue(*body);
   if (!id.ok()) return Fail(c.err, id.status());
   c.out << *id << "\n";
   return kExitOk;

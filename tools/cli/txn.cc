@@ -11,6 +11,7 @@
 
 #include "tools/cli.h"
 #include "tools/cli/registry.h"
+#include "tools/row_source.h"
 #include "tools/entity_json.h"
 #include "tools/open_store.h"
 
@@ -78,8 +79,9 @@ nlohmann::ordered_json CommittedToJson(const std::vector<CommittedWrite>& commit
 int Run(TxnCommandOptions&, Context& c) {
   auto store = OpenStore(c);
   if (!store.ok()) return Fail(c.err, store.status());
-  std::string input((std::istreambuf_iterator<char>(c.in)), std::istreambuf_iterator<char>());
-  auto parsed = ParseJson(input, "stdin (a JSON array of operations)");
+  auto input = ReadInput(c.in, kMaxTxnInputBytes, "stdin (a JSON array of operations)");
+  if (!input.ok()) return Fail(c.err, input.status());
+  auto parsed = ParseJson(*input, "stdin (a JSON array of operations)");
   if (!parsed.ok()) return Fail(c.err, parsed.status());
   const nlohmann::json& ops = *parsed;
   if (!ops.is_array())
