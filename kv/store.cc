@@ -109,16 +109,19 @@ Result<std::vector<CommittedWrite>> Store::RunTransaction(const TransactionFn& f
   BT_RETURN_IF_ERROR(ValidateRetryPolicy(policy));
   BT_RETURN_IF_ERROR(internal::ValidateOptions(options));
   if (!fn) return Status::InvalidArgument("Store::RunTransaction needs a function");
-  return internal::WithRetries(*core_->clock, policy, attempts,
-                               [&](bool*) -> Result<std::vector<CommittedWrite>> {
-                                 Transaction txn(core_, options);
-                                 Status built = fn(txn);
-                                 if (!built.ok()) {
-                                   txn.Abort();
-                                   return built;
-                                 }
-                                 return txn.Commit();
-                               });
+  return internal::WithRetries(
+      *core_->clock, policy, attempts, [&](bool* final) -> Result<std::vector<CommittedWrite>> {
+        Transaction txn(core_, options);
+        Status built = fn(txn);
+        if (!built.ok()) {
+          txn.Abort();
+          return built;
+        }
+        auto committed = txn.Commit();
+        // An insert of what exists: no retry helps.
+        *final = committed.status().storage_code() == internal::kEntityAlreadyExists;
+        return committed;
+      });
 }
 
 Result<std::vector<std::string>> Store::ListTables() const {

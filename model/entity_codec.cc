@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "model/entity_codec.h"
+#include "model/key_rules.h"
 
 #include "util/macros.h"
 #include "util/msgpack_util.h"
@@ -52,8 +53,8 @@ Result<std::string> EncodeEntity(const Entity& e) {
         value);
   }
   if (buf.size() > kMaxEntityBytes)
-    return Status::InvalidArgument("entity (PartitionKey '" + e.partition_key().substr(0, 64) +
-                                   "', RowKey '" + e.row_key().substr(0, 64) + "') is " +
+    return Status::InvalidArgument("entity (PartitionKey " + QuotedForMessage(e.partition_key()) +
+                                   ", RowKey " + QuotedForMessage(e.row_key()) + ") is " +
                                    std::to_string(buf.size()) +
                                    " bytes encoded; the limit is 1 MiB (1048576 bytes)");
   return std::string(buf.data(), buf.size());

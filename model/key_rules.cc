@@ -13,22 +13,7 @@
 namespace blobtable {
 namespace {
 
-std::string QuoteForMessage(std::string_view s) {
-  // Shows the start of a long or odd value in messages, escaping controls.
-  std::string out = "'";
-  for (size_t i = 0; i < s.size() && i < 64; ++i) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c < 0x20 || c == 0x7f) {
-      char buf[8];
-      snprintf(buf, sizeof(buf), "\\x%02x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  if (s.size() > 64) out += "...";
-  return out + "'";
-}
+std::string QuoteForMessage(std::string_view s) { return internal::QuotedForMessage(s); }
 
 // 1601-01-01T00:00:00Z and 9999-12-31T23:59:59.9999999Z as Unix-epoch ticks.
 constexpr int64_t kMinDateTicks = -116444736000000000LL;
@@ -159,6 +144,31 @@ Status ValidateEntity(const Entity& entity) {
   return Status::OK();
 }
 
+namespace internal {
+
+std::string QuotedForMessage(std::string_view s) {
+  std::string out = "'";
+  char buf[12];
+  size_t pos = 0;
+  uint32_t cp = 0;
+  while (pos < s.size() && pos < 64) {
+    const size_t start = pos;
+    if (!NextCodePoint(s, &pos, &cp)) {  // not UTF-8: the byte, escaped
+      pos = start + 1;
+      snprintf(buf, sizeof(buf), "\\x%02x", static_cast<unsigned char>(s[start]));
+      out += buf;
+    } else if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f)) {  // C0, DEL, C1
+      snprintf(buf, sizeof(buf), cp < 0x80 ? "\\x%02x" : "\\u%04x", static_cast<unsigned>(cp));
+      out += buf;
+    } else {
+      out.append(s.substr(start, pos - start));
+    }
+  }
+  if (pos < s.size()) out += "...";
+  return out + "'";
+}
+
+}  // namespace internal
 }  // namespace blobtable
 
 namespace blobtable::internal {

@@ -24,6 +24,11 @@ constexpr bool IsForbiddenKeyByte(unsigned char b) {
 // True if ValidateKey accepts byte `b` without looking at its neighbours.
 constexpr bool IsPlainKeyByte(unsigned char b) { return b < 0x80 && !IsForbiddenKeyByte(b); }
 
+// `s` in single quotes for a message, as a terminal can show it whatever it
+// holds: control characters (C0, DEL, C1) and bytes that are not UTF-8
+// escaped (\x1b, \u0085), cut after 64 bytes with "...".
+std::string QuotedForMessage(std::string_view s);
+
 // xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, hexadecimal digits of either case.
 bool IsGuid(std::string_view g);
 

@@ -24,11 +24,26 @@ HttpResponse Answer(int status, std::map<std::string, std::string> headers = {},
   return r;
 }
 
+// As Azure Storage answers: with its error code and a request id.
 HttpResponse WithCode(int status, const char* code) {
-  return Answer(status, {{"x-ms-error-code", code}});
+  return Answer(status, {{"x-ms-error-code", code}, {"x-ms-request-id", "r1"}});
 }
 
 // ---- Status and error code ----
+
+// Issue 56 item 5: a 404 that is not Azure Storage's "no such blob" (an
+// endpoint that is not Azure Storage, an account it does not have) was
+// NotFound, which reads as an empty store.
+TEST(AzureResponses, A404ThatIsNotAMissingBlobSaysNoStoreIsThere) {
+  for (const HttpResponse& r : {Answer(404), WithCode(404, "ResourceNotFound"),
+                                Answer(404, {{"x-ms-error-code", "BlobNotFound"}})}) {
+    Status s = ErrorOf(r, "blob 'b'");
+    EXPECT_EQ(s.code(), Code::kInvalidArgument) << s.ToString();
+    EXPECT_EQ(s.storage_code(), kStoreNotFound) << s.ToString();
+  }
+  EXPECT_EQ(ErrorOf(WithCode(404, "BlobNotFound"), "blob 'b'").code(), Code::kNotFound);
+  EXPECT_EQ(BlobErrorOf(WithCode(404, "ContainerNotFound"), "b", "c").code(), Code::kNotFound);
+}
 
 TEST(AzureResponses, ErrorsCarryTheServicesCodeAndTheFirstLineOfItsMessage) {
   Status header = ErrorOf(WithCode(412, "ConditionNotMet"), "blob 'b'");
@@ -273,7 +288,8 @@ TEST(WriteCheck, ADeleteAfterALostAnswerSaysOnlyWhatIsKnown) {
   };
   EXPECT_TRUE(FinishDelete("b", Seen(Answer(202)), true, gone_now, "c").ok());
   EXPECT_TRUE(FinishDelete("b", AfterLost(Answer(404)), false, gone_now, "c").ok());
-  EXPECT_EQ(FinishDelete("b", Seen(Answer(404)), false, gone_now, "c").code(), Code::kNotFound);
+  EXPECT_EQ(FinishDelete("b", Seen(WithCode(404, "BlobNotFound")), false, gone_now, "c").code(),
+            Code::kNotFound);
   Status unknown = FinishDelete("b", AfterLost(Answer(404)), true, gone_now, "c");
   EXPECT_EQ(unknown.code(), Code::kOutcomeUnknown);
   EXPECT_NE(unknown.message().find("the blob is gone now"), std::string::npos);

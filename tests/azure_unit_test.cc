@@ -314,6 +314,9 @@ class FakeService final : public HttpTransport {
       }
     }
     HttpResponse resp = Handle(r);
+    // As Azure Storage answers: every answer has a request id, a 404 its code.
+    resp.headers["x-ms-request-id"] = "fake-" + std::to_string(requests.size());
+    if (resp.status == 404) resp.headers["x-ms-error-code"] = "BlobNotFound";
     for (const auto& [name, value] : extra_headers) resp.headers[name] = value;
     return resp;
   }

@@ -54,7 +54,8 @@ TEST_F(CliAdminTest, TablesListsThemWithCountsAndCountCountsASelection) {
   EXPECT_EQ(Cli("count orders --pk p1").out, "15\n");
   EXPECT_EQ(Cli("count orders --filter 'n ge 10 and n lt 20'").out, "10\n");
   EXPECT_EQ(Cli("count orders --pk p0 --rk-prefix r101").out, "5\n");
-  EXPECT_EQ(Cli("count nothing").out, "0\n");
+  EXPECT_EQ(Cli("count nothing").code, 3);  // a table that holds no entity does not exist
+  EXPECT_EQ(Cli("--missing-table-ok count nothing").out, "0\n");
   auto bad = Cli("count orders --filter 'n eq'");
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.err.find("filter"), std::string::npos) << bad.err;
@@ -83,7 +84,7 @@ TEST_F(CliAdminTest, DeleteWithASelectionTakesWhatMatchesAfterADryRun) {
   EXPECT_EQ(Cli("delete orders p1 r1001 --all").code, 2);
   EXPECT_EQ(Cli("count orders").out, "8\n");
   ASSERT_EQ(Cli("delete orders --all --quiet").code, 0);
-  EXPECT_EQ(Cli("count orders").out, "0\n");
+  EXPECT_EQ(Cli("--missing-table-ok count orders").out, "0\n");
 }
 
 TEST_F(CliAdminTest, DropDeletesATableAndRefusesOneATransactionHolds) {
@@ -103,9 +104,12 @@ TEST_F(CliAdminTest, DropDeletesATableAndRefusesOneATransactionHolds) {
   EXPECT_NE(dropped.err.find("dropped table orders: 20 entities"), std::string::npos)
       << dropped.err;
   EXPECT_EQ(Cli("tables").out, "keep\n");
-  auto again = Cli("drop orders --quiet");  // nothing left: nothing to do
-  EXPECT_EQ(again.code, 0) << again.err;
-  EXPECT_EQ(again.err, "");
+  auto again = Cli("drop orders --quiet");  // nothing left: no such table (issue 56)
+  EXPECT_EQ(again.code, 3) << again.err;
+  EXPECT_NE(again.err.find("table 'orders' does not exist"), std::string::npos) << again.err;
+  auto idempotent = Cli("--missing-table-ok drop orders --quiet");  // as a script may want
+  EXPECT_EQ(idempotent.code, 0) << idempotent.err;
+  EXPECT_EQ(idempotent.err, "");
 }
 
 TEST_F(CliAdminTest, StatsBackupRestoreAndCompact) {

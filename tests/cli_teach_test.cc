@@ -89,6 +89,37 @@ TEST_F(CliTeachTest, AFileOrADirectoryOfOtherFilesIsNotMadeAStore) {
   EXPECT_EQ(CliAt(dir_.path() + "/empty", "put orders p r2").code, 0);
 }
 
+// Issue 56 item 9: `put orders p r Timestamp=x` dropped the property and
+// exited 0; a key with ESC, DEL or a byte that is not UTF-8 was printed raw
+// before its escaped form; `--limit 0` printed the double's range; a
+// query writing to /dev/full said "export: cannot write the output"; a
+// 20 MB stdin was read whole before it was refused.
+TEST_F(CliTeachTest, ReservedNamesAndControlCharactersAreRefusedAndShownEscaped) {
+  for (const char* reserved : {"Timestamp=x", "PartitionKey=x", "odata.etag=x"}) {
+    ShellRun run = Cli(std::string("put orders p r ") + reserved);
+    EXPECT_EQ(run.code, 2) << reserved << ": " << run.err;
+    EXPECT_NE(run.err.find("is reserved"), std::string::npos) << run.err;
+  }
+  ShellRun esc = Cli("put orders", "{\"PartitionKey\":\"a\\u001bb\\u007f\",\"RowKey\":\"r\"}");
+  EXPECT_EQ(esc.code, 2) << esc.err;
+  EXPECT_NE(esc.err.find("'a\\x1bb\\x7f'"), std::string::npos) << esc.err;
+  EXPECT_EQ(esc.err.find('\x1b'), std::string::npos) << "a raw ESC: " << esc.err;
+  EXPECT_EQ(esc.err.find('\x7f'), std::string::npos) << "a raw DEL: " << esc.err;
+  ASSERT_EQ(Cli("put orders p r n:int32=1").code, 0);
+  ShellRun zero = Cli("query orders --limit 0");
+  EXPECT_EQ(zero.code, 2);
+  EXPECT_NE(zero.err.find("must be 1 or more (got 0)"), std::string::npos) << zero.err;
+  EXPECT_EQ(zero.err.find("1797693"), std::string::npos) << zero.err;
+  ShellRun full = Shell("(" + std::string(BLOBTABLE_CLI_PATH) + " --store " +
+                         Quote(dir_.path() + "/db") + " query orders > /dev/full)");
+  EXPECT_EQ(full.code, 1) << full.err;
+  EXPECT_NE(full.err.find("query: cannot write the output"), std::string::npos) << full.err;
+  ShellRun huge = Cli("put orders", std::string(20 << 20, ' '));
+  EXPECT_EQ(huge.code, 2) << huge.err;
+  EXPECT_NE(huge.err.find("is over 8388608 bytes; nothing was written"), std::string::npos)
+      << huge.err;
+}
+
 TEST_F(CliTeachTest, PutTakesTheEntityFromTheCommandLine) {
   ShellRun put = Cli(
       "put orders c42 o1 status=open zip=007 Total:double=9.5 whole:Edm.Double=12 Items:int32=3 "

@@ -4,7 +4,10 @@
 #ifndef BLOBTABLE_TESTS_TEST_UTIL_H_
 #define BLOBTABLE_TESTS_TEST_UTIL_H_
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -43,6 +46,22 @@ inline AccessConditions IfNoneMatch(std::string etag) {
 }
 
 // A fresh directory under the test temp dir, removed on destruction.
+// A loopback port nobody listens on now (bound, named, closed): a
+// connection to it is refused, or a server started next can take it.
+inline int UnusedLoopbackPort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  int port = 0;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
+    port = ntohs(addr.sin_port);
+  close(fd);
+  return port;
+}
+
 class TempDir {
  public:
   TempDir() {

@@ -62,7 +62,7 @@ int CmdExport(const Table& table, QueryOptions q, const BulkOptions& o, std::ost
     int64_t bytes = 0;
     for (const Entity& e : page->entities) bytes += output->Add(e);
     if (!output->status().ok()) return Fail(err, output->status());
-    if (!out) return Fail(err, Status::IOError("export: cannot write the output"));
+    if (!out) return Fail(err, Status::IOError(o.command + ": cannot write the output"));
     double fraction = -1;
     if (q.partition_key && q.row_key_from && q.row_key_to && !page->entities.empty())
       fraction = RangeFraction(*q.row_key_from, *q.row_key_to, page->entities.back().row_key());
@@ -71,9 +71,12 @@ int CmdExport(const Table& table, QueryOptions q, const BulkOptions& o, std::ost
     stale = stale || page->stale;
     q.continuation = page->continuation;
   } while (!q.continuation.empty() && (o.limit < 0 || printed < o.limit));
+  if (printed == 0 && o.if_none)
+    if (Status s = o.if_none(); !s.ok()) return Fail(err, s);
   output->Finish();
   if (!output->status().ok()) return Fail(err, output->status());
   out.flush();
+  if (!out) return Fail(err, Status::IOError(o.command + ": cannot write the output"));
   progress.Finish("");
   WarnIfStale(stale, err);
   return kExitOk;

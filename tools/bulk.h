@@ -6,6 +6,7 @@
 #define BLOBTABLE_TOOLS_BULK_H_
 
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <string>
 #include <string_view>
@@ -30,8 +31,11 @@ struct BulkOptions {
   // export: how rows print (tools/entity_output.h; `query --format`);
   // import: how rows are read (jsonl, csv, tsv: tools/row_source.h)
   std::string format = "jsonl";
-  std::string types;         // import of csv/tsv: "name:Edm.Int64,..." (tools/row_source.h)
-  std::string input_name;    // import: named in its messages ("orders.jsonl line 5"), if set
+  std::string types;               // import of csv/tsv: "name:Edm.Int64,..." (tools/row_source.h)
+  std::string input_name;          // import: named in its messages ("orders.jsonl line 5"), if set
+  std::string command = "export";  // export: the command, as its messages name it
+  // export: asked when no row was printed; an error is the command's.
+  std::function<Status()> if_none;
   int64_t input_bytes = -1;  // import: the input's size, if it is a regular file (for % and ETA)
 };
 

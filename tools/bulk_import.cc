@@ -60,7 +60,7 @@ bool StorageFailure(const Status& s) {
       s.code() == Code::kInternal)
     return true;
   return s.IsInvalidArgument() &&
-         (s.http_status() == 401 || s.http_status() == 403 || s.storage_code() == "StoreNotFound");
+         (s.http_status() == 401 || s.http_status() == 403 || s.storage_code() == kStoreNotFound);
 }
 
 // A failure one row of a batch can cause (halving the batch finds it).

@@ -4,6 +4,7 @@
 #include "tools/cli.h"
 
 #include <algorithm>
+#include <map>
 #include <chrono>
 #include <exception>
 #include <iostream>
@@ -20,6 +21,7 @@
 #include "tools/cli/suggest.h"
 #include "tools/help_format.h"
 #include "tools/open_store.h"
+#include "util/ascii.h"
 
 namespace blobtable::cli {
 namespace {
@@ -59,6 +61,9 @@ void DefineGlobalOptions(CLI::App& app, GlobalOptions& g) {
   app.add_flag("--no-create", g.no_create,
                "put, import and txn: refuse (exit 3) instead of creating a store or container "
                "that does not exist");
+  app.add_flag("--missing-table-ok", g.missing_table_ok,
+               "a table that holds no entity reads as empty (query, export, count: no rows, "
+               "exit 0) and drops as 0 entities, instead of exit 3 naming it");
   app.add_option("--container", g.store.container,
                  "the container holding the tables (default: blobtable)");
   app.add_option_function<double>(
@@ -70,7 +75,7 @@ void DefineGlobalOptions(CLI::App& app, GlobalOptions& g) {
          },
          "SECONDS to wait for a lock or an entity leased by a transaction in progress before "
          "exit code 5 (default 30 for transactions, 70 for single writes)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(AtLeast(0));
   app.add_flag("-v,--verbose", g.verbose,
                "log every storage request to stderr (method, blob, status, error code, "
                "milliseconds, attempt; never keys or signatures); a revalidated cached entity "
@@ -93,7 +98,7 @@ void DefineCacheOptions(CLI::App& app, GlobalOptions& g) {
          },
          "SECONDS: get and query answer from the cache without a request if storage confirmed "
          "the copy less than this long ago")
-      ->check(CLI::NonNegativeNumber);
+      ->check(AtLeast(0));
   app.add_flag_callback(
       "--offline", [&g] { g.store.cache.read_policy = ReadPolicy::Offline(); },
       "get and query never contact storage: cached copies (with a warning "
@@ -151,10 +156,35 @@ std::string DidYouMean(const CLI::App& app, int argc, const char* const* argv) {
   return "";
 }
 
+// The store this run opens, as its messages name it: "account 'A' at
+// ENDPOINT" for a connection string (never its key or signature); empty
+// for a directory.
+std::string g_store_named;
+
+std::string StoreNamed(const std::string& location) {
+  std::map<std::string, std::string> parts;
+  for (size_t start = 0; start < location.size();) {
+    size_t end = location.find(';', start);
+    if (end == std::string::npos) end = location.size();
+    const std::string part = location.substr(start, end - start);
+    if (const size_t eq = part.find('='); eq != std::string::npos)
+      parts[internal::AsciiLower(part.substr(0, eq))] = part.substr(eq + 1);
+    start = end + 1;
+  }
+  if (parts.empty()) return "";
+  std::string account = parts["accountname"];
+  if (account.empty() && parts["usedevelopmentstorage"] == "true") account = "devstoreaccount1";
+  std::string named = account.empty() ? "" : "account '" + account + "'";
+  if (!parts["blobendpoint"].empty())
+    named += (named.empty() ? "" : " ") + ("at " + parts["blobendpoint"]);
+  return named;
+}
+
 // Runs the parsed command.
 int Execute(Command& command, GlobalOptions& g, std::istream& in, std::ostream& out,
             std::ostream& err) {
   if (g.verbose) LogRequestsTo(err, g.store);
+  g_store_named = StoreNamed(g.location);
   Context context{g, command.Writes(), in, out, err};
   return command.Run(context);
 }
@@ -172,8 +202,12 @@ std::string CommandFooter(const char* example) {
 }
 
 int Fail(std::ostream& err, const Status& s) {
-  err << "blobtable: error: " << s.ToString() << "\n";
-  return ExitCodeFor(s);
+  const int code = ExitCodeFor(s);
+  err << "blobtable: error: " << s.ToString();
+  if ((code == kExitAuthentication || code == kExitNoStore) && !g_store_named.empty())
+    err << " (" << g_store_named << ")";
+  err << "\n";
+  return code;
 }
 
 void WarnIfStale(bool stale, std::ostream& err) {
@@ -185,7 +219,9 @@ void WarnIfStale(bool stale, std::ostream& err) {
 int ExitCodeFor(const Status& s) {
   switch (s.code()) {
     case Code::kOk: return kExitOk;
-    case Code::kInvalidArgument: return kExitInvalid;
+    case Code::kInvalidArgument:
+      if (s.storage_code() == kStoreNotFound) return kExitNoStore;
+      return s.http_status() == 401 || s.http_status() == 403 ? kExitAuthentication : kExitInvalid;
     case Code::kNotFound: return kExitNotFound;
     case Code::kConflict: return kExitConflict;
     case Code::kLockTimeout:

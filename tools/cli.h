@@ -15,16 +15,20 @@ enum ExitCode : int {
   kExitOther = 1,
   kExitInvalid = 2,  // usage, key, JSON, size
   kExitNotFound = 3,
-  kExitConflict = 4,        // ETag mismatch or already exists
-  kExitLockTimeout = 5,     // lock not acquired in time (or entity locked)
-  kExitUnavailable = 6,     // storage unreachable
-  kExitOutcomeUnknown = 7,  // a commit may or may not have happened: settle before retrying
-  kExitDamaged = 8,         // check: the store holds damaged blobs
-  kExitQueueEmpty = 9,      // queue take/run: no visible item
+  kExitConflict = 4,         // ETag mismatch or already exists
+  kExitLockTimeout = 5,      // lock not acquired in time (or entity locked)
+  kExitUnavailable = 6,      // storage unreachable
+  kExitOutcomeUnknown = 7,   // a commit may or may not have happened: settle before retrying
+  kExitDamaged = 8,          // check: the store holds damaged blobs
+  kExitQueueEmpty = 9,       // queue take/run: no visible item
+  kExitAuthentication = 10,  // storage refused the credentials (HTTP 401/403)
+  kExitNoStore = 11,         // no store at the endpoint (not Azure Storage, or no such account)
 };
 
 int ExitCodeFor(const Status& status);
-// Reports `status` on `err` ("blobtable: error: ..."); its exit code.
+// Reports `status` on `err` ("blobtable: error: ..."), naming the account
+// and endpoint when storage refused the credentials or is not there (never
+// a key or a signature); its exit code.
 int Fail(std::ostream& err, const Status& status);
 // Warns on `err` when an answer came from the cache unconfirmed (exit 0).
 void WarnIfStale(bool stale, std::ostream& err);

@@ -257,6 +257,11 @@ Status AddPropertyArg(nlohmann::json& j, const std::string& arg, std::string_vie
                                      "Edm.DateTime, Edm.Guid, Edm.Binary, Edm.String)");
     name.resize(colon);
   }
+  if (name == "PartitionKey" || name == "RowKey" || name == "Timestamp" || name == "ETag" ||
+      name.starts_with("odata."))
+    return Status::InvalidArgument(who + ": property name '" + name +
+                                   "' is reserved (the keys come first, as PK RK; the store sets "
+                                   "Timestamp and the ETag on every write: docs/data-model.md)");
   if (j.contains(name)) return Status::InvalidArgument(who + ": property " + name + " given twice");
   Status s = AddTypedProperty(j, name, type, value);
   if (!s.ok()) return Status::InvalidArgument(who + ": " + s.message());

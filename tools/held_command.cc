@@ -28,6 +28,7 @@
 #include "coord/clock_wait.h"
 #include "coord/lease_time.h"
 #include "tools/cli.h"
+#include "tools/cli/command.h"
 
 namespace blobtable::cli {
 namespace {
@@ -289,7 +290,7 @@ void DefineHeldCommand(CLI::App& command, HeldCommandOptions& options,
             *timeout = std::chrono::milliseconds(static_cast<int64_t>(s * 1000));
           },
           timeout_help)
-      ->check(CLI::NonNegativeNumber);
+      ->check(AtLeast(0));
   command.add_option("--lease", *lease_seconds, "SECONDS, 15..60 (default 30)")
       ->check(CLI::Range(15, 60));
   command

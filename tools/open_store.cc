@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tools/open_store.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <utility>
+
+#include "tools/bulk.h"
+#include "tools/cli/suggest.h"
+#include "tools/filter_notes.h"
 
 namespace blobtable::cli {
 
@@ -36,6 +41,61 @@ Result<OpenedTable> OpenTable(const Context& context, const std::string& name) {
   if (!table.ok()) return table.status();
   opened.table = std::move(*table);
   return opened;
+}
+
+namespace {
+
+void NoteFilterMisses(const Context& context, const OpenedTable& opened, QueryOptions q) {
+  if (q.filter.empty() || !(context.global.verbose || ShowsProgress(context.err))) return;
+  const std::string filter = q.filter;
+  q.filter.clear();
+  q.select.clear();
+  q.continuation.clear();
+  q.top = 1000;
+  auto page = opened.table.Query(q);
+  if (!page.ok()) return;  // a note, not an answer: nothing to say
+  for (const std::string& note : FilterMisses(filter, page->entities))
+    context.err << "blobtable: note: the filter matched nothing: " << note << "\n";
+}
+
+Status TableMustExist(const Context& context, const OpenedTable& opened) {
+  // --offline answers say what the cache holds, never what storage does.
+  if (context.global.missing_table_ok ||
+      context.global.store.cache.read_policy.mode == ReadPolicy::Mode::kOffline)
+    return Status::OK();
+  // Does it hold a row? One listing of one blob (more only past blobs that
+  // are not rows); the tables' names only when it does not.
+  QueryOptions any;
+  any.top = 1;
+  for (int pages = 0; pages < 100; ++pages) {
+    auto page = opened.table.Query(any);
+    if (!page.ok()) return page.status();
+    if (!page->entities.empty()) return Status::OK();
+    if (page->continuation.empty()) break;
+    any.continuation = page->continuation;
+  }
+  auto tables = opened.store->ListTables();
+  if (!tables.ok()) return tables.status();
+  const std::string& name = opened.table.name();
+  if (std::find(tables->begin(), tables->end(), name) != tables->end()) return Status::OK();
+  const std::string nearest = Nearest(name, *tables);
+  return Status::NotFound(
+      "table '" + name + "' does not exist (it holds no entity)" +
+      (tables->empty() ? "; the store holds no table at all (check --store" +
+                             std::string(context.global.location.find('=') != std::string::npos
+                                             ? " and --container)"
+                                             : ")")
+       : nearest.empty() ? std::string()
+                         : "; did you mean '" + nearest + "'?") +
+      " (--missing-table-ok reads a missing table as empty)");
+}
+
+}  // namespace
+
+Status NothingFound(const Context& context, const OpenedTable& opened, const QueryOptions* query) {
+  Status exists = TableMustExist(context, opened);
+  if (exists.ok() && query != nullptr) NoteFilterMisses(context, opened, *query);
+  return exists;
 }
 
 }  // namespace blobtable::cli

@@ -31,6 +31,19 @@ struct OpenedTable {
 // OpenStore does, and the table.
 Result<OpenedTable> OpenTable(const Context& context, const std::string& name);
 
+// Asked when a read or a drop of `opened`'s table found nothing: OK if the
+// table holds an entity (Store::ListTables lists it) or the run takes a
+// missing table as empty (--missing-table-ok), or reads only the cache
+// (--offline: its answers are the cache's); else NotFound naming the
+// table, with the store's table nearest to it ("did you mean"). Only on an
+// empty answer: one listing of one row, and the store's tables if there is
+// none. With a `query` that has a filter,
+// on a terminal or with -v: a note on stderr for each comparison the rows
+// of the query's range (its first page, read again without the filter)
+// say could match nothing (tools/filter_notes.h).
+Status NothingFound(const Context& context, const OpenedTable& opened,
+                    const QueryOptions* query = nullptr);
+
 }  // namespace blobtable::cli
 
 #endif  // BLOBTABLE_TOOLS_OPEN_STORE_H_

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "model/entity_codec.h"
+#include "model/key_rules.h"
 #include "model/inline_body.h"
 #include "txn/intent_resolver.h"
 #include "txn/recovery.h"
@@ -262,11 +263,8 @@ Try TryDelete(const TxnContext& core, const std::string& blob, std::string_view 
 }  // namespace
 
 std::string EntityContext(std::string_view table, std::string_view pk, std::string_view rk) {
-  auto cut = [](std::string_view key) {
-    return key.size() <= 64 ? std::string(key) : std::string(key.substr(0, 64)) + "...";
-  };
-  return "table " + std::string(table) + ", entity (PartitionKey '" + cut(pk) + "', RowKey '" +
-         cut(rk) + "')";
+  return "table " + std::string(table) + ", entity (PartitionKey " + QuotedForMessage(pk) +
+         ", RowKey " + QuotedForMessage(rk) + ")";
 }
 
 namespace {

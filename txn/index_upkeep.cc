@@ -7,6 +7,7 @@
 
 #include "model/blob_naming.h"
 #include "model/entity_codec.h"
+#include "model/key_rules.h"
 #include "model/index_entries.h"
 #include "model/index_naming.h"
 #include "txn/atomic_commit.h"
@@ -51,9 +52,9 @@ std::string EntryAbout(const IndexSpec& spec, const Entity& entry, const Intent&
 // held by entity `holder`.
 Status HeldBy(const std::string& about, const naming::EntityKey& holder) {
   const size_t of = about.find(" of ");
-  return Status::Conflict(about.substr(0, of) + " is already held by entity (PartitionKey '" +
-                          holder.partition_key.substr(0, 64) + "', RowKey '" +
-                          holder.row_key.substr(0, 64) + "'), so" + about.substr(of + 3) +
+  return Status::Conflict(about.substr(0, of) + " is already held by entity (PartitionKey " +
+                          QuotedForMessage(holder.partition_key) + ", RowKey " +
+                          QuotedForMessage(holder.row_key) + "), so" + about.substr(of + 3) +
                           " cannot hold it too");
 }
 

@@ -48,7 +48,11 @@ Status Expectation(const Intent& i, bool exists, const std::string& etag,
   switch (i.expect) {
     case Expect::kAny: return Status::OK();
     case Expect::kAbsent:
-      if (exists) return Status::Conflict(i.Describe() + ": already exists");
+      // Not a lost race (a read of it as absent would have been "changed
+      // since read"): running the transaction again meets it again.
+      if (exists)
+        return Status::FromStorage(Code::kConflict, 409, kEntityAlreadyExists,
+                                   i.Describe() + ": already exists");
       return Status::OK();
     case Expect::kExists:
       if (!exists) return Status::NotFound(i.Describe() + ": not found");

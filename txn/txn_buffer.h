@@ -12,9 +12,15 @@
 #include "blobtable/clock.h"
 #include "blobtable/entity.h"
 #include "blobtable/txn.h"
+#include "model/key_rules.h"
 #include "txn/intent_resolver.h"
 
 namespace blobtable::internal {
+
+// The storage code of a transaction's insert of an entity that exists,
+// which it never read: no retry of the transaction can fix it, so
+// Store::RunTransaction returns it at once (Azure Tables' own code for it).
+inline constexpr char kEntityAlreadyExists[] = "EntityAlreadyExists";
 
 struct TxnContext;
 struct TableSchema;
@@ -55,8 +61,8 @@ struct Intent {
   // "table T, entity (PartitionKey 'P', RowKey 'R')", for messages.
   std::string Describe() const {
     if (!about.empty()) return about;
-    return "table " + table + ", entity (PartitionKey '" + pk.substr(0, 64) + "', RowKey '" +
-           rk.substr(0, 64) + "')";
+    return "table " + table + ", entity (PartitionKey " + QuotedForMessage(pk) + ", RowKey " +
+           QuotedForMessage(rk) + ")";
   }
 };
 

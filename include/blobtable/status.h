@@ -40,7 +40,10 @@ enum class Code : int {
   // condition and no lease) may have been applied, and calling it again is
   // harmless (docs/api.md#errors).
   kUnavailable,
-  // The request itself is invalid (bad key, too large, bad argument).
+  // The request itself is invalid (bad key, too large, bad argument), or
+  // the store's settings are: storage refused the credentials (HTTP 401 or
+  // 403, http_status() says which), or no store answers at the endpoint
+  // (storage_code() kStoreNotFound). Retrying will not help.
   kInvalidArgument,
   // Stored data could not be decoded. Never retried automatically.
   kCorruption,
@@ -53,6 +56,13 @@ enum class Code : int {
   // wrote (or run `Store::Recover`) to settle it, then decide.
   kOutcomeUnknown,
 };
+
+// The storage_code() of an answer from an endpoint that is not a store: it
+// is not Azure Storage (a 404 without x-ms-request-id), or Azure Storage
+// has no such account there (a 404 that is neither BlobNotFound nor
+// ContainerNotFound). Code kInvalidArgument: never "not found", which a
+// caller reads as an empty store (docs/api.md#errors).
+inline constexpr char kStoreNotFound[] = "StoreNotFound";
 
 // "NotFound", "Conflict", ... (stable; used in messages and the CLI).
 BLOBTABLE_EXPORT std::string_view CodeName(Code code);

@@ -33,9 +33,30 @@ Status ContainerCreated(const HttpResponse& r, std::string_view container) {
   return ErrorOf(r, "creating container " + std::string(container));
 }
 
+namespace {
+
+// A 404 that is not Azure Storage's "no such blob" or "no such container":
+// the answer of something that is not Azure Storage (no x-ms-request-id),
+// or of Azure Storage about an account it does not have (Azurite:
+// ResourceNotFound). Never read as an empty store.
+bool NoStoreThere(const HttpResponse& r, const std::string& code) {
+  return r.status == 404 && (r.Header("x-ms-request-id") == nullptr ||
+                             (code != "BlobNotFound" && code != "ContainerNotFound"));
+}
+
+}  // namespace
+
 Status ErrorOf(const HttpResponse& r, const std::string& what) {
   std::string code;
   if (const std::string* h = r.Header("x-ms-error-code")) code = *h;
+  if (NoStoreThere(r, code))
+    return Status::FromStorage(Code::kInvalidArgument, 404, kStoreNotFound,
+                               what + ": no Azure Storage account answers there (HTTP 404 " +
+                                   (r.Header("x-ms-request-id") == nullptr
+                                        ? std::string("without x-ms-request-id: not Azure Storage")
+                                    : code.empty() ? std::string("with no error code")
+                                                   : code) +
+                                   "): check the connection string's AccountName and BlobEndpoint");
   std::string message;
   pugi::xml_document doc;
   if (!r.body.empty() && doc.load_buffer(r.body.data(), r.body.size())) {

@@ -28,7 +28,21 @@ struct GlobalOptions {
   TransactionOptions txn;  // --lock-timeout
   bool verbose = false;    // -v
   bool no_create = false;  // --no-create
+  bool missing_table_ok = false;  // --missing-table-ok (tools/open_store.h: TableMustExist)
 };
+
+// A check for a numeric option whose message says the real range (CLI11's
+// own print the double's limits: "Value 0 not in range 0.000000 to 1.79e308").
+inline CLI::Validator AtLeast(double min) {
+  return CLI::Validator(
+      [min](std::string& v) -> std::string {
+        double d = 0;
+        if (CLI::detail::lexical_cast(v, d) && d >= min) return "";
+        return "must be " + std::to_string(static_cast<long long>(min)) + " or more (got " + v +
+               ")";
+      },
+      "N >= " + std::to_string(static_cast<long long>(min)));
+}
 
 // What a command runs with.
 struct Context {

@@ -25,6 +25,9 @@ int Run(CountCommandOptions& o, Context& c) {
   if (!opened.ok()) return Fail(c.err, opened.status());
   auto n = opened->table.Count(o.query);
   if (!n.ok()) return Fail(c.err, n.status());
+  if (*n == 0)
+    if (Status exists = NothingFound(c, *opened, &o.query); !exists.ok())
+      return Fail(c.err, exists);
   c.out << *n << '\n';
   return kExitOk;
 }
@@ -35,7 +38,8 @@ std::unique_ptr<Command> CountCommand() {
   return MakeCommand<CountCommandOptions>({
       .name = "count",
       .help = "count TABLE [--pk PK] [--rk-from RK] [--rk-to RK] [--rk-prefix P] [--filter "
-              "EXPR]: prints how many entities match (0 for a table that holds none). The "
+              "EXPR]: prints how many entities match (a table that holds none: exit 3, unless "
+              "--missing-table-ok). The "
               "embedded store counts without a filter by its listing, without reading the rows.",
       .example = "blobtable count orders --filter \"Price ge 10.0\"",
       .define = Define,

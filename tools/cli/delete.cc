@@ -61,6 +61,9 @@ int DeleteMany(DeleteCommandOptions& o, Context& c) {
   auto done = opened->table.DeleteWhere(o.selection, how);
   if (progress) c.err << "\n";
   if (!done.ok()) return Fail(c.err, done.status());
+  if (done->matched == 0)
+    if (Status exists = NothingFound(c, *opened, &o.selection); !exists.ok())
+      return Fail(c.err, exists);
   if (!o.quiet) {
     c.err << "blobtable: delete: " << done->matched << " matched, "
           << (o.dry_run ? "none deleted (dry run)" : std::to_string(done->deleted) + " deleted");

@@ -38,6 +38,8 @@ int Run(DropCommandOptions& o, Context& c) {
   auto dropped = opened->store->DropTable(opened->table.name(), how);
   if (progress) c.err << "\n";
   if (!dropped.ok()) return Fail(c.err, dropped.status());
+  if (dropped->entities == 0 && dropped->locks == 0)
+    if (Status exists = NothingFound(c, *opened); !exists.ok()) return Fail(c.err, exists);
   if (!o.quiet)
     c.err << "blobtable: dropped table " << opened->table.name() << ": " << dropped->entities
           << " entities, " << dropped->locks << " lock blobs"

@@ -21,7 +21,7 @@ void Define(CLI::App& exp, ExportCommandOptions& o) {
   exp.add_option("TABLE", o.table)->required();
   DefineSelection(exp, o.query);
   exp.add_option("--select", o.query.select, "A,B: only these properties")->delimiter(',');
-  exp.add_option("--limit", o.bulk.limit, "N: at most N entities")->check(CLI::PositiveNumber);
+  exp.add_option("--limit", o.bulk.limit, "N: at most N entities")->check(AtLeast(1));
   exp.add_option("--format", o.bulk.format,
                  "jsonl (default: what import reads), json, table, csv or tsv")
       ->check(FormatNames());
@@ -32,6 +32,7 @@ int Run(ExportCommandOptions& o, Context& c) {
   auto opened = OpenTable(c, o.table);
   if (!opened.ok()) return Fail(c.err, opened.status());
   o.bulk.progress = ShowsProgress(c.err);
+  o.bulk.if_none = [&] { return NothingFound(c, *opened, &o.query); };
   return CmdExport(opened->table, o.query, o.bulk, c.out, c.err);
 }
 

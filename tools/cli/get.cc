@@ -31,6 +31,8 @@ int Run(GetCommandOptions& o, Context& c) {
     return Fail(c.err, Status::InvalidArgument("unknown --format '" + o.format +
                                                "' (jsonl, json, table, csv, tsv)"));
   auto e = opened->table.Get(o.pk, o.rk);
+  if (e.status().IsNotFound())
+    if (Status exists = NothingFound(c, *opened); !exists.ok()) return Fail(c.err, exists);
   if (!e.ok()) return Fail(c.err, e.status());
   output->Add(*e);
   output->Finish();

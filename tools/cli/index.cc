@@ -136,7 +136,17 @@ int Run(IndexCommandOptions& o, Context& c) {
   if (o.action == "check") return Check(store, o, c);
   // A command returns once it is done: its errors are reported, not left to
   // the background threads of a process about to end.
-  Status dropped = store.DropIndex(o.table, o.name, {.wait = true});
+  // The removal is safe to repeat (DropIndex again finishes a drop cut
+  // short): a request whose answer was lost is sent again, never left to
+  // the user as an outcome to settle.
+  Status dropped;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    dropped = store.DropIndex(o.table, o.name, {.wait = true});
+    if (!dropped.IsOutcomeUnknown() && !dropped.IsUnavailable()) break;
+  }
+  if (dropped.IsOutcomeUnknown())
+    dropped = Status::Unavailable(dropped.message() +
+                                  " (three times; `index drop` again finishes the drop)");
   if (!dropped.ok()) return Fail(c.err, dropped);
   c.out << nlohmann::json{{"index", o.name}, {"table", o.table}, {"dropped", true}}.dump() << "\n";
   return kExitOk;
@@ -199,7 +209,9 @@ std::unique_ptr<Command> IndexCommand() {
       .help = "index create TABLE NAME A[,B[,C]] [--unique] [--cover X,Y] | index drop TABLE NAME "
               "| index list TABLE | index check TABLE NAME: secondary indexes kept in the same "
               "commit as their entities (docs/indexes.md). create builds it online and returns "
-              "when it is ready; check prints each problem, then the counts, and exits 8 if the "
+              "when it is ready; create and drop each wait 10 s first (writers in other processes "
+              "may hold the index definitions that long), so they take at least that long on any "
+              "store. check prints each problem, then the counts, and exits 8 if the "
               "index is out of step. Query one with `query TABLE --index NAME --eq A=V`.",
       .example = "blobtable index create users byEmail email --unique\n  "
                  "blobtable query users --index byEmail --eq email=a@x.org",

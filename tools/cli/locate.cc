@@ -41,6 +41,12 @@ int Run(LocateCommandOptions& o, Context& c) {
   auto lock = table.LockBlobName(o.pk);
   if (!lock.ok()) return Fail(c.err, lock.status());
   j["lock_blob"] = *lock;
+  nlohmann::ordered_json stripes = nlohmann::ordered_json::array({*lock});
+  // A name too long for "/15" has its first stripe only (txn/lock_stripes.cc).
+  const int count = lock->size() + 3 > kMaxBlobNameChars ? 1 : 16;
+  for (int stripe = 1; stripe < count; ++stripe)
+    stripes.push_back(*lock + "/" + std::to_string(stripe));
+  j["lock_blobs"] = std::move(stripes);
   c.out << j.dump() << "\n";
   return kExitOk;
 }
@@ -51,9 +57,10 @@ std::unique_ptr<Command> LocateCommand() {
   return MakeCommand<LocateCommandOptions>({
       .name = "locate",
       .help = "locate TABLE PK [RK]: prints where the entity and its partition's lock blob "
-              "live, as JSON: {\"container\": ..., \"entity_blob\": ..., \"lock_blob\": ...}; "
-              "lock_blob is the first of the partition's 16 lock stripes (the others: lock_blob "
-              "+ \"/1\" ... \"/15\"), of which a transaction leases one",
+              "live, as JSON: {\"container\": ..., \"entity_blob\": ..., \"lock_blob\": ..., "
+              "\"lock_blobs\": [...]}; lock_blobs are the partition's 16 lock stripes (lock_blob "
+              "the first, the others lock_blob + \"/1\" ... \"/15\"), of which a transaction "
+              "leases one",
       .example = "blobtable locate orders c42 o1",
       .define = Define,
       .run = Run,

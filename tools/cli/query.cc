@@ -23,7 +23,7 @@ void Define(CLI::App& query, QueryCommandOptions& o) {
   query.add_option("TABLE", o.table)->required();
   DefineSelection(query, o.query);
   query.add_option("--select", o.query.select, "A,B: only these properties")->delimiter(',');
-  query.add_option("--limit", o.limit, "N: at most N entities in all")->check(CLI::PositiveNumber);
+  query.add_option("--limit", o.limit, "N: at most N entities in all")->check(AtLeast(1));
   query.add_option("--top", o.query.top, "N: entities a page, 1..1000 (default 1000)")
       ->check(CLI::Range(1, 1000));
   query.add_option("--format", o.format, "jsonl (default), json (an array), table, csv or tsv")
@@ -48,6 +48,8 @@ int Run(QueryCommandOptions& o, Context& c) {
   bulk.quiet = true;
   bulk.limit = o.limit;
   bulk.format = o.format;
+  bulk.command = "query";
+  bulk.if_none = [&] { return NothingFound(c, *opened, &o.query); };
   if (o.index.index.empty()) return CmdExport(opened->table, o.query, bulk, c.out, c.err);
   auto read = IndexReadOf(*opened->store, o.table, o.index);
   if (!read.ok()) return Fail(c.err, read.status());

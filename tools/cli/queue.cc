@@ -51,7 +51,7 @@ void DefineWaiting(CLI::App& sub, QueueCommandOptions& o) {
   sub.add_option_function<double>(
          "--timeout", [&o](double s) { o.timeout = milliseconds(static_cast<int64_t>(s * 1000)); },
          "SECONDS: with --wait, give up after this long (exit 9; default: wait for ever)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(AtLeast(0));
 }
 
 void Define(CLI::App& queue, QueueCommandOptions& o) {
