@@ -286,8 +286,10 @@ class CannedServer {
   std::thread thread_;
 };
 
+// An answer as Azure Storage gives it (with a request id: one without is
+// not Azure Storage's, and refused as such).
 std::string Answer(const std::string& status_line, const std::string& headers = "") {
-  return "HTTP/1.1 " + status_line + "\r\n" + headers +
+  return "HTTP/1.1 " + status_line + "\r\nx-ms-request-id: canned\r\n" + headers +
          "Content-Length: 0\r\nConnection: close\r\n\r\n";
 }
 

@@ -39,10 +39,12 @@ class ScriptedHop final : public HttpTransport {
     script.pop_front();
     return next;
   }
+  // As Azure Storage answers: with a request id.
   static HttpResponse Answer(int status, std::map<std::string, std::string> headers = {}) {
     HttpResponse r;
     r.status = status;
     r.headers = std::move(headers);
+    r.headers.emplace("x-ms-request-id", "r1");
     return r;
   }
   static Status Refused() {
@@ -159,6 +161,28 @@ TEST(RefusalPolicy, RedirectsAreErrorsNamingTheHost) {
   EXPECT_NE(unnamed.status().message().find("an unnamed location"), std::string::npos);
   // 304 is a conditional read's answer, not a redirect.
   EXPECT_EQ(Through(p, "GET", ScriptedHop::Answer(304))->status, 304);
+}
+
+// Issue 56 (found by the review): a web server's 200 page read as an empty
+// listing, an empty store. An answer below 500 without Azure's request id
+// (or error code) is no store; a 5xx without one stays transient.
+TEST(RefusalPolicy, AnAnswerWithoutAzuresRequestIdIsNoStore) {
+  RefusalPolicy p;
+  for (int status : {200, 201, 304, 404}) {
+    HttpResponse page;
+    page.status = status;
+    page.headers["content-type"] = "text/html";
+    auto r = Through(p, "LIST", page);
+    EXPECT_EQ(r.status().code(), Code::kInvalidArgument) << status;
+    EXPECT_EQ(r.status().storage_code(), kStoreNotFound) << status;
+  }
+  HttpResponse busy;
+  busy.status = 503;
+  EXPECT_EQ(Through(p, "GET", busy)->status, 503);
+  HttpResponse coded;
+  coded.status = 403;
+  coded.headers["x-ms-error-code"] = "AuthenticationFailed";
+  EXPECT_EQ(Through(p, "GET", coded)->status, 403);
 }
 
 TEST(RefusalPolicy, ASuccessWithoutItsETagIsNoAnswer) {

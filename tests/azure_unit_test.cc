@@ -310,6 +310,7 @@ class FakeService final : public HttpTransport {
         HttpResponse resp;
         resp.status = step;
         resp.headers["x-ms-error-code"] = step == 503 ? "ServerBusy" : "InternalError";
+        resp.headers["x-ms-request-id"] = "fake-scripted";
         return resp;
       }
     }

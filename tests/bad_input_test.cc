@@ -212,13 +212,23 @@ TEST_F(BadInputAzure, AWrongAccountKeyNamesTheAccountAndNoKey) {
                      "AccountName=devstoreaccount1;AccountKey=" + key + ";" + Endpoint());
   ExpectError(run, 10, {"authentication failed", "AccountKey", "account 'devstoreaccount1'"});
   EXPECT_EQ(run.err.find(key), std::string::npos);
+  // The review's: an endpoint's query (a pasted SAS URL) or password was
+  // printed whole.
+  const std::string url =
+      "http://user:SECRETPASSWORD@127.0.0.1:" + std::to_string(azurite_->port()) +
+      "/devstoreaccount1?sig=SECRETSIG";
+  ShellRun secret = Cli("--container badkey get orders p r", "",
+                        "AccountName=devstoreaccount1;AccountKey=" + key + ";BlobEndpoint=" + url);
+  EXPECT_NE(secret.code, 0);
+  EXPECT_EQ(secret.err.find("SECRET"), std::string::npos) << secret.err;
 }
 
-// A port that answers every request with a plain 404, as a web server that
-// is not Azure Storage does (no x-ms-request-id); closed when destroyed.
+// A port that answers every request as a web server that is not Azure
+// Storage does (no x-ms-request-id): a plain 404, or a 200 HTML page;
+// closed when destroyed.
 class Plain404Server {
  public:
-  Plain404Server() {
+  explicit Plain404Server(bool found = false) {
     fd_ = socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
@@ -228,7 +238,7 @@ class Plain404Server {
         getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0)
       return;
     port_ = ntohs(addr.sin_port);
-    thread_ = std::thread([this] {
+    thread_ = std::thread([this, found] {
       for (int c; (c = accept(fd_, nullptr, nullptr)) >= 0;) {
         char buf[8192];
         std::string got;
@@ -238,8 +248,10 @@ class Plain404Server {
           got.append(buf, static_cast<size_t>(n));
         }
         const std::string answer =
-            "HTTP/1.1 404 Not Found\r\nContent-Type: text/html\r\nContent-Length: 9\r\n"
-            "Connection: close\r\n\r\nNot Found";
+            found ? "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 13\r\n"
+                    "Connection: close\r\n\r\n<html></html>"
+                  : "HTTP/1.1 404 Not Found\r\nContent-Type: text/html\r\nContent-Length: 9\r\n"
+                    "Connection: close\r\n\r\nNot Found";
         (void)!write(c, answer.data(), answer.size());
         close(c);
       }
@@ -272,13 +284,26 @@ TEST_F(BadInputAzure, AnEndpointThatIsNotAStoreIsNeverAnEmptyStore) {
   for (const std::string& where : {not_azure, wrong_account}) {
     for (const char* command : {"get orders p r", "query orders", "tables"}) {
       ShellRun run = Cli(std::string("--no-cache ") + command, "", where);
-      ExpectError(run, 11, {"StoreNotFound", "no Azure Storage account answers there"});
+      ExpectError(run, 11, {"StoreNotFound"});
       EXPECT_EQ(run.out, "") << command;
     }
   }
-  ExpectError(Cli("--no-cache get orders p r", "", not_azure), 11, {"without x-ms-request-id"});
+  ExpectError(Cli("--no-cache get orders p r", "", not_azure), 11,
+              {"without x-ms-request-id: it is not Azure Storage"});
   ExpectError(Cli("--no-cache get orders p r", "", wrong_account), 11,
-              {"ResourceNotFound", "account 'nosuch'"});
+              {"ResourceNotFound", "no Azure Storage account answers there", "account 'nosuch'"});
+  // The review's: a web server answering 200 with a page read as an empty
+  // store (`tables` exit 0, `--missing-table-ok count` 0).
+  Plain404Server page(/*found=*/true);
+  const std::string html =
+      "UseDevelopmentStorage=true;BlobEndpoint=http://127.0.0.1:" + std::to_string(page.port()) +
+      "/devstoreaccount1";
+  for (const char* command :
+       {"tables", "query orders", "--missing-table-ok count orders", "get orders p r"}) {
+    ShellRun run = Cli(std::string("--no-cache ") + command, "", html);
+    ExpectError(run, 11, {"StoreNotFound", "it is not Azure Storage"});
+    EXPECT_EQ(run.out, "") << command;
+  }
 }
 
 // Issue 56 item 2: 200 lines against a port nobody listens on took 21.6 s,

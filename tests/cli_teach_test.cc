@@ -110,14 +110,46 @@ TEST_F(CliTeachTest, ReservedNamesAndControlCharactersAreRefusedAndShownEscaped)
   EXPECT_EQ(zero.code, 2);
   EXPECT_NE(zero.err.find("must be 1 or more (got 0)"), std::string::npos) << zero.err;
   EXPECT_EQ(zero.err.find("1797693"), std::string::npos) << zero.err;
-  ShellRun full = Shell("(" + std::string(BLOBTABLE_CLI_PATH) + " --store " +
-                         Quote(dir_.path() + "/db") + " query orders > /dev/full)");
-  EXPECT_EQ(full.code, 1) << full.err;
-  EXPECT_NE(full.err.find("query: cannot write the output"), std::string::npos) << full.err;
+  // Any command whose output is lost fails (the review's: get, count,
+  // tables and put exited 0).
+  for (const std::string command :
+       {"query orders", "get orders p r", "count orders", "tables", "put orders p r2 n:int32=2"}) {
+    ShellRun full = Shell("(" + std::string(BLOBTABLE_CLI_PATH) + " --store " +
+                          Quote(dir_.path() + "/db") + " " + command + " > /dev/full)");
+    EXPECT_EQ(full.code, 1) << command << ": " << full.err;
+    EXPECT_NE(full.err.find(command.substr(0, command.find(' ')) + ": cannot write the output"),
+              std::string::npos)
+        << full.err;
+  }
+  // A byte that is not UTF-8, quoted by the JSON parser's message: escaped.
+  ShellRun not_utf8 = Cli("put orders", "{\"PartitionKey\":\"bad\xff");
+  EXPECT_EQ(not_utf8.code, 2);
+  EXPECT_NE(not_utf8.err.find("bad\\xff"), std::string::npos) << not_utf8.err;
+  EXPECT_EQ(not_utf8.err.find('\xff'), std::string::npos) << not_utf8.err;
+  // A store with no table: the hint names --container where one was given.
+  ShellRun other = Cli("--container elsewhere query orders");
+  EXPECT_EQ(other.code, 3) << other.err;
+  EXPECT_NE(other.err.find("check --store and --container"), std::string::npos) << other.err;
   ShellRun huge = Cli("put orders", std::string(20 << 20, ' '));
   EXPECT_EQ(huge.code, 2) << huge.err;
   EXPECT_NE(huge.err.find("is over 8388608 bytes; nothing was written"), std::string::npos)
       << huge.err;
+}
+
+// The review's: `restore` stopped at a file it could not load (a name that
+// is no table's, a directory named *.jsonl), the tables after it never
+// loaded; and its exit code was not the first failure's.
+TEST_F(CliTeachTest, RestoreLoadsEveryTableItCanAndExitsWithTheFirstFailure) {
+  const std::string dump = dir_.path() + "/dump";
+  std::filesystem::create_directories(dump + "/sub.jsonl");
+  std::ofstream(dump + "/a.jsonl") << "{\"PartitionKey\":\"p\",\"RowKey\":\"r\"}\n";
+  std::ofstream(dump + "/orders.jsonl") << "{\"PartitionKey\":\"p\",\"RowKey\":\"r\"}\n{bad\n";
+  std::ofstream(dump + "/users.jsonl") << "{\"PartitionKey\":\"p\",\"RowKey\":\"u\"}\n";
+  ShellRun run = Cli("restore " + Quote(dump));
+  EXPECT_EQ(run.code, 2) << run.err;
+  EXPECT_NE(run.err.find("sub.jsonl is not a file"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("orders.jsonl line 2: "), std::string::npos) << run.err;
+  EXPECT_EQ(Cli("tables").out, "orders\nusers\n");
 }
 
 TEST_F(CliTeachTest, PutTakesTheEntityFromTheCommandLine) {

@@ -129,7 +129,7 @@ class Importer {
   const size_t width_, batch_;
   Progress progress_;
   std::optional<InputRow> carried_;  // a row whose keys were already in the batch
-  int64_t written_ = 0, skipped_ = 0, failed_ = 0, last_line_ = 0;
+  int64_t written_ = 0, skipped_ = 0, failed_ = 0, last_line_ = 0, first_failed_line_ = 0;
   int64_t storage_failures_in_a_row_ = 0;
   int64_t resume_line_ = 0;  // where to run again from, after giving up
   Status gave_up_;           // the failure that made it give up
@@ -193,16 +193,22 @@ void Importer::WriteAtomic(const std::vector<InputRow>& rows, size_t lo, size_t 
 }
 
 void Importer::WriteParallel(const std::vector<InputRow>& rows, std::vector<Status>& results) {
-  // Storage failing for row after row: the rows not yet begun are left.
+  // Storage failing for row after row (as the answers come): the rows not
+  // yet begun are left, and the import gives up (the rows left are never
+  // passed over in silence).
   std::atomic<int64_t> failing{storage_failures_in_a_row_};
+  std::atomic<size_t> last_straw{rows.size()};
   internal::ParallelFor(rows.size(), width_, [&](size_t i) {
     if (failing.load() >= kGiveUpAfter) return;
     results[i] = Write(table_, o_.mode, *rows[i].entity);
-    if (StorageFailure(results[i]))
-      ++failing;
-    else
+    if (!StorageFailure(results[i])) {
       failing = 0;
+    } else if (++failing >= kGiveUpAfter) {
+      size_t none = rows.size();
+      last_straw.compare_exchange_strong(none, i);
+    }
   });
+  if (last_straw < rows.size() && gave_up_.ok()) gave_up_ = results[last_straw];
 }
 
 void Importer::WriteBatch(const std::vector<InputRow>& rows, std::vector<Status>& results) {
@@ -214,12 +220,14 @@ void Importer::WriteBatch(const std::vector<InputRow>& rows, std::vector<Status>
 
 void Importer::Report(int64_t line, const Status& s) {
   ++failed_;
+  if (first_failed_line_ == 0) first_failed_line_ = line;
   if (first_failure_ == kExitOk) first_failure_ = ExitCodeFor(s);
-  err_ << "blobtable: " << Where(line) << ": " << s.ToString() << "\n";
+  err_ << "blobtable: " << Where(line) << ": " << Printable(s.ToString()) << "\n";
 }
 
 void Importer::Tally(const InputRow& row, const Status& s) {
-  if (Unwritten(s) || !gave_up_.ok()) {  // after giving up: not reported one by one
+  // Not written, or failed after the import gave up (not reported one by one).
+  if (Unwritten(s) || (!gave_up_.ok() && !s.ok())) {
     if (resume_line_ == 0) resume_line_ = row.number;
     return;
   }
@@ -246,14 +254,17 @@ int Importer::Run(RowSource& source) {
     std::vector<Status> results(rows.size(), NotWritten());
     WriteBatch(rows, results);
     int64_t bytes = 0;
+    // Every row is tallied: with --stop-on-error those after the first
+    // failure are not written, but rows in flight then (remote stores) may
+    // have been, and are counted.
     for (size_t i = 0; i < rows.size(); ++i) {
-      if (o_.stop_on_error && failed_ > 0) break;  // after the first failure: not written
       bytes += static_cast<int64_t>(rows[i].bytes);
       Tally(rows[i], results[i]);
     }
     if (bad && failed_ == 0) {  // the first failure unless a write before it failed
       Report(bad->number, bad->entity.status());
       last_line_ = bad->number;
+      progress_.Add(1, static_cast<int64_t>(bad->bytes));
     }
     stopped_ = o_.stop_on_error && failed_ > 0;
     const double fraction =
@@ -267,9 +278,11 @@ int Importer::Run(RowSource& source) {
 int Importer::Finish(RowSource&) {
   std::string how = ": " + std::to_string(written_) + " written, " + std::to_string(skipped_) +
                     " skipped (existing), " + std::to_string(failed_) + " failed";
-  if (stopped_) how += "; stopped at the first failure (line " + std::to_string(last_line_) + ")";
+  if (stopped_)
+    how += "; stopped at the first failure (line " + std::to_string(first_failed_line_) + ")";
   if (g_interrupted) how += "; interrupted after line " + std::to_string(last_line_);
   if (!gave_up_.ok()) {
+    if (first_failure_ == kExitOk) first_failure_ = ExitCodeFor(gave_up_);
     // Said even with --quiet: the one thing a stopped import must say.
     err_ << "blobtable: import: stopped: " << kGiveUpAfter
          << " rows in a row failed on storage, not on their data (the last: " << gave_up_.ToString()

@@ -4,6 +4,7 @@
 #include "tools/cli.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <chrono>
 #include <exception>
@@ -22,6 +23,7 @@
 #include "tools/help_format.h"
 #include "tools/open_store.h"
 #include "util/ascii.h"
+#include "util/utf8.h"
 
 namespace blobtable::cli {
 namespace {
@@ -175,8 +177,15 @@ std::string StoreNamed(const std::string& location) {
   std::string account = parts["accountname"];
   if (account.empty() && parts["usedevelopmentstorage"] == "true") account = "devstoreaccount1";
   std::string named = account.empty() ? "" : "account '" + account + "'";
-  if (!parts["blobendpoint"].empty())
-    named += (named.empty() ? "" : " ") + ("at " + parts["blobendpoint"]);
+  // The endpoint without what can be secret in a URL: user:password@ and
+  // a query (a pasted SAS URL's signature).
+  std::string endpoint = parts["blobendpoint"];
+  endpoint = endpoint.substr(0, endpoint.find_first_of("?#"));
+  if (const size_t scheme = endpoint.find("://"); scheme != std::string::npos)
+    if (const size_t at = endpoint.find('@', scheme + 3);
+        at != std::string::npos && at < endpoint.find('/', scheme + 3))
+      endpoint.erase(scheme + 3, at + 1 - (scheme + 3));
+  if (!endpoint.empty()) named += (named.empty() ? "" : " ") + ("at " + endpoint);
   return named;
 }
 
@@ -186,7 +195,11 @@ int Execute(Command& command, GlobalOptions& g, std::istream& in, std::ostream& 
   if (g.verbose) LogRequestsTo(err, g.store);
   g_store_named = StoreNamed(g.location);
   Context context{g, command.Writes(), in, out, err};
-  return command.Run(context);
+  const int rc = command.Run(context);
+  out.flush();
+  if (!out && rc == kExitOk)  // what it printed is lost: never "ok"
+    return Fail(err, Status::IOError(std::string(command.name()) + ": cannot write the output"));
+  return rc;
 }
 
 }  // namespace
@@ -201,9 +214,28 @@ std::string CommandFooter(const char* example) {
          "  --cache DIR  --no-cache  --max-stale SECONDS  --offline";
 }
 
+std::string Printable(std::string_view text) {
+  std::string out;
+  size_t pos = 0;
+  uint32_t cp = 0;
+  char buf[8];
+  while (pos < text.size()) {
+    const size_t start = pos;
+    const bool valid = internal::NextCodePoint(text, &pos, &cp);
+    if (!valid) pos = start + 1;
+    if (!valid || cp < 0x20 || cp == 0x7f) {
+      std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned char>(text[start]));
+      out += buf;
+    } else {
+      out.append(text.substr(start, pos - start));
+    }
+  }
+  return out;
+}
+
 int Fail(std::ostream& err, const Status& s) {
   const int code = ExitCodeFor(s);
-  err << "blobtable: error: " << s.ToString();
+  err << "blobtable: error: " << Printable(s.ToString());
   if ((code == kExitAuthentication || code == kExitNoStore) && !g_store_named.empty())
     err << " (" << g_store_named << ")";
   err << "\n";

@@ -4,6 +4,8 @@
 #define BLOBTABLE_TOOLS_CLI_H_
 
 #include <iosfwd>
+#include <string>
+#include <string_view>
 
 #include "blobtable/status.h"
 
@@ -26,6 +28,9 @@ enum ExitCode : int {
 };
 
 int ExitCodeFor(const Status& status);
+// `text` as a terminal can show it: control characters and bytes that are
+// not UTF-8 escaped (\x1b, \xff); what a message quotes from the input.
+std::string Printable(std::string_view text);
 // Reports `status` on `err` ("blobtable: error: ..."), naming the account
 // and endpoint when storage refused the credentials or is not there (never
 // a key or a signature); its exit code.

@@ -102,10 +102,12 @@ std::string Rewritten(const Token& literal, EdmType type) {
   if (type == EdmType::kInt64 && from == EdmType::kInt32) return t + "L";
   if (type == EdmType::kInt32 && from == EdmType::kInt64) return digits;
   if (type == EdmType::kString && from != EdmType::kString) return "'" + t + "'";
-  if (from == EdmType::kString && t.size() >= 2 &&
-      (type == EdmType::kInt32 || type == EdmType::kInt64 || type == EdmType::kDouble ||
-       type == EdmType::kBoolean))
-    return t.substr(1, t.size() - 2) + (type == EdmType::kInt64 ? "L" : "");
+  if (from == EdmType::kString && t.size() >= 2) {
+    // Unquoted, only if what the quotes hold is a literal of that type.
+    const std::string inner = t.substr(1, t.size() - 2);
+    auto tokens = Tokens(inner + (type == EdmType::kInt64 ? "L" : ""));
+    if (tokens && tokens->size() == 1 && (*tokens)[0].literal == type) return (*tokens)[0].text;
+  }
   return "";
 }
 
@@ -115,8 +117,19 @@ std::string TypeName(EdmType t) { return std::string(EdmTypeName(t)); }
 // match none of them.
 std::optional<std::string> Miss(const std::string& property, const Token& literal,
                                 const std::vector<Entity>& rows) {
-  if (property == "PartitionKey" || property == "RowKey" || property == "Timestamp")
-    return std::nullopt;
+  // The system properties: the keys are strings, Timestamp a DateTime.
+  for (const std::string system : {"PartitionKey", "RowKey", "Timestamp"}) {
+    if (internal::AsciiLower(property) != internal::AsciiLower(system)) continue;
+    if (property != system)
+      return "no row has a property '" + property + "'; the system property is '" + system +
+             "': property names are case-sensitive";
+    const EdmType type = system == "Timestamp" ? EdmType::kDateTime : EdmType::kString;
+    if (*literal.literal == type) return std::nullopt;
+    std::string note = system + " is " + TypeName(type) + ", and " + literal.text + " is an " +
+                       TypeName(*literal.literal) + " literal";
+    if (std::string fix = Rewritten(literal, type); !fix.empty()) note += "; write " + fix;
+    return note;
+  }
   std::set<EdmType> types;
   std::set<std::string> other_case;
   for (const Entity& e : rows) {

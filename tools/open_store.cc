@@ -82,7 +82,8 @@ Status TableMustExist(const Context& context, const OpenedTable& opened) {
   return Status::NotFound(
       "table '" + name + "' does not exist (it holds no entity)" +
       (tables->empty() ? "; the store holds no table at all (check --store" +
-                             std::string(context.global.location.find('=') != std::string::npos
+                             std::string(context.global.location.find('=') != std::string::npos ||
+                                                 context.global.store.container != kDefaultContainer
                                              ? " and --container)"
                                              : ")")
        : nearest.empty() ? std::string()

@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <set>
 #include <utility>
 #include <vector>
@@ -79,7 +80,7 @@ class RecordReader {
     } else {
       SplitCsv(line, r);
     }
-    if (lines_.too_long() && r->status.ok())
+    if (separator_ == '\t' && lines_.too_long())
       r->status = Status::InvalidArgument(OverLimit("the record", kMaxRowInputBytes));
     return true;
   }
@@ -103,22 +104,43 @@ class RecordReader {
     r->cells.push_back(std::move(cell));
   }
 
-  // A quoted field may go on over the next lines; they join with "\n".
+  // A record over the limit: the rest of it is read (its quotes counted,
+  // an odd count meaning a quoted field still open) and dropped, so that
+  // nothing inside one of its fields is ever read as a row.
+  // `quotes`: how many the record's lines so far hold.
+  void SkipRestOfRecord(int64_t quotes, Record* r) {
+    std::string more;
+    while (quotes % 2 == 1 && lines_.Next(&more)) {
+      r->bytes += more.size() + 1;
+      quotes += std::count(more.begin(), more.end(), '"') + lines_.skipped_quotes();
+    }
+    r->status = Status::InvalidArgument(OverLimit("the record", kMaxRowInputBytes) +
+                                        "; it was read to its end (line " +
+                                        std::to_string(lines_.number()) + ") and left out");
+  }
+
+  // A quoted field may go on over the next lines; they join with the line
+  // break that ended each ("\n" or "\r\n").
   void SplitCsv(std::string line, Record* r) {
+    int64_t quotes = std::count(line.begin(), line.end(), '"') + lines_.skipped_quotes();
+    if (lines_.too_long()) return SkipRestOfRecord(quotes, r);
     std::string cell;
     bool quoted = false, was_quoted = false;
     for (size_t i = 0;; ++i) {
       if (i == line.size()) {
         if (!quoted) break;
-        if (r->bytes > kMaxRowInputBytes || !lines_.Next(&line) || lines_.too_long()) {
+        const bool cr = lines_.had_cr();
+        if (!lines_.Next(&line)) {
           r->status = Status::InvalidArgument(
-              r->bytes > kMaxRowInputBytes || lines_.too_long()
-                  ? OverLimit("the record", kMaxRowInputBytes)
-                  : "a quoted field is not closed before the end of the input");
+              "a quoted field is not closed before the end of the input (lines " +
+              std::to_string(r->number) + " to " + std::to_string(lines_.number()) +
+              " were read as this record)");
           return;
         }
         r->bytes += line.size() + 1;
-        cell += '\n';
+        quotes += std::count(line.begin(), line.end(), '"') + lines_.skipped_quotes();
+        if (r->bytes > kMaxRowInputBytes || lines_.too_long()) return SkipRestOfRecord(quotes, r);
+        cell += cr ? "\r\n" : "\n";
         i = static_cast<size_t>(-1);
         continue;
       }
@@ -285,19 +307,30 @@ Result<std::string> ReadInput(std::istream& in, size_t max, const std::string& w
 
 bool LineReader::Next(std::string* line) {
   line->clear();
-  too_long_ = false;
-  bool any = false;
+  too_long_ = had_cr_ = false;
+  skipped_quotes_ = 0;
+  bool any = false, last_cr = false;
   for (int c; (c = in_.sbumpc()) != std::char_traits<char>::eof();) {
     any = true;
     ++consumed_;
     if (c == '\n') break;
-    if (line->size() < max_)
+    last_cr = c == '\r';
+    if (line->size() < max_) {
       line->push_back(static_cast<char>(c));
-    else
+    } else {
       too_long_ = true;
+      skipped_quotes_ += c == '"';
+    }
   }
   if (!any) return false;
-  if (!line->empty() && line->back() == '\r') line->pop_back();
+  if (!line->empty() && line->back() == '\r' && !too_long_) {
+    line->pop_back();
+    had_cr_ = true;
+  } else if (too_long_ && last_cr) {
+    had_cr_ = true;
+  }
+  // A UTF-8 byte order mark (as spreadsheets save text) is not data.
+  if (number_ == 0 && line->starts_with("\xEF\xBB\xBF")) line->erase(0, 3);
   ++number_;
   return true;
 }

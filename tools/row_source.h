@@ -43,14 +43,19 @@ class LineReader {
   // *line; false at the end of the input.
   bool Next(std::string* line);
   bool too_long() const { return too_long_; }
+  // Quotes (") among the bytes of the last line cut off as too long: a
+  // reader of quoted fields knows from them whether its field goes on.
+  int64_t skipped_quotes() const { return skipped_quotes_; }
+  // Whether the last line ended in "\r\n" (its \r is not in the line).
+  bool had_cr() const { return had_cr_; }
   int64_t number() const { return number_; }      // of the line Next gave
   int64_t consumed() const { return consumed_; }  // bytes read so far
 
  private:
   std::streambuf& in_;
   const size_t max_;
-  bool too_long_ = false;
-  int64_t number_ = 0, consumed_ = 0;
+  bool too_long_ = false, had_cr_ = false;
+  int64_t number_ = 0, consumed_ = 0, skipped_quotes_ = 0;
 };
 
 // One row of the input: where it starts and its entity, or why not.

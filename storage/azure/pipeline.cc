@@ -5,6 +5,7 @@
 
 #include <utility>
 
+#include "storage/azure/responses.h"
 #include "storage/azure/shared_key.h"
 #include "storage/storage_errors.h"
 
@@ -25,6 +26,14 @@ Result<HttpResponse> RefuseRedirect(Result<HttpResponse> r, const Attempt& a) {
   return Status::FromStorage(Code::kInvalidArgument, r->status, "Redirect",
                              Named(a) + ": the service redirected it to " + host +
                                  "; blobtable follows no redirects (check the endpoint)");
+}
+
+// Azure Storage stamps every answer with its request id; an answer without
+// one (a web server's page, 200 or 404) is never read as a store, empty or
+// not. A 5xx without one stays transient (a proxy's, a load balancer's).
+Result<HttpResponse> RefuseNotAzure(Result<HttpResponse> r, const Attempt& a) {
+  if (!r.ok() || r->status >= 500 || FromAzureStorage(*r)) return r;
+  return NotAzureStorage(*r, a.op);
 }
 
 Result<HttpResponse> RefuseCutAnswer(Result<HttpResponse> r, const Attempt& a) {
@@ -78,7 +87,8 @@ Result<HttpResponse> LogPolicy::Send(HttpRequest& request, const Attempt& attemp
 
 Result<HttpResponse> RefusalPolicy::Send(HttpRequest& request, const Attempt& attempt,
                                          const NextHop& next) const {
-  return RefuseCutAnswer(RefuseRedirect(next.Send(request, attempt), attempt), attempt);
+  return RefuseCutAnswer(
+      RefuseRedirect(RefuseNotAzure(next.Send(request, attempt), attempt), attempt), attempt);
 }
 
 Pipeline::Pipeline(const AzureConfig& config, std::shared_ptr<HttpTransport> transport,

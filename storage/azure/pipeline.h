@@ -74,8 +74,7 @@ std::string LogLine(const Attempt& attempt, double ms, const Result<HttpResponse
 // timed on `clock`.
 class LogPolicy final : public Policy {
  public:
-  LogPolicy(RequestLogSink log, const Clock& clock)
-      : log_(std::move(log)), clock_(&clock) {}
+  LogPolicy(RequestLogSink log, const Clock& clock) : log_(std::move(log)), clock_(&clock) {}
   Result<HttpResponse> Send(HttpRequest& request, const Attempt& attempt,
                             const NextHop& next) const override;
 
@@ -102,8 +101,8 @@ class RefusalPolicy final : public Policy {
 // own members: neither copied nor moved.
 class Pipeline {
  public:
-  Pipeline(const AzureConfig& config, std::shared_ptr<HttpTransport> transport,
-           RequestLogSink log, const Clock& clock);
+  Pipeline(const AzureConfig& config, std::shared_ptr<HttpTransport> transport, RequestLogSink log,
+           const Clock& clock);
   Pipeline(const Pipeline&) = delete;
   Pipeline& operator=(const Pipeline&) = delete;
 

@@ -46,6 +46,20 @@ bool NoStoreThere(const HttpResponse& r, const std::string& code) {
 
 }  // namespace
 
+bool FromAzureStorage(const HttpResponse& r) {
+  return r.Header("x-ms-request-id") != nullptr || r.Header("x-ms-error-code") != nullptr;
+}
+
+Status NotAzureStorage(const HttpResponse& r, std::string_view method) {
+  const std::string* type = r.Header("content-type");
+  return Status::FromStorage(
+      Code::kInvalidArgument, r.status, kStoreNotFound,
+      std::string(method) + ": the endpoint answered HTTP " + std::to_string(r.status) +
+          (type != nullptr ? " (" + *type + ")" : std::string()) +
+          " without x-ms-request-id: it is not Azure Storage; check the connection string's "
+          "BlobEndpoint");
+}
+
 Status ErrorOf(const HttpResponse& r, const std::string& what) {
   std::string code;
   if (const std::string* h = r.Header("x-ms-error-code")) code = *h;

@@ -24,6 +24,13 @@ Status ContainerCreated(const HttpResponse& r, std::string_view container);
 // and the first line of its message, after "what: ". Never Azure's message
 // for a failed authentication: it can quote the string it signed.
 Status ErrorOf(const HttpResponse& r, const std::string& what);
+// Whether `r` carries Azure Storage's x-ms-request-id (every answer of
+// Azure Storage and Azurite does) or its x-ms-error-code (no other server
+// sends one).
+bool FromAzureStorage(const HttpResponse& r);
+// The failure for an answer that is not Azure Storage's: InvalidArgument,
+// storage code kStoreNotFound, naming its status.
+Status NotAzureStorage(const HttpResponse& r, std::string_view method);
 // The same for a request about one blob, named "<what>blob 'name'". A
 // container not created yet holds no blobs: the blob is missing, as on a
 // store whose container exists (404 BlobNotFound).

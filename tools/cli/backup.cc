@@ -92,9 +92,21 @@ int RunRestore(RestoreCommandOptions& o, Context& c) {
   for (const auto& entry : fs::directory_iterator(o.source, ec)) {
     const fs::path path = entry.path();
     if (path.extension() != kExportSuffix) continue;
+    // A file it cannot load is reported and the others still loaded.
+    std::error_code file_ec;
+    Status loadable = fs::is_regular_file(path, file_ec)
+                          ? Status::OK()
+                          : Status::InvalidArgument(path.string() + " is not a file");
     auto table = (*store)->OpenTable(path.stem().string());
-    if (!table.ok()) return Fail(c.err, table.status().WithContext(path.string()));
-    std::ifstream in(path);
+    if (loadable.ok() && !table.ok()) loadable = table.status().WithContext(path.string());
+    std::ifstream in;
+    if (loadable.ok()) in.open(path);
+    if (loadable.ok() && !in) loadable = Status::IOError("cannot read " + path.string());
+    if (!loadable.ok()) {
+      const int rc = Fail(c.err, loadable);
+      if (first_failure == kExitOk) first_failure = rc;
+      continue;
+    }
     BulkOptions bulk = o.bulk;
     bulk.input_name = path.filename().string();
     const int rc = CmdImport(store->get(), *table, bulk, in, c.err);
@@ -105,7 +117,7 @@ int RunRestore(RestoreCommandOptions& o, Context& c) {
   if (ec) return Fail(c.err, Status::IOError("reading " + o.source + ": " + ec.message()));
   if (!o.bulk.quiet)
     c.err << "blobtable: restore: " << tables << " tables loaded"
-          << (first_failure != kExitOk ? " (rows failed: see above)" : "") << "\n";
+          << (first_failure != kExitOk ? " (some failed: see above)" : "") << "\n";
   return first_failure;
 }
 
