@@ -147,25 +147,9 @@ Status ValidateEntity(const Entity& entity) {
 namespace internal {
 
 std::string QuotedForMessage(std::string_view s) {
-  std::string out = "'";
-  char buf[12];
-  size_t pos = 0;
-  uint32_t cp = 0;
-  while (pos < s.size() && pos < 64) {
-    const size_t start = pos;
-    if (!NextCodePoint(s, &pos, &cp)) {  // not UTF-8: the byte, escaped
-      pos = start + 1;
-      snprintf(buf, sizeof(buf), "\\x%02x", static_cast<unsigned char>(s[start]));
-      out += buf;
-    } else if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f)) {  // C0, DEL, C1
-      snprintf(buf, sizeof(buf), cp < 0x80 ? "\\x%02x" : "\\u%04x", static_cast<unsigned>(cp));
-      out += buf;
-    } else {
-      out.append(s.substr(start, pos - start));
-    }
-  }
-  if (pos < s.size()) out += "...";
-  return out + "'";
+  bool cut = false;
+  const std::string shown = EscapedForMessage(s, 64, &cut);
+  return "'" + shown + (cut ? "..." : "") + "'";
 }
 
 }  // namespace internal

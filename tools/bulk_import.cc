@@ -54,13 +54,16 @@ class InterruptStops {
 constexpr int kGiveUpAfter = 10;
 
 // A failure no row can fix: storage unreachable or failing, credentials
-// refused, no store at the endpoint.
+// refused (exit 10), no store at the endpoint (exit 11), a local I/O
+// failure or a bug.
 bool StorageFailure(const Status& s) {
-  if (s.IsUnavailable() || s.code() == Code::kIOError || s.code() == Code::kOutcomeUnknown ||
-      s.code() == Code::kInternal)
-    return true;
-  return s.IsInvalidArgument() &&
-         (s.http_status() == 401 || s.http_status() == 403 || s.storage_code() == kStoreNotFound);
+  switch (ExitCodeFor(s)) {
+    case kExitUnavailable:
+    case kExitOutcomeUnknown:
+    case kExitAuthentication:
+    case kExitNoStore: return true;
+    default: return s.code() == Code::kIOError || s.code() == Code::kInternal;
+  }
 }
 
 // A failure one row of a batch can cause (halving the batch finds it).
@@ -120,7 +123,7 @@ class Importer {
     return o_.input_name.empty() ? "line " + std::to_string(line)
                                  : o_.input_name + " line " + std::to_string(line);
   }
-  int Finish(RowSource& source);
+  int Finish();
 
   const Table& table_;
   const BulkOptions& o_;
@@ -272,10 +275,10 @@ int Importer::Run(RowSource& source) {
     progress_.Add(static_cast<int64_t>(rows.size()), bytes, std::min(fraction, 1.0),
                   /*of_file=*/true);
   }
-  return Finish(source);
+  return Finish();
 }
 
-int Importer::Finish(RowSource&) {
+int Importer::Finish() {
   std::string how = ": " + std::to_string(written_) + " written, " + std::to_string(skipped_) +
                     " skipped (existing), " + std::to_string(failed_) + " failed";
   if (stopped_)

@@ -4,7 +4,6 @@
 #include "tools/cli.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <map>
 #include <chrono>
 #include <exception>
@@ -214,24 +213,7 @@ std::string CommandFooter(const char* example) {
          "  --cache DIR  --no-cache  --max-stale SECONDS  --offline";
 }
 
-std::string Printable(std::string_view text) {
-  std::string out;
-  size_t pos = 0;
-  uint32_t cp = 0;
-  char buf[8];
-  while (pos < text.size()) {
-    const size_t start = pos;
-    const bool valid = internal::NextCodePoint(text, &pos, &cp);
-    if (!valid) pos = start + 1;
-    if (!valid || cp < 0x20 || cp == 0x7f) {
-      std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned char>(text[start]));
-      out += buf;
-    } else {
-      out.append(text.substr(start, pos - start));
-    }
-  }
-  return out;
-}
+std::string Printable(std::string_view text) { return internal::EscapedForMessage(text); }
 
 int Fail(std::ostream& err, const Status& s) {
   const int code = ExitCodeFor(s);

@@ -28,8 +28,9 @@ enum ExitCode : int {
 };
 
 int ExitCodeFor(const Status& status);
-// `text` as a terminal can show it: control characters and bytes that are
-// not UTF-8 escaped (\x1b, \xff); what a message quotes from the input.
+// `text` as a terminal can show it (util/utf8.h EscapedForMessage: control
+// characters and bytes that are not UTF-8 escaped, \x1b, \xff); what a
+// message quotes from the input.
 std::string Printable(std::string_view text);
 // Reports `status` on `err` ("blobtable: error: ..."), naming the account
 // and endpoint when storage refused the credentials or is not there (never

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "util/utf8.h"
 
+#include <cstdio>
+
 #include <cstring>
 
 namespace blobtable::internal {
@@ -106,6 +108,28 @@ bool IsValidUtf8(std::string_view s) {
            static_cast<unsigned char>(p[n - 1]);
   }
   return (high & 0x8080808080808080ull) == 0 || Count(s, 1) >= 0;
+}
+
+std::string EscapedForMessage(std::string_view s, size_t max_bytes, bool* cut) {
+  std::string out;
+  char buf[12];
+  size_t pos = 0;
+  uint32_t cp = 0;
+  while (pos < s.size() && pos < max_bytes) {
+    const size_t start = pos;
+    if (!NextCodePoint(s, &pos, &cp)) {  // not UTF-8: the byte, escaped
+      pos = start + 1;
+      snprintf(buf, sizeof(buf), "\\x%02x", static_cast<unsigned char>(s[start]));
+      out += buf;
+    } else if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f)) {  // C0, DEL, C1
+      snprintf(buf, sizeof(buf), cp < 0x80 ? "\\x%02x" : "\\u%04x", static_cast<unsigned>(cp));
+      out += buf;
+    } else {
+      out.append(s.substr(start, pos - start));
+    }
+  }
+  if (cut != nullptr) *cut = pos < s.size();
+  return out;
 }
 
 }  // namespace blobtable::internal

@@ -4,6 +4,7 @@
 #define BLOBTABLE_UTIL_UTF8_H_
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace blobtable::internal {
@@ -21,6 +22,12 @@ long Utf16Length(std::string_view s);
 
 // True if `s` is valid UTF-8 (as NextCodePoint judges it).
 bool IsValidUtf8(std::string_view s);
+
+// The first `max_bytes` of `s` (whole characters) as a terminal can show
+// them, for messages: C0 controls, DEL and bytes that are not UTF-8 as
+// \xNN, C1 controls as \u00NN; *cut (may be null) says whether more
+// followed.
+std::string EscapedForMessage(std::string_view s, size_t max_bytes = SIZE_MAX, bool* cut = nullptr);
 
 }  // namespace blobtable::internal
 
