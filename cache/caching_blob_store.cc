@@ -188,21 +188,26 @@ Result<WriteResult> CachingBlobStore::Put(std::string_view name, std::string_vie
   NoteWrite(put.status());
   if (!Cacheable(name)) return put;
   Fence(name);
-  if (!put.ok()) {
+  if (put.ok())
+    KeepOwnWrite(name, data, o.metadata, *put, sent);
+  else
     cache_->Evict(scope_, name, BlobCache::Source::kOwnWrite);
-    return put;
-  }
+  return put;
+}
+
+void CachingBlobStore::KeepOwnWrite(std::string_view name, std::string_view data,
+                                    const Metadata& metadata, const WriteResult& written,
+                                    TimePoint sent) {
   CacheEntry e;
   e.name = std::string(name);
-  e.properties.etag = put->etag;
-  e.properties.last_modified = put->last_modified;
+  e.properties.etag = written.etag;
+  e.properties.last_modified = written.last_modified;
   e.properties.content_length = data.size();
-  e.properties.metadata = o.metadata;
+  e.properties.metadata = metadata;
   e.data = std::string(data);
   e.validated = sent;           // its age: from when it was sent
   e.ordered = o_.clock->Now();  // applied by its acknowledgement
   cache_->Put(scope_, e, BlobCache::Source::kOwnWrite);
-  return put;
 }
 
 Status CachingBlobStore::Delete(std::string_view name, const WriteOptions& o) {
@@ -216,12 +221,17 @@ Status CachingBlobStore::Delete(std::string_view name, const WriteOptions& o) {
 }
 
 BatchResult CachingBlobStore::CommitBatch(const std::vector<BatchOp>& ops) {
+  const TimePoint sent = o_.clock->Now();
   BatchResult done = BlobStoreWrapper::CommitBatch(ops);
-  for (const BatchOp& op : ops)
-    if (op.kind != BatchOp::Kind::kCheck && Cacheable(op.blob)) {
-      Fence(op.blob);
+  for (size_t k = 0; k < ops.size(); ++k) {
+    const BatchOp& op = ops[k];
+    if (op.kind == BatchOp::Kind::kCheck || !Cacheable(op.blob)) continue;
+    Fence(op.blob);
+    if (done.status.ok() && op.kind == BatchOp::Kind::kPut && k < done.writes.size())
+      KeepOwnWrite(op.blob, op.data, op.metadata, done.writes[k], sent);
+    else
       cache_->Evict(scope_, op.blob, BlobCache::Source::kOwnWrite);
-    }
+  }
   return done;
 }
 

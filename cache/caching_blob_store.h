@@ -114,12 +114,17 @@ class CachingBlobStore final : public BlobStoreWrapper {
     t.list_data = false;
     return t;
   }
-  // Evicts every blob a batch names, whatever its outcome.
+  // Keeps what an applied batch put, as Put does; evicts every other blob
+  // it names (a delete, or any step of a batch not applied).
   BatchResult CommitBatch(const std::vector<BatchOp>& ops) override;
 
   BlobCache& cache() { return *cache_; }
 
  private:
+  // Caches what this store wrote and storage acknowledged (`written`),
+  // its age counted from `sent`.
+  void KeepOwnWrite(std::string_view name, std::string_view data, const Metadata& metadata,
+                    const WriteResult& written, TimePoint sent);
   Result<CachedGet> Revalidate(std::string_view name, const CachedReadOptions& o, CacheEntry entry);
   Result<CachedGet> Fetch(std::string_view name, const CachedReadOptions& o);
   CachedGet Answer(CacheEntry entry, bool stale);

@@ -16,7 +16,9 @@
 #include "model/index_entries.h"
 #include "model/index_naming.h"
 #include "storage/list_all.h"
+#include "testing/hooks.h"
 #include "testing/sync_point.h"
+#include "txn/definitions_check.h"
 #include "txn/entity_access.h"
 #include "txn/index_upkeep.h"
 #include "util/macros.h"
@@ -39,9 +41,7 @@ constexpr int kBuildPage = 100;  // entities a build's transaction covers
 Status ChangeSchema(const internal::StoreCore& core, const std::string& table,
                     const std::function<Status(TableSchema&)>& change,
                     std::string* etag = nullptr) {
-  BT_ASSIGN_OR_RETURN(std::string blob,
-                      internal::naming::EntityBlobName(internal::naming::SchemaTableName(table), "",
-                                                       internal::naming::kSchemaRowKey));
+  BT_ASSIGN_OR_RETURN(std::string blob, internal::naming::SchemaBlobName(table));
   for (int attempt = 1;; ++attempt) {
     BT_ASSIGN_OR_RETURN(SchemaCopy copy, internal::ReadSchema(core, table));
     TableSchema schema = *copy.schema;
@@ -65,6 +65,16 @@ Status ChangeSchema(const internal::StoreCore& core, const std::string& table,
 
 Status NoSuchIndex(std::string_view table, std::string_view name) {
   return Status::NotFound("table " + std::string(table) + " has no index " + std::string(name));
+}
+
+// Waits until no write can still commit following definitions read before
+// now: nothing where every commit checks them in its own batch (the local
+// store: txn/definitions_check.h), else the grace, past every commit point
+// that checked their age before its request (Azure, the lease coordinator).
+void WaitOutEarlierWriters(const internal::StoreCore& core) {
+  if (core.CommitsInBatches() && !internal::HooksOf(core.options).coordinator_commits_beside)
+    return;
+  core.clock->SleepFor(core.schemas->times().grace);
 }
 
 bool SameSpec(const IndexSpec& a, const IndexSpec& b) {
@@ -104,8 +114,8 @@ Status Store::CreateIndex(std::string_view table_name, const IndexSpec& spec,
     return Status::OK();
   });
   if (!published.ok()) return published.WithContext(ctx);
-  // Every write committed from now on read definitions that hold the index.
-  core_->clock->SleepFor(core_->schemas->times().grace);
+  // Every write committed from now on followed definitions that hold the index.
+  WaitOutEarlierWriters(*core_);
   Table walked(core_, table);
   QueryOptions page_of;
   page_of.top = kBuildPage;
@@ -202,8 +212,8 @@ Status Store::DropIndex(std::string_view table_name, std::string_view name,
   return Status::OK();
 }
 
-// The rest of a drop, once the index is marked dropping: the grace, its
-// entries, its definition. Only while it is still marked dropping: not an
+// The rest of a drop, once the index is marked dropping: the grace where
+// one is needed, its entries, its definition. Only while it is still marked dropping: not an
 // index created again under its name since another drop finished.
 Status Store::RemoveDropped(const std::string& table, const std::string& name) const {
   auto still_dropping = [&]() -> Result<bool> {
@@ -215,12 +225,22 @@ Status Store::RemoveDropped(const std::string& table, const std::string& name) c
   if (!dropping) return Status::OK();  // done by another
   // Writers that read the definitions before may still write entries.
   BT_SYNC_POINT("index.drop_waiting");
-  core_->clock->SleepFor(core_->schemas->times().grace);
+  WaitOutEarlierWriters(*core_);
   BT_ASSIGN_OR_RETURN(dropping, still_dropping());
   if (!dropping) return Status::OK();
-  DropTableReport ignored;
-  BT_RETURN_IF_ERROR(DropUnder(
-      internal::naming::TablePrefix(internal::naming::IndexTableName(table, name)), {}, ignored));
+  // Until a pass meets no entry changed under it: a transaction committed
+  // before the drop may still be finishing its entries (its intents
+  // rewritten plain), and an entry left would outlive the definition.
+  const std::string entries =
+      internal::naming::TablePrefix(internal::naming::IndexTableName(table, name));
+  for (int pass = 1;; ++pass) {
+    DropTableReport report;
+    BT_RETURN_IF_ERROR(DropUnder(entries, {}, report));
+    if (report.changed == 0) break;
+    if (pass >= 16)
+      return Status::Busy("index entries kept changing while they were deleted (" +
+                          std::to_string(report.changed) + " in the last pass)");
+  }
   return ChangeSchema(*core_, table, [&](TableSchema& schema) {
     std::erase_if(schema.indexes, [&](const IndexDefinition& d) {
       return d.state == IndexState::kDropping &&
@@ -240,8 +260,9 @@ Result<IndexCheckReport> Store::CheckIndex(std::string_view table_name,
   const IndexDefinition* d = copy.schema->Find(name);
   if (d == nullptr) return NoSuchIndex(table, name);
   if (d->state == IndexState::kBuilding)
-    return Status::Busy(ctx + ": it is still being built (it holds entries only for the "
-                              "entities walked so far): check it once CreateIndex has finished");
+    return Status::Busy(ctx +
+                        ": it is still being built (it holds entries only for the "
+                        "entities walked so far): check it once CreateIndex has finished");
   const IndexSpec& spec = d->spec;
   const std::string hidden = internal::naming::IndexTableName(table, name);
   IndexCheckReport report;

@@ -15,6 +15,7 @@
 #include "util/macros.h"
 #include "util/parallel.h"
 #include "util/thread_spare.h"
+#include "txn/definitions_check.h"
 #include "txn/entity_access.h"
 #include "txn/index_upkeep.h"
 #include "kv/store_core.h"
@@ -185,11 +186,9 @@ Result<Entity> Table::Write(const Entity& entity, std::string_view if_match,
   auto schema = core_->schemas->Current(*core_, name_);
   if (!schema.ok()) return schema.status().WithContext(ctx);
   if (schema->schema->Maintained()) return WriteIndexed(entity, if_match, mode);
-  SteadyTime deadline = schema->deadline;
-  bool indexed = false;  // an index appeared while the write waited
+  internal::UnindexedWrite unindexed(*core_, name_, *schema);  // until an index appears
   Entity stored;
   auto make = [&](const internal::VisibleVersion* current) -> Result<std::string> {
-    BT_RETURN_IF_ERROR(internal::StillUnindexed(*core_, name_, &deadline, &indexed));
     stored = entity;
     if (current != nullptr) {  // merged into the version it replaces
       BT_ASSIGN_OR_RETURN(stored, internal::DecodeVisible(*current, *name, pk, rk, nullptr));
@@ -201,8 +200,8 @@ Result<Entity> Table::Write(const Entity& entity, std::string_view if_match,
     stored.set_timestamp(std::chrono::time_point_cast<Ticks>(core_->clock->Now()));
     return internal::EncodeEntity(stored);
   };
-  auto etag = internal::WriteEntity(*core_, *name, mode, if_match, make);
-  if (indexed) return WriteIndexed(entity, if_match, mode);
+  auto etag = internal::WriteEntity(*core_, *name, mode, if_match, make, &unindexed);
+  if (unindexed.indexed()) return WriteIndexed(entity, if_match, mode);
   if (!etag.ok()) return etag.status().WithContext(ctx);
   stored.set_etag(*etag);
   return stored;
@@ -217,12 +216,9 @@ Status Table::Delete(std::string_view pk, std::string_view rk, std::string_view 
   auto schema = core_->schemas->Current(*core_, name_);
   if (!schema.ok()) return schema.status().WithContext(ctx);
   if (schema->schema->Maintained()) return DeleteIndexed(pk, rk, if_match);
-  SteadyTime deadline = schema->deadline;
-  bool indexed = false;
-  Status deleted = internal::DeleteEntity(*core_, *name, if_match, [&] {
-    return internal::StillUnindexed(*core_, name_, &deadline, &indexed);
-  });
-  if (indexed) return DeleteIndexed(pk, rk, if_match);
+  internal::UnindexedWrite unindexed(*core_, name_, *schema);
+  Status deleted = internal::DeleteEntity(*core_, *name, if_match, &unindexed);
+  if (unindexed.indexed()) return DeleteIndexed(pk, rk, if_match);
   return deleted.WithContext(ctx);
 }
 

@@ -56,6 +56,10 @@ std::string IndexTableName(std::string_view table, std::string_view index) {
 
 std::string SchemaTableName(std::string_view table) { return AsciiLower(table) + kHiddenTableMark; }
 
+Result<std::string> SchemaBlobName(std::string_view table) {
+  return EntityBlobName(SchemaTableName(table), "", kSchemaRowKey);
+}
+
 bool IsHiddenTable(std::string_view table) {
   return table.find(kHiddenTableMark) != std::string_view::npos;
 }

@@ -40,6 +40,9 @@ Status ValidateIndexName(std::string_view index);
 // "<table>~<index>" and "<table>~", lowercase.
 std::string IndexTableName(std::string_view table, std::string_view index);
 std::string SchemaTableName(std::string_view table);
+// The blob of `table`'s definitions (entity ("", kSchemaRowKey) of
+// SchemaTableName(table)); InvalidArgument for a name no blob can have.
+Result<std::string> SchemaBlobName(std::string_view table);
 // Whether `table` names a hidden table (it holds the mark).
 bool IsHiddenTable(std::string_view table);
 

@@ -79,7 +79,10 @@ class LoggingBlobStore final : public BlobStoreWrapper {
     return Log("LEASE-BREAK", n, [&] { return BlobStoreWrapper::BreakLease(n, p, c); });
   }
   BatchResult CommitBatch(const std::vector<BatchOp>& ops) override {
-    const std::string what = std::to_string(ops.size()) + " steps";
+    // Named by its first step (a plain write's entity, a transaction's
+    // first blob) and how many it has.
+    const std::string what = (ops.empty() ? std::string() : ops[0].blob + " ") + "(" +
+                             std::to_string(ops.size()) + " steps)";
     return Log("BATCH", what, [&] { return BlobStoreWrapper::CommitBatch(ops); });
   }
 

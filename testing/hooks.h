@@ -17,6 +17,12 @@ struct TestingHooks {
   // (docs/transactions.md#the-protocol), for tests of that protocol. Both
   // may run on one store.
   bool atomic_commits = true;
+  // Stores with atomic_commits off share this storage with this one (the
+  // stress tool's mixed commits): their commit points check the index
+  // definitions' age, not in a batch, so an index this store creates or
+  // drops waits the grace as on Azure (txn/definitions_check.h). A store
+  // that commits through the coordinator itself always waits it.
+  bool coordinator_commits_beside = false;
   // The partition lock stripe this store's transactions try first
   // (txn/lock_stripes.h); negative: drawn at random when the store opens.
   int first_lock_stripe = -1;

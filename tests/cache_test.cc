@@ -53,6 +53,16 @@ class Unplugged final : public BlobStoreWrapper {
     if (down) return Status::FromStorage(Code::kUnavailable, 0, "NotSent", "connection refused");
     return BlobStoreWrapper::Put(n, data, o);
   }
+  // A transaction's batch, or a plain write with the check of its table's
+  // index definitions.
+  BatchResult CommitBatch(const std::vector<BatchOp>& ops) override {
+    ++attempts;
+    if (down)
+      return BatchResult{
+          Status::FromStorage(Code::kUnavailable, 0, "NotSent", "connection refused"), ops.size(),
+          {}};
+    return BlobStoreWrapper::CommitBatch(ops);
+  }
   Result<ListPage> List(const ListOptions& o) override {
     ++attempts;
     if (down) return Status::Unavailable("connection refused");
@@ -467,9 +477,10 @@ TEST_F(CacheTest, AQueryWhileStorageIsUnreachableServesTheCachedRangeStale) {
 // An index query is a query: with storage out of reach it answers stale
 // from the entries the cache holds, reading each entry rather than trusting
 // a cached listing's copies (docs/indexes.md#querying). An index never
-// listed whole is Unavailable; so is one whose entries this process has
-// written since: a transaction's writes leave the cache, and the range with
-// them (never an answer missing a row).
+// listed whole is Unavailable; so is one an entry of which this process
+// has deleted since (an entry moved to a new value): the listed name is no
+// longer held, and the range no longer answers (never an answer missing a
+// row).
 TEST_F(CacheTest, AnIndexQueryWhileStorageIsUnreachableAnswersFromCachedEntriesStale) {
   ASSERT_TRUE(
       store_->CreateIndex("orders", {.name = "byN", .properties = {"n"}, .covered = {"pad"}}).ok());
@@ -496,7 +507,7 @@ TEST_F(CacheTest, AnIndexQueryWhileStorageIsUnreachableAnswersFromCachedEntriesS
   EXPECT_EQ(part.status().code(), Code::kUnavailable) << part.status().ToString();
   unplugged_->down = false;
   clock_.Advance(std::chrono::seconds(10));  // past unreachable_interval
-  ASSERT_TRUE(table().Upsert(Row("b", 2, 1)).ok());
+  ASSERT_TRUE(table().Upsert(Row("b", 5, 1)).ok());  // its entry (2, b) moves to (5, b)
   unplugged_->down = true;
   auto after_write = table().QueryIndex("byN", from1);
   EXPECT_EQ(after_write.status().code(), Code::kUnavailable) << after_write.status().ToString();

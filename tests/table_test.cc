@@ -21,7 +21,8 @@ using testing::FakeClock;
 using testing::TempDir;
 
 using testing::TableTest;
-INSTANTIATE_TEST_SUITE_P(Local, TableTest, ::testing::Values(testing::LocalBackend()),
+INSTANTIATE_TEST_SUITE_P(Local, TableTest,
+                         ::testing::Values(testing::LocalBackend(), testing::LocalAtomicBackend()),
                          testing::PrintBackend);
 
 Entity Make(const std::string& pk, const std::string& rk, int32_t n = 0) {

@@ -23,6 +23,7 @@
 #include "model/entity_codec.h"
 #include "model/index_schema.h"
 #include "model/inline_body.h"
+#include "txn/definitions_check.h"
 #include "txn/index_upkeep.h"
 #include "txn/intent_resolver.h"
 #include "txn/recovery.h"
@@ -101,17 +102,11 @@ class AtomicCommit {
   // at the version read now, if that still says what writers maintain
   // (a build's progress rewrites them page after page).
   Status PlanSchemaRead(const SchemaRead& s, bool reread) {
-    BatchOp op;
-    op.kind = BatchOp::Kind::kCheck;
-    op.blob = s.read.blob;
-    op.conditions.if_none_match = std::string(kAnyETag);
+    BatchOp op = DefinitionsCheck(s.read.blob, "");
     if (reread || s.read.read_found) {
       BT_ASSIGN_OR_RETURN(std::optional<GetResult> cur, ReadSettled(s.read));
       const bool exists = cur.has_value();
-      if (exists) {
-        op.conditions.if_none_match.reset();
-        op.conditions.if_match = cur->properties.etag;
-      }
+      if (exists) op = DefinitionsCheck(s.read.blob, cur->properties.etag);
       if (!Expectation(s.read, exists, exists ? cur->properties.etag : "",
                        exists ? SameAsOf(cur->properties) : "")
                .ok()) {
@@ -273,9 +268,7 @@ class AtomicCommit {
 
 }  // namespace
 
-bool CommitsAtomically(const TxnBuffer& buffer) {
-  return buffer.core->atomic_commits && buffer.core->blobs->traits().atomic_batch;
-}
+bool CommitsAtomically(const TxnBuffer& buffer) { return buffer.core->CommitsInBatches(); }
 
 Result<std::vector<CommittedWrite>> CommitAtomically(TxnBuffer& buffer) {
   AtomicCommit c(buffer);

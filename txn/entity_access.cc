@@ -7,6 +7,7 @@
 #include "model/entity_codec.h"
 #include "model/key_rules.h"
 #include "model/inline_body.h"
+#include "txn/definitions_check.h"
 #include "txn/intent_resolver.h"
 #include "txn/recovery.h"
 #include "txn/txn_record.h"
@@ -162,7 +163,8 @@ Try AfterFailedMatch(const TxnContext& core, const std::string& blob, std::strin
 }
 
 Try TryWrite(const TxnContext& core, const std::string& blob, WriteMode mode,
-             std::string_view if_match, std::string* match, const MakeBody& make) {
+             std::string_view if_match, std::string* match, const MakeBody& make,
+             UnindexedWrite* unindexed) {
   const bool merge = mode == WriteMode::kMerge || mode == WriteMode::kUpsertMerge;
   const bool insert_only = mode == WriteMode::kInsert;
   const bool create_if_missing =
@@ -193,14 +195,20 @@ Try TryWrite(const TxnContext& core, const std::string& blob, WriteMode mode,
   } else if (!any_version) {
     cond.if_match = *match;
   }
+  if (unindexed != nullptr) {
+    Status still = unindexed->Before();
+    if (!still.ok()) return Failed(still);
+  }
   auto body = make(current ? &*current : nullptr);
   if (!body.ok()) return Failed(body.status());
   PutOptions put_options;
   put_options.conditions = cond;
   AddInlineBody(put_options.metadata, *body, core.inline_body_max);
-  auto put = core.blobs->Put(blob, *body, put_options);
+  auto put = unindexed != nullptr ? unindexed->Put(blob, *body, put_options)
+                                  : core.blobs->Put(blob, *body, put_options);
   if (put.ok()) return Done(put->etag);
   const Status& s = put.status();
+  if (unindexed != nullptr && unindexed->indexed()) return Failed(s);
   // Leased: a transaction at work (wait for it, or finish it if its
   // coordinator died), or another client.
   if (s.IsBusy()) return Held(s);
@@ -220,7 +228,10 @@ Try TryWrite(const TxnContext& core, const std::string& blob, WriteMode mode,
 }
 
 Try TryDelete(const TxnContext& core, const std::string& blob, std::string_view if_match,
-              std::string* match, const std::function<Status()>& before) {
+              std::string* match, UnindexedWrite* unindexed) {
+  auto remove = [&](const WriteOptions& o) {
+    return unindexed != nullptr ? unindexed->Delete(blob, o) : core.blobs->Delete(blob, o);
+  };
   const bool any_version = if_match == kAnyETag;
   WriteOptions o;
   if (any_version) {
@@ -228,7 +239,7 @@ Try TryDelete(const TxnContext& core, const std::string& blob, std::string_view 
     if (head.status().IsCorruption()) {
       // Its stored record is damaged: there is no version to compare, and
       // removing it is the repair (docs/backends.md#what-damages-a-local-store).
-      Status removed = core.blobs->Delete(blob, {});
+      Status removed = remove({});
       return removed.ok() ? Done() : Failed(removed);
     }
     std::string etag;
@@ -237,12 +248,13 @@ Try TryDelete(const TxnContext& core, const std::string& blob, std::string_view 
   } else {
     o.conditions.if_match = *match;
   }
-  if (before) {
-    Status ready = before();
-    if (!ready.ok()) return Failed(ready);
+  if (unindexed != nullptr) {
+    Status still = unindexed->Before();
+    if (!still.ok()) return Failed(still);
   }
-  Status s = core.blobs->Delete(blob, o);
+  Status s = remove(o);
   if (s.ok()) return Done();
+  if (unindexed != nullptr && unindexed->indexed()) return Failed(s);
   if (s.IsBusy()) return Held(s);
   if (s.IsNotFound()) return Failed(Status::NotFound("not found"));
   // Any version, and an attempt whose answer was lost: gone now is gone,
@@ -365,17 +377,20 @@ Status VisitVisibleEntity(const TxnContext& core, const std::string& blob, std::
 }
 
 Result<std::string> WriteEntity(const TxnContext& core, const std::string& blob, WriteMode mode,
-                                std::string_view if_match, const MakeBody& make) {
+                                std::string_view if_match, const MakeBody& make,
+                                UnindexedWrite* unindexed) {
   std::string match(if_match);  // the handle, moved on to a rewrite of the same version
-  Try t = Settle(core, blob, [&] { return TryWrite(core, blob, mode, if_match, &match, make); });
+  Try t = Settle(core, blob,
+                 [&] { return TryWrite(core, blob, mode, if_match, &match, make, unindexed); });
   if (t.kind != Try::kDone) return t.status;
   return t.etag;
 }
 
 Status DeleteEntity(const TxnContext& core, const std::string& blob, std::string_view if_match,
-                    const std::function<Status()>& before) {
+                    UnindexedWrite* unindexed) {
   std::string match(if_match);
-  return Settle(core, blob, [&] { return TryDelete(core, blob, if_match, &match, before); }).status;
+  return Settle(core, blob, [&] { return TryDelete(core, blob, if_match, &match, unindexed); })
+      .status;
 }
 
 }  // namespace blobtable::internal

@@ -27,6 +27,8 @@
 
 namespace blobtable::internal {
 
+class UnindexedWrite;  // txn/definitions_check.h
+
 // The version of an entity a reader gets.
 struct VisibleVersion {
   std::string body;  // the encoded entity
@@ -90,17 +92,20 @@ using MakeBody = std::function<Result<std::string>(const VisibleVersion* current
 // kReplace and kMerge only). Waits while a transaction or another client
 // holds the entity (settling a transaction whose coordinator is gone), up
 // to busy_timeout; retries a race (up to max_merge_attempts). Returns the
-// ETag of the version written.
+// ETag of the version written. With `unindexed` (a write to a table with no
+// maintained index: txn/definitions_check.h), every request that may write
+// goes through it, and its refusal (the table has an index now) ends the
+// write with that error, nothing written.
 Result<std::string> WriteEntity(const TxnContext& core, const std::string& blob, WriteMode mode,
-                                std::string_view if_match, const MakeBody& make);
+                                std::string_view if_match, const MakeBody& make,
+                                UnindexedWrite* unindexed = nullptr);
 
 // Deletes entity blob `blob` at the version `if_match` names ("*": any).
-// Waits and retries as WriteEntity does. A blob whose stored record is
-// damaged is deleted when asked for any version (that is its repair).
-// `before`, if set, runs before each request that may delete it: an error
-// it returns ends the delete with that error (nothing deleted).
+// Waits and retries as WriteEntity does, `unindexed` as there. A blob whose
+// stored record is damaged is deleted when asked for any version (that is
+// its repair).
 Status DeleteEntity(const TxnContext& core, const std::string& blob, std::string_view if_match,
-                    const std::function<Status()>& before = nullptr);
+                    UnindexedWrite* unindexed = nullptr);
 
 }  // namespace blobtable::internal
 

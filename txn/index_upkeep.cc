@@ -209,8 +209,7 @@ class UpkeepPlan {
 }  // namespace
 
 Result<SchemaCopy> ReadSchema(const TxnContext& core, std::string_view table) {
-  const std::string hidden = naming::SchemaTableName(table);
-  BT_ASSIGN_OR_RETURN(std::string blob, naming::EntityBlobName(hidden, "", naming::kSchemaRowKey));
+  BT_ASSIGN_OR_RETURN(std::string blob, naming::SchemaBlobName(table));
   SchemaCopy copy;
   copy.read_at = core.clock->Steady();
   auto stored = ReadVisibleEntity(core, blob, "", naming::kSchemaRowKey, ReadPolicy::Validate());
@@ -440,7 +439,7 @@ Result<std::vector<SchemaRead>> SchemaReads(const TxnBuffer& b) {
     Intent i;
     i.table = naming::SchemaTableName(table);
     i.rk = naming::kSchemaRowKey;
-    BT_ASSIGN_OR_RETURN(i.blob, naming::EntityBlobName(i.table, i.pk, i.rk));
+    BT_ASSIGN_OR_RETURN(i.blob, naming::SchemaBlobName(table));
     if (b.intents.count(i.blob) != 0) continue;  // written here: its own write is checked
     i.kind = Intent::Kind::kCheck;
     i.read = true;

@@ -62,6 +62,12 @@ struct TxnContext {
     if (blobs->traits().in_process) return 1;
     return static_cast<size_t>(std::max(32, parallel_reads));
   }
+  // Whether this store commits as atomic batches: the backend applies them
+  // (the local store) and TestingHooks::atomic_commits is on. Then every
+  // commit checks the index definitions it followed in its own batch
+  // (txn/definitions_check.h); otherwise through the lease coordinator, as
+  // on Azure, and plain writes are single requests.
+  bool CommitsInBatches() const { return atomic_commits && blobs->traits().atomic_batch; }
   // Backoff between tries at something busy.
   void Wait(std::chrono::milliseconds d) const { clock->SleepFor(d); }
   // The `*round`-th wait of a retry loop (2, 4, 8, ... ms, at most 200 ms);

@@ -74,6 +74,11 @@ StoreOptions Config::Options(Clock* clock) const {
   o.busy_timeout = std::chrono::seconds(20 + lease_seconds);
   o.txn_lease_seconds = lease_seconds;
   o = internal::WithAtomicCommits(o, commit == "atomic" || (commit == "mixed" && worker % 2 == 0));
+  if (commit == "mixed") {  // the coordinator's commit points beside every batch
+    internal::TestingHooks hooks = internal::HooksOf(o);
+    hooks.coordinator_commits_beside = true;
+    o.testing = std::make_shared<const internal::TestingHooks>(hooks);
+  }
   o.azure.retry.initial_delay = std::chrono::milliseconds(20);
   o.azure.retry.max_total = std::chrono::seconds(20);
   // Short enough for the proxy's stalls to outlast it without slowing a

@@ -60,7 +60,8 @@ struct CreateIndexOptions {
 
 struct DropIndexOptions {
   // Return only once the entries are gone (the drop's grace, 10 s on the
-  // store's clock, then their deletion). Off: return once the index is
+  // store's clock on Azure, none on the embedded store, then their
+  // deletion). Off: return once the index is
   // marked dropping, and delete its entries on the store's background
   // threads (docs/indexes.md#dropping).
   bool wait = false;

@@ -171,7 +171,9 @@ class BLOBTABLE_EXPORT Store {
   // Creates index `spec` on `table` and builds it online: publishes it as
   // building (from then on every writer of the store maintains it), waits
   // until no write that read the definitions before can still commit
-  // (docs/indexes.md#building-online: 10 s on the store's clock), then
+  // (docs/indexes.md#building-online: 10 s on the store's clock on Azure;
+  // no wait on the embedded store, whose commits check the definitions in
+  // their own LMDB transaction), then
   // walks the table writing the entries of what it holds, and marks it
   // ready. Writers go on meanwhile. A build that stopped (a crash, an
   // error) resumes where it stopped when CreateIndex is called again with
@@ -182,7 +184,7 @@ class BLOBTABLE_EXPORT Store {
                      const CreateIndexOptions& options = {}) const;
   // Stops maintaining index `name` of `table` and deletes its entries. It
   // is marked dropping at once (queries that read the definitions from then
-  // on refuse it, writers stop maintaining it), then, after the grace a build waits too, its
+  // on refuse it, writers stop maintaining it), then, after the wait a build waits too, its
   // entries are deleted and its definition removed: in the background on the store's threads
   // (destroying the Store waits for them), or before DropIndex returns
   // with options.wait or on a store that finishes commits inline

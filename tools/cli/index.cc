@@ -209,10 +209,11 @@ std::unique_ptr<Command> IndexCommand() {
       .help = "index create TABLE NAME A[,B[,C]] [--unique] [--cover X,Y] | index drop TABLE NAME "
               "| index list TABLE | index check TABLE NAME: secondary indexes kept in the same "
               "commit as their entities (docs/indexes.md). create builds it online and returns "
-              "when it is ready; create and drop each wait 10 s first (writers in other processes "
-              "may hold the index definitions that long), so they take at least that long on any "
-              "store. check prints each problem, then the counts, and exits 8 if the "
-              "index is out of step. Query one with `query TABLE --index NAME --eq A=V`.",
+              "when it is ready. On Azure create and drop each wait 10 s first (writers in other "
+              "processes may hold the index definitions that long); on the embedded store they "
+              "do not wait (every commit checks the definitions in its own LMDB transaction). "
+              "check prints each problem, then the counts, and exits 8 if the index is out of "
+              "step. Query one with `query TABLE --index NAME --eq A=V`.",
       .example = "blobtable index create users byEmail email --unique\n  "
                  "blobtable query users --index byEmail --eq email=a@x.org",
       .writes_if = [](const IndexCommandOptions& o) { return o.action == "create"; },
