@@ -53,31 +53,12 @@ Status DeleteListed(BlobStore& blobs, const BlobItem& item, bool force) {
   return s;
 }
 
-}  // namespace
-
-Result<DropTableReport> Store::DropTable(std::string_view name,
-                                         const DropTableOptions& options) const {
-  BT_RETURN_IF_ERROR(internal::naming::ValidateTableName(name));
-  const std::string table(name);
-  const std::string ctx = "dropping table " + table;
-  const std::string prefix = internal::naming::TablePrefix(table);
-  if (!options.force)
-    BT_RETURN_IF_ERROR(RefuseWhatIsHeld(*core_->blobs, table, prefix).WithContext(ctx));
-  DropTableReport report;
-  // The table's blobs, then its indexes' and their definitions' (hidden
-  // tables "<table>~...": docs/indexes.md#stored-form).
-  const std::string hidden =
-      internal::naming::AllTablesPrefix() + internal::naming::SchemaTableName(table);
-  for (const std::string& under : {prefix, hidden}) {
-    BT_RETURN_IF_ERROR(DropUnder(under, options, report).WithContext(ctx));
-  }
-  core_->schemas->Forget(table);
-  return report;
-}
-
-Status Store::DropUnder(const std::string& prefix, const DropTableOptions& options,
-                        DropTableReport& report) const {
-  BlobStore& blobs = *core_->blobs;
+// One walk over the blobs under `prefix`, each deleted at its listed ETag
+// (a page at once where the backend applies batches); one changed under the
+// walk is counted in report.changed and left.
+Status DropWalk(const internal::StoreCore& core, const std::string& prefix,
+                const DropTableOptions& options, DropTableReport& report) {
+  BlobStore& blobs = *core.blobs;
   ListOptions list;
   list.prefix = prefix;
   list.max_results = 1000;
@@ -97,7 +78,7 @@ Status Store::DropUnder(const std::string& prefix, const DropTableOptions& optio
       batched = blobs.CommitBatch(ops).status.ok();  // else one by one: which one failed
     }
     if (!batched)
-      internal::ParallelFor(items.size(), core_->CommitWidth(), [&](size_t i) {
+      internal::ParallelFor(items.size(), core.CommitWidth(), [&](size_t i) {
         done[i] = DeleteListed(blobs, items[i], options.force);
       });
     for (size_t i = 0; i < items.size(); ++i) {
@@ -114,6 +95,46 @@ Status Store::DropUnder(const std::string& prefix, const DropTableOptions& optio
     auto next = NextListPage(list, *page, &pages);
     if (!next.ok()) return next.status();
     if (!*next) return Status::OK();
+  }
+}
+
+}  // namespace
+
+Result<DropTableReport> Store::DropTable(std::string_view name,
+                                         const DropTableOptions& options) const {
+  BT_RETURN_IF_ERROR(internal::naming::ValidateTableName(name));
+  const std::string table(name);
+  const std::string ctx = "dropping table " + table;
+  const std::string prefix = internal::naming::TablePrefix(table);
+  if (!options.force)
+    BT_RETURN_IF_ERROR(RefuseWhatIsHeld(*core_->blobs, table, prefix).WithContext(ctx));
+  DropTableReport report;
+  // The table's blobs, then its indexes' and their definitions' (hidden
+  // tables "<table>~...": docs/indexes.md#stored-form), these until none
+  // is left: an entry a writer changed under the walk would outlive the
+  // definitions, and an index created again under its name would take it
+  // for its own. Once the definitions are gone no writer writes an entry
+  // (on the embedded store; on Azure once their copies are read again).
+  const std::string hidden =
+      internal::naming::AllTablesPrefix() + internal::naming::SchemaTableName(table);
+  BT_RETURN_IF_ERROR(DropUnder(prefix, options, report).WithContext(ctx));
+  BT_RETURN_IF_ERROR(DropUnder(hidden, options, report, /*settle=*/true).WithContext(ctx));
+  core_->schemas->Forget(table);
+  return report;
+}
+
+Status Store::DropUnder(const std::string& prefix, const DropTableOptions& options,
+                        DropTableReport& report, bool settle) const {
+  constexpr int kMaxWalks = 16;
+  for (int walk = 1;; ++walk) {
+    const int64_t changed_before = report.changed;
+    BT_RETURN_IF_ERROR(DropWalk(*core_, prefix, options, report));
+    if (!settle || report.changed == changed_before) return Status::OK();
+    if (walk >= kMaxWalks)
+      return Status::Busy("blobs under '" + prefix + "' kept changing while they were deleted (" +
+                          std::to_string(report.changed - changed_before) + " in the last of " +
+                          std::to_string(walk) + " walks)");
+    report.changed = changed_before;  // deleted by the next walk, or counted there
   }
 }
 

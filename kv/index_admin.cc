@@ -228,19 +228,13 @@ Status Store::RemoveDropped(const std::string& table, const std::string& name) c
   WaitOutEarlierWriters(*core_);
   BT_ASSIGN_OR_RETURN(dropping, still_dropping());
   if (!dropping) return Status::OK();
-  // Until a pass meets no entry changed under it: a transaction committed
+  // Until a walk meets no entry changed under it: a transaction committed
   // before the drop may still be finishing its entries (its intents
   // rewritten plain), and an entry left would outlive the definition.
-  const std::string entries =
-      internal::naming::TablePrefix(internal::naming::IndexTableName(table, name));
-  for (int pass = 1;; ++pass) {
-    DropTableReport report;
-    BT_RETURN_IF_ERROR(DropUnder(entries, {}, report));
-    if (report.changed == 0) break;
-    if (pass >= 16)
-      return Status::Busy("index entries kept changing while they were deleted (" +
-                          std::to_string(report.changed) + " in the last pass)");
-  }
+  DropTableReport report;
+  BT_RETURN_IF_ERROR(DropUnder(
+      internal::naming::TablePrefix(internal::naming::IndexTableName(table, name)), {}, report,
+      /*settle=*/true));
   return ChangeSchema(*core_, table, [&](TableSchema& schema) {
     std::erase_if(schema.indexes, [&](const IndexDefinition& d) {
       return d.state == IndexState::kDropping &&

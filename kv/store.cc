@@ -45,7 +45,21 @@ Result<std::unique_ptr<Store>> Store::Open(std::string_view location, const Stor
   auto blobs = internal::OpenBlobStore(location, internal::BackendOptionsOf(options));
   if (!blobs.ok()) return blobs.status();
   std::shared_ptr<BlobStore> backend = std::move(*blobs);
-  if (options.wrap_blob_store) backend = options.wrap_blob_store(std::move(backend));
+  if (options.wrap_blob_store) {
+    const bool batches = backend->traits().atomic_batch;
+    backend = options.wrap_blob_store(std::move(backend));
+    if (backend == nullptr)
+      return Status::InvalidArgument("StoreOptions::wrap_blob_store returned no store");
+    // Every store of a local directory commits in batches, each checking
+    // the index definitions it followed: an index is created or dropped
+    // there without the grace (docs/indexes.md#building-online), which a
+    // store committing through the lease coordinator beside them needs.
+    if (batches && !backend->traits().atomic_batch)
+      return Status::InvalidArgument(
+          "StoreOptions::wrap_blob_store returned a store that hides the local store's atomic "
+          "batches (traits().atomic_batch): derive the wrapper from BlobStoreWrapper, or forward "
+          "traits() and CommitBatch");
+  }
   if (std::shared_ptr<internal::BlobCache> cache = OpenCache(location, options)) {
     internal::CachingOptions c;
     c.clock = options.clock;

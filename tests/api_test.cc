@@ -57,6 +57,34 @@ TEST(ApiRetry, AnUnknownOutcomeIsNeverRetried) {
   EXPECT_EQ(unknown->refused, 1);
 }
 
+// Every store of a local directory commits in batches that check the
+// index definitions they followed, so indexes are created and dropped there
+// without the grace: a wrapper that hides the batches (here, one presenting
+// the store as remote) would make its store commit through the lease
+// coordinator beside them, and miss such an index. Open refuses it.
+class HidesBatches final : public BlobStoreWrapper {
+ public:
+  using BlobStoreWrapper::BlobStoreWrapper;
+  BlobStoreTraits traits() const override { return {}; }
+};
+
+TEST(StoreOpen, AWrapperThatHidesTheLocalStoresBatchesIsRefused) {
+  TempDir dir;
+  StoreOptions o;
+  o.wrap_blob_store = [](std::shared_ptr<BlobStore> b) {
+    return std::make_shared<HidesBatches>(std::move(b));
+  };
+  auto store = Store::Open(dir.path(), o);
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(store.status().message().find("BlobStoreWrapper"), std::string::npos)
+      << store.status().ToString();
+  o.wrap_blob_store = [](std::shared_ptr<BlobStore> b) {  // forwards them
+    return std::make_shared<BlobStoreWrapper>(std::move(b));
+  };
+  EXPECT_TRUE(Store::Open(dir.path(), o).ok());
+}
+
 TEST(ApiRetry, TheBackoffStaysWithinThePolicyAndItsTimeBound) {
   FakeClock clock;
   std::vector<std::chrono::milliseconds> waits;

@@ -5,15 +5,21 @@
 // writes of every kind (insert, replace, merge, upsert, upsert-merge,
 // delete) set, change or drop the email and the team; transactions swap two
 // people's emails (a unique value given up and taken in one commit) or move
-// one's email to another (made if absent) and delete the first; queries read each index by
-// equality. The checker:
+// one's email to another (made if absent) and delete the first; queries
+// read each index by equality. Beside them, sixteen notes in a table whose
+// only index (on their tag) is dropped and created again, as the team index
+// is, by one op in 2,000 while the others write: a note's plain write
+// may follow definitions without an index (on the embedded store neither
+// the drop nor the create waits a grace: every commit checks the
+// definitions it followed). The checker:
 //   - every acknowledged index query answered only entities holding the
 //     value asked for, and a unique query at most one;
-//   - at the end (after Recover), Store::CheckIndex finds both indexes clean
-//     (I1: every entity has exactly its entries, none dangles; I2: no value
-//     of the unique index held twice), and, independently of it, a scan of
-//     the table finds no email held twice, and each person's email and team
-//     query finds that person (an entry missing).
+//   - at the end (after Recover, and a rebuild cut short finished),
+//     Store::CheckIndex finds the three indexes clean (I1: every entity has
+//     exactly its entries, none dangles; I2: no value of the unique index
+//     held twice), and, independently of it, a scan of the people finds no
+//     email held twice, and each person's email and team query finds that
+//     person (an entry missing).
 #include <map>
 #include <thread>
 
@@ -31,6 +37,8 @@ constexpr int kTeams = 4;
 const char* const kTable = "people";
 const char* const kByEmail = "byEmail";
 const char* const kByTeam = "byTeam";
+const char* const kNotes = "notes";
+const char* const kByTag = "byTag";
 
 std::string Pk(int p) { return "p" + std::to_string(p / 4); }
 std::string Rk(int p) { return "r" + std::to_string(p % 4); }
@@ -50,6 +58,29 @@ nlohmann::json Answered(const std::vector<Entity>& entities) {
   return out;
 }
 
+// The indexes a rebuild drops and creates again: (table, spec).
+const std::vector<std::pair<std::string, IndexSpec>>& Rebuilt() {
+  static const auto* rebuilt = new std::vector<std::pair<std::string, IndexSpec>>{
+      {kTable, {.name = kByTeam, .properties = {"team"}, .covered = {"email"}}},
+      {kNotes, {.name = kByTag, .properties = {"tag"}}}};
+  return *rebuilt;
+}
+
+// Index `spec` of `table` as a rebuild leaves it, once no rebuild runs: one
+// cut short (a process killed) is finished, a drop by dropping again, a
+// build by creating it again.
+Status FinishRebuild(Store& store, const std::string& table, const IndexSpec& spec) {
+  Status created = store.CreateIndex(table, spec);
+  if (!created.IsConflict()) return created;  // made, resumed, or an error
+  auto indexes = store.ListIndexes(table);
+  if (!indexes.ok()) return indexes.status();
+  for (const IndexInfo& i : *indexes)
+    if (i.spec.name == spec.name && i.state == IndexState::kReady) return Status::OK();
+  Status dropped = store.DropIndex(table, spec.name, {.wait = true});
+  if (!dropped.ok() && !dropped.IsNotFound()) return dropped;
+  return store.CreateIndex(table, spec);
+}
+
 class IndexWorkload final : public Workload {
  public:
   std::string name() const override { return "index"; }
@@ -57,25 +88,31 @@ class IndexWorkload final : public Workload {
   // Both indexes declared on the empty table, concurrently (each waits the
   // definitions' grace: ten seconds on the store's clock).
   Status Setup(Store& store) override {
-    Status by_team;
-    std::thread other([&] {
-      by_team = store.CreateIndex(kTable,
-                                  {.name = kByTeam, .properties = {"team"}, .covered = {"email"}});
-    });
+    std::vector<Status> rebuilt(Rebuilt().size());
+    std::vector<std::thread> others;
+    for (size_t k = 0; k < rebuilt.size(); ++k)
+      others.emplace_back(
+          [&, k] { rebuilt[k] = store.CreateIndex(Rebuilt()[k].first, Rebuilt()[k].second); });
     Status by_email =
         store.CreateIndex(kTable, {.name = kByEmail, .properties = {"email"}, .unique = true});
-    other.join();
-    return by_email.ok() ? by_team : by_email;
+    for (std::thread& t : others) t.join();
+    for (const Status& s : rebuilt)
+      if (!s.ok()) return s;
+    return by_email;
   }
 
   void RunOne(WorkerContext& ctx) override {
     const uint64_t dice = ctx.rng() % 100;
-    if (dice < 45)
+    if (dice < 35)
       PlainWrite(ctx);
+    else if (dice < 50)
+      NoteWrite(ctx);
     else if (dice < 60)
       Transaction(ctx);
-    else
+    else if (dice < 99 || ctx.rng() % 20 != 0)
       Query(ctx);
+    else
+      Rebuild(ctx);  // one op in 2,000
   }
 
   std::string Check(const std::vector<Op>& history, Store& store) override;
@@ -141,6 +178,45 @@ class IndexWorkload final : public Workload {
     }
     if (s.ok()) s = eb.ok() ? txn->Replace(*table, nb, eb->etag()) : txn->Insert(*table, nb);
     done(s.ok() ? txn->Commit().status() : s);
+  }
+
+  // A plain write of a random kind to a random note, with a random tag or
+  // none. Logged as [kind, tag].
+  void NoteWrite(WorkerContext& ctx) {
+    const int n = static_cast<int>(ctx.rng() % kPeople);
+    const char* const kinds[] = {"insert", "replace", "merge", "upsert", "upsert-merge", "delete"};
+    const std::string kind = kinds[ctx.rng() % 6];
+    Entity e(Pk(n), Rk(n));
+    nlohmann::json tag;
+    if (ctx.rng() % 10 < 8) tag = static_cast<int32_t>(ctx.rng() % kTeams);
+    if (tag.is_number()) e.Set("tag", tag.get<int32_t>());
+    const std::vector<MicroOp> mops = {{"n", Person(n), {kind, tag}}};
+    const int64_t index = ctx.history.Invoke("note", mops);
+    auto table = ctx.store.OpenTable(kNotes);
+    Status s;
+    if (kind == "insert") s = table->Insert(e).status();
+    if (kind == "replace") s = table->Replace(e, kAnyETag).status();
+    if (kind == "merge") s = table->Merge(e, kAnyETag).status();
+    if (kind == "upsert") s = table->Upsert(e).status();
+    if (kind == "upsert-merge") s = table->UpsertMerge(e).status();
+    if (kind == "delete") s = table->Delete(Pk(n), Rk(n), kAnyETag);
+    ctx.history.Complete(index, "note", OutcomeOf(s), mops, s.ok() ? "" : s.ToString());
+  }
+
+  // Drops one of the rebuilt indexes (its entries gone before it returns)
+  // and creates it again, under the other workers' writes. Logged as
+  // "rebuild"; the checker judges only the index the end holds.
+  void Rebuild(WorkerContext& ctx) {
+    const auto& [table, spec] = Rebuilt()[ctx.rng() % Rebuilt().size()];
+    const std::vector<MicroOp> mops = {{"r", table + "." + spec.name, nullptr}};
+    const int64_t index = ctx.history.Invoke("rebuild", mops);
+    Status s = ctx.store.DropIndex(table, spec.name, {.wait = true});
+    // Up to 1.5 s without it: long enough for every writer's copy of the
+    // definitions to say so (read again after a second), so that writes
+    // that followed them meet the create.
+    if (ctx.clock != nullptr) ctx.clock->SleepFor(std::chrono::milliseconds(ctx.rng() % 1500));
+    if (s.ok() || s.IsNotFound()) s = ctx.store.CreateIndex(table, spec);
+    ctx.history.Complete(index, "rebuild", OutcomeOf(s), mops, s.ok() ? "" : s.ToString());
   }
 
   // One index by equality: an email ("qe", value asked: the email) or a
@@ -213,21 +289,27 @@ std::string IndexWorkload::Check(const std::vector<Op>& history, Store& store) {
       if (got[m.kind == "qe" ? 1 : 2] != asked)
         return "an index query answered an entity not holding the value asked: " + op.Describe();
   }
-  for (const char* index : {kByEmail, kByTeam}) {
-    auto report = store.CheckIndex(kTable, index);
-    if (!report.ok()) return std::string("checking ") + index + ": " + report.status().ToString();
+  for (const auto& [table, spec] : Rebuilt())
+    if (Status finished = FinishRebuild(store, table, spec); !finished.ok())
+      return "finishing a rebuild of " + table + "." + spec.name + ": " + finished.ToString();
+  const std::vector<std::pair<std::string, std::string>> checked = {
+      {kTable, kByEmail}, {kTable, kByTeam}, {kNotes, kByTag}};
+  for (const auto& [table, index] : checked) {
+    auto report = store.CheckIndex(table, index);
+    if (!report.ok()) return "checking " + index + ": " + report.status().ToString();
     if (!report->clean())
-      return std::string("index ") + index + " out of step: " + std::to_string(report->missing) +
-             " missing, " + std::to_string(report->dangling) + " dangling, " +
-             std::to_string(report->duplicates) +
+      return "index " + index + " out of step: " + std::to_string(report->missing) + " missing, " +
+             std::to_string(report->dangling) + " dangling, " + std::to_string(report->duplicates) +
              " duplicates; first: " + (report->problems.empty() ? "" : report->problems[0]);
   }
   return CheckByQueries(store);
 }
 
 std::string IndexWorkload::Summary(const std::vector<Op>& history) const {
-  uint64_t writes = 0, refused = 0, txns = 0, queries = 0;
+  uint64_t writes = 0, refused = 0, txns = 0, queries = 0, rebuilds = 0, notes = 0;
   for (const Op& op : history) {
+    if (op.f == "note" && op.type == OpType::kOk) ++notes;
+    if (op.f == "rebuild" && op.type == OpType::kOk) ++rebuilds;
     if (op.f == "write" && op.type == OpType::kOk) ++writes;
     if (op.error.find("is already held by") != std::string::npos) ++refused;
     if (op.f == "txn" && op.type == OpType::kOk) ++txns;
@@ -235,7 +317,8 @@ std::string IndexWorkload::Summary(const std::vector<Op>& history) const {
   }
   return std::to_string(writes) + " writes ok, " + std::to_string(refused) +
          " refused as duplicate emails, " + std::to_string(txns) + " transactions ok, " +
-         std::to_string(queries) + " index queries ok";
+         std::to_string(queries) + " index queries ok, " + std::to_string(notes) +
+         " note writes ok, " + std::to_string(rebuilds) + " index rebuilds ok";
 }
 
 }  // namespace

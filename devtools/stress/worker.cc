@@ -120,6 +120,7 @@ int RunWorker(const Config& c) {
   ctx.txn.lease_seconds = c.lease_seconds;
   ctx.txn.lock_timeout = std::chrono::seconds(5);
   ctx.key_era_ns = static_cast<uint64_t>(c.KeySeconds() * 1e9);
+  ctx.clock = scaled ? scaled.get() : Clock::Real();
   uint64_t ops = 0;
   int64_t next_stat = 0;
   const int64_t gap_ns = c.rate > 0 ? static_cast<int64_t>(1e9 / c.rate) : 0;

@@ -22,6 +22,8 @@ struct WorkerContext {
   TransactionOptions txn;
   // list-append: how long a set of keys is written before the next one.
   uint64_t key_era_ns = 5'000'000'000;
+  // The store's clock (scaled with --clock-speed), for a workload's pauses.
+  Clock* clock = nullptr;
 };
 
 class Workload {

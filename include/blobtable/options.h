@@ -62,7 +62,13 @@ struct StoreOptions {
   int max_merge_attempts = 16;
   // If set, Store::Open passes the backend it opened through this and uses
   // what it returns: the hook for request logging, counting and fault
-  // injection (see BlobStoreWrapper).
+  // injection (see BlobStoreWrapper). Over a local store, what it returns
+  // must keep its atomic batches (traits().atomic_batch and CommitBatch, as
+  // BlobStoreWrapper forwards them), or Open fails InvalidArgument: every
+  // store of a directory commits in batches that check the index
+  // definitions they followed (docs/indexes.md#building-online). For the
+  // same reason, a store made with Store::FromBlobStore over a local
+  // directory's store must not hide them either.
   std::function<std::shared_ptr<BlobStore>(std::shared_ptr<BlobStore>)> wrap_blob_store;
 
   // A single-entity read or write that meets an entity held by a transaction

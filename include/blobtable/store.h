@@ -131,7 +131,12 @@ class BLOBTABLE_EXPORT Store {
   static Result<std::unique_ptr<Store>> Open(std::string_view location,
                                              const StoreOptions& options = {});
 
-  // A store over any BlobStore (a test wrapper, a custom backend).
+  // A store over any BlobStore (a test wrapper, a custom backend). One that
+  // shares a local directory with other stores must keep the local store's
+  // atomic batches (StoreOptions::wrap_blob_store says why): a store
+  // without them commits through the lease coordinator, and an index
+  // another store creates or drops there without the grace may miss its
+  // writes.
   static std::unique_ptr<Store> FromBlobStore(std::shared_ptr<BlobStore> blobs,
                                               const StoreOptions& options = {});
 
@@ -209,6 +214,8 @@ class BLOBTABLE_EXPORT Store {
   // store commits batches atomically (the embedded store), concurrent
   // Deletes elsewhere. Not atomic as a whole: writers during a drop may
   // leave entities (DropTableReport::changed counts what changed under it);
+  // its indexes' entries and definitions are walked again until none is
+  // left (Busy if they keep changing: run it again);
   // a drop that failed part way is resumed by running it again. A table
   // with nothing left is not listed by ListTables. InvalidArgument for a
   // bad name.
@@ -272,9 +279,11 @@ class BLOBTABLE_EXPORT Store {
       : core_(std::move(core)) {}
   // The part of DropIndex after marking the index dropping (index_admin.cc).
   BLOBTABLE_HIDDEN Status RemoveDropped(const std::string& table, const std::string& name) const;
-  // DropTable's walk over the blobs under `prefix`.
+  // DropTable's walk over the blobs under `prefix`; with `settle`, walked
+  // again until a walk meets no blob changed under it (report.changed then
+  // counts the last walk's).
   BLOBTABLE_HIDDEN Status DropUnder(const std::string& prefix, const DropTableOptions& options,
-                                    DropTableReport& report) const;
+                                    DropTableReport& report, bool settle = false) const;
   std::shared_ptr<internal::StoreCore> core_;
 };
 

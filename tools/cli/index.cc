@@ -32,7 +32,10 @@ struct IndexCommandOptions {
 void Define(CLI::App& index, IndexCommandOptions& o) {
   index.require_subcommand(1, 1);
   auto* create = index.add_subcommand(
-      "create", "declares the index and builds it from what the table holds (online)");
+      "create",
+      "declares the index and builds it from what the table holds (online); on Azure it waits "
+      "10 s first (writers elsewhere may hold the definitions that long), not on the embedded "
+      "store");
   create->add_option("TABLE", o.table)->required();
   create->add_option("NAME", o.name)->required();
   create->add_option("PROPERTIES", o.properties, "A[,B[,C]]: the indexed properties, in order")
@@ -45,7 +48,9 @@ void Define(CLI::App& index, IndexCommandOptions& o) {
                    "selecting only these is answered from the index)")
       ->delimiter(',');
   create->callback([&o] { o.action = "create"; });
-  auto* drop = index.add_subcommand("drop", "removes the index and its entries");
+  auto* drop = index.add_subcommand(
+      "drop",
+      "removes the index and its entries; on Azure it waits 10 s first, not on the embedded store");
   drop->add_option("TABLE", o.table)->required();
   drop->add_option("NAME", o.name)->required();
   drop->callback([&o] { o.action = "drop"; });
