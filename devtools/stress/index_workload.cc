@@ -58,6 +58,20 @@ nlohmann::json Answered(const std::vector<Entity>& entities) {
   return out;
 }
 
+const char* const kWriteKinds[] = {"insert", "replace",      "merge",
+                                   "upsert", "upsert-merge", "delete"};
+
+// `e` written to `table` as a plain write of `kind` (one of kWriteKinds),
+// any version it replaces ("*").
+Status WriteOfKind(const Table& table, const std::string& kind, const Entity& e) {
+  if (kind == "insert") return table.Insert(e).status();
+  if (kind == "replace") return table.Replace(e, kAnyETag).status();
+  if (kind == "merge") return table.Merge(e, kAnyETag).status();
+  if (kind == "upsert") return table.Upsert(e).status();
+  if (kind == "upsert-merge") return table.UpsertMerge(e).status();
+  return table.Delete(e.partition_key(), e.row_key(), kAnyETag);
+}
+
 // The indexes a rebuild drops and creates again: (table, spec).
 const std::vector<std::pair<std::string, IndexSpec>>& Rebuilt() {
   static const auto* rebuilt = new std::vector<std::pair<std::string, IndexSpec>>{
@@ -123,8 +137,7 @@ class IndexWorkload final : public Workload {
   // (or none) and team (or none). Logged as [kind, email, team].
   void PlainWrite(WorkerContext& ctx) {
     const int p = static_cast<int>(ctx.rng() % kPeople);
-    const char* const kinds[] = {"insert", "replace", "merge", "upsert", "upsert-merge", "delete"};
-    const std::string kind = kinds[ctx.rng() % 6];
+    const std::string kind = kWriteKinds[ctx.rng() % 6];
     Entity e(Pk(p), Rk(p));
     nlohmann::json email, team;
     if (ctx.rng() % 10 < 8) email = Email(static_cast<int>(ctx.rng() % kEmails));
@@ -134,14 +147,7 @@ class IndexWorkload final : public Workload {
     e.Set("by", "w" + std::to_string(ctx.worker));
     const std::vector<MicroOp> mops = {{"w", Person(p), {kind, email, team}}};
     const int64_t index = ctx.history.Invoke("write", mops);
-    auto table = ctx.store.OpenTable(kTable);
-    Status s;
-    if (kind == "insert") s = table->Insert(e).status();
-    if (kind == "replace") s = table->Replace(e, kAnyETag).status();
-    if (kind == "merge") s = table->Merge(e, kAnyETag).status();
-    if (kind == "upsert") s = table->Upsert(e).status();
-    if (kind == "upsert-merge") s = table->UpsertMerge(e).status();
-    if (kind == "delete") s = table->Delete(Pk(p), Rk(p), kAnyETag);
+    const Status s = WriteOfKind(*ctx.store.OpenTable(kTable), kind, e);
     ctx.history.Complete(index, "write", OutcomeOf(s), mops, s.ok() ? "" : s.ToString());
   }
 
@@ -184,22 +190,14 @@ class IndexWorkload final : public Workload {
   // none. Logged as [kind, tag].
   void NoteWrite(WorkerContext& ctx) {
     const int n = static_cast<int>(ctx.rng() % kPeople);
-    const char* const kinds[] = {"insert", "replace", "merge", "upsert", "upsert-merge", "delete"};
-    const std::string kind = kinds[ctx.rng() % 6];
+    const std::string kind = kWriteKinds[ctx.rng() % 6];
     Entity e(Pk(n), Rk(n));
     nlohmann::json tag;
     if (ctx.rng() % 10 < 8) tag = static_cast<int32_t>(ctx.rng() % kTeams);
     if (tag.is_number()) e.Set("tag", tag.get<int32_t>());
     const std::vector<MicroOp> mops = {{"n", Person(n), {kind, tag}}};
     const int64_t index = ctx.history.Invoke("note", mops);
-    auto table = ctx.store.OpenTable(kNotes);
-    Status s;
-    if (kind == "insert") s = table->Insert(e).status();
-    if (kind == "replace") s = table->Replace(e, kAnyETag).status();
-    if (kind == "merge") s = table->Merge(e, kAnyETag).status();
-    if (kind == "upsert") s = table->Upsert(e).status();
-    if (kind == "upsert-merge") s = table->UpsertMerge(e).status();
-    if (kind == "delete") s = table->Delete(Pk(n), Rk(n), kAnyETag);
+    const Status s = WriteOfKind(*ctx.store.OpenTable(kNotes), kind, e);
     ctx.history.Complete(index, "note", OutcomeOf(s), mops, s.ok() ? "" : s.ToString());
   }
 
