@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "blobtable/store.h"
+#include "kv/index_definitions.h"
 #include "kv/store_core.h"
 #include "model/blob_naming.h"
 #include "model/index_naming.h"
@@ -98,6 +99,25 @@ Status DropWalk(const internal::StoreCore& core, const std::string& prefix,
   }
 }
 
+// Marks every index of `table` dropping (one change of its definitions,
+// none if it has no index); their names.
+Result<std::vector<std::string>> MarkIndexesDropping(const internal::StoreCore& core,
+                                                     const std::string& table) {
+  BT_ASSIGN_OR_RETURN(internal::SchemaCopy copy, internal::ReadSchema(core, table));
+  std::vector<std::string> names;
+  for (const internal::IndexDefinition& d : copy.schema->indexes) names.push_back(d.spec.name);
+  if (names.empty()) return names;
+  BT_RETURN_IF_ERROR(internal::ChangeSchema(core, table, [&](internal::TableSchema& schema) {
+    names.clear();
+    for (internal::IndexDefinition& d : schema.indexes) {
+      d.state = IndexState::kDropping;
+      names.push_back(d.spec.name);
+    }
+    return Status::OK();
+  }));
+  return names;
+}
+
 }  // namespace
 
 Result<DropTableReport> Store::DropTable(std::string_view name,
@@ -108,16 +128,25 @@ Result<DropTableReport> Store::DropTable(std::string_view name,
   const std::string prefix = internal::naming::TablePrefix(table);
   if (!options.force)
     BT_RETURN_IF_ERROR(RefuseWhatIsHeld(*core_->blobs, table, prefix).WithContext(ctx));
+  // Its indexes first: marked dropping, so that writers stop maintaining
+  // them (after the wait a drop waits: none on the embedded store) and no
+  // index is created again under their names while their entries are
+  // deleted; a drop cut short leaves them dropping (DropTable or DropIndex
+  // again finishes it). Then the table's blobs, each index's entries until
+  // none changed under the walk, and last the definitions with whatever
+  // else is left under "<table>~" (docs/indexes.md#stored-form).
+  auto indexes = MarkIndexesDropping(*core_, table);
+  if (!indexes.ok()) return indexes.status().WithContext(ctx);
+  if (!indexes->empty()) internal::WaitOutEarlierWriters(*core_);
   DropTableReport report;
-  // The table's blobs, then its indexes' and their definitions' (hidden
-  // tables "<table>~...": docs/indexes.md#stored-form), these until none
-  // is left: an entry a writer changed under the walk would outlive the
-  // definitions, and an index created again under its name would take it
-  // for its own. Once the definitions are gone no writer writes an entry
-  // (on the embedded store; on Azure once their copies are read again).
+  BT_RETURN_IF_ERROR(DropUnder(prefix, options, report).WithContext(ctx));
+  for (const std::string& index : *indexes) {
+    const std::string entries =
+        internal::naming::TablePrefix(internal::naming::IndexTableName(table, index));
+    BT_RETURN_IF_ERROR(DropUnder(entries, options, report, /*settle=*/true).WithContext(ctx));
+  }
   const std::string hidden =
       internal::naming::AllTablesPrefix() + internal::naming::SchemaTableName(table);
-  BT_RETURN_IF_ERROR(DropUnder(prefix, options, report).WithContext(ctx));
   BT_RETURN_IF_ERROR(DropUnder(hidden, options, report, /*settle=*/true).WithContext(ctx));
   core_->schemas->Forget(table);
   return report;

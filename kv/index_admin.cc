@@ -11,6 +11,7 @@
 #include <map>
 
 #include "blobtable/store.h"
+#include "kv/index_definitions.h"
 #include "kv/store_core.h"
 #include "model/entity_codec.h"
 #include "model/index_entries.h"
@@ -32,49 +33,8 @@ using internal::TableSchema;
 
 constexpr int kBuildPage = 100;  // entities a build's transaction covers
 
-// Changes the stored definitions of `table` with `change` (which may fail
-// to stop), at the version read: read again and retried on a race, and on
-// a write whose answer was lost (Unavailable, OutcomeUnknown): every
-// `change` is idempotent, so applying it again to what is stored, whether
-// the lost write took effect or not, is right. The new copy's ETag into
-// *etag if not null.
-Status ChangeSchema(const internal::StoreCore& core, const std::string& table,
-                    const std::function<Status(TableSchema&)>& change,
-                    std::string* etag = nullptr) {
-  BT_ASSIGN_OR_RETURN(std::string blob, internal::naming::SchemaBlobName(table));
-  for (int attempt = 1;; ++attempt) {
-    BT_ASSIGN_OR_RETURN(SchemaCopy copy, internal::ReadSchema(core, table));
-    TableSchema schema = *copy.schema;
-    BT_RETURN_IF_ERROR(change(schema));
-    Entity stored = internal::SchemaEntity(schema);
-    stored.set_timestamp(std::chrono::time_point_cast<Ticks>(core.clock->Now()));
-    auto written = internal::WriteEntity(
-        core, blob,
-        copy.etag.empty() ? internal::WriteMode::kInsert : internal::WriteMode::kReplace, copy.etag,
-        [&](const internal::VisibleVersion*) { return internal::EncodeEntity(stored); });
-    core.schemas->Forget(table);
-    if (written.ok()) {
-      if (etag != nullptr) *etag = *written;
-      return Status::OK();
-    }
-    const Status& why = written.status();
-    if (!(why.IsConflict() || why.IsUnavailable() || why.IsOutcomeUnknown()) || attempt >= 16)
-      return written.status().WithContext("table " + table + ": changing its index definitions");
-  }
-}
-
 Status NoSuchIndex(std::string_view table, std::string_view name) {
   return Status::NotFound("table " + std::string(table) + " has no index " + std::string(name));
-}
-
-// Waits until no write can still commit following definitions read before
-// now: nothing where every commit checks them in its own batch (the local
-// store: txn/definitions_check.h), else the grace, past every commit point
-// that checked their age before its request (Azure, the lease coordinator).
-void WaitOutEarlierWriters(const internal::StoreCore& core) {
-  if (core.CommitsInBatches() && !internal::HooksOf(core.options).coordinator_commits_beside)
-    return;
-  core.clock->SleepFor(core.schemas->times().grace);
 }
 
 bool SameSpec(const IndexSpec& a, const IndexSpec& b) {
@@ -98,7 +58,7 @@ Status Store::CreateIndex(std::string_view table_name, const IndexSpec& spec,
   const std::string ctx = "table " + table + ", creating index " + spec.name;
   // Published as building (or found building: resumed).
   std::string resume_from;
-  Status published = ChangeSchema(*core_, table, [&](TableSchema& schema) {
+  Status published = internal::ChangeSchema(*core_, table, [&](TableSchema& schema) {
     if (const IndexDefinition* d = schema.Find(spec.name)) {
       if (d->state == IndexState::kBuilding && SameSpec(d->spec, spec)) {
         resume_from = d->built_through;
@@ -115,7 +75,7 @@ Status Store::CreateIndex(std::string_view table_name, const IndexSpec& spec,
   });
   if (!published.ok()) return published.WithContext(ctx);
   // Every write committed from now on followed definitions that hold the index.
-  WaitOutEarlierWriters(*core_);
+  internal::WaitOutEarlierWriters(*core_);
   Table walked(core_, table);
   QueryOptions page_of;
   page_of.top = kBuildPage;
@@ -148,7 +108,7 @@ Status Store::CreateIndex(std::string_view table_name, const IndexSpec& spec,
     for (const Entity& e : page->entities)
       if (internal::IndexedValues(d->spec, e)) ++progress.entries;
     const std::string next = page->continuation;
-    BT_RETURN_IF_ERROR(ChangeSchema(*core_, table, [&](TableSchema& schema) {
+    BT_RETURN_IF_ERROR(internal::ChangeSchema(*core_, table, [&](TableSchema& schema) {
                          IndexDefinition* mine = schema.Find(spec.name);
                          if (mine != nullptr && mine->state == IndexState::kReady && next.empty())
                            return Status::OK();  // this change, applied by a lost write
@@ -172,7 +132,7 @@ Status Store::DropIndex(std::string_view table_name, std::string_view name,
   const std::string table(table_name);
   const std::string index(name);
   const std::string ctx = "table " + table + ", dropping index " + index;
-  BT_RETURN_IF_ERROR(ChangeSchema(*core_, table, [&](TableSchema& schema) {
+  BT_RETURN_IF_ERROR(internal::ChangeSchema(*core_, table, [&](TableSchema& schema) {
                        IndexDefinition* d = schema.Find(name);
                        if (d == nullptr) return NoSuchIndex(table, name);
                        d->state = IndexState::kDropping;
@@ -225,7 +185,7 @@ Status Store::RemoveDropped(const std::string& table, const std::string& name) c
   if (!dropping) return Status::OK();  // done by another
   // Writers that read the definitions before may still write entries.
   BT_SYNC_POINT("index.drop_waiting");
-  WaitOutEarlierWriters(*core_);
+  internal::WaitOutEarlierWriters(*core_);
   BT_ASSIGN_OR_RETURN(dropping, still_dropping());
   if (!dropping) return Status::OK();
   // Until a walk meets no entry changed under it: a transaction committed
@@ -235,7 +195,7 @@ Status Store::RemoveDropped(const std::string& table, const std::string& name) c
   BT_RETURN_IF_ERROR(DropUnder(
       internal::naming::TablePrefix(internal::naming::IndexTableName(table, name)), {}, report,
       /*settle=*/true));
-  return ChangeSchema(*core_, table, [&](TableSchema& schema) {
+  return internal::ChangeSchema(*core_, table, [&](TableSchema& schema) {
     std::erase_if(schema.indexes, [&](const IndexDefinition& d) {
       return d.state == IndexState::kDropping &&
              internal::naming::IndexTableName(table, d.spec.name) ==

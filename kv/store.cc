@@ -87,6 +87,7 @@ std::unique_ptr<Store> Store::FromBlobStore(std::shared_ptr<BlobStore> blobs,
   core->max_merge_attempts = options.max_merge_attempts;
   const internal::TestingHooks hooks = internal::HooksOf(options);
   core->atomic_commits = hooks.atomic_commits;
+  core->atomic_batch = core->blobs->traits().atomic_batch;
   const bool in_process = core->blobs->traits().in_process;
   core->inline_body_max = in_process ? 0 : options.inline_body_max_bytes;
   core->parallel_reads = in_process ? 1 : std::max(1, options.max_parallel_reads);

@@ -38,15 +38,22 @@ class UnknownWrites final : public BlobStoreWrapper {
   int refused = 0;
 };
 
+// A local store in `dir` whose backend goes through a new W, kept in
+// *wrapper.
+template <typename W>
+Result<std::unique_ptr<Store>> OpenWrapped(const TempDir& dir, std::shared_ptr<W>* wrapper) {
+  StoreOptions o;
+  o.wrap_blob_store = [wrapper](std::shared_ptr<BlobStore> b) -> std::shared_ptr<BlobStore> {
+    *wrapper = std::make_shared<W>(std::move(b));
+    return *wrapper;
+  };
+  return Store::Open(dir.path(), o);
+}
+
 TEST(ApiRetry, AnUnknownOutcomeIsNeverRetried) {
   TempDir dir;
   std::shared_ptr<UnknownWrites> unknown;
-  StoreOptions o;
-  o.wrap_blob_store = [&](std::shared_ptr<BlobStore> b) {
-    unknown = std::make_shared<UnknownWrites>(std::move(b));
-    return unknown;
-  };
-  auto store = Store::Open(dir.path(), o);
+  auto store = OpenWrapped(dir, &unknown);
   ASSERT_TRUE(store.ok());
   auto t = (*store)->OpenTable("counters");
   int attempts = 0;
@@ -83,6 +90,49 @@ TEST(StoreOpen, AWrapperThatHidesTheLocalStoresBatchesIsRefused) {
     return std::make_shared<BlobStoreWrapper>(std::move(b));
   };
   EXPECT_TRUE(Store::Open(dir.path(), o).ok());
+}
+
+// A store reads its backend's traits once: a wrapper whose traits change
+// later (here, hiding the batches after Open looked) does not move its
+// writes to the lease coordinator (which would miss an index created
+// without the grace by the directory's other stores).
+class HidesBatchesLater final : public BlobStoreWrapper {
+ public:
+  using BlobStoreWrapper::BlobStoreWrapper;
+  BlobStoreTraits traits() const override {
+    BlobStoreTraits t = BlobStoreWrapper::traits();
+    if (++asked_ > 2) t.atomic_batch = false;
+    return t;
+  }
+  BatchResult CommitBatch(const std::vector<BatchOp>& ops) override {
+    ++batches;
+    return BlobStoreWrapper::CommitBatch(ops);
+  }
+  Result<LeaseResult> AcquireLease(std::string_view n, int d, std::string_view p,
+                                   const LeaseOptions& o) override {
+    ++leases;
+    return BlobStoreWrapper::AcquireLease(n, d, p, o);
+  }
+  std::atomic<int> batches{0}, leases{0};
+
+ private:
+  mutable std::atomic<int> asked_{0};
+};
+
+TEST(StoreOpen, TheTraitsAreReadOnceWhenTheStoreIsMade) {
+  TempDir dir;
+  std::shared_ptr<HidesBatchesLater> wrapper;
+  auto store = OpenWrapped(dir, &wrapper);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  auto t = (*store)->OpenTable("things");
+  ASSERT_TRUE(t.ok());
+  ASSERT_TRUE(t->Upsert(Entity("p", "r")).ok());
+  auto txn = (*store)->Begin();
+  ASSERT_TRUE(txn.ok());
+  ASSERT_TRUE(txn->Upsert(*t, Entity("p", "s")).ok());
+  ASSERT_TRUE(txn->Commit().ok());
+  EXPECT_EQ(wrapper->batches, 2);
+  EXPECT_EQ(wrapper->leases, 0);
 }
 
 TEST(ApiRetry, TheBackoffStaysWithinThePolicyAndItsTimeBound) {

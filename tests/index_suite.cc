@@ -815,6 +815,95 @@ TEST_P(IndexTest, AnEntryChangedUnderADropIsDeletedToo) {
   }
 }
 
+// A writer inserting an entity while DropTable walks the index's entries
+// (an entry of a new name, never listed) leaves no entry: the table's
+// indexes are marked dropping before anything is deleted, so writers stop
+// maintaining them. Before, the walk ended with nothing changed under it
+// and the new entry left, with the definitions gone.
+TEST_P(IndexTest, AnInsertWhileDropTableWalksTheEntriesLeavesNoEntry) {
+  ASSERT_TRUE(store_->CreateIndex("users", {.name = "byAge", .properties = {"age"}}).ok());
+  ASSERT_TRUE(users_.Upsert(User("p", "a", "a@x", 30)).ok());
+  bool inserted = false;
+  class InsertAfterListing : public BlobStoreWrapper {
+   public:
+    InsertAfterListing(std::shared_ptr<BlobStore> target, std::function<void()> insert)
+        : BlobStoreWrapper(std::move(target)), insert_(std::move(insert)) {}
+    Result<ListPage> List(const ListOptions& o) override {
+      auto page = BlobStoreWrapper::List(o);
+      if (o.prefix.starts_with("t/users~byage/") && insert_) std::exchange(insert_, nullptr)();
+      return page;
+    }
+
+   private:
+    std::function<void()> insert_;
+  };
+  StoreOptions o = options_;
+  o.wrap_blob_store = [&](std::shared_ptr<BlobStore> b) -> std::shared_ptr<BlobStore> {
+    return std::make_shared<InsertAfterListing>(
+        std::move(b), [&] { inserted = users_.Insert(User("q", "new", "n@x", 40)).ok(); });
+  };
+  auto dropper = OpenBackendStore(GetParam(), o);
+  ASSERT_TRUE(dropper.ok()) << dropper.status().ToString();
+  auto dropped = (*dropper)->DropTable("users");
+  ASSERT_TRUE(dropped.ok()) << dropped.status().ToString();
+  EXPECT_TRUE(inserted);
+  EXPECT_EQ(IndexBlobs("byage"), 0u);
+  EXPECT_TRUE(store_->ListIndexes("users")->empty());
+}
+
+// A DropTable cut short (here a delete of an entity fails) leaves the
+// table's indexes marked dropping, not ready and out of step with what is
+// left: queries refuse them, CreateIndex of their names is Conflict until a
+// drop finishes, and DropTable again does. Before, the index stayed ready
+// with the entries of deleted entities, or (cut short later) the
+// definitions were gone and an index created again held every entry left.
+TEST_P(IndexTest, ADropTableCutShortLeavesItsIndexesDropping) {
+  ASSERT_TRUE(store_->CreateIndex("users", {.name = "byAge", .properties = {"age"}}).ok());
+  for (int i = 0; i < 5; ++i)
+    ASSERT_TRUE(users_.Upsert(User("p", "r" + std::to_string(i), "e", 30 + i)).ok());
+  class FailsADelete : public BlobStoreWrapper {
+   public:
+    using BlobStoreWrapper::BlobStoreWrapper;
+    Status Delete(std::string_view name, const WriteOptions& o) override {
+      if (name.starts_with("t/users/e/") && armed_) {
+        armed_ = false;
+        return Status::IOError("disk gone");
+      }
+      return BlobStoreWrapper::Delete(name, o);
+    }
+    BatchResult CommitBatch(const std::vector<BatchOp>& ops) override {
+      if (!ops.empty() && ops[0].blob.starts_with("t/users/e/") && armed_)
+        return BatchResult{Status::IOError("disk gone"), ops.size(), {}};
+      return BlobStoreWrapper::CommitBatch(ops);
+    }
+
+   private:
+    bool armed_ = true;
+  };
+  StoreOptions o = options_;
+  o.wrap_blob_store = [](std::shared_ptr<BlobStore> b) -> std::shared_ptr<BlobStore> {
+    return std::make_shared<FailsADelete>(std::move(b));
+  };
+  auto dropper = OpenBackendStore(GetParam(), o);
+  ASSERT_TRUE(dropper.ok()) << dropper.status().ToString();
+  EXPECT_FALSE((*dropper)->DropTable("users").ok());
+  auto listed = store_->ListIndexes("users");
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].state, IndexState::kDropping);
+  auto fresh = OpenBackendStore(GetParam(), options_);  // no copy of the definitions yet
+  ASSERT_TRUE(fresh.ok()) << fresh.status().ToString();
+  Status queried = (*fresh)->OpenTable("users")->QueryIndex("byAge", {}).status();
+  EXPECT_NE(queried.message().find("being dropped"), std::string::npos) << queried.ToString();
+  EXPECT_TRUE(store_->CreateIndex("users", {.name = "byAge", .properties = {"age"}}).IsConflict());
+  ASSERT_TRUE(store_->DropTable("users").ok());
+  EXPECT_EQ(IndexBlobs("byage"), 0u);
+  EXPECT_TRUE(store_->ListIndexes("users")->empty());
+  ASSERT_TRUE(users_.Upsert(User("p", "again", "e", 7)).ok());
+  ASSERT_TRUE(store_->CreateIndex("users", {.name = "byAge", .properties = {"age"}}).ok());
+  ExpectClean("byAge");
+}
+
 // DropIndex again while this store's removal of the index is under way does
 // not start a second one: a second removal, still deleting when the first
 // is done, would delete the entries of the index created again under the

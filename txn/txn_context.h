@@ -40,6 +40,10 @@ struct TxnContext {
   std::chrono::milliseconds busy_timeout{70'000};
   int max_merge_attempts = 16;
   bool atomic_commits = true;
+  // The backend's traits().atomic_batch, as it said when the store was
+  // made: how this store commits must not change under it (a wrapper whose
+  // traits changed later would have it commit one way, then the other).
+  bool atomic_batch = false;
   // Bytes up to which an entity's blob carries an inline copy of its body
   // (0: none), and how many reads a query sends at once; both from the
   // options, adapted to the backend (BlobStoreTraits).
@@ -67,7 +71,7 @@ struct TxnContext {
   // commit checks the index definitions it followed in its own batch
   // (txn/definitions_check.h); otherwise through the lease coordinator, as
   // on Azure, and plain writes are single requests.
-  bool CommitsInBatches() const { return atomic_commits && blobs->traits().atomic_batch; }
+  bool CommitsInBatches() const { return atomic_commits && atomic_batch; }
   // Backoff between tries at something busy.
   void Wait(std::chrono::milliseconds d) const { clock->SleepFor(d); }
   // The `*round`-th wait of a retry loop (2, 4, 8, ... ms, at most 200 ms);

@@ -314,6 +314,7 @@ class BLOBTABLE_EXPORT BlobStore {
   virtual std::string Location() const = 0;
   virtual const std::string& container() const = 0;
   // Default: a remote store (every call a round trip).
+  // The same for the store's whole life: a Store reads them once.
   virtual BlobStoreTraits traits() const { return {}; }
 };
 

@@ -64,9 +64,11 @@ struct StoreOptions {
   // what it returns: the hook for request logging, counting and fault
   // injection (see BlobStoreWrapper). Over a local store, what it returns
   // must keep its atomic batches (traits().atomic_batch and CommitBatch, as
-  // BlobStoreWrapper forwards them), or Open fails InvalidArgument: every
-  // store of a directory commits in batches that check the index
-  // definitions they followed (docs/indexes.md#building-online). For the
+  // BlobStoreWrapper forwards them): every store of a directory commits in
+  // batches that check the index definitions they followed
+  // (docs/indexes.md#building-online). Open fails InvalidArgument if its
+  // traits hide them; if it does not forward CommitBatch, every write fails
+  // InvalidArgument. A store reads the traits once, when it is made. For the
   // same reason, a store made with Store::FromBlobStore over a local
   // directory's store must not hide them either.
   std::function<std::shared_ptr<BlobStore>(std::shared_ptr<BlobStore>)> wrap_blob_store;

@@ -214,8 +214,10 @@ class BLOBTABLE_EXPORT Store {
   // store commits batches atomically (the embedded store), concurrent
   // Deletes elsewhere. Not atomic as a whole: writers during a drop may
   // leave entities (DropTableReport::changed counts what changed under it);
-  // its indexes' entries and definitions are walked again until none is
-  // left (Busy if they keep changing: run it again);
+  // its indexes are marked dropping first (a drop cut short leaves them
+  // so: DropTable or DropIndex again finishes it), and their entries are
+  // walked until none changed under the walk (Busy if they keep changing:
+  // run it again), the definitions last;
   // a drop that failed part way is resumed by running it again. A table
   // with nothing left is not listed by ListTables. InvalidArgument for a
   // bad name.
