@@ -99,8 +99,8 @@ class IndexWorkload final : public Workload {
  public:
   std::string name() const override { return "index"; }
 
-  // Both indexes declared on the empty table, concurrently (each waits the
-  // definitions' grace: ten seconds on the store's clock).
+  // The indexes declared on the empty tables, concurrently (on Azure each
+  // waits the definitions' grace: ten seconds on the store's clock).
   Status Setup(Store& store) override {
     std::vector<Status> rebuilt(Rebuilt().size());
     std::vector<std::thread> others;
