@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Store::DropTable: every blob of a table deleted, after a look for what a
 // transaction holds.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -9,6 +10,7 @@
 #include "kv/store_core.h"
 #include "model/blob_naming.h"
 #include "model/index_naming.h"
+#include "txn/entity_access.h"
 #include "txn/index_upkeep.h"
 #include "storage/list_all.h"
 #include "txn/recovery.h"
@@ -99,23 +101,35 @@ Status DropWalk(const internal::StoreCore& core, const std::string& prefix,
   }
 }
 
-// Marks every index of `table` dropping (one change of its definitions,
-// none if it has no index); their names.
-Result<std::vector<std::string>> MarkIndexesDropping(const internal::StoreCore& core,
-                                                     const std::string& table) {
+// The definitions of a table being dropped, every index in them marked
+// dropping (one change of them; none if they name no index).
+struct MarkedDefinitions {
+  std::vector<std::string> indexes;  // their names
+  std::string etag;                  // their version now; "" if none is stored
+};
+Result<MarkedDefinitions> MarkIndexesDropping(const internal::StoreCore& core,
+                                              const std::string& table) {
   BT_ASSIGN_OR_RETURN(internal::SchemaCopy copy, internal::ReadSchema(core, table));
-  std::vector<std::string> names;
-  for (const internal::IndexDefinition& d : copy.schema->indexes) names.push_back(d.spec.name);
-  if (names.empty()) return names;
-  BT_RETURN_IF_ERROR(internal::ChangeSchema(core, table, [&](internal::TableSchema& schema) {
-    names.clear();
-    for (internal::IndexDefinition& d : schema.indexes) {
-      d.state = IndexState::kDropping;
-      names.push_back(d.spec.name);
-    }
-    return Status::OK();
-  }));
-  return names;
+  MarkedDefinitions marked;
+  marked.etag = copy.etag;
+  const bool all_dropping = std::all_of(
+      copy.schema->indexes.begin(), copy.schema->indexes.end(),
+      [](const internal::IndexDefinition& d) { return d.state == IndexState::kDropping; });
+  for (const internal::IndexDefinition& d : copy.schema->indexes)
+    marked.indexes.push_back(d.spec.name);
+  if (all_dropping) return marked;
+  BT_RETURN_IF_ERROR(internal::ChangeSchema(
+      core, table,
+      [&](internal::TableSchema& schema) {
+        marked.indexes.clear();
+        for (internal::IndexDefinition& d : schema.indexes) {
+          d.state = IndexState::kDropping;
+          marked.indexes.push_back(d.spec.name);
+        }
+        return Status::OK();
+      },
+      &marked.etag));
+  return marked;
 }
 
 }  // namespace
@@ -133,21 +147,29 @@ Result<DropTableReport> Store::DropTable(std::string_view name,
   // index is created again under their names while their entries are
   // deleted; a drop cut short leaves them dropping (DropTable or DropIndex
   // again finishes it). Then the table's blobs, each index's entries until
-  // none changed under the walk, and last the definitions with whatever
-  // else is left under "<table>~" (docs/indexes.md#stored-form).
-  auto indexes = MarkIndexesDropping(*core_, table);
-  if (!indexes.ok()) return indexes.status().WithContext(ctx);
-  if (!indexes->empty()) internal::WaitOutEarlierWriters(*core_);
+  // none changed under the walk, and last the definitions, at the version
+  // marked: changed since (an index created meanwhile), they are marked
+  // again and the new indexes' entries deleted too (docs/indexes.md#stored-form).
   DropTableReport report;
-  BT_RETURN_IF_ERROR(DropUnder(prefix, options, report).WithContext(ctx));
-  for (const std::string& index : *indexes) {
-    const std::string entries =
-        internal::naming::TablePrefix(internal::naming::IndexTableName(table, index));
-    BT_RETURN_IF_ERROR(DropUnder(entries, options, report, /*settle=*/true).WithContext(ctx));
+  BT_ASSIGN_OR_RETURN(std::string definitions, internal::naming::SchemaBlobName(table));
+  constexpr int kMaxRounds = 16;
+  for (int round = 1;; ++round) {
+    auto marked = MarkIndexesDropping(*core_, table);
+    if (!marked.ok()) return marked.status().WithContext(ctx);
+    if (!marked->indexes.empty()) internal::WaitOutEarlierWriters(*core_);
+    if (round == 1) BT_RETURN_IF_ERROR(DropUnder(prefix, options, report).WithContext(ctx));
+    for (const std::string& index : marked->indexes) {
+      const std::string entries =
+          internal::naming::TablePrefix(internal::naming::IndexTableName(table, index));
+      BT_RETURN_IF_ERROR(DropUnder(entries, options, report, /*settle=*/true).WithContext(ctx));
+    }
+    if (marked->etag.empty()) break;  // none stored: an index created from now on is new
+    Status removed = internal::DeleteEntity(*core_, definitions, marked->etag);
+    if (removed.ok()) ++report.locks;
+    if (removed.ok() || removed.IsNotFound()) break;
+    if (!removed.IsConflict() || round >= kMaxRounds)
+      return removed.WithContext(ctx + ": removing its index definitions");
   }
-  const std::string hidden =
-      internal::naming::AllTablesPrefix() + internal::naming::SchemaTableName(table);
-  BT_RETURN_IF_ERROR(DropUnder(hidden, options, report, /*settle=*/true).WithContext(ctx));
   core_->schemas->Forget(table);
   return report;
 }

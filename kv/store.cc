@@ -45,20 +45,11 @@ Result<std::unique_ptr<Store>> Store::Open(std::string_view location, const Stor
   auto blobs = internal::OpenBlobStore(location, internal::BackendOptionsOf(options));
   if (!blobs.ok()) return blobs.status();
   std::shared_ptr<BlobStore> backend = std::move(*blobs);
+  const bool batches = backend->traits().atomic_batch;
   if (options.wrap_blob_store) {
-    const bool batches = backend->traits().atomic_batch;
     backend = options.wrap_blob_store(std::move(backend));
     if (backend == nullptr)
       return Status::InvalidArgument("StoreOptions::wrap_blob_store returned no store");
-    // Every store of a local directory commits in batches, each checking
-    // the index definitions it followed: an index is created or dropped
-    // there without the grace (docs/indexes.md#building-online), which a
-    // store committing through the lease coordinator beside them needs.
-    if (batches && !backend->traits().atomic_batch)
-      return Status::InvalidArgument(
-          "StoreOptions::wrap_blob_store returned a store that hides the local store's atomic "
-          "batches (traits().atomic_batch): derive the wrapper from BlobStoreWrapper, or forward "
-          "traits() and CommitBatch");
   }
   if (std::shared_ptr<internal::BlobCache> cache = OpenCache(location, options)) {
     internal::CachingOptions c;
@@ -69,7 +60,18 @@ Result<std::unique_ptr<Store>> Store::Open(std::string_view location, const Stor
     backend = std::make_shared<internal::CachingBlobStore>(std::move(backend), std::move(cache),
                                                            std::move(c));
   }
-  return FromBlobStore(std::move(backend), options);
+  std::unique_ptr<Store> store = FromBlobStore(std::move(backend), options);
+  // Every store of a local directory commits in batches, each checking the
+  // index definitions it followed: an index is created or dropped there
+  // without the grace (docs/indexes.md#building-online), which a store
+  // committing through the lease coordinator beside them needs. Judged on
+  // the traits the store read, the ones it commits by.
+  if (batches && !store->core_->atomic_batch)
+    return Status::InvalidArgument(
+        "StoreOptions::wrap_blob_store returned a store that hides the local store's atomic "
+        "batches (traits().atomic_batch): derive the wrapper from BlobStoreWrapper, or forward "
+        "traits() and CommitBatch");
+  return store;
 }
 
 std::unique_ptr<Store> Store::FromBlobStore(std::shared_ptr<BlobStore> blobs,
@@ -87,8 +89,11 @@ std::unique_ptr<Store> Store::FromBlobStore(std::shared_ptr<BlobStore> blobs,
   core->max_merge_attempts = options.max_merge_attempts;
   const internal::TestingHooks hooks = internal::HooksOf(options);
   core->atomic_commits = hooks.atomic_commits;
-  core->atomic_batch = core->blobs->traits().atomic_batch;
-  const bool in_process = core->blobs->traits().in_process;
+
+  // Read once: how the store commits and reads must not change under it.
+  const BlobStoreTraits traits = core->blobs->traits();
+  core->atomic_batch = traits.atomic_batch;
+  const bool in_process = traits.in_process;
   core->inline_body_max = in_process ? 0 : options.inline_body_max_bytes;
   core->parallel_reads = in_process ? 1 : std::max(1, options.max_parallel_reads);
   if (options.finish_in_background) core->finisher = std::make_shared<internal::Finisher>();

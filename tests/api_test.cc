@@ -101,7 +101,7 @@ class HidesBatchesLater final : public BlobStoreWrapper {
   using BlobStoreWrapper::BlobStoreWrapper;
   BlobStoreTraits traits() const override {
     BlobStoreTraits t = BlobStoreWrapper::traits();
-    if (++asked_ > 2) t.atomic_batch = false;
+    if (++asked_ > 1) t.atomic_batch = false;  // only the first time
     return t;
   }
   BatchResult CommitBatch(const std::vector<BatchOp>& ops) override {

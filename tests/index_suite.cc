@@ -851,6 +851,56 @@ TEST_P(IndexTest, AnInsertWhileDropTableWalksTheEntriesLeavesNoEntry) {
   EXPECT_TRUE(store_->ListIndexes("users")->empty());
 }
 
+// DropTable racing CreateIndex of a new name and a writer: the index
+// created after DropTable marked the others dropping is marked in turn (the
+// definitions changed since they were marked), and its entries deleted,
+// before the definitions go; nothing is left that an index created again
+// under the name would hold. Before, a writer that inserted between the
+// last walk's listing and its delete of the definitions left an entry.
+TEST_P(IndexTest, AnIndexCreatedWhileDropTableRunsIsDroppedWholeToo) {
+  ASSERT_TRUE(store_->CreateIndex("users", {.name = "byAge", .properties = {"age"}}).ok());
+  ASSERT_TRUE(users_.Upsert(User("p", "a", "a@x", 30)).ok());
+  int listings = 0;
+  Status created = Status::Internal("not reached");
+  class OnHiddenListing : public BlobStoreWrapper {
+   public:
+    OnHiddenListing(std::shared_ptr<BlobStore> target, std::function<void()> hook)
+        : BlobStoreWrapper(std::move(target)), hook_(std::move(hook)) {}
+    Result<ListPage> List(const ListOptions& o) override {
+      auto page = BlobStoreWrapper::List(o);
+      if (o.prefix.starts_with("t/users~")) hook_();
+      return page;
+    }
+
+   private:
+    std::function<void()> hook_;
+  };
+  StoreOptions o = options_;
+  o.wrap_blob_store = [&](std::shared_ptr<BlobStore> b) -> std::shared_ptr<BlobStore> {
+    return std::make_shared<OnHiddenListing>(std::move(b), [&] {
+      ++listings;
+      if (listings == 1)
+        created = store_->CreateIndex("users", {.name = "byEmail", .properties = {"email"}});
+      if (listings <= 2) {
+        EXPECT_TRUE(users_.Insert(User("q", "w" + std::to_string(listings), "w@x", 40)).ok());
+      }
+    });
+  };
+  auto dropper = OpenBackendStore(GetParam(), o);
+  ASSERT_TRUE(dropper.ok()) << dropper.status().ToString();
+  auto dropped = (*dropper)->DropTable("users");
+  ASSERT_TRUE(dropped.ok()) << dropped.status().ToString();
+  ASSERT_TRUE(created.ok()) << created.ToString();
+  EXPECT_GE(listings, 2);
+  EXPECT_EQ(IndexBlobs("byemail"), 0u);
+  EXPECT_EQ(IndexBlobs("byage"), 0u);
+  auto fresh = OpenBackendStore(GetParam(), options_);
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_TRUE((*fresh)->ListIndexes("users")->empty());
+  ASSERT_TRUE(store_->CreateIndex("users", {.name = "byEmail", .properties = {"email"}}).ok());
+  ExpectClean("byEmail");
+}
+
 // A DropTable cut short (here a delete of an entity fails) leaves the
 // table's indexes marked dropping, not ready and out of step with what is
 // left: queries refuse them, CreateIndex of their names is Conflict until a
