@@ -155,7 +155,22 @@ Result<DropTableReport> Store::DropTable(std::string_view name,
   constexpr int kMaxRounds = 16;
   for (int round = 1;; ++round) {
     auto marked = MarkIndexesDropping(*core_, table);
-    if (!marked.ok()) return marked.status().WithContext(ctx);
+    if (!marked.ok() && marked.status().IsCorruption() && options.force) {
+      // Definitions that cannot be read name no index to mark: everything
+      // under "<table>~" goes, after the table's blobs, as before 2026-11-29.
+      BT_RETURN_IF_ERROR(DropUnder(prefix, options, report).WithContext(ctx));
+      const std::string hidden =
+          internal::naming::AllTablesPrefix() + internal::naming::SchemaTableName(table);
+      BT_RETURN_IF_ERROR(DropUnder(hidden, options, report, /*settle=*/true).WithContext(ctx));
+      break;
+    }
+    if (!marked.ok())
+      return marked.status().WithContext(
+          marked.status().IsCorruption()
+              ? ctx +
+                    " (its index definitions are damaged: drop with force deletes them with "
+                    "everything else)"
+              : ctx);
     if (!marked->indexes.empty()) internal::WaitOutEarlierWriters(*core_);
     if (round == 1) BT_RETURN_IF_ERROR(DropUnder(prefix, options, report).WithContext(ctx));
     for (const std::string& index : marked->indexes) {

@@ -815,6 +815,23 @@ TEST_P(IndexTest, AnEntryChangedUnderADropIsDeletedToo) {
   }
 }
 
+// Runs `hook` after each listing under `prefix` (a writer acting while a
+// drop walks).
+class AfterListing : public BlobStoreWrapper {
+ public:
+  AfterListing(std::shared_ptr<BlobStore> target, std::string prefix, std::function<void()> hook)
+      : BlobStoreWrapper(std::move(target)), prefix_(std::move(prefix)), hook_(std::move(hook)) {}
+  Result<ListPage> List(const ListOptions& o) override {
+    auto page = BlobStoreWrapper::List(o);
+    if (o.prefix.starts_with(prefix_)) hook_();
+    return page;
+  }
+
+ private:
+  const std::string prefix_;
+  std::function<void()> hook_;
+};
+
 // A writer inserting an entity while DropTable walks the index's entries
 // (an entry of a new name, never listed) leaves no entry: the table's
 // indexes are marked dropping before anything is deleted, so writers stop
@@ -824,23 +841,11 @@ TEST_P(IndexTest, AnInsertWhileDropTableWalksTheEntriesLeavesNoEntry) {
   ASSERT_TRUE(store_->CreateIndex("users", {.name = "byAge", .properties = {"age"}}).ok());
   ASSERT_TRUE(users_.Upsert(User("p", "a", "a@x", 30)).ok());
   bool inserted = false;
-  class InsertAfterListing : public BlobStoreWrapper {
-   public:
-    InsertAfterListing(std::shared_ptr<BlobStore> target, std::function<void()> insert)
-        : BlobStoreWrapper(std::move(target)), insert_(std::move(insert)) {}
-    Result<ListPage> List(const ListOptions& o) override {
-      auto page = BlobStoreWrapper::List(o);
-      if (o.prefix.starts_with("t/users~byage/") && insert_) std::exchange(insert_, nullptr)();
-      return page;
-    }
-
-   private:
-    std::function<void()> insert_;
-  };
   StoreOptions o = options_;
   o.wrap_blob_store = [&](std::shared_ptr<BlobStore> b) -> std::shared_ptr<BlobStore> {
-    return std::make_shared<InsertAfterListing>(
-        std::move(b), [&] { inserted = users_.Insert(User("q", "new", "n@x", 40)).ok(); });
+    return std::make_shared<AfterListing>(std::move(b), "t/users~byage/", [&] {
+      if (!inserted) inserted = users_.Insert(User("q", "new", "n@x", 40)).ok();
+    });
   };
   auto dropper = OpenBackendStore(GetParam(), o);
   ASSERT_TRUE(dropper.ok()) << dropper.status().ToString();
@@ -862,22 +867,9 @@ TEST_P(IndexTest, AnIndexCreatedWhileDropTableRunsIsDroppedWholeToo) {
   ASSERT_TRUE(users_.Upsert(User("p", "a", "a@x", 30)).ok());
   int listings = 0;
   Status created = Status::Internal("not reached");
-  class OnHiddenListing : public BlobStoreWrapper {
-   public:
-    OnHiddenListing(std::shared_ptr<BlobStore> target, std::function<void()> hook)
-        : BlobStoreWrapper(std::move(target)), hook_(std::move(hook)) {}
-    Result<ListPage> List(const ListOptions& o) override {
-      auto page = BlobStoreWrapper::List(o);
-      if (o.prefix.starts_with("t/users~")) hook_();
-      return page;
-    }
-
-   private:
-    std::function<void()> hook_;
-  };
   StoreOptions o = options_;
   o.wrap_blob_store = [&](std::shared_ptr<BlobStore> b) -> std::shared_ptr<BlobStore> {
-    return std::make_shared<OnHiddenListing>(std::move(b), [&] {
+    return std::make_shared<AfterListing>(std::move(b), "t/users~", [&] {
       ++listings;
       if (listings == 1)
         created = store_->CreateIndex("users", {.name = "byEmail", .properties = {"email"}});
@@ -899,6 +891,32 @@ TEST_P(IndexTest, AnIndexCreatedWhileDropTableRunsIsDroppedWholeToo) {
   EXPECT_TRUE((*fresh)->ListIndexes("users")->empty());
   ASSERT_TRUE(store_->CreateIndex("users", {.name = "byEmail", .properties = {"email"}}).ok());
   ExpectClean("byEmail");
+}
+
+// Damaged definitions name no index to mark dropping: DropTable refuses
+// them (Corruption, saying how), and with force deletes them with
+// everything else, as it did before it marked indexes.
+TEST_P(IndexTest, DropTableOfDamagedDefinitionsNeedsForce) {
+  ASSERT_TRUE(store_->CreateIndex("users", {.name = "byAge", .properties = {"age"}}).ok());
+  ASSERT_TRUE(users_.Upsert(User("p", "a", "a@x", 30)).ok());
+  auto blob = internal::naming::SchemaBlobName("users");
+  ASSERT_TRUE(blob.ok());
+  ASSERT_TRUE(store_->blob_store().Put(*blob, "not definitions", {}).ok());
+  auto refused = store_->DropTable("users");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(refused.status().IsCorruption()) << refused.status().ToString();
+  EXPECT_NE(refused.status().message().find("drop with force"), std::string::npos)
+      << refused.status().ToString();
+  DropTableOptions force;
+  force.force = true;
+  auto forced = store_->DropTable("users", force);
+  ASSERT_TRUE(forced.ok()) << forced.status().ToString();
+  EXPECT_EQ(IndexBlobs("byage"), 0u);
+  ListOptions hidden;
+  hidden.prefix = "t/users~";
+  auto left = store_->blob_store().List(hidden);
+  ASSERT_TRUE(left.ok());
+  EXPECT_TRUE(left->items.empty());
 }
 
 // A DropTable cut short (here a delete of an entity fails) leaves the
