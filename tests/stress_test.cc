@@ -60,7 +60,7 @@ TEST(StressTest, LockOnTheLocalStoreWithFaultsAndKills) {
   ExpectCleanLocalRun(
       "--workload lock --seconds 6 --round-seconds 6 --faults 50 "
       "--kill-every 1.5 --clock-speed 10 --seed 7",
-      "increments 0 ok");
+      "; increments 0 ok");
 }
 
 // The same with a LeaderElection, its term the token (a planted term that
@@ -69,7 +69,7 @@ TEST(StressTest, LeaderOnTheLocalStoreWithFaultsAndKills) {
   ExpectCleanLocalRun(
       "--workload leader --seconds 6 --round-seconds 6 --faults 50 "
       "--kill-every 1.5 --clock-speed 10 --seed 10",
-      "increments 0 ok");
+      "; increments 0 ok");
 }
 
 // Secondary indexes under faults and kills (docs/indexes.md): at the end
