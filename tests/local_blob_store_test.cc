@@ -296,8 +296,8 @@ TEST(LocalBlobStore, LongNamesSharingAPrefixGetABucketEachAndKeepTheirOrder) {
     const std::string key = BucketKey(n);
     MDB_val k = ToVal(key), v;
     ASSERT_EQ(mdb_get(txn->get(), *dbi, &k, &v), 0);
-    auto bucket = DecodeBucket(FromVal(v), "k");
-    ASSERT_TRUE(bucket.ok());
+    auto bucket = DecodeBucket(FromVal(v), key);
+    ASSERT_TRUE(bucket.ok()) << bucket.status().ToString();
     EXPECT_EQ(bucket->size(), 1u) << "one blob a bucket";
   }
 }
@@ -744,7 +744,7 @@ TEST(LocalBlobRecord, Format4ChecksItsHeadAndItsInlineDataApart) {
   r.data_size = 2;
   r.data_crc = Crc32("hi");
   r.data_md5 = "md5";
-  const std::string value = EncodeRecord(e);
+  const std::string value = EncodeFormat4Record(e);
   ASSERT_EQ(value[0], '\xB4');
   auto same = [&](const std::string& v) {
     auto bucket = DecodeBucket(v, "key");
@@ -799,6 +799,112 @@ TEST(LocalBlobRecord, Format4ChecksItsHeadAndItsInlineDataApart) {
     EXPECT_EQ(*as_it_lies, "hh");  // 'i' with its lowest bit flipped
   });
   EXPECT_TRUE(visited.ok()) << visited.ToString();
+}
+
+// Format 5 (blob_record.h): every field comes back exactly, whether it
+// was packed (the local ETag, a canonical MD5, a lowercase UUID) or kept as
+// written (any other form); a name that is its key is not stored, and the
+// head's checksum then covers the key, so a key changed on disk is damage.
+TEST(LocalBlobRecord, Format5PacksWhatItCanAndGivesBackEveryFieldExactly) {
+  const std::string uuid = "c7a46050-e6c0-467b-a60f-112a75663e70";
+  struct Case {
+    std::string name, etag, md5, value;
+    bool leased;
+  };
+  const std::vector<Case> cases = {
+      {"t/a/e/-p/-r", "\"0x382FF466A7C1F0C60000000000500000\"", "DEsIRLJgqa/ABGd1mPBkpg==", uuid,
+       false},
+      {"t/a/e/-p/-r", "\"0x382ff466a7c1f0c60000000000500000\"",
+       "DEsIRLJgqa/ABGd1mPBkpg=", "C7A46050-E6C0-467B-A60F-112A75663E70", true},
+      {"t/a/e/-p/-r", "\"e\"", "md5", "c7a46050xe6c0-467b-a60f-112a75663e70", true},
+      {std::string(kBucketPrefix + 30, 'n'), "", "", "", false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name.substr(0, 20) + " " + c.etag + " " + c.value);
+    BucketEntry e;
+    e.name = c.name;
+    BlobRecord& r = e.record;
+    r.etag = c.etag;
+    r.last_modified_s = -3;
+    r.metadata = {{"btxn", c.value}, {"b", ""}, {"c", uuid}};
+    if (c.leased) {
+      r.lease.state = LeaseState::kBroken;
+      r.lease.id = "lease";
+      r.lease.duration_seconds = -1;
+      r.lease.expires_ms = 1234567890123;
+      r.lease.broken_at_ms = -5;
+    }
+    r.inline_data = "hi";
+    r.data_size = 2;
+    r.data_md5 = c.md5;
+    const std::string value = EncodeRecord(e), key = BucketKey(c.name);
+    ASSERT_EQ(value[0], '\xB5');
+    auto bucket = DecodeBucket(value, key);
+    ASSERT_TRUE(bucket.ok()) << bucket.status().ToString();
+    const BucketEntry& b = (*bucket)[0];
+    EXPECT_EQ(b.name, c.name);
+    EXPECT_EQ(b.record.etag, c.etag);
+    EXPECT_EQ(b.record.last_modified_s, -3);
+    EXPECT_EQ(b.record.metadata, r.metadata);
+    EXPECT_EQ(b.record.lease.state, r.lease.state);
+    EXPECT_EQ(b.record.lease.id, r.lease.id);
+    EXPECT_EQ(b.record.lease.duration_seconds, r.lease.duration_seconds);
+    EXPECT_EQ(b.record.lease.expires_ms, r.lease.expires_ms);
+    EXPECT_EQ(b.record.lease.broken_at_ms, r.lease.broken_at_ms);
+    EXPECT_EQ(b.record.inline_data, std::optional<std::string>("hi"));
+    EXPECT_EQ(b.record.data_crc, std::optional<uint32_t>(Crc32("hi")));
+    EXPECT_EQ(b.record.data_md5, c.md5);
+    // Read through the view too: two records in a row reuse one view.
+    RecordView view;
+    for (int twice = 0; twice < 2; ++twice)
+      ASSERT_TRUE(VisitBucket(value, key, view, [&](const RecordView& v) {
+                    EXPECT_EQ(v.etag, c.etag);
+                    EXPECT_EQ(v.data_md5, c.md5);
+                    ASSERT_EQ(v.metadata.size(), 3u);  // in name order: b, btxn, c
+                    EXPECT_EQ(v.metadata[1].second, c.value);
+                    EXPECT_EQ(v.metadata[2].second, uuid);
+                  }).ok());
+    // Under another key: damage (the name is the key's) or, for a long
+    // name kept in its head, still this blob's record.
+    auto moved = DecodeBucket(value, key + "x");
+    if (c.name.size() <= kBucketPrefix) {
+      EXPECT_EQ(moved.status().code(), Code::kCorruption) << moved.status().ToString();
+    } else {
+      ASSERT_TRUE(moved.ok());
+      EXPECT_EQ((*moved)[0].name, c.name);
+    }
+    for (size_t at : {size_t{1}, size_t{7}, value.size() - 1}) {
+      std::string damaged = value;
+      damaged[at] ^= 0x10;
+      auto read = DecodeBucket(damaged, key);
+      if (at == value.size() - 1) {  // the inline data: found when it is read
+        ASSERT_TRUE(read.ok());
+        EXPECT_TRUE(ReadData(nullptr, 0, (*read)[0]).status().IsCorruption());
+      } else {
+        EXPECT_TRUE(read.status().IsCorruption()) << at;
+      }
+    }
+    EXPECT_TRUE(DecodeBucket(value.substr(0, 5), key).status().IsCorruption());
+    EXPECT_TRUE(DecodeBucket(value.substr(0, value.size() - 1), key).status().IsCorruption());
+  }
+}
+
+// What format 5 saves on an entity's record as the local store writes it:
+// the head of a blob with the local ETag, an MD5 and a transaction's stamp
+// is under a third of format 4's (issue 57: docs/performance.md, "Where the
+// bytes go").
+TEST(LocalBlobRecord, Format5HeadIsAThirdOfFormat4s) {
+  BucketEntry e;
+  e.name = "t/orders/e/-customer02D030030030030/-order02D030030030030030030030";
+  e.record.etag = "\"0x382FF466A7C1F0C60000000000500000\"";
+  e.record.last_modified_s = 1795000000;
+  e.record.metadata = {{"btxn", "c7a46050-e6c0-467b-a60f-112a75663e70"}};
+  e.record.inline_data = std::string(300, 'x');
+  e.record.data_size = 300;
+  e.record.data_md5 = Md5Base64(*e.record.inline_data);
+  const size_t four = EncodeFormat4Record(e).size() - 300, five = EncodeRecord(e).size() - 300;
+  EXPECT_EQ(four, 253u);
+  EXPECT_LE(five * 3, four) << five;
 }
 
 }  // namespace

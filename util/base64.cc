@@ -12,6 +12,11 @@ constexpr char kB64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 std::string Base64Encode(std::string_view in) {
   std::string out;
   out.reserve((in.size() + 2) / 3 * 4);
+  Base64EncodeTo(in, out);
+  return out;
+}
+
+void Base64EncodeTo(std::string_view in, std::string& out) {
   size_t i = 0;
   for (; i + 2 < in.size(); i += 3) {
     uint32_t n = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8) | uint8_t(in[i + 2]);
@@ -24,7 +29,6 @@ std::string Base64Encode(std::string_view in) {
     uint32_t n = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8);
     out += {kB64[n >> 18], kB64[(n >> 12) & 63], kB64[(n >> 6) & 63], '='};
   }
-  return out;
 }
 
 Result<std::string> Base64Decode(std::string_view in) {

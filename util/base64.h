@@ -12,6 +12,8 @@
 namespace blobtable::internal {
 
 std::string Base64Encode(std::string_view bytes);
+// The same, appended to `out`.
+void Base64EncodeTo(std::string_view bytes, std::string& out);
 // InvalidArgument unless `text` is canonical padded base64.
 Result<std::string> Base64Decode(std::string_view text);
 

@@ -28,8 +28,10 @@ std::string Sha256(std::string_view bytes) {
   return std::string(reinterpret_cast<const char*>(digest), size);
 }
 
-uint32_t Crc32(std::string_view bytes) {
-  return crc32_gzip_refl(0, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
+uint32_t Crc32(std::string_view bytes) { return Crc32(0, bytes); }
+
+uint32_t Crc32(uint32_t crc, std::string_view more) {
+  return crc32_gzip_refl(crc, reinterpret_cast<const unsigned char*>(more.data()), more.size());
 }
 
 }  // namespace blobtable::internal

@@ -17,6 +17,8 @@ std::string Md5Base64(std::string_view bytes);
 // crc32()). ISA-L's carry-less-multiply implementation, about 8x zlib's on
 // a kilobyte; the values are zlib's, so stored checksums keep matching.
 uint32_t Crc32(std::string_view bytes);
+// The CRC-32 of the bytes whose CRC-32 is `crc` followed by `more`.
+uint32_t Crc32(uint32_t crc, std::string_view more);
 
 // The SHA-256 of `bytes`: 32 raw bytes.
 std::string Sha256(std::string_view bytes);

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "storage/local/lmdb_env.h"
+#include "util/base64.h"
 #include "util/digest.h"
 #include "util/macros.h"
 #include "util/msgpack_util.h"
@@ -20,9 +21,17 @@ constexpr char kFormat2Tag = '\xB2';  // formats 2 and 3; never the first byte o
 constexpr size_t kBucketHeader = 5;   // tag and CRC
 constexpr char kFormat4Tag = '\xB4';
 constexpr size_t kFormat4Header = 9;  // tag, the head's CRC, the head's length
-// Format 4's flags.
+constexpr char kFormat5Tag = '\xB5';
+// Format 4's flags, and format 5's (blob_record.h).
 constexpr uint8_t kInline = 1;  // the data follows the head
 constexpr uint8_t kHasCrc = 2;  // data_crc holds the data's CRC
+constexpr uint8_t kNameIsKey = 4;
+constexpr uint8_t kHasLease = 8;
+constexpr uint8_t kEtagPacked = 16;
+constexpr uint8_t kMd5Packed = 32;
+constexpr uint8_t kFormat5Flags = 63;
+constexpr size_t kPacked = 16;  // bytes of a packed ETag, MD5 or UUID
+constexpr size_t kEtagChars = 36, kMd5Chars = 24, kUuidChars = 36;
 }  // namespace
 
 std::string_view BucketKey(std::string_view name, std::string& scratch) {
@@ -159,7 +168,7 @@ class HeadReader {
 
 }  // namespace
 
-std::string EncodeRecord(const BucketEntry& e) {
+std::string EncodeFormat4Record(const BucketEntry& e) {
   const BlobRecord& r = e.record;
   std::string out(kFormat4Header, '\0');
   out[0] = kFormat4Tag;
@@ -191,6 +200,151 @@ std::string EncodeRecord(const BucketEntry& e) {
     out[1 + i] = static_cast<char>(head_crc >> (8 * i));
     out[5 + i] = static_cast<char>(head_size >> (8 * i));
   }
+  if (r.inline_data) out.append(*r.inline_data);
+  return out;
+}
+
+namespace {
+
+// ---- Format 5's parts (blob_record.h) ----
+
+void PutVarint(std::string& out, uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>(v | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+void PutSigned(std::string& out, int64_t v) {
+  PutVarint(out, (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63));
+}
+void PutBytes(std::string& out, std::string_view s) {
+  PutVarint(out, s.size());
+  out.append(s);
+}
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+
+// `hex` (2n hex digits, letters in upper or lower case as asked) as n
+// bytes appended to `out`; false
+// (and `out` as it was) if a digit is not one.
+bool PackHex(std::string_view hex, bool upper, std::string& out) {
+  const size_t start = out.size();
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
+    const char a = hex[i], b = hex[i + 1];
+    const int hi = HexValue(a), lo = HexValue(b);
+    auto in_case = [upper](char c) { return c <= '9' || (upper ? c <= 'F' : c >= 'a'); };
+    if (hi < 0 || lo < 0 || !in_case(a) || !in_case(b)) {
+      out.resize(start);
+      return false;
+    }
+    out.push_back(static_cast<char>(hi << 4 | lo));
+  }
+  return true;
+}
+void UnpackHex(std::string_view bytes, bool upper, std::string& out) {
+  const char* digits = upper ? "0123456789ABCDEF" : "0123456789abcdef";
+  for (char c : bytes) {
+    const auto b = static_cast<uint8_t>(c);
+    out.push_back(digits[b >> 4]);
+    out.push_back(digits[b & 15]);
+  }
+}
+
+// The local backend's ETag `"0x<32 uppercase hex digits>"`, packed.
+bool PackEtag(std::string_view etag, std::string& out) {
+  return etag.size() == kEtagChars && etag.substr(0, 3) == "\"0x" && etag.back() == '"' &&
+         PackHex(etag.substr(3, 32), /*upper=*/true, out);
+}
+// A lowercase UUID in canonical form (8-4-4-4-12), packed.
+bool PackUuid(std::string_view id, std::string& out) {
+  if (id.size() != kUuidChars || id[8] != '-' || id[13] != '-' || id[18] != '-' || id[23] != '-')
+    return false;
+  const size_t start = out.size();
+  for (auto [at, n] : {std::pair{0, 8}, {9, 4}, {14, 4}, {19, 4}, {24, 12}}) {
+    if (!PackHex(id.substr(at, n), /*upper=*/false, out)) {
+      out.resize(start);
+      return false;
+    }
+  }
+  return true;
+}
+void UnpackUuid(std::string_view b, std::string& out) {
+  for (auto [at, n] : {std::pair{0, 4}, {4, 2}, {6, 2}, {8, 2}, {10, 6}}) {
+    if (at != 0) out.push_back('-');
+    UnpackHex(b.substr(at, n), /*upper=*/false, out);
+  }
+}
+// Content-MD5 in canonical base64 of 16 bytes, packed.
+bool PackMd5(std::string_view md5, std::string& out) {
+  if (md5.size() != kMd5Chars) return false;
+  auto raw = Base64Decode(md5);
+  if (!raw.ok() || raw->size() != kPacked) return false;
+  out.append(*raw);
+  return true;
+}
+
+bool HasLease(const lease::LeaseRecord& l) {
+  return l.state != LeaseState::kAvailable || !l.id.empty() || l.duration_seconds != 0 ||
+         l.expires_ms != 0 || l.broken_at_ms != 0;
+}
+
+}  // namespace
+
+std::string EncodeRecord(const BucketEntry& e) {
+  const BlobRecord& r = e.record;
+  std::optional<uint32_t> crc = r.data_crc;
+  if (r.inline_data && !crc) crc = Crc32(*r.inline_data);  // as format 4
+  const bool name_is_key = e.name.size() <= kBucketPrefix;
+  std::string head;
+  head.reserve(96 + r.metadata.size() * 48 + (name_is_key ? 0 : e.name.size()));
+  head.push_back(0);  // the flags, set below
+  uint8_t flags =
+      (r.inline_data ? kInline : 0) | (crc ? kHasCrc : 0) | (name_is_key ? kNameIsKey : 0);
+  PutSigned(head, r.last_modified_s);
+  if (HasLease(r.lease)) {
+    flags |= kHasLease;
+    head.push_back(static_cast<char>(r.lease.state));
+    PutSigned(head, r.lease.duration_seconds);
+    PutSigned(head, r.lease.expires_ms);
+    PutSigned(head, r.lease.broken_at_ms);
+    PutBytes(head, r.lease.id);
+  }
+  PutVarint(head, r.data_id);
+  PutVarint(head, r.data_size);
+  if (crc) Put32(head, *crc);
+  if (!name_is_key) PutBytes(head, e.name);
+  PutVarint(head, r.metadata.size());
+  if (PackEtag(r.etag, head))
+    flags |= kEtagPacked;
+  else
+    PutBytes(head, r.etag);
+  if (PackMd5(r.data_md5, head))
+    flags |= kMd5Packed;
+  else
+    PutBytes(head, r.data_md5);
+  for (const auto& [name, value] : r.metadata) {
+    PutBytes(head, name);
+    head.push_back(1);  // a packed UUID, if the value is one
+    if (!PackUuid(value, head)) {
+      head.pop_back();
+      PutVarint(head, uint64_t{value.size()} << 1);
+      head.append(value);
+    }
+  }
+  head[0] = static_cast<char>(flags);
+  const uint32_t head_crc = Crc32(name_is_key ? Crc32(e.name) : 0, head);
+  std::string out;
+  out.reserve(5 + 3 + head.size() + (r.inline_data ? r.inline_data->size() : 0));
+  out.push_back(kFormat5Tag);
+  Put32(out, head_crc);
+  PutVarint(out, head.size());
+  out.append(head);
   if (r.inline_data) out.append(*r.inline_data);
   return out;
 }
@@ -311,6 +465,152 @@ bool ReadHead(std::string_view head, std::string_view data, RecordView& r, std::
   return true;
 }
 
+// Reads format 5's head field by field; a read past its end, or a varint
+// longer than 64 bits, answers zero or empty and marks it cut short.
+class Head5Reader {
+ public:
+  explicit Head5Reader(std::string_view head) : head_(head) {}
+  uint64_t Varint() {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (!Take(1)) return 0;
+      const auto b = static_cast<uint8_t>(head_[pos_ - 1]);
+      v |= uint64_t{b & 0x7Fu} << shift;
+      if (b < 0x80) return v;
+    }
+    short_read_ = true;
+    return 0;
+  }
+  int64_t Signed() {
+    const uint64_t v = Varint();
+    return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
+  }
+  std::string_view Bytes(uint64_t n) {
+    return Take(n) ? head_.substr(pos_ - n, n) : std::string_view();
+  }
+  std::string_view Str() { return Bytes(Varint()); }
+  uint8_t Byte() { return Take(1) ? static_cast<uint8_t>(head_[pos_ - 1]) : 0; }
+  uint32_t U32() { return Take(4) ? Get32(head_.data() + pos_ - 4) : 0; }
+  size_t left() const { return head_.size() - pos_; }
+  bool short_() const { return short_read_; }
+
+ private:
+  bool Take(uint64_t n) {
+    if (short_read_ || head_.size() - pos_ < n) {
+      short_read_ = true;
+      return false;
+    }
+    pos_ += n;
+    return true;
+  }
+  std::string_view head_;
+  size_t pos_ = 0;
+  bool short_read_ = false;
+};
+
+// Format 5's head into `r` (the blob's LMDB key is `key`); false if it is
+// malformed (its checksum matched: a bug or a later format, not damage).
+bool ReadHead5(std::string_view head, std::string_view key, std::string_view data, RecordView& r,
+               std::string* why) {
+  auto fail = [why](const char* reason) {
+    *why = reason;
+    return false;
+  };
+  Head5Reader in(head);
+  const uint8_t flags = in.Byte();
+  if (flags & ~kFormat5Flags) return fail("flags unknown to this blobtable");
+  r.last_modified_s = in.Signed();
+  r.lease_state = LeaseState::kAvailable;
+  r.lease_duration_seconds = 0;
+  r.lease_expires_ms = r.lease_broken_at_ms = 0;
+  r.lease_id = {};
+  if (flags & kHasLease) {
+    const uint8_t state = in.Byte();
+    if (state > static_cast<int>(LeaseState::kBroken)) return fail("lease state out of range");
+    r.lease_state = static_cast<LeaseState>(state);
+    r.lease_duration_seconds = static_cast<int>(in.Signed());
+    r.lease_expires_ms = in.Signed();
+    r.lease_broken_at_ms = in.Signed();
+    r.lease_id = in.Str();
+  }
+  r.data_id = in.Varint();
+  r.data_size = in.Varint();
+  r.data_crc.reset();
+  if (flags & kHasCrc) r.data_crc = in.U32();
+  r.name = flags & kNameIsKey ? key : in.Str();
+  const uint64_t pairs = in.Varint();
+  if (in.short_() || pairs > in.left()) return fail("its head is cut short");
+  // Room for every packed field, so that no append moves the views taken.
+  r.unpacked.clear();
+  r.unpacked.reserve(kEtagChars + kMd5Chars + kUuidChars * pairs);
+  if (flags & kEtagPacked) {
+    const std::string_view b = in.Bytes(kPacked);
+    const size_t at = r.unpacked.size();
+    r.unpacked += "\"0x";
+    UnpackHex(b, /*upper=*/true, r.unpacked);
+    r.unpacked += '"';
+    r.etag = std::string_view(r.unpacked).substr(at);
+  } else {
+    r.etag = in.Str();
+  }
+  if (flags & kMd5Packed) {
+    const std::string_view b = in.Bytes(kPacked);
+    const size_t at = r.unpacked.size();
+    if (!in.short_()) Base64EncodeTo(b, r.unpacked);
+    r.data_md5 = std::string_view(r.unpacked).substr(at);
+  } else {
+    r.data_md5 = in.Str();
+  }
+  r.metadata.clear();
+  for (uint64_t i = 0; i < pairs && !in.short_(); ++i) {
+    const std::string_view name = in.Str();
+    const uint64_t v = in.Varint();
+    if (v == 1) {
+      const std::string_view b = in.Bytes(kPacked);
+      const size_t at = r.unpacked.size();
+      if (!in.short_()) UnpackUuid(b, r.unpacked);
+      r.metadata.emplace_back(name, std::string_view(r.unpacked).substr(at));
+    } else if (v % 2 == 0) {
+      r.metadata.emplace_back(name, in.Bytes(v / 2));
+    } else {
+      return fail("a metadata value of a form unknown to this blobtable");
+    }
+  }
+  // Bytes after the metadata are a later format's: skipped.
+  if (in.short_()) return fail("its head is cut short");
+  r.inline_data.reset();
+  if (flags & kInline) {
+    if (!r.data_crc) return fail("inline data without its checksum");
+    if (r.data_id != 0) return fail("inline data beside a data id");
+    r.inline_data = data;
+  }
+  if (data.size() != (r.inline_data ? r.data_size : 0))
+    return fail("its data is not the size its head says");
+  return true;
+}
+
+// A format-5 value: its head checked against its checksum (seeded with the
+// key when the key is the name), then read into `view` and handed over.
+Status VisitRecord5(std::string_view value, std::string_view key, const mp::What& what,
+                    RecordView& view, RecordSink fn) {
+  if (value.size() < 6) return Status::Corruption(what.str() + ": cut short");
+  const uint32_t crc = Get32(value.data() + 1);
+  Head5Reader sizes(value.substr(5));
+  const uint64_t size = sizes.Varint();
+  const size_t start = value.size() - sizes.left();
+  if (sizes.short_() || size == 0 || value.size() - start < size)
+    return Status::Corruption(what.str() + ": cut short");
+  const std::string_view head = value.substr(start, size);
+  const bool name_is_key = static_cast<uint8_t>(head[0]) & kNameIsKey;
+  if (Crc32(name_is_key ? Crc32(key) : 0, head) != crc)
+    return Status::Corruption(what.str() + ": its checksum does not match (the record is damaged)");
+  std::string why;
+  if (!ReadHead5(head, key, value.substr(start + size), view, &why))
+    return Status::Corruption(what.str() + ": " + why);
+  fn(view);
+  return Status::OK();
+}
+
 // A format-4 value: its head checked against its checksum, then read into
 // `view` and handed over.
 Status VisitRecord(std::string_view value, const mp::What& what, RecordView& view, RecordSink fn) {
@@ -332,6 +632,7 @@ Status VisitRecord(std::string_view value, const mp::What& what, RecordView& vie
 Status VisitBucket(std::string_view value, std::string_view key, RecordView& scratch,
                    RecordSink fn) {
   const mp::What what("local blob bucket", key);
+  if (!value.empty() && value[0] == kFormat5Tag) return VisitRecord5(value, key, what, scratch, fn);
   if (!value.empty() && value[0] == kFormat4Tag) return VisitRecord(value, what, scratch, fn);
   bool checksummed = false;  // formats 2 and 3; format 1 has no header
   if (!value.empty() && value[0] == kFormat2Tag) {

@@ -19,7 +19,29 @@
 // 480 bytes, many to a bucket; they are re-keyed once, when their container
 // is opened (MigrateBuckets).
 //
-// Value format 4 (written since 2026-11-27): one blob's record, its *head*
+// Value format 5 (written since 2026-11-29): format 4's record made small
+// (a record's head went from about 240 bytes to about 80: issue 57). The
+// byte 0xB5; the CRC-32 of the head, seeded with the CRC-32 of the blob's
+// name when the name is not stored (below), so that a key changed on disk
+// is damage, not another blob; the head's length (a varint: LEB128,
+// unsigned); the head; then inline data, as in format 4. The head: flags (1
+// byte: 1 inline, 2 data_crc present, 4 the name is the LMDB key and is not
+// stored, 8 lease fields present, 16 ETag packed, 32 MD5 packed);
+// last_modified_s (a signed varint: zigzag, then LEB128); if 8: lease_state
+// (1 byte), lease_duration, lease_expires_ms, lease_broken_at_ms (signed
+// varints) and lease_id (a string: a varint length and its bytes); data_id
+// and data_size (varints); if 2, data_crc (4 bytes); unless 4, the name; the
+// number of metadata pairs (varint); the ETag: if 16, the 16 bytes whose 32
+// uppercase hex digits make `"0x<digits>"` (the local backend's form), else
+// a string; the MD5: if 32, its 16 bytes (base64 when read), else a string;
+// then each pair: its name (a string) and its value: a varint v, then v/2
+// bytes when v is even, or when v is 1 the 16 bytes of a lowercase UUID in
+// canonical form (a transaction id). A later format may add bytes after the
+// metadata: readers skip them. Readers write packed fields out into
+// RecordView::unpacked. Binaries from before format 5 refuse it as
+// Corruption: processes sharing a store upgrade together.
+//
+// Value format 4 (written 2026-11-27 to 29; still read): one blob's record, its *head*
 // apart from its data, so that a reader can check the head without reading
 // the data. The byte 0xB4; the CRC-32 of the head (gzip's, as zlib computes
 // it); the head's length; the head; then the blob's data if it is kept
@@ -109,6 +131,11 @@ using Bucket = std::vector<BucketEntry>;
 // value it was decoded from, valid while that value is (its transaction).
 // Reads decode into it without copying what they do not keep.
 struct RecordView {
+  RecordView() = default;
+  // Not copied: a copy's views would point into this one's `unpacked`.
+  RecordView(const RecordView&) = delete;
+  RecordView& operator=(const RecordView&) = delete;
+
   std::string_view name;
   std::string_view etag;
   int64_t last_modified_s = 0;
@@ -123,6 +150,9 @@ struct RecordView {
   std::optional<uint32_t> data_crc;
   std::string_view data_md5;
   std::optional<std::string_view> inline_data;
+  // Fields format 5 stores packed (an ETag, the MD5, a transaction id),
+  // written out here for the views above; reused from record to record.
+  std::string unpacked;
 
   lease::LeaseRecord Lease() const;
   BucketEntry ToEntry() const;  // a copy that owns its strings
@@ -153,8 +183,11 @@ inline std::string_view SeekKey(std::string_view name) {
 // True if LMDB key `key` is in a group (see above): read with its group.
 inline bool InGroup(std::string_view key) { return key.size() > kGroupPrefix; }
 
-// The value (format 4) of a bucket holding blob `e`.
+// The value (format 5) of a bucket holding blob `e`.
 std::string EncodeRecord(const BucketEntry& e);
+// The same in format 4, as stores written before format 5 hold it (for
+// tests of reading them).
+std::string EncodeFormat4Record(const BucketEntry& e);
 
 // A call back for each record (it never allocates: util/function_ref.h).
 using RecordSink = FunctionRef<void(const RecordView&)>;

@@ -586,7 +586,12 @@ Result<std::string> LocalBlobStore::ListRecords(MDB_txn* txn, const ListOptions&
     ++listed;
     last = e.name;
   };
-  std::vector<RecordView> group_entries;
+  // A group's records, found where they lie (valid in `txn`): their names
+  // first, to sort, then each read again in that order.
+  struct GroupMember {
+    std::string_view name, key, value;
+  };
+  std::vector<GroupMember> group_members;
   RecordView scratch;
   while (rc == 0 && !more) {
     const std::string_view key = FromVal(k);
@@ -598,17 +603,21 @@ Result<std::string> LocalBlobStore::ListRecords(MDB_txn* txn, const ListOptions&
       continue;
     }
     // A whole group, in digest order: sorted here by name.
-    group_entries.clear();
+    group_members.clear();
     const std::string_view group = key.substr(0, kGroupPrefix);
     do {
-      BT_RETURN_IF_ERROR(VisitBucket(FromVal(v), FromVal(k),
-                                     [&](const RecordView& r) { group_entries.push_back(r); }));
+      const std::string_view member_key = FromVal(k), member_value = FromVal(v);
+      BT_RETURN_IF_ERROR(VisitBucket(member_value, member_key, scratch, [&](const RecordView& r) {
+        group_members.push_back({r.name, member_key, member_value});
+      }));
       rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT);
     } while (rc == 0 && InGroup(FromVal(k)) && FromVal(k).substr(0, kGroupPrefix) == group);
-    std::sort(group_entries.begin(), group_entries.end(),
-              [](const RecordView& a, const RecordView& b) { return a.name < b.name; });
-    for (const RecordView& e : group_entries) consider(e);
-    BT_RETURN_IF_ERROR(failed);
+    std::sort(group_members.begin(), group_members.end(),
+              [](const GroupMember& a, const GroupMember& b) { return a.name < b.name; });
+    for (const GroupMember& m : group_members) {
+      BT_RETURN_IF_ERROR(VisitBucket(m.value, m.key, scratch, consider));
+      BT_RETURN_IF_ERROR(failed);
+    }
   }
   if (rc != 0 && rc != MDB_NOTFOUND) return LmdbError(rc, "listing the local store");
   return more ? std::string(last) : std::string();

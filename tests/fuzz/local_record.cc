@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The local backend's record buckets (storage/local/blob_record.h): any bytes give
 // a bucket or Corruption, never a crash; each of its blobs encodes back
-// (format 4) to bytes that decode to the same record.
+// (format 5, under its name's key) to bytes that decode to the same record.
 #include <cstdint>
 #include <string_view>
 
@@ -17,9 +17,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(bucket.status().IsCorruption());
     return 0;
   }
-  // Each blob as it is rewritten (format 4) decodes to the same record.
+  // Each blob as it is rewritten (format 5) decodes to the same record.
   for (const internal::BucketEntry& e : *bucket) {
-    auto back = internal::DecodeBucket(internal::EncodeRecord(e), "k");
+    auto back = internal::DecodeBucket(internal::EncodeRecord(e), internal::BucketKey(e.name));
     FUZZ_CHECK(back.ok() && back->size() == 1);
     const internal::BucketEntry& b = (*back)[0];
     FUZZ_CHECK(b.name == e.name);
