@@ -230,9 +230,8 @@ int HexValue(char c) {
   return -1;
 }
 
-// `hex` (2n hex digits, letters in upper or lower case as asked) as n
-// bytes appended to `out`; false
-// (and `out` as it was) if a digit is not one.
+// `hex` (2n hex digits, their letters in the case asked) as n bytes
+// appended to `out`; false (and `out` as it was) if a digit is not one.
 bool PackHex(std::string_view hex, bool upper, std::string& out) {
   const size_t start = out.size();
   for (size_t i = 0; i + 1 < hex.size(); i += 2) {
