@@ -29,12 +29,9 @@ Result<StoreStats> Store::Stats() const {
   }
   if (auto* local = dynamic_cast<internal::LocalFiles*>(core_->blobs.get())) {
     BT_ASSIGN_OR_RETURN(internal::FileFigures f, internal::FiguresOf(local->lmdb()));
-    out.file = LocalFileFigures{local->lmdb().directory(),
-                                f.file_bytes,
-                                f.page_size,
-                                f.pages_used,
-                                f.free_pages,
-                                f.readers};
+    out.file = LocalFileFigures{
+        local->lmdb().directory(), f.file_bytes, f.page_size, f.pages_used, f.free_pages, f.readers,
+        f.compacted_bytes};
   }
   if (auto cache = cache_stats(); cache.ok()) out.cache = *cache;
   return out;

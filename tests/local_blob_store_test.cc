@@ -503,6 +503,46 @@ TEST(LocalBlobStore, SmallDataLivesInItsRecordAndMovesWhenItGrowsOrShrinks) {
 
 // A record written in format 2 (data always apart) is read as it is; its
 // next write moves small data into the record and frees the old value.
+// Compaction writes every record of an older format in the current one
+// (format 4 here), and the blob reads the same after it.
+TEST(LocalBlobStore, CompactionRewritesOlderRecordsInTheCurrentFormat) {
+  TempDir dir;
+  const std::string name = "t/a/e/-p/-old";
+  {
+    auto store = OpenLocalBlobStore(dir.path());
+    ASSERT_TRUE(store.ok());
+    ASSERT_TRUE((*store)->Put(name, "old body", {}).ok());
+  }
+  auto raw = [&](std::optional<std::string> put) {
+    auto env = LmdbEnv::Open(dir.path(), StoreOptions{}.local.map_size);
+    auto buckets = (*env)->Database("container:blobtable");
+    auto txn = LmdbTxn::Begin(**env, /*read_only=*/!put);
+    MDB_val k = ToVal(name), v;
+    EXPECT_EQ(mdb_get(txn->get(), *buckets, &k, &v), 0);
+    std::string was(FromVal(v));
+    if (put) {
+      v = ToVal(*put);
+      EXPECT_EQ(mdb_put(txn->get(), *buckets, &k, &v, 0), 0);
+      EXPECT_TRUE(txn->Commit().ok());
+    }
+    return was;
+  };
+  auto bucket = DecodeBucket(raw(std::nullopt), name);
+  ASSERT_TRUE(bucket.ok());
+  raw(EncodeFormat4Record(bucket->front()));
+  ASSERT_EQ(raw(std::nullopt)[0], '\xB4');
+  auto before = OpenLocalBlobStore(dir.path()).value()->Get(name, {});
+  ASSERT_TRUE(before.ok());
+  ASSERT_TRUE(Store::Compact(dir.path()).ok());
+  EXPECT_TRUE(IsCurrentFormat(raw(std::nullopt)));
+  auto after = OpenLocalBlobStore(dir.path()).value()->Get(name, {});
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
+  EXPECT_EQ(after->data, "old body");
+  EXPECT_EQ(after->properties.etag, before->properties.etag);
+  EXPECT_EQ(after->properties.content_md5, before->properties.content_md5);
+  EXPECT_EQ(after->properties.metadata, before->properties.metadata);
+}
+
 TEST(LocalBlobStore, AFormat2RecordIsReadAndMovedInlineWhenRewritten) {
   TempDir dir;
   {

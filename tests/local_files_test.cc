@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <filesystem>
 #include <thread>
 
 #include "blobtable/store.h"
@@ -146,6 +147,61 @@ TEST_F(LocalFilesTest, CompactShrinksTheFileOnlyWhenNoProcessHasItOpen) {
   EXPECT_TRUE(keep.Insert(Entity("p", "new")).ok());  // writes go on
   EXPECT_EQ(*keep.Count(), 11);
   EXPECT_EQ(Store::Compact(dir_.path() + "/none").status().code(), Code::kNotFound);
+}
+
+// Issue 57, goal 2: after a scattered delete of half the rows, compaction
+// leaves a file smaller than a fresh load of the rows that remain (at most
+// 1.2x was the goal; LMDB's own compacting copy, which keeps every
+// half-empty page, left 1.04x), and Stats said beforehand about what it
+// would leave.
+TEST_F(LocalFilesTest, CompactAfterAScatteredDeleteLeavesTheSizeOfAFreshLoad) {
+  const int rows = 6000;
+  auto row = [](int i) {
+    // Rows in random order of 200-500 bytes (a Knuth multiplicative hash).
+    const uint32_t h = static_cast<uint32_t>(i) * 2654435761u;
+    return Entity("p" + std::to_string(h % 50), "r" + std::to_string(h))
+        .Set("s", std::string(200 + h % 300, 'x'));
+  };
+  auto load = [&](const std::string& at, bool even_only) {
+    auto store = Open(at);
+    auto table = *store->OpenTable("rows");
+    for (int i = 0; i < rows; ++i) {
+      if (even_only && i % 2 != 0) continue;
+      ASSERT_TRUE(table.Insert(row(i)).ok());
+    }
+  };
+  load(dir(), false);
+  uint64_t estimate = 0;
+  {
+    auto store = Open(dir());
+    auto table = *store->OpenTable("rows");
+    for (int i = 1; i < rows; i += 2) {
+      const Entity e = row(i);
+      ASSERT_TRUE(table.Delete(e.partition_key(), e.row_key(), "*").ok());
+    }
+    auto stats = store->Stats();
+    ASSERT_TRUE(stats.ok() && stats->file);
+    estimate = stats->file->compacted_bytes;
+  }
+  const std::string fresh = dir_.path() + "/fresh";
+  load(fresh, true);
+  auto compacted = Store::Compact(dir());
+  ASSERT_TRUE(compacted.ok()) << compacted.status().ToString();
+  const uint64_t fresh_bytes = std::filesystem::file_size(fresh + "/data.mdb");
+  // Smaller than the fresh load, whose random inserts left its pages about
+  // 70 % full (0.66x here; LMDB's own compacting copy left 1.04x).
+  EXPECT_LE(compacted->bytes_after * 10, fresh_bytes * 8)
+      << compacted->bytes_after << " compacted, " << fresh_bytes << " freshly loaded";
+  EXPECT_LT(compacted->bytes_after * 2, compacted->bytes_before);
+  EXPECT_LE(estimate * 100, compacted->bytes_after * 105) << estimate;
+  EXPECT_GE(estimate * 100, compacted->bytes_after * 95) << estimate;
+  auto store = Open(dir());
+  auto table = *store->OpenTable("rows");
+  EXPECT_EQ(*table.Count(), rows / 2);
+  for (int i = 0; i < rows; i += 997) {
+    auto got = table.Get(row(i).partition_key(), row(i).row_key());
+    EXPECT_EQ(got.status().code(), i % 2 == 0 ? Code::kOk : Code::kNotFound) << i;
+  }
 }
 
 }  // namespace

@@ -102,6 +102,9 @@ struct LocalFileFigures {
   uint64_t pages_used = 0;  // pages up to the last in use
   uint64_t free_pages = 0;  // of those, free for reuse (after deletes and rewrites)
   int readers = 0;          // reader slots in use, in every process
+  // About the file's size after Store::Compact (its records packed into
+  // full pages): file_bytes less this is what compacting would give back.
+  uint64_t compacted_bytes = 0;
 };
 
 struct StoreStats {

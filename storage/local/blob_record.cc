@@ -295,6 +295,8 @@ bool HasLease(const lease::LeaseRecord& l) {
 
 }  // namespace
 
+bool IsCurrentFormat(std::string_view value) { return !value.empty() && value[0] == kFormat5Tag; }
+
 std::string EncodeRecord(const BucketEntry& e) {
   const BlobRecord& r = e.record;
   std::optional<uint32_t> crc = r.data_crc;

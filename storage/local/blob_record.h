@@ -188,6 +188,9 @@ std::string EncodeRecord(const BucketEntry& e);
 // The same in format 4, as stores written before format 5 hold it (for
 // tests of reading them).
 std::string EncodeFormat4Record(const BucketEntry& e);
+// True if bucket value `value` is in the format EncodeRecord writes (by
+// its first byte: not checked).
+bool IsCurrentFormat(std::string_view value);
 
 // A call back for each record (it never allocates: util/function_ref.h).
 using RecordSink = FunctionRef<void(const RecordView&)>;

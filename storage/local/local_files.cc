@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "storage/local/dense_copy.h"
 #include "storage/local/lmdb_page_walk.h"
 #include "storage/local/store_files.h"
 #include "util/macros.h"
@@ -81,6 +82,19 @@ class ExclusiveUse {
   int fd_ = -1;
 };
 
+// `source` rewritten densely (dense_copy.h) into directory `dest`, in one
+// read transaction's snapshot, with the source's map size.
+Status DenseCopyOf(MDB_env* source, const std::string& dest) {
+  MDB_envinfo info;
+  int rc = mdb_env_info(source, &info);
+  MDB_txn* txn = nullptr;
+  if (rc == 0) rc = mdb_txn_begin(source, nullptr, MDB_RDONLY, &txn);
+  if (rc != 0) return LmdbError(rc, "reading the store");
+  Status s = DenseCopy(txn, dest, info.me_mapsize);
+  mdb_txn_abort(txn);
+  return s;
+}
+
 }  // namespace
 
 Result<FileFigures> FiguresOf(LmdbEnv& env) {
@@ -100,6 +114,7 @@ Result<FileFigures> FiguresOf(LmdbEnv& env) {
   rc = ForEachFreeRun(txn.get(),
                       [&](const std::vector<size_t>& pages) { f.free_pages += pages.size(); });
   if (rc != 0) return LmdbError(rc, "reading the free list of " + env.directory());
+  BT_ASSIGN_OR_RETURN(f.compacted_bytes, DenseSize(txn.get()));
   return f;
 }
 
@@ -158,11 +173,11 @@ Result<Compacted> CompactInPlace(const std::string& directory) {
     return Status::Corruption("local store " + dir + " is damaged (" + damage +
                               "): not compacted; restore it from a backup");
   }
-  const int rc = mdb_env_copy2(source, temp.c_str(), MDB_CP_COMPACT);
+  Status copied = DenseCopyOf(source, temp);
   mdb_env_close(source);
-  if (rc != 0) {
+  if (!copied.ok()) {
     fs::remove_all(temp, ec);
-    return LmdbError(rc, "compacting the local store " + dir);
+    return copied.WithContext("compacting the local store " + dir);
   }
   const std::string copy = temp + "/data.mdb";
   if (chmod(copy.c_str(), before.st_mode & 07777) != 0) return Errno("chmod " + copy);

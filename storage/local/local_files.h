@@ -23,12 +23,14 @@ class LocalFiles {
 struct FileFigures {
   uint64_t file_bytes = 0;  // data.mdb's size
   uint64_t page_size = 0;
-  uint64_t pages_used = 0;  // up to the last page in use (the file's live part)
-  uint64_t free_pages = 0;  // of those, free for reuse (LMDB's free list)
-  int readers = 0;          // reader slots in use, in every process
+  uint64_t pages_used = 0;       // up to the last page in use (the file's live part)
+  uint64_t free_pages = 0;       // of those, free for reuse (LMDB's free list)
+  int readers = 0;               // reader slots in use, in every process
+  uint64_t compacted_bytes = 0;  // about the file's size after CompactInPlace
 };
 
-// The figures of `env`'s files, read in one read transaction.
+// The figures of `env`'s files, read in one read transaction (reading
+// every record, for compacted_bytes).
 Result<FileFigures> FiguresOf(LmdbEnv& env);
 
 // Copies `env` (every container) into `dest`, a directory that must not

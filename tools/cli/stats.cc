@@ -25,9 +25,16 @@ int Run(StatsCommandOptions&, Context& c) {
         {"name", t.name}, {"entity_blobs", t.entity_blobs}, {"bytes", t.bytes}});
   if (stats->file) {
     const LocalFileFigures& f = *stats->file;
-    j["file"] = nlohmann::ordered_json{{"directory", f.directory},   {"file_bytes", f.file_bytes},
-                                       {"page_size", f.page_size},   {"pages_used", f.pages_used},
-                                       {"free_pages", f.free_pages}, {"readers", f.readers}};
+    j["file"] = nlohmann::ordered_json{
+        {"directory", f.directory},
+        {"file_bytes", f.file_bytes},
+        {"page_size", f.page_size},
+        {"pages_used", f.pages_used},
+        {"free_pages", f.free_pages},
+        {"readers", f.readers},
+        {"compacted_bytes", f.compacted_bytes},
+        {"compact_would_free_bytes",
+         f.file_bytes > f.compacted_bytes ? f.file_bytes - f.compacted_bytes : 0}};
   }
   if (stats->cache) {
     const CacheStats& s = *stats->cache;
@@ -46,7 +53,8 @@ std::unique_ptr<Command> StatsCommand() {
       .name = "stats",
       .help = "stats: the store's figures as JSON: each table's entity blobs and their bytes "
               "(a listing of every table); for the embedded store its file (bytes, pages in "
-              "use, free pages for reuse, reader slots); for an Azure store read through the "
+              "use, free pages for reuse, reader slots, and about what `compact` would leave "
+              "and give back); for an Azure store read through the "
               "cache, the cache's counts.",
       .example = "blobtable stats | jq '.file.free_pages'",
       .run = Run,
