@@ -2,6 +2,9 @@
 // The CLI's commands for a table as a whole, run as a separate binary:
 // tables, count, delete with a selection, drop.
 #include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -139,9 +142,20 @@ TEST_F(CliAdminTest, StatsBackupRestoreAndCompact) {
   EXPECT_NE(wrong.err.find("--store " + copy), std::string::npos) << wrong.err;
 
   ASSERT_EQ(Cli("delete orders --all --quiet").code, 0);
+  // stats says about what compact leaves, and what it gives back.
+  j = nlohmann::json::parse(Cli("stats").out);
+  const int64_t file_bytes = j["file"]["file_bytes"].get<int64_t>(),
+                compacted_bytes = j["file"]["compacted_bytes"].get<int64_t>();
+  EXPECT_EQ(j["file"]["compact_would_free_bytes"].get<int64_t>(), file_bytes - compacted_bytes);
   auto compacted = Cli("compact");
   ASSERT_EQ(compacted.code, 0) << compacted.err;
-  EXPECT_NE(compacted.err.find("blobtable: compact: "), std::string::npos) << compacted.err;
+  long long before = 0, after = 0;
+  ASSERT_EQ(sscanf(compacted.err.c_str(), "blobtable: compact: %lld bytes -> %lld bytes", &before,
+                   &after),
+            2)
+      << compacted.err;
+  EXPECT_EQ(before, file_bytes);
+  EXPECT_LE(std::abs(after - compacted_bytes), 2 * 4096) << after << " " << compacted_bytes;
   EXPECT_EQ(Cli("tables --counts").out, "audit\t3\n");
   auto azure = testing::Shell(std::string(BLOBTABLE_CLI_PATH) +
                               " --store UseDevelopmentStorage=true compact");

@@ -125,33 +125,36 @@ constexpr uint64_t kPageHeader = 16, kNodeHeader = 8, kPointer = 2;
 
 struct Packing {
   uint64_t page;
-  uint64_t pages = 0;  // leaf and overflow pages
-  uint64_t used = 0;   // bytes of the leaf page being filled
+  uint64_t leaves = 0, overflow = 0;
+  uint64_t used = 0;  // bytes of the leaf being filled
   uint64_t branch_bytes = 0;
 
   void Add(uint64_t key, uint64_t value) {
     const uint64_t node_max = ((page - kPageHeader) / 2) & ~uint64_t{1};
     uint64_t node = kNodeHeader + key + value;
     if (node > node_max) {
-      pages += (kPageHeader + value + page - 1) / page;
+      overflow += (kPageHeader + value + page - 1) / page;
       node = kNodeHeader + key + 8;
     }
     node = ((node + 1) & ~uint64_t{1}) + kPointer;
-    if (used == 0 || used + node > page - kPageHeader) {
-      ++pages;  // a new leaf, named in the level above by its first key
+    if (leaves == 0 || used + node > page - kPageHeader) {
+      ++leaves;  // a new leaf, named in the level above by its first key
       used = 0;
       branch_bytes += ((kNodeHeader + key + 1) & ~uint64_t{1}) + kPointer;
     }
     used += node;
   }
+  // The pages: leaves, overflow pages, and the branch levels above more
+  // than one leaf, up to a root of one page.
   uint64_t Total() const {
-    uint64_t total = pages, level = branch_bytes;
-    while (level > page - kPageHeader) {  // each level above, until a root
-      const uint64_t n = (level + page - kPageHeader - 1) / (page - kPageHeader);
+    const uint64_t room = page - kPageHeader;
+    uint64_t total = leaves + overflow, level = leaves > 1 ? branch_bytes : 0;
+    while (level > 0) {
+      const uint64_t n = (level + room - 1) / room;
       total += n;
-      level = n * (kNodeHeader + 32 + kPointer);  // a key of about 32 bytes a page
+      level = n > 1 ? n * (kNodeHeader + 32 + kPointer) : 0;  // a key of about 32 bytes
     }
-    return total + 1;  // the root
+    return total;
   }
 };
 
@@ -178,7 +181,7 @@ Result<uint64_t> DenseSize(MDB_txn* txn) {
       packing.Add(k.mv_size, v.mv_size);
     mdb_cursor_close(cursor);
     if (rc != MDB_NOTFOUND) return LmdbError(rc, "reading the store's figures");
-    if (packing.pages > 0) pages += packing.Total();
+    pages += packing.Total();
   }
   return pages * stat.ms_psize;
 }

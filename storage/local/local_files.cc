@@ -13,6 +13,7 @@
 #include "storage/local/dense_copy.h"
 #include "storage/local/lmdb_page_walk.h"
 #include "storage/local/store_files.h"
+#include "testing/sync_point.h"
 #include "util/macros.h"
 
 namespace blobtable::internal {
@@ -182,8 +183,12 @@ Result<Compacted> CompactInPlace(const std::string& directory) {
   const std::string copy = temp + "/data.mdb";
   if (chmod(copy.c_str(), before.st_mode & 07777) != 0) return Errno("chmod " + copy);
   BT_RETURN_IF_ERROR(SyncFile(copy));
+  BT_SYNC_POINT("compact.copied");
+  // The rename is the switch: a crash before it leaves the store as it
+  // was (and the copy for the next compact to remove), after it the copy.
   if (rename(copy.c_str(), (dir + "/data.mdb").c_str()) != 0) return Errno("renaming " + copy);
   BT_RETURN_IF_ERROR(SyncDirectory(dir));
+  BT_SYNC_POINT("compact.renamed");
   fs::remove_all(temp, ec);
 
   // LMDB's lock file still describes the old file. Opening the environment
