@@ -2,11 +2,10 @@
 // The CLI's commands for a table as a whole, run as a separate binary:
 // tables, count, delete with a selection, drop.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <cstdlib>
-#include <nlohmann/json.hpp>
-
 #include <filesystem>
 #include <fstream>
 #include <sstream>
