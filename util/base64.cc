@@ -17,17 +17,29 @@ std::string Base64Encode(std::string_view in) {
 }
 
 void Base64EncodeTo(std::string_view in, std::string& out) {
+  const size_t at = out.size();
+  out.resize(at + (in.size() + 2) / 3 * 4);
+  char* o = out.data() + at;
   size_t i = 0;
   for (; i + 2 < in.size(); i += 3) {
-    uint32_t n = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8) | uint8_t(in[i + 2]);
-    for (int s = 18; s >= 0; s -= 6) out.push_back(kB64[(n >> s) & 63]);
+    const uint32_t n = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8) | uint8_t(in[i + 2]);
+    *o++ = kB64[n >> 18];
+    *o++ = kB64[(n >> 12) & 63];
+    *o++ = kB64[(n >> 6) & 63];
+    *o++ = kB64[n & 63];
   }
   if (i + 1 == in.size()) {
-    uint32_t n = uint8_t(in[i]) << 16;
-    out += {kB64[n >> 18], kB64[(n >> 12) & 63], '=', '='};
+    const uint32_t n = uint8_t(in[i]) << 16;
+    *o++ = kB64[n >> 18];
+    *o++ = kB64[(n >> 12) & 63];
+    *o++ = '=';
+    *o++ = '=';
   } else if (i + 2 == in.size()) {
-    uint32_t n = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8);
-    out += {kB64[n >> 18], kB64[(n >> 12) & 63], kB64[(n >> 6) & 63], '='};
+    const uint32_t n = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8);
+    *o++ = kB64[n >> 18];
+    *o++ = kB64[(n >> 12) & 63];
+    *o++ = kB64[(n >> 6) & 63];
+    *o++ = '=';
   }
 }
 
