@@ -58,7 +58,7 @@ class InPlaceVisit {
     if (plan_.filter) last_listed_.assign(b.name);
     if (internal::HasMark(*b.metadata)) return Halt(Stop::kNeedsQuery);
     if (plan_.filter) {  // the filter's properties first: most rows of a scan do not match
-      auto part = internal::DecodeEntityPart(b.data, b.name, plan_.filter_properties);
+      auto part = internal::DecodeEntityViewPart(b.data, b.name, plan_.filter_properties, props_);
       if (!part.ok() ||
           !internal::IsBlobOfRow(plan_, b.name, part->partition_key(), part->row_key()))
         return Halt(Stop::kNeedsQuery);

@@ -184,6 +184,12 @@ Result<EntityView> DecodeEntityView(std::string_view body, std::string_view blob
   return Read(body, blob_name, nullptr, etag, props);
 }
 
+Result<EntityView> DecodeEntityViewPart(std::string_view body, std::string_view blob_name,
+                                        const std::vector<std::string>& only,
+                                        std::vector<PropertyView>& props) {
+  return Read(body, blob_name, &only, {}, props);
+}
+
 EntityView ViewOf(const Entity& e, std::vector<PropertyView>& props) {
   props.clear();
   for (const auto& [name, value] : e.properties()) props.emplace_back(name, value);

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "model/filter.h"
+#include "model/entity_codec.h"
+#include "util/thread_spare.h"
 
 #include <algorithm>
 
@@ -288,23 +290,48 @@ bool Ordered(const T& a, CompareOp op, const T& b) {
   return false;
 }
 
-bool Evaluate(const FilterNode& n, const Entity& e) {
+// Property `v` (read where it lies) against literal `b`: as CompareValues,
+// without copying the value out.
+bool CompareView(const PropertyView& v, CompareOp op, const PropertyValue& b) {
+  if (v.type() != TypeOf(b)) return false;
+  switch (v.type()) {
+    case EdmType::kString: return Ordered(v.text(), op, std::string_view(std::get<std::string>(b)));
+    case EdmType::kBinary:
+      return Ordered(v.bytes(), op, std::string_view(std::get<Binary>(b).bytes));
+    case EdmType::kBoolean: return Ordered(v.boolean(), op, std::get<bool>(b));
+    case EdmType::kDateTime: return Ordered(v.date_time(), op, std::get<DateTime>(b));
+    case EdmType::kDouble: {
+      const double x = v.number(), y = std::get<double>(b);
+      if (std::isnan(x) || std::isnan(y)) return false;
+      return Ordered(x, op, y);
+    }
+    case EdmType::kGuid:
+      return Ordered(AsciiLower(v.text()), op, AsciiLower(std::get<Guid>(b).value));
+    case EdmType::kInt32:
+      return Ordered(static_cast<int32_t>(v.integer()), op, std::get<int32_t>(b));
+    case EdmType::kInt64: return Ordered(v.integer(), op, std::get<int64_t>(b));
+  }
+  return false;
+}
+
+bool Evaluate(const FilterNode& n, const EntityView& e) {
   switch (n.kind) {
     case FilterNode::Kind::kNot: return !Evaluate(*n.children[0], e);
     case FilterNode::Kind::kAnd: return Evaluate(*n.children[0], e) && Evaluate(*n.children[1], e);
     case FilterNode::Kind::kOr: return Evaluate(*n.children[0], e) || Evaluate(*n.children[1], e);
     case FilterNode::Kind::kCompare: break;
   }
-  // The keys are compared where they lie (no copy of a key a row).
+  // Every value is compared where it lies (no copy a row).
   if (n.property == "PartitionKey" || n.property == "RowKey") {
     const std::string* s = std::get_if<std::string>(&n.literal);
     if (s == nullptr) return false;
-    return Ordered(n.property == "PartitionKey" ? e.partition_key() : e.row_key(), n.op, *s);
+    return Ordered(n.property == "PartitionKey" ? e.partition_key() : e.row_key(), n.op,
+                   std::string_view(*s));
   }
   if (n.property == "Timestamp")
     return CompareValues(PropertyValue(e.timestamp()), n.op, n.literal);
-  const PropertyValue* v = e.Find(n.property);
-  return v != nullptr && CompareValues(*v, n.op, n.literal);
+  const PropertyView* v = e.Find(n.property);
+  return v != nullptr && CompareView(*v, n.op, n.literal);
 }
 
 std::string Hex(std::string_view bytes) {
@@ -413,7 +440,13 @@ Result<Filter> Filter::Parse(std::string_view text) {
   return Filter(std::shared_ptr<const FilterNode>(std::move(*root)));
 }
 
-bool Filter::Matches(const Entity& entity) const { return Evaluate(*root_, entity); }
+bool Filter::Matches(const EntityView& entity) const { return Evaluate(*root_, entity); }
+
+bool Filter::Matches(const Entity& entity) const {
+  struct PropsTag;  // one allocation a thread, not a call
+  ThreadSpare<std::vector<PropertyView>, PropsTag> props;
+  return Matches(ViewOf(entity, *props));
+}
 
 namespace {
 void CollectProperties(const FilterNode& n, std::vector<std::string>& out) {

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "blobtable/entity.h"
+#include "blobtable/entity_view.h"
 #include "blobtable/status.h"
 
 namespace blobtable::internal {
@@ -61,6 +62,9 @@ class Filter {
   // InvalidArgument naming the 1-based character position of the error.
   static Result<Filter> Parse(std::string_view text);
 
+  // Whether the entity matches; the view form compares each value where it
+  // lies (a scan's rows, decoded in place, are never copied to be tested).
+  bool Matches(const EntityView& entity) const;
   bool Matches(const Entity& entity) const;
   const FilterNode& root() const { return *root_; }
   FilterKeyRange KeyRange() const;
