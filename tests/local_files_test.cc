@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
@@ -190,6 +192,25 @@ TEST_F(LocalFilesTest, ACompactionKilledAtEitherSideOfItsRenameLosesNothing) {
     EXPECT_FALSE(std::filesystem::exists(at + "/.compacting"));
     EXPECT_EQ(*Open(at)->OpenTable("keep")->Count(), 121);
   }
+}
+
+// The compacted file keeps the owner of the one it replaces: root
+// compacting a service's store left it root's, and the service could then
+// only read it (the review of issue 57). Run as root (as CI runs).
+TEST_F(LocalFilesTest, CompactKeepsTheFilesOwner) {
+  if (getuid() != 0) GTEST_SKIP() << "needs root to give the store to another user";
+  {
+    auto store = Open(dir());
+    Fill(*store, "orders", 10);
+  }
+  const uid_t nobody = 65534;
+  for (const char* file : {"data.mdb", "lock.mdb"})
+    ASSERT_EQ(chown((dir() + "/" + file).c_str(), nobody, nobody), 0);
+  ASSERT_TRUE(Store::Compact(dir()).ok());
+  struct stat st {};
+  ASSERT_EQ(stat((dir() + "/data.mdb").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, nobody);
+  EXPECT_EQ(st.st_gid, nobody);
 }
 
 // Issue 57, goal 2: after a scattered delete of half the rows, compaction

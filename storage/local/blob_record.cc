@@ -355,7 +355,8 @@ std::string EncodeRecord(const BucketEntry& e) {
     }
   }
   head[0] = static_cast<char>(flags);
-  const uint32_t head_crc = Crc32(name_is_key ? Crc32(e.name) : 0, head);
+  const uint32_t head_crc =
+      Crc32(Crc32(name_is_key ? std::string_view(e.name) : BucketKey(e.name)), head);
   std::string out;
   out.reserve(5 + 3 + head.size() + (r.inline_data ? r.inline_data->size() : 0));
   out.push_back(kFormat5Tag);
@@ -605,7 +606,7 @@ bool ReadHead5(std::string_view head, std::string_view key, std::string_view dat
 }
 
 // A format-5 value: its head checked against its checksum (seeded with the
-// key when the key is the name), then read into `view` and handed over.
+// key's), then read into `view` and handed over.
 Status VisitRecord5(std::string_view value, std::string_view key, const mp::What& what,
                     RecordView& view, RecordSink fn) {
   if (value.size() < 6) return Status::Corruption(what.str() + ": cut short");
@@ -616,8 +617,7 @@ Status VisitRecord5(std::string_view value, std::string_view key, const mp::What
   if (sizes.short_() || size == 0 || value.size() - start < size)
     return Status::Corruption(what.str() + ": cut short");
   const std::string_view head = value.substr(start, size);
-  const bool name_is_key = static_cast<uint8_t>(head[0]) & kNameIsKey;
-  if (Crc32(name_is_key ? Crc32(key) : 0, head) != crc)
+  if (Crc32(Crc32(key), head) != crc)
     return Status::Corruption(what.str() + ": its checksum does not match (the record is damaged)");
   std::string why;
   if (!ReadHead5(head, key, value.substr(start + size), view, &why))

@@ -21,9 +21,9 @@
 //
 // Value format 5 (written since 2026-11-29): format 4's record made small
 // (a record's head went from about 240 bytes to about 80: issue 57). The
-// byte 0xB5; the CRC-32 of the head, seeded with the CRC-32 of the blob's
-// name when the name is not stored (below), so that a key changed on disk
-// is damage, not another blob; the head's length (a varint: LEB128,
+// byte 0xB5; the CRC-32 of the head, seeded with the CRC-32 of the record's
+// LMDB key, so that a key changed on disk is damage, not another blob (or
+// a blob its name no longer finds); the head's length (a varint: LEB128,
 // unsigned); the head; then inline data, as in format 4. The head: flags (1
 // byte: 1 inline, 2 data_crc present, 4 the name is the LMDB key and is not
 // stored, 8 lease fields present, 16 ETag packed, 32 MD5 packed);

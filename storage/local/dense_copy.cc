@@ -158,6 +158,37 @@ struct Packing {
   }
 };
 
+// One more commit, of the first record of the first database that has one
+// written again as it is: LMDB writes the meta page of each commit in turn,
+// and the new file's other one still described it empty. So both describe
+// the whole copy: a flipped bit in either never opens an empty store (and
+// CheckLmdbMetaPages refuses the file).
+Status CommitAgain(MDB_env* env, const std::vector<std::string>& names) {
+  MDB_txn* txn = nullptr;
+  int rc = mdb_txn_begin(env, nullptr, 0, &txn);
+  for (const std::string& name : names) {
+    MDB_dbi dbi;
+    MDB_cursor* cursor = nullptr;
+    MDB_val k, v;
+    if (rc != 0 || mdb_dbi_open(txn, name.c_str(), 0, &dbi) != 0) continue;
+    if ((rc = mdb_cursor_open(txn, dbi, &cursor)) != 0) break;
+    const int found = mdb_cursor_get(cursor, &k, &v, MDB_FIRST);
+    if (found == 0) {
+      const std::string key(FromVal(k)), value(FromVal(v));  // the page is about to be copied
+      MDB_val kk = ToVal(key), vv = ToVal(value);
+      rc = mdb_put(txn, dbi, &kk, &vv, 0);
+    }
+    mdb_cursor_close(cursor);
+    if (found == 0) break;
+  }
+  if (rc != 0) {
+    if (txn != nullptr) mdb_txn_abort(txn);
+    return LmdbError(rc, "writing the compacted copy");
+  }
+  rc = mdb_txn_commit(txn);
+  return rc == 0 ? Status::OK() : LmdbError(rc, "writing the compacted copy");
+}
+
 }  // namespace
 
 Result<uint64_t> DenseSize(MDB_txn* txn) {
@@ -217,6 +248,7 @@ Status DenseCopy(MDB_txn* src, const std::string& dest, size_t map_size) {
     BT_RETURN_IF_ERROR(CopyDatabase(src, name, out));
   }
   BT_RETURN_IF_ERROR(out.Commit());
+  BT_RETURN_IF_ERROR(CommitAgain(raw, names));
   if ((rc = mdb_env_sync(raw, 1)) != 0) return LmdbError(rc, "syncing the compacted copy");
   return Status::OK();
 }

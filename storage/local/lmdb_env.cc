@@ -200,6 +200,9 @@ Result<std::shared_ptr<LmdbEnv>> LmdbEnv::Open(const std::string& directory, uin
   }
 
   BT_RETURN_IF_ERROR(CheckBeforeOpen(canonical, file_mode));
+  if (std::string damage = CheckLmdbMetaPages(canonical + "/data.mdb"); !damage.empty())
+    return Status::Corruption("local store " + canonical + " is damaged (" + damage +
+                              "): restore it from a backup");
   // Read-write if this user may write; else read-only (LMDB still keeps a
   // reader slot in lock.mdb if that is writable), else read-only without
   // locks: readers then cannot hold a writer off the pages they read, so a

@@ -93,6 +93,11 @@ Meta MetaAt(std::string_view page) {
   return m;
 }
 
+bool ConsecutiveTxnIds(uint64_t t0, uint64_t t1) {
+  if (t0 == 0 && t1 == 0) return true;
+  return t0 % 2 == 0 && t1 % 2 == 1 && (t1 == t0 + 1 || t0 == t1 + 1);
+}
+
 class Walker {
  public:
   Walker(int fd, uint64_t file_size, uint64_t txnid)
@@ -365,6 +370,14 @@ std::string CheckLmdbMetaPages(const std::string& data_file) {
     if (m1.valid && m1.free_db.pad != size)
       why = "its meta pages name page sizes " + std::to_string(size) + " and " +
             std::to_string(m1.free_db.pad);
+    // LMDB writes the meta page of transaction N to page N % 2, so the two
+    // hold consecutive numbers, each on its page (both 0 before the first
+    // commit). LMDB opens the one with the larger number: a flipped bit
+    // there opened an older snapshot, or a copy's empty first one, as if
+    // it were the store (the review of issue 57).
+    if (m1.valid && why.empty() && !ConsecutiveTxnIds(m0.txnid, m1.txnid))
+      why = "its meta pages hold transaction numbers " + std::to_string(m0.txnid) + " and " +
+            std::to_string(m1.txnid) + ", which LMDB never writes (one is damaged)";
   }
   close(fd);
   return why.empty() ? why : data_file + ": " + why;

@@ -182,6 +182,15 @@ Result<Compacted> CompactInPlace(const std::string& directory) {
   }
   const std::string copy = temp + "/data.mdb";
   if (chmod(copy.c_str(), before.st_mode & 07777) != 0) return Errno("chmod " + copy);
+  // The copy replaces the file: it keeps its owner (root compacting a
+  // service's store left it the root's, and the service read-only).
+  if (chown(copy.c_str(), before.st_uid, before.st_gid) != 0) {
+    const Status why =
+        Errno("giving " + copy + " the owner of " + dir + "/data.mdb (uid " +
+              std::to_string(before.st_uid) + ", gid " + std::to_string(before.st_gid) + ")");
+    fs::remove_all(temp, ec);
+    return Status::IOError(why.message() + ": run compact as the store's owner");
+  }
   BT_RETURN_IF_ERROR(SyncFile(copy));
   BT_SYNC_POINT("compact.copied");
   // The rename is the switch: a crash before it leaves the store as it
