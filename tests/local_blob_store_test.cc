@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
@@ -503,6 +504,47 @@ TEST(LocalBlobStore, SmallDataLivesInItsRecordAndMovesWhenItGrowsOrShrinks) {
 
 // A record written in format 2 (data always apart) is read as it is; its
 // next write moves small data into the record and frees the old value.
+// A container nobody wrote to is made by its first write: reads of it (a
+// mistyped or damaged name) find nothing and leave the file as it was, so
+// `check` goes on saying there is no such container (the review of issue
+// 57: a read made an empty one, which check then passed).
+TEST(LocalBlobStore, AContainerIsMadeByItsFirstWriteNeverByARead) {
+  TempDir dir;
+  {
+    auto store = OpenLocalBlobStore(dir.path());
+    ASSERT_TRUE(store.ok());
+    ASSERT_TRUE((*store)->Put("a", "x", {}).ok());
+  }
+  auto bytes = [&] {
+    std::ifstream f(dir.path() + "/data.mdb", std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  };
+  const std::string before = bytes();
+  {
+    auto typo = OpenLocalBlobStore(dir.path(), "typo");
+    ASSERT_TRUE(typo.ok()) << typo.status().ToString();
+    EXPECT_EQ((*typo)->Get("a", {}).status().code(), Code::kNotFound);
+    EXPECT_EQ((*typo)->Head("a", {}).status().code(), Code::kNotFound);
+    EXPECT_EQ((*typo)->Delete("a", {}).code(), Code::kNotFound);
+    EXPECT_EQ((*typo)->AcquireLease("a", 15, "", {}).status().code(), Code::kNotFound);
+    auto listed = (*typo)->List({});
+    ASSERT_TRUE(listed.ok());
+    EXPECT_TRUE(listed->items.empty());
+    EXPECT_EQ((*typo)->Get("bad//name", {}).status().code(), Code::kInvalidArgument);
+  }
+  EXPECT_EQ(bytes(), before) << "reads of a container never written changed the file";
+  EXPECT_EQ(CheckLocalStore(dir.path(), "typo").status().code(), Code::kNotFound);
+  {
+    auto typo = OpenLocalBlobStore(dir.path(), "typo");
+    ASSERT_TRUE((*typo)->Put("b", "y", {}).ok());
+    EXPECT_EQ((*typo)->Get("b", {})->data, "y");
+    EXPECT_EQ((*typo)->Get("a", {}).status().code(), Code::kNotFound);
+  }
+  auto checked = CheckLocalStore(dir.path(), "typo");
+  ASSERT_TRUE(checked.ok()) << checked.status().ToString();
+  EXPECT_EQ(checked->blobs, 1);
+}
+
 // Compaction writes every record of an older format in the current one
 // (format 4 here), and the blob reads the same after it.
 TEST(LocalBlobStore, CompactionRewritesOlderRecordsInTheCurrentFormat) {

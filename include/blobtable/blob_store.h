@@ -377,7 +377,9 @@ class BLOBTABLE_EXPORT BlobStoreWrapper : public BlobStore {
 };
 
 // Opens the local (LMDB) blob store in `directory`, creating the directory
-// and `container` if missing; `clock` (not owned; null: Clock::Real()) times
+// if missing; `container` is made by its first write (a read of one never
+// written finds nothing and changes nothing); `clock` (not owned; null:
+// Clock::Real()) times
 // its leases. Several stores, threads and processes may use the same
 // directory at once. Fails InvalidArgument on a bad container name, IOError
 // if the directory cannot be created or opened.

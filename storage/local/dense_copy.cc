@@ -146,14 +146,25 @@ struct Packing {
   }
   // The pages: leaves, overflow pages, and the branch levels above more
   // than one leaf, up to a root of one page.
-  uint64_t Total() const {
+  uint64_t Total() const { return Walk(nullptr); }
+  // The tree's depth: its leaves and the branch levels above them.
+  uint64_t Depth() const {
+    uint64_t depth = 0;
+    Walk(&depth);
+    return depth;
+  }
+
+ private:
+  uint64_t Walk(uint64_t* depth) const {
     const uint64_t room = page - kPageHeader;
-    uint64_t total = leaves + overflow, level = leaves > 1 ? branch_bytes : 0;
+    uint64_t total = leaves + overflow, level = leaves > 1 ? branch_bytes : 0, levels = 1;
     while (level > 0) {
       const uint64_t n = (level + room - 1) / room;
       total += n;
+      ++levels;
       level = n > 1 ? n * (kNodeHeader + 32 + kPointer) : 0;  // a key of about 32 bytes
     }
+    if (depth != nullptr) *depth = levels;
     return total;
   }
 };
@@ -199,6 +210,7 @@ Result<uint64_t> DenseSize(MDB_txn* txn) {
   if (rc != 0) return LmdbError(rc, "reading the store's figures");
   BT_ASSIGN_OR_RETURN(std::vector<std::string> names, MainNames(txn));
   uint64_t pages = 2 + 1;  // the two meta pages, the main database
+  bool again_counted = false;
   for (const std::string& name : names) {
     MDB_dbi dbi;
     if ((rc = mdb_dbi_open(txn, name.c_str(), 0, &dbi)) == MDB_INCOMPATIBLE) continue;
@@ -213,6 +225,12 @@ Result<uint64_t> DenseSize(MDB_txn* txn) {
     mdb_cursor_close(cursor);
     if (rc != MDB_NOTFOUND) return LmdbError(rc, "reading the store's figures");
     pages += packing.Total();
+    // CommitAgain's copies: the path to the first record, the main
+    // database's leaf and the free list's.
+    if (!again_counted && packing.leaves > 0) {
+      pages += packing.Depth() + 2;
+      again_counted = true;
+    }
   }
   return pages * stat.ms_psize;
 }

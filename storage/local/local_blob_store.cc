@@ -38,22 +38,60 @@ Status NotFound(std::string_view name) {
   return StorageError(404, "BlobNotFound", "the blob '" + std::string(name) + "' does not exist");
 }
 
+Status MigrateBuckets(LmdbEnv& env, MDB_dbi blobs, MDB_dbi meta, const std::string& container);
+
 class LocalBlobStore final : public BlobStore, public InPlaceReader, public LocalFiles {
  public:
   LmdbEnv& lmdb() const override { return *env_; }
-  LocalBlobStore(std::shared_ptr<LmdbEnv> env, MDB_dbi blobs, MDB_dbi data, MDB_dbi meta,
-                 std::string container, Clock* clock)
+  LocalBlobStore(std::shared_ptr<LmdbEnv> env, MDB_dbi meta, std::string container, Clock* clock)
       : env_(std::move(env)),
-        blobs_(blobs),
-        data_(data),
         meta_(meta),
         container_(std::move(container)),
         clock_(clock),
         boot_tag_(lease::BootTagOf(clock->BootId())) {}
   ~LocalBlobStore() override {
-    env_->ReleaseDatabase(kContainerDbPrefix + container_);
-    env_->ReleaseDatabase(kDataDbPrefix + container_);
+    if (have_databases_) {
+      env_->ReleaseDatabase(kContainerDbPrefix + container_);
+      env_->ReleaseDatabase(kDataDbPrefix + container_);
+    }
     env_->ReleaseDatabase(kMetaDb);
+  }
+
+  // The container's databases, opened (and made, if `create` and they do
+  // not exist) before the first read or write that needs them, which begins
+  // its transaction after (LMDB's transactions see only the handles opened
+  // before they began). A container nobody wrote to is made by its first
+  // write: a read of it finds nothing and writes nothing (one made by a
+  // read under a mistyped or damaged name was then checked clean: the
+  // review of issue 57). NotFound if it does not exist and `create` is
+  // false.
+  Status Databases(bool create) {
+    if (have_databases_.load(std::memory_order_acquire)) return Status::OK();
+    std::lock_guard<std::mutex> lock(databases_mu_);
+    if (have_databases_.load(std::memory_order_relaxed)) return Status::OK();
+    const std::string names[2] = {kContainerDbPrefix + container_, kDataDbPrefix + container_};
+    auto blobs = env_->Database(names[0], create);
+    if (!blobs.ok()) return blobs.status();
+    auto data = env_->Database(names[1], create);
+    Status s = data.status();
+    if (s.ok()) s = MigrateBuckets(*env_, *blobs, meta_, container_);
+    if (!s.ok()) {
+      env_->ReleaseDatabase(names[0]);
+      if (data.ok()) env_->ReleaseDatabase(names[1]);
+      return s;
+    }
+    blobs_ = *blobs;
+    data_ = *data;
+    have_databases_.store(true, std::memory_order_release);
+    return Status::OK();
+  }
+  // True if the container has no databases (nobody wrote to it): a read
+  // finds nothing.
+  Result<bool> NoContainer() {
+    Status s = Databases(/*create=*/false);
+    if (s.IsNotFound()) return true;
+    BT_RETURN_IF_ERROR(s);
+    return false;
   }
 
   // No deadline or fallback applies, here or in the lease actions: nothing
@@ -68,6 +106,8 @@ class LocalBlobStore final : public BlobStore, public InPlaceReader, public Loca
   Result<WriteResult> Put(std::string_view name, std::string_view data,
                           const PutOptions& o) override {
     BT_RETURN_IF_ERROR(CheckPut(data, o.metadata));
+    BT_RETURN_IF_ERROR(ValidateBlobName(name));
+    BT_RETURN_IF_ERROR(Databases(/*create=*/true));
     WriteResult out;
     const OnDamage damage = Unconditional(o.conditions, o.lease_id) ? kReplace : kFail;
     BT_RETURN_IF_ERROR(
@@ -91,6 +131,8 @@ class LocalBlobStore final : public BlobStore, public InPlaceReader, public Loca
         out.status = CheckPut(op.data, op.metadata);
       if (!out.status.ok()) return out;
     }
+    out.status = Databases(/*create=*/true);
+    if (!out.status.ok()) return out;
     out.status = WithWriteTxn([&](MDB_txn* txn) -> Status {
       out.writes.assign(ops.size(), WriteResult{});
       for (size_t i = 0; i < ops.size(); ++i) {
@@ -398,11 +440,20 @@ class LocalBlobStore final : public BlobStore, public InPlaceReader, public Loca
   // The name is validated only when no blob has it: one that exists was
   // validated when it was written.
   Result<GetResult> Read(std::string_view name, const AccessConditions& c, bool with_data) {
+    BT_RETURN_IF_ERROR(NoBlobWithoutAContainer(name));
     BT_ASSIGN_OR_RETURN(LmdbTxn txn, LmdbTxn::Begin(*env_, /*read_only=*/true));
     std::optional<Result<GetResult>> out;
     BT_RETURN_IF_ERROR(FindRecord(
         txn.get(), name, [&](const RecordView& r) { out = Answer(txn.get(), r, c, with_data); }));
     return *std::move(out);
+  }
+
+  // NotFound for blob `name` (a valid name) if the container does not exist.
+  Status NoBlobWithoutAContainer(std::string_view name) {
+    BT_ASSIGN_OR_RETURN(bool none, NoContainer());
+    if (!none) return Status::OK();
+    BT_RETURN_IF_ERROR(ValidateBlobName(name));
+    return NotFound(name);
   }
 
   // Calls `found` with blob `name`'s record, in `txn`. NotFound if there is
@@ -468,6 +519,7 @@ class LocalBlobStore final : public BlobStore, public InPlaceReader, public Loca
   template <typename Fn>
   Status Write(std::string_view name, OnDamage on_damage, Fn&& fn) {
     BT_RETURN_IF_ERROR(ValidateBlobName(name));
+    BT_RETURN_IF_ERROR(NoBlobWithoutAContainer(name));  // Put made it
     return WithWriteTxn([&](MDB_txn* txn) { return Mutate(txn, name, on_damage, fn); });
   }
 
@@ -540,9 +592,11 @@ class LocalBlobStore final : public BlobStore, public InPlaceReader, public Loca
   }
 
   std::shared_ptr<LmdbEnv> env_;
-  MDB_dbi blobs_;  // name buckets
-  MDB_dbi data_;   // blob data by id
-  MDB_dbi meta_;   // the sequence
+  std::mutex databases_mu_;
+  std::atomic<bool> have_databases_{false};
+  MDB_dbi blobs_ = 0;  // name buckets, once have_databases_
+  MDB_dbi data_ = 0;   // blob data by id, once have_databases_
+  MDB_dbi meta_;       // the sequence
   std::string container_;
   Clock* clock_;
   const int64_t boot_tag_;
@@ -624,6 +678,8 @@ Result<std::string> LocalBlobStore::ListRecords(MDB_txn* txn, const ListOptions&
 }
 
 Result<ListPage> LocalBlobStore::List(const ListOptions& o) {
+  BT_ASSIGN_OR_RETURN(bool none, NoContainer());
+  if (none) return ListPage{};
   BT_ASSIGN_OR_RETURN(LmdbTxn txn, LmdbTxn::Begin(*env_, /*read_only=*/true));
   const int64_t lease_ms = LeaseMs();
   ListPage page;
@@ -643,6 +699,7 @@ Result<ListPage> LocalBlobStore::List(const ListOptions& o) {
 
 Status LocalBlobStore::ReadInPlace(std::string_view name, InPlaceData data_check,
                                    BlobVisitor visit) {
+  BT_RETURN_IF_ERROR(NoBlobWithoutAContainer(name));
   BT_ASSIGN_OR_RETURN(LmdbTxn txn, LmdbTxn::Begin(*env_, /*read_only=*/true));
   Status out;
   BT_RETURN_IF_ERROR(FindRecord(txn.get(), name, [&](const RecordView& r) {
@@ -654,6 +711,8 @@ Status LocalBlobStore::ReadInPlace(std::string_view name, InPlaceData data_check
 
 Result<std::string> LocalBlobStore::ListInPlace(const ListOptions& o, InPlaceData data_check,
                                                 BlobVisitor visit) {
+  BT_ASSIGN_OR_RETURN(bool none, NoContainer());
+  if (none) return std::string();
   BT_ASSIGN_OR_RETURN(LmdbTxn txn, LmdbTxn::Begin(*env_, /*read_only=*/true));
   return ListRecords(txn.get(), o, [&](const RecordView& e) -> Status {
     BT_ASSIGN_OR_RETURN(std::string_view data, ReadData(txn.get(), data_, e, data_check));
@@ -753,28 +812,15 @@ Result<std::shared_ptr<BlobStore>> OpenLocalBlobStore(const std::string& directo
                                               options.durability == LocalDurability::kRelaxed
                                                   ? internal::LmdbEnv::Sync::kRelaxed
                                                   : internal::LmdbEnv::Sync::kFull));
-  // Each handle taken is released by the store, or here if opening fails.
-  std::vector<std::string> taken;
-  MDB_dbi dbis[3];
-  const std::string names[3] = {internal::kContainerDbPrefix + container,
-                                internal::kDataDbPrefix + container, internal::kMetaDb};
-  Status s;
-  for (int i = 0; i < 3 && s.ok(); ++i) {
-    auto dbi = env->Database(names[i]);
-    s = dbi.status();
-    if (s.ok()) {
-      dbis[i] = *dbi;
-      taken.push_back(names[i]);
-    }
-  }
-  if (s.ok()) s = internal::MigrateBuckets(*env, dbis[0], dbis[2], container);
-  if (!s.ok()) {
-    for (const std::string& name : taken) env->ReleaseDatabase(name);
-    return s;
-  }
-  const MDB_dbi blobs = dbis[0], data = dbis[1], meta = dbis[2];
-  return std::shared_ptr<BlobStore>(std::make_shared<internal::LocalBlobStore>(
-      std::move(env), blobs, data, meta, container, clock));
+  // The container's own databases are opened by its first read or write
+  // (LocalBlobStore::Databases).
+  BT_ASSIGN_OR_RETURN(MDB_dbi meta, env->Database(internal::kMetaDb));
+  auto store = std::make_shared<internal::LocalBlobStore>(env, meta, container, clock);
+  // A container that exists is opened now (its long names re-keyed, if it
+  // is an old store's): its errors are the open's.
+  Status s = store->Databases(/*create=*/false);
+  if (!s.ok() && !s.IsNotFound()) return s;
+  return std::shared_ptr<BlobStore>(std::move(store));
 }
 
 }  // namespace blobtable
