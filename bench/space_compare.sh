@@ -19,60 +19,15 @@ work=$(mktemp -d -p "$base")
 trap 'rm -rf "$work"' EXIT
 cli() { "$build/blobtable" --store "$@"; }
 size() { stat -c %s "$1"; }
-# Rows as the issue describes them: Double, Int32, Boolean and strings of
-# 5-300 and 5-60 characters, 1,000 partitions, written partition after
-# partition in turn (input order), and the same rows shuffled.
-python3 - "$rows" "$work" <<'PY'
-import json, random, sys
-rows, work = int(sys.argv[1]), sys.argv[2]
-rng = random.Random(57)
-words = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor".split()
-def text(lo, hi):
-    n, s = rng.randint(lo, hi), ""
-    while len(s) < n: s += rng.choice(words) + " "
-    return s[:n]
-out = [{"PartitionKey": "customer-%04d" % (i % 1000), "RowKey": "order-%07d" % i,
-        "total": round(rng.uniform(0, 500), 2), "items": rng.randint(1, 30),
-        "paid": rng.random() < 0.5, "region": rng.choice(["north", "south", "east", "west"]),
-        "note": text(5, 300), "address": text(5, 60)} for i in range(rows)]
-def write(name, items):
-    with open(f"{work}/{name}", "w") as f:
-        for r in items: f.write(json.dumps(r) + "\n")
-write("rows.jsonl", out)
-write("unpaid.jsonl", [r for r in out if not r["paid"]])
-shuffled = out[:]; rng.shuffle(shuffled); write("shuffled.jsonl", shuffled)
-long_pk = "k" * 470
-write("long.jsonl", [dict(out[i], PartitionKey=long_pk) for i in range(1500)])
-write("short.jsonl", [dict(out[i], PartitionKey="p") for i in range(1500)])
-PY
+# The rows (bench/gen_orders.py) as JSON lines and in sqlite3.
+python3 "$(dirname "$0")/gen_orders.py" "$rows" "$work" single
 echo "input: $rows rows, $(size "$work/rows.jsonl") bytes of JSON lines, in $base"
-# sqlite3: the rows typed, loaded in one transaction in the file's order,
-# or one autocommit INSERT a row (python3's sqlite3 module, the same library).
-sqlite_load() {  # DB FILE [single]
-  python3 - "$@" <<'PY'
-import json, sqlite3, sys
-db, path = sys.argv[1], sys.argv[2]
-single = len(sys.argv) > 3
-c = sqlite3.connect(db, isolation_level=None)
-c.execute("CREATE TABLE IF NOT EXISTS orders(pk TEXT, rk TEXT, total REAL, items INTEGER, "
-          "paid INTEGER, region TEXT, note TEXT, address TEXT, PRIMARY KEY(pk, rk)) WITHOUT ROWID")
-rows = [json.loads(l) for l in open(path)]
-sql = "INSERT INTO orders VALUES (?,?,?,?,?,?,?,?)"
-vals = [(r["PartitionKey"], r["RowKey"], r["total"], r["items"], r["paid"], r["region"],
-         r["note"], r["address"]) for r in rows]
-if single:
-    for v in vals: c.execute(sql, v)
-else:
-    c.execute("BEGIN"); c.executemany(sql, vals); c.execute("COMMIT")
-c.close()
-PY
-}
 ratio() { python3 -c "print(f'{$1 / $2:.2f}x')"; }
 row() { printf '%-52s %12s %12s %8s\n' "$@"; }
 row "" "blobtable" "sqlite3" "ratio"
 
 cli "$work/import" import orders --quiet < "$work/rows.jsonl"
-sqlite_load "$work/import.sqlite" "$work/rows.jsonl"
+cp "$work/rows.sqlite" "$work/import.sqlite"
 b=$(size "$work/import/data.mdb"); s=$(size "$work/import.sqlite")
 row "loaded by import (sqlite3: one transaction)" "$b" "$s" "$(ratio "$b" "$s")"
 bodies=$(cli "$work/import" stats | python3 -c "import json,sys; print(json.load(sys.stdin)['tables'][0]['bytes'])")
@@ -85,8 +40,7 @@ b=$(size "$work/restore/data.mdb")
 row "loaded by restore of an export" "$b" "$s" "$(ratio "$b" "$s")"
 
 "$build/bench/single_puts" "$work/puts" orders < "$work/shuffled.jsonl" > /dev/null
-sqlite_load "$work/puts.sqlite" "$work/shuffled.jsonl" single
-b=$(size "$work/puts/data.mdb"); s=$(size "$work/puts.sqlite")
+b=$(size "$work/puts/data.mdb"); s=$(size "$work/shuffled.sqlite")
 row "single puts in random order (sqlite3: autocommit)" "$b" "$s" "$(ratio "$b" "$s")"
 
 cli "$work/import" compact --quiet
@@ -109,7 +63,6 @@ echo "  blobtable: $before bytes before compact; a fresh import of the rows left
 
 for keys in short long; do
   cli "$work/$keys" import orders --quiet < "$work/$keys.jsonl"
-  sqlite_load "$work/$keys.sqlite" "$work/$keys.jsonl"
 done
 bl=$(size "$work/long/data.mdb"); bs=$(size "$work/short/data.mdb")
 sl=$(size "$work/long.sqlite"); ss=$(size "$work/short.sqlite")
