@@ -31,14 +31,11 @@ struct Row {
   std::string etag;                 // rows to read: the ETag listed, "" if not to be trusted
 };
 
-// The entity a listed blob's body decodes to (only the properties `only`
-// names, if not null), if it is the entity the blob's name says; else the
-// row is read (the read says what is wrong).
+// The entity a listed blob's body decodes to, if it is the entity the
+// blob's name says; else the row is read (the read says what is wrong).
 std::optional<Entity> FromListing(std::string_view body, std::string_view name,
-                                  std::string_view etag, std::string_view entity_prefix,
-                                  const std::vector<std::string>* only) {
-  auto e =
-      only ? internal::DecodeEntityPart(body, name, *only) : internal::DecodeEntity(body, name);
+                                  std::string_view etag, std::string_view entity_prefix) {
+  auto e = internal::DecodeEntity(body, name);
   if (!e.ok() ||
       !internal::naming::IsEntityBlobNameOf(name, entity_prefix, e->partition_key(), e->row_key()))
     return std::nullopt;
@@ -67,23 +64,23 @@ class RowCollector {
   Status Add(std::string_view name, std::string_view etag, const std::string_view* body) {
     if (past_range_ || (!after_.empty() && name <= after_)) return Status::OK();
     last_listed_.assign(name);
+    // With a filter, the properties it reads are viewed where they lie
+    // first: a row that cannot match is never copied.
+    bool placed = false;
+    if (body != nullptr && filter_ != nullptr) {
+      auto part = internal::DecodeEntityViewPart(*body, name, filter_properties_, props_);
+      if (part.ok() && internal::naming::IsEntityBlobNameOf(
+                           name, entity_prefix_, part->partition_key(), part->row_key())) {
+        if (!InRange(part->row_key()) || !filter_->Matches(*part)) return Status::OK();
+        placed = true;
+      }
+    }
     Row row;
-    if (body != nullptr)
-      row.listed = FromListing(*body, name, etag, entity_prefix_,
-                               filter_ != nullptr ? &filter_properties_ : nullptr);
+    if (body != nullptr && (filter_ == nullptr || placed))
+      row.listed = FromListing(*body, name, etag, entity_prefix_);
     if (!row.listed) BT_RETURN_IF_ERROR(ToRead(name, etag, row));
-    const std::string& rk = row.listed ? row.listed->row_key() : row.key.row_key;
-    const internal::RowPlace place = internal::PlaceRow(q_, rk);
-    if (place == internal::RowPlace::kBefore) return Status::OK();
-    if (place == internal::RowPlace::kAfter) {
-      past_range_ = q_.partition_key.has_value();  // nothing later matches
+    if (!placed && !InRange(row.listed ? row.listed->row_key() : row.key.row_key))
       return Status::OK();
-    }
-    if (row.listed && filter_ != nullptr) {                     // decoded in part
-      if (!filter_->Matches(*row.listed)) return Status::OK();  // it cannot match
-      row.listed = FromListing(*body, name, etag, entity_prefix_, nullptr);
-      if (!row.listed) BT_RETURN_IF_ERROR(ToRead(name, etag, row));
-    }
     row.name.assign(name);
     rows_.push_back(std::move(row));
     return Status::OK();
@@ -95,6 +92,14 @@ class RowCollector {
   const std::string& last_listed() const { return last_listed_; }
 
  private:
+  // Whether RowKey `rk` is in the query's range; past it, notes that
+  // nothing later in the partition can be.
+  bool InRange(std::string_view rk) {
+    const internal::RowPlace place = internal::PlaceRow(q_, rk);
+    if (place == internal::RowPlace::kAfter) past_range_ = q_.partition_key.has_value();
+    return place == internal::RowPlace::kIn;
+  }
+
   // Makes `row` a row to read, by its keys.
   Status ToRead(std::string_view name, std::string_view etag, Row& row) const {
     // A reservation is absent unless its (dead) transaction committed: the
@@ -114,6 +119,7 @@ class RowCollector {
   const std::string& after_;
   const internal::Filter* filter_;
   const std::vector<std::string>& filter_properties_;
+  std::vector<PropertyView> props_;  // a row's filtered properties, viewed
   std::vector<Row> rows_;
   std::string last_listed_;
   bool past_range_ = false;

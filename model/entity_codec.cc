@@ -169,23 +169,17 @@ Result<EntityView> Read(std::string_view body, std::string_view blob_name,
   return view;
 }
 
-Result<Entity> Decode(std::string_view body, std::string_view blob_name,
-                      const std::vector<std::string>* only) {
+Result<Entity> Decode(std::string_view body, std::string_view blob_name) {
   struct PropsTag;  // one allocation a thread, not a read
   ThreadSpare<std::vector<PropertyView>, PropsTag> props;
-  auto view = Read(body, blob_name, only, {}, *props);
+  auto view = Read(body, blob_name, nullptr, {}, *props);
   if (!view.ok()) return view.status();
   return view->ToEntity();
 }
 }  // namespace
 
 Result<Entity> DecodeEntity(std::string_view body, std::string_view blob_name) {
-  return Decode(body, blob_name, nullptr);
-}
-
-Result<Entity> DecodeEntityPart(std::string_view body, std::string_view blob_name,
-                                const std::vector<std::string>& only) {
-  return Decode(body, blob_name, &only);
+  return Decode(body, blob_name);
 }
 
 Result<EntityView> DecodeEntityView(std::string_view body, std::string_view blob_name,

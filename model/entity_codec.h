@@ -34,22 +34,16 @@ Result<std::string> EncodeEntity(const Entity& entity);
 // refused when written back.
 Result<Entity> DecodeEntity(std::string_view body, std::string_view blob_name);
 
-// The same, keeping only the properties named in `only` (sorted): the keys,
-// the Timestamp and those. What a query tests its filter on before it
-// decodes a row whole. The body's form is checked whole; the rules above
-// only for what is kept.
-Result<Entity> DecodeEntityPart(std::string_view body, std::string_view blob_name,
-                                const std::vector<std::string>& only);
-
 // The same as a view of `body` (and of `etag`): its properties are put in
 // `props` (cleared first), which the view refers to, as it refers to the
 // body. No allocation once `props` has room. Errors as DecodeEntity's.
 Result<EntityView> DecodeEntityView(std::string_view body, std::string_view blob_name,
                                     std::string_view etag, std::vector<PropertyView>& props);
 
-// The view of DecodeEntityView keeping only the properties named in `only`
-// (sorted), as DecodeEntityPart keeps them: what a scan tests its filter on
-// before it decodes a row whole.
+// The view of DecodeEntityView keeping only the properties named in `only`:
+// the keys, the Timestamp and those. What a scan tests its filter on before
+// it decodes a row whole. The body's form is checked whole; the rules
+// (ValidateStoredEntity) only for what is kept.
 Result<EntityView> DecodeEntityViewPart(std::string_view body, std::string_view blob_name,
                                         const std::vector<std::string>& only,
                                         std::vector<PropertyView>& props);

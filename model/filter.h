@@ -69,7 +69,7 @@ class Filter {
   const FilterNode& root() const { return *root_; }
   FilterKeyRange KeyRange() const;
   // The properties it reads other than PartitionKey, RowKey and Timestamp,
-  // sorted, each once: an entity with only those (DecodeEntityPart) and its
+  // sorted, each once: an entity with only those (DecodeEntityViewPart) and its
   // keys matches exactly when the whole entity does.
   std::vector<std::string> Properties() const;
   // The filter written back in the syntax above (fully parenthesized).

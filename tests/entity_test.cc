@@ -270,27 +270,32 @@ TEST(EntityCodec, ReadsCheckTextAndFormsAndLeaveTheLimitsToWrites) {
   }
 }
 
-// DecodeEntityPart keeps the keys, the Timestamp and the named properties;
-// it checks the whole body's form, and the rules only for what it keeps.
+// DecodeEntityViewPart keeps the keys, the Timestamp and the named
+// properties; it checks the whole body's form, and the rules only for what
+// it keeps.
 TEST(EntityCodec, DecodingInPartKeepsTheNamedPropertiesAndChecksTheWholeForm) {
   const std::string guid = "01234567-89ab-cdef-0123-456789abcdef";
   const std::string body = RawEntity(1, 5,
                                      {{"a", static_cast<int>(EdmType::kString), "x"},
                                       {"bad", static_cast<int>(EdmType::kString), "caf\xc3"},
                                       {"g", static_cast<int>(EdmType::kGuid), guid}});
-  auto part = DecodeEntityPart(body, "b", {"a", "g"});
+  std::vector<PropertyView> props;
+  auto part = DecodeEntityViewPart(body, "b", {"a", "g"}, props);
   ASSERT_TRUE(part.ok()) << part.status().ToString();
   EXPECT_EQ(part->partition_key(), "p");
   EXPECT_EQ(part->row_key(), "r");
   EXPECT_EQ(part->timestamp().time_since_epoch().count(), 5);
   EXPECT_EQ(part->properties().size(), 2u);
-  EXPECT_EQ(*part->FindAs<std::string>("a"), "x");
-  EXPECT_EQ(DecodeEntityPart(body, "b", {"bad"}).status().code(), Code::kCorruption);
+  ASSERT_NE(part->Find("a"), nullptr);
+  EXPECT_EQ(part->Find("a")->text(), "x");
+  EXPECT_EQ(part->Find("bad"), nullptr);
+  EXPECT_EQ(DecodeEntityViewPart(body, "b", {"bad"}, props).status().code(), Code::kCorruption);
   EXPECT_EQ(DecodeEntity(body, "b").status().code(), Code::kCorruption);
   // The form is checked whole: a body cut in a skipped property is refused.
-  EXPECT_EQ(DecodeEntityPart(body.substr(0, body.size() - 3), "b", {"a"}).status().code(),
-            Code::kCorruption);
-  EXPECT_EQ(DecodeEntityPart(body + "x", "b", {}).status().code(), Code::kCorruption);
+  EXPECT_EQ(
+      DecodeEntityViewPart(body.substr(0, body.size() - 3), "b", {"a"}, props).status().code(),
+      Code::kCorruption);
+  EXPECT_EQ(DecodeEntityViewPart(body + "x", "b", {}, props).status().code(), Code::kCorruption);
 }
 
 TEST(EntityCodec, RandomBytesNeverCrash) {
