@@ -159,7 +159,11 @@ class Parser {
     char* end = nullptr;
     if (real) {
       const double d = std::strtod(s.c_str(), &end);
-      if (end != s.c_str() + s.size() || errno == ERANGE || !std::isfinite(d))
+      // ERANGE with a value that is not 0 is a subnormal: a Double (the
+      // store keeps them, and `get` prints them); past the range, or so
+      // small it would be 0, is not.
+      const bool underflow = errno == ERANGE && (d == 0 || std::isinf(d));
+      if (end != s.c_str() + s.size() || underflow || !std::isfinite(d))
         return Error(t.pos, "'" + t.text + "' is not a Double");
       return PropertyValue(d);
     }

@@ -38,7 +38,9 @@ Result<std::shared_ptr<BlobStore>> OpenBlobStore(std::string_view location,
     BT_RETURN_IF_ERROR(RefuseAFile(dir));
     if (!options.create_if_missing && stat((dir + "/data.mdb").c_str(), &st) != 0)
       return Status::NotFound("no store at " + dir + " (and this open makes none)");
-    auto local = OpenLocalBlobStore(dir, options.container, options.local, options.clock);
+    LocalOptions local_options = options.local;
+    local_options.create_container = local_options.create_container && options.create_if_missing;
+    auto local = OpenLocalBlobStore(dir, options.container, local_options, options.clock);
     if (!local.ok()) return local;
     return LogRequests(*std::move(local), options.request_log, options.clock);  // none: as is
   }

@@ -96,6 +96,19 @@ TEST(FilterTest, OrderingFollowsEachType) {
   EXPECT_FALSE(Match("x ne 1.0", nan)) << "NaN compares false with anything";
 }
 
+// A subnormal Double is a literal like any other (the store keeps them and
+// `get` prints them: 5e-324 was refused); one past the range, or so small
+// it would be 0, is not a Double.
+TEST(FilterTest, SubnormalDoublesAreLiteralsAndValuesOutOfRangeAreNot) {
+  Entity tiny("p", "r");
+  tiny.Set("d", 5e-324);
+  EXPECT_TRUE(Match("d eq 5e-324", tiny));
+  EXPECT_TRUE(Match("d lt 2.2250738585072014e-308", tiny));
+  EXPECT_TRUE(Match("d gt 0.0", tiny));
+  for (const char* bad : {"d eq 1e-400", "d eq 1e309", "d eq 1e99999"})
+    EXPECT_EQ(Filter::Parse(bad).status().code(), Code::kInvalidArgument) << bad;
+}
+
 TEST(FilterTest, PropertiesAreThoseItReadsBesidesTheKeysSortedOnce) {
   auto f = Filter::Parse(
       "b eq 1 and (not (a gt 2L) or PartitionKey eq 'x') and b lt 5 or Timestamp ge "

@@ -532,6 +532,29 @@ TEST(LocalBlobStore, AContainerIsMadeByItsFirstWriteNeverByARead) {
     EXPECT_TRUE(listed->items.empty());
     EXPECT_EQ((*typo)->Get("bad//name", {}).status().code(), Code::kInvalidArgument);
   }
+  // Writes it refuses make none either (the second review of issue 57): a
+  // conditional put, a batch whose check fails, and any write of a store
+  // that makes no containers.
+  {
+    auto typo = OpenLocalBlobStore(dir.path(), "typo");
+    PutOptions if_match;
+    if_match.conditions.if_match = "\"0x1\"";
+    EXPECT_FALSE((*typo)->Put("a", "x", if_match).ok());
+    BatchOp check;
+    check.kind = BatchOp::Kind::kCheck;
+    check.blob = "a";
+    check.conditions.if_match = "\"0x1\"";
+    BatchOp put;
+    put.kind = BatchOp::Kind::kPut;
+    put.blob = "b";
+    EXPECT_FALSE((*typo)->CommitBatch({put, check}).status.ok());
+    LocalOptions no_create;
+    no_create.create_container = false;
+    auto strict = OpenLocalBlobStore(dir.path(), "typo", no_create);
+    ASSERT_TRUE(strict.ok());
+    EXPECT_EQ((*strict)->Put("a", "x", {}).status().code(), Code::kNotFound);
+    EXPECT_EQ((*strict)->CommitBatch({put}).status.code(), Code::kNotFound);
+  }
   EXPECT_EQ(bytes(), before) << "reads of a container never written changed the file";
   EXPECT_EQ(CheckLocalStore(dir.path(), "typo").status().code(), Code::kNotFound);
   {

@@ -32,9 +32,10 @@ struct StoreOptions {
   std::string container = kDefaultContainer;
   // Make the store if there is none: a local directory (and its parents)
   // becomes a store, an Azure container is created by the first write that
-  // finds it missing. Off: Store::Open of a directory that holds no store
-  // fails NotFound ("no store at DIR"), and a write into a missing
-  // container fails NotFound.
+  // finds it missing, a local container by its first write. Off:
+  // Store::Open of a directory that holds no store fails NotFound ("no
+  // store at DIR"), and a write into a missing container fails NotFound
+  // (on either backend).
   bool create_if_missing = true;
   // Clock for leases and timestamps; null means Clock::Real(). Not owned; must
   // outlive the store.

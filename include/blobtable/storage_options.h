@@ -49,6 +49,10 @@ struct LocalOptions {
   // See LocalDurability. Stores of one process that share a directory share
   // its commits: while one of them asks kFull, all get it.
   LocalDurability durability = LocalDurability::kFull;
+  // A container is made by its first write that succeeds. Off: such a
+  // write fails NotFound instead (StoreOptions::create_if_missing off sets
+  // it off).
+  bool create_container = true;
 };
 
 // The Azure backend (a connection string).

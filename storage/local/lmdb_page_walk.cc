@@ -355,29 +355,72 @@ class Walker {
 
 }  // namespace
 
+namespace {
+
+// Both meta pages of the file at `fd` as one read sees them (the first
+// page whole, the second up to its meta): their page size first.
+struct MetaPair {
+  bool read = false;
+  Meta m0, m1;
+};
+MetaPair ReadMetaPair(int fd) {
+  MetaPair p;
+  std::string page(4096, '\0');
+  if (pread(fd, page.data(), page.size(), 0) != 4096) return p;
+  p.m0 = MetaAt(page);
+  const uint64_t size = p.m0.free_db.pad;
+  if (!p.m0.valid || !SoundPageSize(size)) {
+    p.read = true;
+    return p;
+  }
+  std::string both(size + 4096, '\0');
+  if (pread(fd, both.data(), both.size(), 0) != static_cast<ssize_t>(both.size())) return p;
+  p.m0 = MetaAt(both);
+  p.m1 = MetaAt(std::string_view(both).substr(size));
+  p.read = true;
+  return p;
+}
+
+std::string JudgeMetaPair(const MetaPair& p) {
+  const uint64_t size = p.m0.free_db.pad;
+  if (p.m0.valid && !SoundPageSize(size))
+    return "its first meta page names page size " + std::to_string(size);
+  if (!p.m0.valid || !p.m1.valid) return "";
+  if (p.m1.free_db.pad != size)
+    return "its meta pages name page sizes " + std::to_string(size) + " and " +
+           std::to_string(p.m1.free_db.pad);
+  // LMDB writes the meta page of transaction N to page N % 2, so the two
+  // hold consecutive numbers, each on its page (both 0 before the first
+  // commit). LMDB opens the one with the larger number: a flipped bit
+  // there opened an older snapshot, or a copy's empty first one, as if it
+  // were the store (the review of issue 57).
+  if (!ConsecutiveTxnIds(p.m0.txnid, p.m1.txnid))
+    return "its meta pages hold transaction numbers " + std::to_string(p.m0.txnid) + " and " +
+           std::to_string(p.m1.txnid) + ", which LMDB never writes (one is damaged)";
+  return "";
+}
+
+}  // namespace
+
 std::string CheckLmdbMetaPages(const std::string& data_file) {
   const int fd = open(data_file.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return "";  // none yet (or unreadable: LMDB says so)
+  // Read without LMDB's writer lock: other processes may commit between
+  // this read's two pages (a pair two commits apart is then no damage). A
+  // verdict of damage stands only when a second read sees the same pair;
+  // pairs that keep changing mean writers are committing (LMDB writes one
+  // meta page a commit): no verdict.
   std::string why;
-  std::string page(4096, '\0');
-  const Meta m0 = pread(fd, page.data(), page.size(), 0) == 4096 ? MetaAt(page) : Meta{};
-  const uint64_t size = m0.free_db.pad;
-  if (m0.valid && !SoundPageSize(size))
-    why = "its first meta page names page size " + std::to_string(size);
-  if (m0.valid && why.empty() &&
-      pread(fd, page.data(), page.size(), static_cast<off_t>(size)) == 4096) {
-    const Meta m1 = MetaAt(page);
-    if (m1.valid && m1.free_db.pad != size)
-      why = "its meta pages name page sizes " + std::to_string(size) + " and " +
-            std::to_string(m1.free_db.pad);
-    // LMDB writes the meta page of transaction N to page N % 2, so the two
-    // hold consecutive numbers, each on its page (both 0 before the first
-    // commit). LMDB opens the one with the larger number: a flipped bit
-    // there opened an older snapshot, or a copy's empty first one, as if
-    // it were the store (the review of issue 57).
-    if (m1.valid && why.empty() && !ConsecutiveTxnIds(m0.txnid, m1.txnid))
-      why = "its meta pages hold transaction numbers " + std::to_string(m0.txnid) + " and " +
-            std::to_string(m1.txnid) + ", which LMDB never writes (one is damaged)";
+  MetaPair last = ReadMetaPair(fd);
+  for (int attempt = 0; attempt < 64 && last.read; ++attempt) {
+    why = JudgeMetaPair(last);
+    if (why.empty()) break;
+    const MetaPair again = ReadMetaPair(fd);
+    if (again.read && again.m0.txnid == last.m0.txnid && again.m1.txnid == last.m1.txnid &&
+        again.m0.free_db.pad == last.m0.free_db.pad && again.m1.free_db.pad == last.m1.free_db.pad)
+      break;  // the same pair twice: damage
+    why.clear();
+    last = again;
   }
   close(fd);
   return why.empty() ? why : data_file + ": " + why;

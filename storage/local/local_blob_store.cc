@@ -43,10 +43,12 @@ Status MigrateBuckets(LmdbEnv& env, MDB_dbi blobs, MDB_dbi meta, const std::stri
 class LocalBlobStore final : public BlobStore, public InPlaceReader, public LocalFiles {
  public:
   LmdbEnv& lmdb() const override { return *env_; }
-  LocalBlobStore(std::shared_ptr<LmdbEnv> env, MDB_dbi meta, std::string container, Clock* clock)
+  LocalBlobStore(std::shared_ptr<LmdbEnv> env, MDB_dbi meta, std::string container,
+                 bool create_container, Clock* clock)
       : env_(std::move(env)),
         meta_(meta),
         container_(std::move(container)),
+        create_container_(create_container),
         clock_(clock),
         boot_tag_(lease::BootTagOf(clock->BootId())) {}
   ~LocalBlobStore() override {
@@ -70,7 +72,11 @@ class LocalBlobStore final : public BlobStore, public InPlaceReader, public Loca
     std::lock_guard<std::mutex> lock(databases_mu_);
     if (have_databases_.load(std::memory_order_relaxed)) return Status::OK();
     const std::string names[2] = {kContainerDbPrefix + container_, kDataDbPrefix + container_};
-    auto blobs = env_->Database(names[0], create);
+    auto blobs = env_->Database(names[0], /*create=*/false);
+    if (blobs.status().IsNotFound() && create && !create_container_)
+      return Status::NotFound("the local store " + env_->directory() + " holds no container '" +
+                              container_ + "', and this store makes none (create_if_missing off)");
+    if (blobs.status().IsNotFound() && create) blobs = env_->Database(names[0], /*create=*/true);
     if (!blobs.ok()) return blobs.status();
     auto data = env_->Database(names[1], create);
     Status s = data.status();
@@ -107,7 +113,12 @@ class LocalBlobStore final : public BlobStore, public InPlaceReader, public Loca
                           const PutOptions& o) override {
     BT_RETURN_IF_ERROR(CheckPut(data, o.metadata));
     BT_RETURN_IF_ERROR(ValidateBlobName(name));
-    BT_RETURN_IF_ERROR(Databases(/*create=*/true));
+    BT_ASSIGN_OR_RETURN(bool none, NoContainer());
+    if (none) {
+      lease::LeaseRecord lease;
+      BT_RETURN_IF_ERROR(PutAllowed(std::nullopt, o.conditions, o.lease_id, LeaseMs(), lease));
+      BT_RETURN_IF_ERROR(Databases(/*create=*/true));
+    }
     WriteResult out;
     const OnDamage damage = Unconditional(o.conditions, o.lease_id) ? kReplace : kFail;
     BT_RETURN_IF_ERROR(
@@ -131,7 +142,12 @@ class LocalBlobStore final : public BlobStore, public InPlaceReader, public Loca
         out.status = CheckPut(op.data, op.metadata);
       if (!out.status.ok()) return out;
     }
-    out.status = Databases(/*create=*/true);
+    auto none = NoContainer();
+    out.status = none.status();
+    if (out.status.ok() && *none) {
+      out.status = WouldFailWithoutAContainer(ops);
+      if (out.status.ok()) out.status = Databases(/*create=*/true);
+    }
     if (!out.status.ok()) return out;
     out.status = WithWriteTxn([&](MDB_txn* txn) -> Status {
       out.writes.assign(ops.size(), WriteResult{});
@@ -236,16 +252,41 @@ class LocalBlobStore final : public BlobStore, public InPlaceReader, public Loca
     return ValidateMetadata(metadata);
   }
 
+  // Whether a put may replace `rec` (or make the blob, if empty). The
+  // lease is checked before the conditions, as Azure does (a leased blob
+  // answers LeaseIdMissing even to If-None-Match "*").
+  // `lease` becomes the blob's lease as the check left it (one that ran
+  // out, expired).
+  static Status PutAllowed(const std::optional<BlobRecord>& rec, const AccessConditions& c,
+                           std::string_view lease_id, int64_t lease_ms, lease::LeaseRecord& lease) {
+    lease = rec ? rec->lease : lease::LeaseRecord{};
+    BT_RETURN_IF_ERROR(lease::CheckWrite(lease, lease_id, lease_ms));
+    return CheckConditions(c, rec, /*is_put=*/true);
+  }
+
+  // A write into a container that does not exist yet: what it answers if
+  // it would fail there (every blob absent), so that a refused write makes
+  // no container. OK if it would succeed: the container is then made.
+  Status WouldFailWithoutAContainer(const std::vector<BatchOp>& ops) {
+    Stamp none{this, nullptr, 0, LeaseMs()};  // the steps below never write
+    for (const BatchOp& op : ops) {
+      std::optional<BlobRecord> absent;
+      lease::LeaseRecord lease;
+      Status s = op.kind == BatchOp::Kind::kPut
+                     ? PutAllowed(absent, op.conditions, "", none.lease_ms, lease)
+                     : StepFor(op, nullptr)(absent, none);
+      if (!s.ok()) return s;
+    }
+    return Status::OK();
+  }
+
   // The steps keep references: what they name must outlive them.
   static Step PutStep(std::string_view data, const AccessConditions& c, std::string_view lease_id,
                       const Metadata& metadata, WriteResult* out) {
     return [data, &c, lease_id, &metadata, out](std::optional<BlobRecord>& rec,
                                                 Stamp& stamp) -> Status {
-      // The lease is checked before the conditions, as Azure does (a leased
-      // blob answers LeaseIdMissing even to If-None-Match "*").
-      lease::LeaseRecord lease = rec ? rec->lease : lease::LeaseRecord{};
-      BT_RETURN_IF_ERROR(lease::CheckWrite(lease, lease_id, stamp.lease_ms));
-      BT_RETURN_IF_ERROR(CheckConditions(c, rec, /*is_put=*/true));
+      lease::LeaseRecord lease;
+      BT_RETURN_IF_ERROR(PutAllowed(rec, c, lease_id, stamp.lease_ms, lease));
       if (!rec) rec.emplace();
       rec->lease = lease;
       rec->metadata = metadata;
@@ -598,6 +639,7 @@ class LocalBlobStore final : public BlobStore, public InPlaceReader, public Loca
   MDB_dbi data_ = 0;   // blob data by id, once have_databases_
   MDB_dbi meta_;       // the sequence
   std::string container_;
+  const bool create_container_;  // LocalOptions::create_container
   Clock* clock_;
   const int64_t boot_tag_;
 };
@@ -815,7 +857,8 @@ Result<std::shared_ptr<BlobStore>> OpenLocalBlobStore(const std::string& directo
   // The container's own databases are opened by its first read or write
   // (LocalBlobStore::Databases).
   BT_ASSIGN_OR_RETURN(MDB_dbi meta, env->Database(internal::kMetaDb));
-  auto store = std::make_shared<internal::LocalBlobStore>(env, meta, container, clock);
+  auto store = std::make_shared<internal::LocalBlobStore>(env, meta, container,
+                                                          options.create_container, clock);
   // A container that exists is opened now (its long names re-keyed, if it
   // is an old store's): its errors are the open's.
   Status s = store->Databases(/*create=*/false);

@@ -141,6 +141,9 @@ Result<Compacted> CompactInPlace(const std::string& directory) {
     return Status::NotFound("no store at " + directory + " (no data.mdb)");
   if (LmdbEnv::OpenHere(dir))
     return Status::Busy("the store in " + dir + " is open in this process: close it first");
+  struct stat lock {};
+  const std::string lock_file = dir + "/lock.mdb";
+  const bool had_lock_file = ::stat(lock_file.c_str(), &lock) == 0;
   ExclusiveUse exclusive;
   BT_RETURN_IF_ERROR(exclusive.Take(dir));
   Compacted out;
@@ -206,6 +209,10 @@ Result<Compacted> CompactInPlace(const std::string& directory) {
   // to open meanwhile then finds it right.
   BT_ASSIGN_OR_RETURN(MDB_env * fresh, OpenEnv(dir, 0));
   mdb_env_close(fresh);
+  // A lock file this process made (there was none) belongs to the store's
+  // owner too: made as root, it left the service a read-only store.
+  if (!had_lock_file && chown(lock_file.c_str(), before.st_uid, before.st_gid) != 0)
+    return Errno("giving " + lock_file + " the owner of data.mdb");
   struct stat after;
   if (::stat((dir + "/data.mdb").c_str(), &after) == 0)
     out.bytes_after = static_cast<uint64_t>(after.st_size);

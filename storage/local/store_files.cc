@@ -163,6 +163,17 @@ Status CheckAfterOpen(MDB_env* env, const std::string& dir, bool mark, unsigned 
   }
   struct stat marker;
   if (!mark || Exists(dir + kMarker, &marker)) return Status::OK();
+  // LMDB wrote the new file's meta pages without a sync: the file is made
+  // durable before the marker says it exists, or a power cut between them
+  // left a marker beside an empty data.mdb, which is damage to every later
+  // open (the review of issue 57).
+  int data_fd = open(data.c_str(), O_RDONLY | O_CLOEXEC);
+  if (data_fd < 0 || fsync(data_fd) != 0) {
+    const int err = errno;
+    if (data_fd >= 0) close(data_fd);
+    return Errno("syncing " + data, err);
+  }
+  close(data_fd);
   int fd = open((dir + kMarker).c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, file_mode);
   if (fd < 0) return Errno("marking " + dir + " as a store", errno);
   int rc = fsync(fd);
