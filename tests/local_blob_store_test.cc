@@ -828,6 +828,18 @@ TEST(LocalBlobRecord, DecodesInPlaceSkipsLaterFieldsAndRefusesWhatIsNotARecord) 
   ExpectCorruptBucket(good + "x", "checksum");
 }
 
+// A lease record in `state` whose every field is set, some to values no
+// lease holds (a record must give back whatever it was given).
+lease::LeaseRecord OddLease(LeaseState state) {
+  lease::LeaseRecord l;
+  l.state = state;
+  l.id = "lease";
+  l.duration_seconds = -1;
+  l.expires_ms = 1234567890123;
+  l.broken_at_ms = -5;
+  return l;
+}
+
 // Format 4 (blob_record.h): every field comes back; bytes a later format
 // adds to the head are skipped; the head is checked by its own CRC and the
 // inline data by data_crc, each apart, so a reader may hand the data over
@@ -840,11 +852,7 @@ TEST(LocalBlobRecord, Format4ChecksItsHeadAndItsInlineDataApart) {
   r.etag = "\"e\"";
   r.last_modified_s = 7;
   r.metadata = {{"a", "1"}, {"b", ""}};
-  r.lease.state = LeaseState::kLeased;
-  r.lease.id = "lease";
-  r.lease.duration_seconds = -1;
-  r.lease.expires_ms = 1234567890123;
-  r.lease.broken_at_ms = -5;
+  r.lease = OddLease(LeaseState::kLeased);
   r.inline_data = "hi";
   r.data_size = 2;
   r.data_crc = Crc32("hi");
@@ -932,13 +940,7 @@ TEST(LocalBlobRecord, Format5PacksWhatItCanAndGivesBackEveryFieldExactly) {
     r.etag = c.etag;
     r.last_modified_s = -3;
     r.metadata = {{"btxn", c.value}, {"b", ""}, {"c", uuid}};
-    if (c.leased) {
-      r.lease.state = LeaseState::kBroken;
-      r.lease.id = "lease";
-      r.lease.duration_seconds = -1;
-      r.lease.expires_ms = 1234567890123;
-      r.lease.broken_at_ms = -5;
-    }
+    if (c.leased) r.lease = OddLease(LeaseState::kBroken);
     r.inline_data = "hi";
     r.data_size = 2;
     r.data_md5 = c.md5;

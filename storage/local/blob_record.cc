@@ -140,20 +140,39 @@ T GetLE(const char* p) {
 }
 uint32_t Get32(const char* p) { return GetLE<uint32_t>(p); }
 
-// Reads the variable part of format 4's head (see the header) field by
-// field; a read past its end answers zero or empty and marks it cut short.
+// Reads a head (format 4's variable part, or format 5's) field by field;
+// a read past its end, or a varint longer than 64 bits, answers zero or
+// empty and marks it cut short.
 class HeadReader {
  public:
   explicit HeadReader(std::string_view head) : head_(head) {}
+  uint8_t Byte() { return Take(1) ? static_cast<uint8_t>(head_[pos_ - 1]) : 0; }
   uint32_t U32() { return Take(4) ? Get32(head_.data() + pos_ - 4) : 0; }
-  std::string_view Str() {
-    const uint32_t size = U32();
-    return Take(size) ? head_.substr(pos_ - size, size) : std::string_view();
+  uint64_t Varint() {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      const uint8_t b = Byte();
+      if (short_read_) return 0;
+      v |= uint64_t{b & 0x7Fu} << shift;
+      if (b < 0x80) return v;
+    }
+    short_read_ = true;
+    return 0;
   }
+  int64_t Signed() {
+    const uint64_t v = Varint();
+    return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
+  }
+  std::string_view Bytes(uint64_t n) {
+    return Take(n) ? head_.substr(pos_ - n, n) : std::string_view();
+  }
+  std::string_view Str32() { return Bytes(U32()); }   // format 4: a 4-byte length
+  std::string_view Str() { return Bytes(Varint()); }  // format 5: a varint length
+  size_t left() const { return head_.size() - pos_; }
   bool short_() const { return short_read_; }
 
  private:
-  bool Take(size_t n) {
+  bool Take(uint64_t n) {
     if (short_read_ || head_.size() - pos_ < n) {
       short_read_ = true;
       return false;
@@ -435,6 +454,20 @@ void ReadBucket(std::string_view value, bool checksummed, RecordView& view, Reco
   in.ExpectEnd();
 }
 
+// The data after a head (formats 4 and 5) into `r`, as the head's flags
+// and sizes say: null, or what is wrong.
+const char* PlaceInlineData(uint8_t flags, std::string_view data, RecordView& r) {
+  r.inline_data.reset();
+  if (flags & kInline) {
+    if (!r.data_crc) return "inline data without its checksum";
+    if (r.data_id != 0) return "inline data beside a data id";
+    r.inline_data = data;
+  }
+  if (data.size() != (r.inline_data ? r.data_size : 0))
+    return "its data is not the size its head says";
+  return nullptr;
+}
+
 // Format 4's head into `r`; false if it is malformed (its checksum matched:
 // a bug or a later format, not damage).
 bool ReadHead(std::string_view head, std::string_view data, RecordView& r, std::string* why) {
@@ -455,15 +488,15 @@ bool ReadHead(std::string_view head, std::string_view data, RecordView& r, std::
   r.data_size = GetLE<uint64_t>(f + 38);
   const uint32_t crc = GetLE<uint32_t>(f + 46);
   HeadReader in(head.substr(kFixed));
-  r.name = in.Str();
-  r.etag = in.Str();
-  r.lease_id = in.Str();
-  r.data_md5 = in.Str();
+  r.name = in.Str32();
+  r.etag = in.Str32();
+  r.lease_id = in.Str32();
+  r.data_md5 = in.Str32();
   r.metadata.clear();
   const uint32_t pairs = in.U32();
   for (uint32_t i = 0; i < pairs && !in.short_(); ++i) {
-    const std::string_view name = in.Str();
-    r.metadata.emplace_back(name, in.Str());
+    const std::string_view name = in.Str32();
+    r.metadata.emplace_back(name, in.Str32());
   }
   // Bytes after the metadata are a later format's: skipped.
   if (in.short_()) return fail("its head is cut short");
@@ -472,59 +505,9 @@ bool ReadHead(std::string_view head, std::string_view data, RecordView& r, std::
   r.data_crc.reset();
   if (flags & ~(kInline | kHasCrc)) return fail("flags unknown to this blobtable");
   if (flags & kHasCrc) r.data_crc = crc;
-  r.inline_data.reset();
-  if (flags & kInline) {
-    if (!r.data_crc) return fail("inline data without its checksum");
-    if (r.data_id != 0) return fail("inline data beside a data id");
-    r.inline_data = data;
-  }
-  if (data.size() != (r.inline_data ? r.data_size : 0))
-    return fail("its data is not the size its head says");
+  if (const char* why_not = PlaceInlineData(flags, data, r)) return fail(why_not);
   return true;
 }
-
-// Reads format 5's head field by field; a read past its end, or a varint
-// longer than 64 bits, answers zero or empty and marks it cut short.
-class Head5Reader {
- public:
-  explicit Head5Reader(std::string_view head) : head_(head) {}
-  uint64_t Varint() {
-    uint64_t v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (!Take(1)) return 0;
-      const auto b = static_cast<uint8_t>(head_[pos_ - 1]);
-      v |= uint64_t{b & 0x7Fu} << shift;
-      if (b < 0x80) return v;
-    }
-    short_read_ = true;
-    return 0;
-  }
-  int64_t Signed() {
-    const uint64_t v = Varint();
-    return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
-  }
-  std::string_view Bytes(uint64_t n) {
-    return Take(n) ? head_.substr(pos_ - n, n) : std::string_view();
-  }
-  std::string_view Str() { return Bytes(Varint()); }
-  uint8_t Byte() { return Take(1) ? static_cast<uint8_t>(head_[pos_ - 1]) : 0; }
-  uint32_t U32() { return Take(4) ? Get32(head_.data() + pos_ - 4) : 0; }
-  size_t left() const { return head_.size() - pos_; }
-  bool short_() const { return short_read_; }
-
- private:
-  bool Take(uint64_t n) {
-    if (short_read_ || head_.size() - pos_ < n) {
-      short_read_ = true;
-      return false;
-    }
-    pos_ += n;
-    return true;
-  }
-  std::string_view head_;
-  size_t pos_ = 0;
-  bool short_read_ = false;
-};
 
 // Format 5's head into `r` (the blob's LMDB key is `key`); false if it is
 // malformed (its checksum matched: a bug or a later format, not damage).
@@ -534,7 +517,7 @@ bool ReadHead5(std::string_view head, std::string_view key, std::string_view dat
     *why = reason;
     return false;
   };
-  Head5Reader in(head);
+  HeadReader in(head);
   const uint8_t flags = in.Byte();
   if (flags & ~kFormat5Flags) return fail("flags unknown to this blobtable");
   r.last_modified_s = in.Signed();
@@ -594,14 +577,7 @@ bool ReadHead5(std::string_view head, std::string_view key, std::string_view dat
   }
   // Bytes after the metadata are a later format's: skipped.
   if (in.short_()) return fail("its head is cut short");
-  r.inline_data.reset();
-  if (flags & kInline) {
-    if (!r.data_crc) return fail("inline data without its checksum");
-    if (r.data_id != 0) return fail("inline data beside a data id");
-    r.inline_data = data;
-  }
-  if (data.size() != (r.inline_data ? r.data_size : 0))
-    return fail("its data is not the size its head says");
+  if (const char* why_not = PlaceInlineData(flags, data, r)) return fail(why_not);
   return true;
 }
 
@@ -611,7 +587,7 @@ Status VisitRecord5(std::string_view value, std::string_view key, const mp::What
                     RecordView& view, RecordSink fn) {
   if (value.size() < 6) return Status::Corruption(what.str() + ": cut short");
   const uint32_t crc = Get32(value.data() + 1);
-  Head5Reader sizes(value.substr(5));
+  HeadReader sizes(value.substr(5));
   const uint64_t size = sizes.Varint();
   const size_t start = value.size() - sizes.left();
   if (sizes.short_() || size == 0 || value.size() - start < size)
