@@ -121,7 +121,7 @@ Status CopyDatabase(MDB_txn* src, const std::string& name, CopyWriter& out) {
 // and a 2-byte pointer to it; a value that would make its node larger than
 // half a page goes to overflow pages of its own (the node then holds their
 // 8-byte page number).
-constexpr uint64_t kPageHeader = 16, kNodeHeader = 8, kPointer = 2;
+constexpr uint64_t kLmdbPageHeader = 16, kLmdbNodeHeader = 8, kLmdbPointer = 2;
 
 struct Packing {
   uint64_t page;
@@ -130,17 +130,17 @@ struct Packing {
   uint64_t branch_bytes = 0;
 
   void Add(uint64_t key, uint64_t value) {
-    const uint64_t node_max = ((page - kPageHeader) / 2) & ~uint64_t{1};
-    uint64_t node = kNodeHeader + key + value;
+    const uint64_t node_max = ((page - kLmdbPageHeader) / 2) & ~uint64_t{1};
+    uint64_t node = kLmdbNodeHeader + key + value;
     if (node > node_max) {
-      overflow += (kPageHeader + value + page - 1) / page;
-      node = kNodeHeader + key + 8;
+      overflow += (kLmdbPageHeader + value + page - 1) / page;
+      node = kLmdbNodeHeader + key + 8;
     }
-    node = ((node + 1) & ~uint64_t{1}) + kPointer;
-    if (leaves == 0 || used + node > page - kPageHeader) {
+    node = ((node + 1) & ~uint64_t{1}) + kLmdbPointer;
+    if (leaves == 0 || used + node > page - kLmdbPageHeader) {
       ++leaves;  // a new leaf, named in the level above by its first key
       used = 0;
-      branch_bytes += ((kNodeHeader + key + 1) & ~uint64_t{1}) + kPointer;
+      branch_bytes += ((kLmdbNodeHeader + key + 1) & ~uint64_t{1}) + kLmdbPointer;
     }
     used += node;
   }
@@ -156,13 +156,13 @@ struct Packing {
 
  private:
   uint64_t Walk(uint64_t* depth) const {
-    const uint64_t room = page - kPageHeader;
+    const uint64_t room = page - kLmdbPageHeader;
     uint64_t total = leaves + overflow, level = leaves > 1 ? branch_bytes : 0, levels = 1;
     while (level > 0) {
       const uint64_t n = (level + room - 1) / room;
       total += n;
       ++levels;
-      level = n > 1 ? n * (kNodeHeader + 32 + kPointer) : 0;  // a key of about 32 bytes
+      level = n > 1 ? n * (kLmdbNodeHeader + 32 + kLmdbPointer) : 0;  // a key of about 32 bytes
     }
     if (depth != nullptr) *depth = levels;
     return total;
