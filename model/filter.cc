@@ -294,8 +294,8 @@ bool Ordered(const T& a, CompareOp op, const T& b) {
   return false;
 }
 
-// Property `v` (read where it lies) against literal `b`: as CompareValues,
-// without copying the value out.
+// `v op b` for a value read where it lies (no copy of it) and a literal of
+// the same type; false for different types. CompareValues is this too.
 bool CompareView(const PropertyView& v, CompareOp op, const PropertyValue& b) {
   if (v.type() != TypeOf(b)) return false;
   switch (v.type()) {
@@ -419,23 +419,7 @@ void Narrow(const FilterNode& n, FilterKeyRange& r) {
 }  // namespace
 
 bool CompareValues(const PropertyValue& a, CompareOp op, const PropertyValue& b) {
-  if (a.index() != b.index()) return false;
-  switch (TypeOf(a)) {
-    case EdmType::kString: return Ordered(std::get<std::string>(a), op, std::get<std::string>(b));
-    case EdmType::kBinary: return Ordered(std::get<Binary>(a).bytes, op, std::get<Binary>(b).bytes);
-    case EdmType::kBoolean: return Ordered(std::get<bool>(a), op, std::get<bool>(b));
-    case EdmType::kDateTime: return Ordered(std::get<DateTime>(a), op, std::get<DateTime>(b));
-    case EdmType::kDouble: {
-      const double x = std::get<double>(a), y = std::get<double>(b);
-      if (std::isnan(x) || std::isnan(y)) return false;
-      return Ordered(x, op, y);
-    }
-    case EdmType::kGuid:
-      return Ordered(AsciiLower(std::get<Guid>(a).value), op, AsciiLower(std::get<Guid>(b).value));
-    case EdmType::kInt32: return Ordered(std::get<int32_t>(a), op, std::get<int32_t>(b));
-    case EdmType::kInt64: return Ordered(std::get<int64_t>(a), op, std::get<int64_t>(b));
-  }
-  return false;
+  return CompareView(PropertyView({}, a), op, b);
 }
 
 Result<Filter> Filter::Parse(std::string_view text) {

@@ -177,11 +177,12 @@ struct Packing {
 Status CommitAgain(MDB_env* env, const std::vector<std::string>& names) {
   MDB_txn* txn = nullptr;
   int rc = mdb_txn_begin(env, nullptr, 0, &txn);
+  if (rc != 0) return LmdbError(rc, "writing the compacted copy");
   for (const std::string& name : names) {
     MDB_dbi dbi;
     MDB_cursor* cursor = nullptr;
     MDB_val k, v;
-    if (rc != 0 || mdb_dbi_open(txn, name.c_str(), 0, &dbi) != 0) continue;
+    if (mdb_dbi_open(txn, name.c_str(), 0, &dbi) != 0) continue;  // a plain record
     if ((rc = mdb_cursor_open(txn, dbi, &cursor)) != 0) break;
     const int found = mdb_cursor_get(cursor, &k, &v, MDB_FIRST);
     if (found == 0) {
@@ -193,7 +194,7 @@ Status CommitAgain(MDB_env* env, const std::vector<std::string>& names) {
     if (found == 0) break;
   }
   if (rc != 0) {
-    if (txn != nullptr) mdb_txn_abort(txn);
+    mdb_txn_abort(txn);
     return LmdbError(rc, "writing the compacted copy");
   }
   rc = mdb_txn_commit(txn);
@@ -240,7 +241,7 @@ Status DenseCopy(MDB_txn* src, const std::string& dest, size_t map_size) {
   int rc = mdb_env_create(&raw);
   if (rc != 0) return LmdbError(rc, "making the compacted copy");
   EnvPtr env(raw, mdb_env_close);
-  if (rc == 0) rc = mdb_env_set_maxdbs(raw, 1024);
+  rc = mdb_env_set_maxdbs(raw, 1024);
   if (rc == 0) rc = mdb_env_set_mapsize(raw, map_size);
   // Unsynced commits: the copy is synced once, at the end, before it is
   // put in place (until then it is nobody's store).

@@ -112,9 +112,9 @@ class LocalBlobStore final : public BlobStore, public InPlaceReader, public Loca
   Result<WriteResult> Put(std::string_view name, std::string_view data,
                           const PutOptions& o) override {
     BT_RETURN_IF_ERROR(CheckPut(data, o.metadata));
-    BT_RETURN_IF_ERROR(ValidateBlobName(name));
     BT_ASSIGN_OR_RETURN(bool none, NoContainer());
-    if (none) {
+    if (none) {  // made by this put if it succeeds (Write validates the name otherwise)
+      BT_RETURN_IF_ERROR(ValidateBlobName(name));
       lease::LeaseRecord lease;
       BT_RETURN_IF_ERROR(PutAllowed(std::nullopt, o.conditions, o.lease_id, LeaseMs(), lease));
       BT_RETURN_IF_ERROR(Databases(/*create=*/true));
