@@ -4,6 +4,7 @@
 // concurrently and checked against the query as they are now; or, when the
 // selected properties are all in the index, the entries alone.
 #include <algorithm>
+#include <chrono>
 #include <optional>
 #include <vector>
 
@@ -66,6 +67,13 @@ Result<QueryPage> Table::QueryIndex(std::string_view index, const IndexQuery& qu
     return Status::InvalidArgument(ctx + ": top must be 1..1000");
   BT_ASSIGN_OR_RETURN(internal::SchemaCopy copy, core_->schemas->Current(*core_, name_));
   const internal::IndexDefinition* d = copy.schema->Find(index);
+  // The store's copy may be a second or two old: an index it does not
+  // show ready is asked about afresh before the answer says it is missing,
+  // building or dropping (an index another process just created or built).
+  if (d == nullptr || d->state != IndexState::kReady) {
+    BT_ASSIGN_OR_RETURN(copy, core_->schemas->Current(*core_, name_, std::chrono::milliseconds(0)));
+    d = copy.schema->Find(index);
+  }
   if (d == nullptr) return Status::InvalidArgument(ctx + ": the table has no such index");
   if (d->state == IndexState::kBuilding)
     return Status::Busy(ctx + ": the index is still being built");

@@ -690,7 +690,8 @@ TEST_P(IndexTest, ABuildKilledInTheMiddleResumesUnderConcurrentWriters) {
   ASSERT_TRUE(listed.ok());
   ASSERT_EQ(listed->size(), 1u);
   EXPECT_EQ((*listed)[0].state, IndexState::kBuilding);
-  EXPECT_TRUE(users_.QueryIndex("byAge", {}).status().IsBusy());
+  Status queried = users_.QueryIndex("byAge", {}).status();
+  EXPECT_TRUE(queried.IsBusy()) << queried.ToString();
   // Issue 55, item 12: a check of an index still building listed every
   // entity not yet walked as missing (exit 8); it says building now.
   auto checked = store_->CheckIndex("users", "byAge");
