@@ -74,14 +74,35 @@ bool Finisher::WaitSettled(const std::vector<std::string>& blobs,
   });
 }
 
+namespace {
+size_t BodyBytes(const Rewrites::Rewrite& r) { return r.body ? r.body->size() : 0; }
+}  // namespace
+
 void Rewrites::Note(const std::string& blob, Rewrite rewrite) {
+  if (rewrite.body && rewrite.body->size() > kBodyBytes) rewrite.body.reset();
   std::lock_guard<std::mutex> lock(mu_);
-  rewrites_[blob] = std::move(rewrite);
+  Rewrite& kept = rewrites_[blob];
+  bodies_bytes_ -= BodyBytes(kept);
+  kept = std::move(rewrite);
+  bodies_bytes_ += BodyBytes(kept);
   order_.push_back(blob);
-  if (order_.size() > kRemembered) {
-    rewrites_.erase(order_.front());  // perhaps a newer one: only forgotten
-    order_.pop_front();
+  while (order_.size() > kRemembered || bodies_bytes_ > kBodiesBytes) ForgetOldestLocked();
+}
+
+void Rewrites::ForgetOldestLocked() {
+  auto it = rewrites_.find(order_.front());  // perhaps a newer one: only forgotten
+  if (it != rewrites_.end()) {
+    bodies_bytes_ -= BodyBytes(it->second);
+    rewrites_.erase(it);
   }
+  order_.pop_front();
+}
+
+std::optional<Rewrites::Rewrite> Rewrites::LastWithBody(const std::string& blob) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = rewrites_.find(blob);
+  if (it == rewrites_.end() || !it->second.body) return std::nullopt;
+  return it->second;
 }
 
 std::optional<Rewrites::Rewrite> Rewrites::Of(const std::string& blob,

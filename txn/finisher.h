@@ -91,22 +91,35 @@ class Finisher {
 class Rewrites {
  public:
   // The intent at `intent_etag` is now the plain version at `etag`, whose
-  // handles (kSameAsMetadata) are `same_as`.
+  // handles (kSameAsMetadata) are `same_as` and whose entity body is `body`
+  // (kept up to kBodyBytes: a commit that writes the row without reading
+  // it then needs no read, issue 57 goal 5; its intent's condition, If-Match
+  // `etag`, proves the body still the blob's).
   struct Rewrite {
     std::string intent_etag, etag, same_as;
+    std::optional<std::string> body;
   };
   void Note(const std::string& blob, Rewrite rewrite);
   // The rewrite last noted for `blob`, if it is of the version `handle`
   // names (the intent's ETag, or one of the rewrite's handles: the same
   // version) and is still remembered (the last kRemembered).
   std::optional<Rewrite> Of(const std::string& blob, std::string_view handle) const;
+  // The rewrite last noted for `blob` with its body, of whatever version;
+  // it may be stale (another client wrote since): a condition on its ETag
+  // finds that.
+  std::optional<Rewrite> LastWithBody(const std::string& blob) const;
 
   static constexpr size_t kRemembered = 4096;
+  static constexpr size_t kBodyBytes = 4096;           // a body longer is not kept
+  static constexpr size_t kBodiesBytes = 1024 * 1024;  // all bodies kept, at most
 
  private:
+  void ForgetOldestLocked();  // under mu_
+
   mutable std::mutex mu_;
   std::map<std::string, Rewrite> rewrites_;
   std::deque<std::string> order_;  // oldest first, to forget past kRemembered
+  size_t bodies_bytes_ = 0;        // of the bodies in rewrites_
 };
 
 }  // namespace blobtable::internal

@@ -185,8 +185,8 @@ Result<std::optional<IntentView>> ViewIntent(BlobStore& blobs, std::string_view 
     // name this intent committed another attempt on the blob. This one was
     // let go of before the commit point; as of the read it is the version
     // before.
-    return std::optional<IntentView>(IntentView{intent.prev_exists, intent.prev_body,
-                                                intent.prev_etag, intent.prev_same, true});
+    return std::optional<IntentView>(
+        IntentView{intent.prev_exists, intent.prev_body, intent.prev_etag, intent.prev_same, true});
   }
   if (outcome == Outcome::kCommitted)
     return std::optional<IntentView>(
@@ -259,7 +259,7 @@ Status FinishIntent(const ResolveContext& ctx, std::string_view blob, const Enti
     BT_RETURN_IF_ERROR(s);
     if (release && !lease.empty()) (void)ctx.blobs.ReleaseLease(blob, lease, {});
     if (ctx.rewrites != nullptr && !rewritten.empty())
-      ctx.rewrites->Note(std::string(blob), Rewrites::Rewrite{seen.etag, rewritten, same_as});
+      ctx.rewrites->Note(std::string(blob), Rewrites::Rewrite{seen.etag, rewritten, same_as, body});
     if (ctx.finisher != nullptr && release) ctx.finisher->Settled(std::string(blob));
     return Status::OK();
   }
@@ -307,8 +307,8 @@ Result<bool> SettleIntentOnce(const ResolveContext& ctx, std::string_view blob, 
   bool decided_first = false;
   if (outcome == Outcome::kUndecided) {
     const TxnWrite met{std::string(blob), got->properties.etag};
-    BT_ASSIGN_OR_RETURN(outcome, DecideAbort(ctx.blobs, intent.txn_id,
-                                             writer_first ? &met : nullptr, intent.lock));
+    BT_ASSIGN_OR_RETURN(
+        outcome, DecideAbort(ctx.blobs, intent.txn_id, writer_first ? &met : nullptr, intent.lock));
     BT_SYNC_POINT("recovery.decided");
     if (outcome == Outcome::kCommitted) {
       // Committed meanwhile: this intent only if the record names it (X1).

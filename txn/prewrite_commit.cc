@@ -78,8 +78,9 @@ class PrewriteCommit {
     BT_RETURN_IF_ERROR(ValidateOptions(opts_));
     margin_ = RenewalMargin(opts_);
     deadline_ = clock_.Steady() + opts_.lock_timeout;
+    WaitForOwnFinishing();
     Status s = Plan();
-    if (s.ok()) AfterOwnFinishing();
+    if (s.ok()) HoldOwnRewrites();
     if (s.ok()) TakeStripes();
     if (s.ok()) s = Acquire();
     if (s.ok()) s = Prewrite();
@@ -154,7 +155,7 @@ class PrewriteCommit {
 
   // One stripe of each partition's lock (txn/lock_stripes.h): the one this
   // store's other transactions use least, chosen once this store's own
-  // finishing on these rows let go of its stripe (AfterOwnFinishing), so a
+  // finishing on these rows let go of its stripe (WaitForOwnFinishing), so a
   // worker on its own rows keeps using one lock blob. The intents name it.
   void TakeStripes() {
     std::set<std::string> locks;
@@ -183,10 +184,25 @@ class PrewriteCommit {
   }
 
   // Reads an entity as a reader would see it (an intent's committed version),
-  // unless the index upkeep looked already (in the round of its claims).
+  // unless the index upkeep looked already (in the round of its claims), or
+  // this store's finishing rewrote it last, kept its body, and that version
+  // meets what the transaction expects of the entity: the intent's condition
+  // (If-Match that rewrite) checks that it is still there, and a failed one
+  // is planned again from what is there (Replan). One that does not meet
+  // the expectation may be stale: it is read, never refused unread.
   Status Look(Target& t) {
     std::optional<CommittedVersion> looked = std::move(t.intent->looked);
     t.intent->looked.reset();  // once: a commit tried again looks again
+    if (!looked && core_.rewrites) {
+      std::optional<Rewrites::Rewrite> r = core_.rewrites->LastWithBody(t.blob);
+      if (r && Expectation(*t.intent, true, r->etag, r->same_as).ok()) {
+        t.exists = true;
+        t.etag = std::move(r->etag);
+        t.same_as = std::move(r->same_as);
+        t.body = std::move(*r->body);
+        return Status::OK();
+      }
+    }
     if (!looked) {
       auto now = LookCommitted(blobs_, t.blob);
       if (!now.ok()) return now.status().WithContext(t.intent->Describe());
@@ -216,21 +232,26 @@ class PrewriteCommit {
   }
 
   // A commit right after this store's own commit on the same rows (issue
-  // 32, goal 2) waits for that commit's finishing: an intent it still holds
-  // would fail round 1 and send the rest one by one (its partition lock is
-  // no obstacle: TakeStripes picks a stripe this store does not hold).
+  // 32, goal 2) waits for that commit's finishing, before it reads what it
+  // did not read (issue 57, goal 5: such a read would meet the intent and
+  // read its record too, and the finishing's rewrite may spare it): an
+  // intent still held would fail round 1 and send the rest one by one (its
+  // partition lock is no obstacle: TakeStripes picks a stripe this store
+  // does not hold). Another store's finishing is met as before.
+  void WaitForOwnFinishing() {
+    if (!core_.finisher) return;
+    std::vector<std::string> blobs;
+    for (const auto& [blob, intent] : b_.intents) blobs.push_back(blob);
+    BT_SYNC_POINT("txn.own_finishing");
+    (void)core_.finisher->WaitSettled(blobs, opts_.lock_timeout);  // else met as before
+    BT_SYNC_POINT("txn.own_finished");
+  }
+
   // Then it holds each version it read at the ETag of its rewrite, which the
   // finishing reported: a condition on the handle read would fail (the
   // rewrite is the same version under another ETag, kSameAsMetadata) and
-  // cost a look and a try more. Another store's finishing is met as before.
-  void AfterOwnFinishing() {
-    if (core_.finisher) {
-      std::vector<std::string> blobs;
-      for (const Target& t : targets_) blobs.push_back(t.blob);
-      BT_SYNC_POINT("txn.own_finishing");
-      (void)core_.finisher->WaitSettled(blobs, opts_.lock_timeout);  // else met as before
-      BT_SYNC_POINT("txn.own_finished");
-    }
+  // cost a look and a try more.
+  void HoldOwnRewrites() {
     if (!core_.rewrites) return;
     for (Target& t : targets_) {
       if (t.intent == nullptr || !t.exists) continue;
