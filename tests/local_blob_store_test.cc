@@ -966,7 +966,7 @@ TEST(LocalBlobRecord, Format5PacksWhatItCanAndGivesBackEveryFieldExactly) {
     for (int twice = 0; twice < 2; ++twice)
       ASSERT_TRUE(VisitBucket(value, key, view, [&](const RecordView& v) {
                     EXPECT_EQ(v.etag, c.etag);
-                    EXPECT_EQ(v.data_md5, c.md5);
+                    EXPECT_EQ(v.DataMd5(), c.md5);
                     ASSERT_EQ(v.metadata.size(), 3u);  // in name order: b, btxn, c
                     EXPECT_EQ(v.metadata[1].second, c.value);
                     EXPECT_EQ(v.metadata[2].second, uuid);

@@ -32,6 +32,7 @@ constexpr uint8_t kMd5Packed = 32;
 constexpr uint8_t kFormat5Flags = 63;
 constexpr size_t kPacked = 16;  // bytes of a packed ETag, MD5 or UUID
 constexpr size_t kEtagChars = 36, kMd5Chars = 24, kUuidChars = 36;
+static_assert(sizeof(RecordView::etag_text) == kEtagChars);
 }  // namespace
 
 std::string_view BucketKey(std::string_view name, std::string& scratch) {
@@ -99,6 +100,13 @@ lease::LeaseRecord RecordView::Lease() const {
   return l;
 }
 
+std::string RecordView::DataMd5() const {
+  if (!data_md5_packed) return std::string(data_md5);
+  std::string out;
+  Base64EncodeTo(data_md5, out);
+  return out;
+}
+
 BucketEntry RecordView::ToEntry() const {
   BucketEntry e;
   e.name = std::string(name);
@@ -110,7 +118,7 @@ BucketEntry RecordView::ToEntry() const {
   r.data_id = data_id;
   r.data_size = data_size;
   r.data_crc = data_crc;
-  r.data_md5 = std::string(data_md5);
+  r.data_md5 = DataMd5();
   if (inline_data) r.inline_data.emplace(*inline_data);
   return e;
 }
@@ -306,12 +314,13 @@ void UnpackUuid(std::string_view b, std::string& out) {
   }
   out.append(text, kUuidChars);
 }
-// Appends `"0x<digits>"` of packed ETag `b` to `out`.
-void UnpackEtag(std::string_view b, std::string& out) {
-  char text[kEtagChars] = {'"', '0', 'x'};
+// Writes `"0x<digits>"` of packed ETag `b` at `text` (kEtagChars).
+void UnpackEtag(std::string_view b, char* text) {
+  text[0] = '"';
+  text[1] = '0';
+  text[2] = 'x';
   UnpackHex(b, /*upper=*/true, text + 3);
   text[kEtagChars - 1] = '"';
-  out.append(text, kEtagChars);
 }
 
 // Content-MD5 in canonical base64 of 16 bytes, packed.
@@ -413,6 +422,7 @@ void ReadRecord(mp::Reader& in, int64_t format, RecordView& r) {
   r.data_size = in.UInt("data_size");
   r.data_crc.reset();
   r.data_md5 = {};
+  r.data_md5_packed = false;
   r.inline_data.reset();
   // The optional fields: those the record has, in order, nil where absent.
   const uint32_t optional = std::min(fields, 13u) - 10;
@@ -492,6 +502,7 @@ bool ReadHead(std::string_view head, std::string_view data, RecordView& r, std::
   r.etag = in.Str32();
   r.lease_id = in.Str32();
   r.data_md5 = in.Str32();
+  r.data_md5_packed = false;
   r.metadata.clear();
   const uint32_t pairs = in.U32();
   for (uint32_t i = 0; i < pairs && !in.short_(); ++i) {
@@ -541,30 +552,24 @@ bool ReadHead5(std::string_view head, std::string_view key, std::string_view dat
   r.name = flags & kNameIsKey ? key : in.Str();
   const uint64_t pairs = in.Varint();
   if (in.short_() || pairs > in.left()) return fail("its head is cut short");
-  // Room for every packed field, so that no append moves the views taken.
-  r.unpacked.clear();
-  r.unpacked.reserve(kEtagChars + kMd5Chars + kUuidChars * pairs);
   if (flags & kEtagPacked) {
     const std::string_view b = in.Bytes(kPacked);
-    const size_t at = r.unpacked.size();
-    if (!in.short_()) UnpackEtag(b, r.unpacked);
-    r.etag = std::string_view(r.unpacked).substr(at);
+    if (!in.short_()) UnpackEtag(b, r.etag_text);
+    r.etag = std::string_view(r.etag_text, kEtagChars);
   } else {
     r.etag = in.Str();
   }
-  if (flags & kMd5Packed) {
-    const std::string_view b = in.Bytes(kPacked);
-    const size_t at = r.unpacked.size();
-    if (!in.short_()) Base64EncodeTo(b, r.unpacked);
-    r.data_md5 = std::string_view(r.unpacked).substr(at);
-  } else {
-    r.data_md5 = in.Str();
-  }
+  r.data_md5_packed = (flags & kMd5Packed) != 0;
+  r.data_md5 = r.data_md5_packed ? in.Bytes(kPacked) : in.Str();
+  // Room for every packed transaction id, so that no append moves the
+  // views taken (nothing is allocated for a record without one).
+  r.unpacked.clear();
   r.metadata.clear();
   for (uint64_t i = 0; i < pairs && !in.short_(); ++i) {
     const std::string_view name = in.Str();
     const uint64_t v = in.Varint();
     if (v == 1) {
+      if (r.unpacked.capacity() < kUuidChars * pairs) r.unpacked.reserve(kUuidChars * pairs);
       const std::string_view b = in.Bytes(kPacked);
       const size_t at = r.unpacked.size();
       if (!in.short_()) UnpackUuid(b, r.unpacked);
@@ -640,13 +645,19 @@ Status VisitBucket(std::string_view value, std::string_view key, RecordView& scr
 
 Status VisitBucket(std::string_view value, std::string_view key, RecordSink fn) {
   RecordView view;
-  // The metadata's vector is the thread's spare (a read would allocate it
-  // otherwise); a nested read takes an empty one.
+  // The metadata's vector and the string its transaction ids are written
+  // out to are the thread's spares (a read would allocate them otherwise:
+  // every entity the embedded store writes carries one); a nested read
+  // takes empty ones.
   struct MetadataTag;
+  struct UnpackedTag;
   ThreadSpare<decltype(view.metadata), MetadataTag> kept;
+  ThreadSpare<std::string, UnpackedTag> kept_text;
   view.metadata.swap(*kept);
+  view.unpacked.swap(*kept_text);
   Status s = VisitBucket(value, key, view, fn);
   view.metadata.swap(*kept);
+  view.unpacked.swap(*kept_text);
   return s;
 }
 

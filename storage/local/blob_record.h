@@ -148,12 +148,20 @@ struct RecordView {
   uint64_t data_id = 0;
   uint64_t data_size = 0;
   std::optional<uint32_t> data_crc;
-  std::string_view data_md5;
   std::optional<std::string_view> inline_data;
-  // Fields format 5 stores packed (an ETag, the MD5, a transaction id),
-  // written out here for the views above; reused from record to record.
+  // The data's MD5 as stored: base64 text, or (data_md5_packed) its 16
+  // bytes, written out only when asked for (DataMd5): most reads never do.
+  std::string_view data_md5;
+  bool data_md5_packed = false;
+  // Where a packed ETag is written out for `etag` (format 5), and the
+  // transaction ids of `metadata`: no allocation for a record without
+  // packed metadata. Reused from record to record.
+  char etag_text[36] = {};
   std::string unpacked;
 
+  // The data's MD5 in base64 (the Content-MD5 Azure reports); empty if
+  // none is kept.
+  std::string DataMd5() const;
   lease::LeaseRecord Lease() const;
   BucketEntry ToEntry() const;  // a copy that owns its strings
 };

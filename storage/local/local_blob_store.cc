@@ -408,7 +408,7 @@ class LocalBlobStore final : public BlobStore, public InPlaceReader, public Loca
     p.etag = r.etag;
     p.last_modified = FromSeconds(r.last_modified_s);
     p.content_length = r.data_size;
-    p.content_md5 = r.data_md5;
+    p.content_md5 = r.DataMd5();
     for (const auto& [k, v] : r.metadata) p.metadata.emplace_hint(p.metadata.end(), k, v);
     lease::LeaseRecord l = r.Lease();
     lease::Refresh(l, lease_ms);
