@@ -465,6 +465,20 @@ TEST_P(IndexTest, UniqueRacesBetweenThreadsLeaveOneHolder) {
   ExpectClean("byEmail");
 }
 
+// A store whose copy of the definitions is a moment old (it just wrote the
+// table) queries an index another store has just built: the answer is the
+// index's, not "no such index" from the copy.
+TEST_P(IndexTest, AnIndexAnotherStoreJustBuiltIsQueriedNotCalledMissing) {
+  ASSERT_TRUE(users_.Upsert(User("p", "a", "a@x", 30)).ok());  // its copy: no index
+  auto other = OpenBackendStore(GetParam(), options_);
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  ASSERT_TRUE((*other)->CreateIndex("users", {.name = "byAge", .properties = {"age"}}).ok());
+  auto page = users_.QueryIndex("byAge", {.equal = {int32_t{30}}});
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  ASSERT_EQ(page->entities.size(), 1u);
+  EXPECT_EQ(page->entities[0].row_key(), "a");
+}
+
 TEST_P(IndexTest, ABuildIndexesWhatTheTableHoldsAndFindsDuplicates) {
   for (int i = 0; i < 250; ++i)
     ASSERT_TRUE(users_
