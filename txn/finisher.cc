@@ -113,7 +113,7 @@ std::optional<Rewrites::Rewrite> Rewrites::Of(const std::string& blob,
   const Rewrite& r = it->second;
   if (handle != r.intent_etag && handle != r.etag && !NamesVersion(r.same_as, handle))
     return std::nullopt;
-  return r;
+  return Rewrite{r.intent_etag, r.etag, r.same_as, std::nullopt};  // its body is not asked for
 }
 
 void Finisher::Loop() {

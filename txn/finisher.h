@@ -102,7 +102,9 @@ class Rewrites {
   void Note(const std::string& blob, Rewrite rewrite);
   // The rewrite last noted for `blob`, if it is of the version `handle`
   // names (the intent's ETag, or one of the rewrite's handles: the same
-  // version) and is still remembered (the last kRemembered).
+  // version) and is still remembered (the last kRemembered); without its
+  // body (LastWithBody has it), which a commit holding the rewrite's ETag
+  // does not need.
   std::optional<Rewrite> Of(const std::string& blob, std::string_view handle) const;
   // The rewrite last noted for `blob` with its body, of whatever version;
   // it may be stale (another client wrote since): a condition on its ETag
