@@ -3,7 +3,7 @@
 # Builds and runs the Spin configurations of the commit-protocol model
 # (tests/model/commit.pml; see tests/model/README.md).
 #
-#   tests/model/run.sh ci     the configurations that fit in about two minutes (one core)
+#   tests/model/run.sh ci     the configurations that fit in about a minute and a half (one core)
 #   tests/model/run.sh full   all of them
 #   tests/model/run.sh NAME.. only the named ones
 #   KEEP_TRAILS=1 ...         copy each failing run's trail and replay to tests/model/trails/
@@ -20,11 +20,11 @@ mode="${1:-ci}"
 # name | expect | tier | -D flags of spin | pan compile flags
 CONFIGS=(
   # today's design: each hole alone (the other three paths replaced by their fixes)
-  "today-hole1|FAIL|ci|-DTODAY -DONLY=1 -DT1ENTS=3 -DT2ENTS=1 -DWX=1 -DRX=1 -DMAXT=0|-DCOLLAPSE -DREVERSE -O0"
+  "today-hole1|FAIL|full|-DTODAY -DONLY=1 -DT1ENTS=3 -DT2ENTS=1 -DWX=1 -DRX=1 -DMAXT=0|-DCOLLAPSE -DREVERSE -O0"
   "today-hole2|FAIL|ci|-DTODAY -DONLY=2 -DT1ENTS=1 -DWX=0 -DREC=1 -DMAXT=2|-DCOLLAPSE -O0"
   "today-hole2-stall|FAIL|ci|-DTODAY -DONLY=2 -DT1ENTS=1 -DWX=0 -DREC=1 -DMAXT=2 -DW_AFTER_LEASE|-DCOLLAPSE -O0"
-  "today-hole3|FAIL|ci|-DTODAY -DONLY=3 -DT1ENTS=3 -DT2ENTS=2 -DREC=1 -DMAXT=0|-DCOLLAPSE -O0"
-  "today-hole4|FAIL|ci|-DTODAY -DONLY=4 -DT1ENTS=3 -DT2ENTS=1 -DREC=1 -DMAXT=0|-DCOLLAPSE -O0"
+  "today-hole3|FAIL|full|-DTODAY -DONLY=3 -DT1ENTS=3 -DT2ENTS=2 -DREC=1 -DMAXT=0|-DCOLLAPSE -O0"
+  "today-hole4|FAIL|full|-DTODAY -DONLY=4 -DT1ENTS=3 -DT2ENTS=1 -DREC=1 -DMAXT=0|-DCOLLAPSE -O0"
   "today-p1-strict|FAIL|full|-DTODAY -DONLY=9 -DP1STRICT -DT1ENTS=1 -DT2ENTS=1 -DREC=1 -DMAXT=0|-DCOLLAPSE -O0"
   "today-all|FAIL|full|-DTODAY -DT1ENTS=3 -DT2ENTS=1 -DWX=1 -DRX=1 -DREC=1 -DMAXT=0|-DCOLLAPSE -O0"
   # the new design (final form): the same shapes, clean
@@ -58,7 +58,7 @@ CONFIGS=(
   # the allowed liveness window (pending record landed before the stripe lease), flagged
   "new-window|FAIL|ci|-DT1ENTS=3 -DWX=0 -DREC=1 -DMAXT=1 -DROUND1ANY -DSTRICT_LIVE|-DCOLLAPSE -O0"
   # the previous new design (-DR281): its two findings, still found
-  "r281-round1any|FAIL|ci|-DR281 -DT1ENTS=3 -DWX=0 -DREC=1 -DMAXT=1 -DROUND1ANY|-DCOLLAPSE -O0"
+  "r281-round1any|FAIL|full|-DR281 -DT1ENTS=3 -DWX=0 -DREC=1 -DMAXT=1 -DROUND1ANY|-DCOLLAPSE -O0"
   "r281-late-renewal|FAIL|full|-DR281 -DT1ENTS=1 -DT2ENTS=3 -DREC=1 -DMAXT=2|-DCOLLAPSE -O2"
 )
 
