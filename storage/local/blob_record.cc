@@ -273,15 +273,28 @@ bool PackHex(std::string_view hex, bool upper, std::string& out) {
   }
   return true;
 }
-// Writes the 2n hex digits of n bytes at `out` (reads run this for every
-// record's ETag: a table, no branch).
+// Each byte's two hex digits, upper- and lowercase: reads write out every
+// record's ETag and transaction id (32 bytes), a pair at a time.
+struct HexPairs {
+  char upper[512], lower[512];
+  constexpr HexPairs() : upper(), lower() {
+    constexpr char kUpper[] = "0123456789ABCDEF", kLower[] = "0123456789abcdef";
+    for (int b = 0; b < 256; ++b) {
+      upper[2 * b] = kUpper[b >> 4];
+      upper[2 * b + 1] = kUpper[b & 15];
+      lower[2 * b] = kLower[b >> 4];
+      lower[2 * b + 1] = kLower[b & 15];
+    }
+  }
+};
+constexpr HexPairs kHexPairs;
+
+// Writes the 2n hex digits of n bytes at `out`.
 char* UnpackHex(std::string_view bytes, bool upper, char* out) {
-  static constexpr char kUpper[] = "0123456789ABCDEF", kLower[] = "0123456789abcdef";
-  const char* digits = upper ? kUpper : kLower;
+  const char* pairs = upper ? kHexPairs.upper : kHexPairs.lower;
   for (char c : bytes) {
-    const auto b = static_cast<uint8_t>(c);
-    *out++ = digits[b >> 4];
-    *out++ = digits[b & 15];
+    std::memcpy(out, pairs + 2 * static_cast<uint8_t>(c), 2);
+    out += 2;
   }
   return out;
 }
@@ -306,12 +319,13 @@ bool PackUuid(std::string_view id, std::string& out) {
 }
 // Appends the canonical lowercase form of packed UUID `b` to `out`.
 void UnpackUuid(std::string_view b, std::string& out) {
+  // Where each byte's two digits go in 8-4-4-4-12.
+  static constexpr uint8_t kAt[kPacked] = {0,  2,  4,  6,  9,  11, 14, 16,
+                                           19, 21, 24, 26, 28, 30, 32, 34};
   char text[kUuidChars];
-  char* at = text;
-  for (auto [from, n] : {std::pair{0, 4}, {4, 2}, {6, 2}, {8, 2}, {10, 6}}) {
-    if (from != 0) *at++ = '-';
-    at = UnpackHex(b.substr(from, n), /*upper=*/false, at);
-  }
+  text[8] = text[13] = text[18] = text[23] = '-';
+  for (size_t i = 0; i < kPacked; ++i)
+    std::memcpy(text + kAt[i], kHexPairs.lower + 2 * static_cast<uint8_t>(b[i]), 2);
   out.append(text, kUuidChars);
 }
 // Writes `"0x<digits>"` of packed ETag `b` at `text` (kEtagChars).
