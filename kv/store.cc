@@ -100,9 +100,9 @@ std::unique_ptr<Store> Store::FromBlobStore(std::shared_ptr<BlobStore> blobs,
   core->rewrites = std::make_shared<internal::Rewrites>();
   core->schemas = std::make_shared<internal::SchemaCache>(
       internal::SchemaTimes::DividedBy(hooks.index_time_divisor));
-  core->lock_stripes = std::make_shared<internal::LockStripes>(
-      hooks.first_lock_stripe >= 0 ? static_cast<unsigned>(hooks.first_lock_stripe)
-                                   : static_cast<unsigned>(internal::RandomU64()));
+  unsigned first_stripe = options.short_lived ? 0 : static_cast<unsigned>(internal::RandomU64());
+  if (hooks.first_lock_stripe >= 0) first_stripe = static_cast<unsigned>(hooks.first_lock_stripe);
+  core->lock_stripes = std::make_shared<internal::LockStripes>(first_stripe);
   return std::unique_ptr<Store>(new Store(std::move(core)));
 }
 

@@ -7,15 +7,13 @@
 // (tests/cache_azurite_test.cc counts them on Azurite).
 #include <gtest/gtest.h>
 
-#include <condition_variable>
-#include <mutex>
-
 #include "blobtable/store.h"
 #include "cache/caching_blob_store.h"
 #include "model/blob_naming.h"
 #include "model/entity_codec.h"
 #include "model/inline_body.h"
 #include "testing/counting_blob_store.h"
+#include "testing/get_barrier.h"
 #include "tests/dead_intent.h"
 #include "tests/test_util.h"
 #include "txn/intent.h"
@@ -32,50 +30,6 @@ class Remote final : public BlobStoreWrapper {
  public:
   using BlobStoreWrapper::BlobStoreWrapper;
   BlobStoreTraits traits() const override { return {.in_process = false}; }
-};
-
-// Holds every GET until `width` of them are in flight at once (or a
-// generous limit passes, which fails the test): proves that a query's reads
-// go out together, without measuring time.
-class GetBarrier final : public BlobStoreWrapper {
- public:
-  GetBarrier(std::shared_ptr<BlobStore> target, int width)
-      : BlobStoreWrapper(std::move(target)), width_(width) {}
-
-  Result<GetResult> Get(std::string_view n, const ReadOptions& o) override {
-    // A table's index definitions (read by writes) are not the query's.
-    if (n.find('~') != std::string_view::npos) return BlobStoreWrapper::Get(n, o);
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      ++in_flight_;
-      most_ = std::max(most_, in_flight_);
-      cv_.notify_all();
-      if (!cv_.wait_for(lock, std::chrono::seconds(60),
-                        [&] { return released_ || in_flight_ >= width_; }))
-        timed_out_ = true;
-      released_ = true;  // the first `width` met: the rest pass
-      cv_.notify_all();
-    }
-    auto r = BlobStoreWrapper::Get(n, o);
-    std::lock_guard<std::mutex> lock(mu_);
-    --in_flight_;
-    return r;
-  }
-  int most() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return most_;
-  }
-  bool timed_out() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return timed_out_;
-  }
-
- private:
-  const int width_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int in_flight_ = 0, most_ = 0;
-  bool released_ = false, timed_out_ = false;
 };
 
 class QueryTest : public ::testing::Test {
@@ -317,7 +271,9 @@ TEST_F(QueryTest, ACopyThatIsNotTheBodyIsNotTrusted) {
 
 // Rows too big for a copy are read, up to max_parallel_reads at once.
 TEST_F(QueryTest, RowsTheListingCannotAnswerAreReadTogether) {
-  auto barrier = std::make_shared<GetBarrier>(counter_, 8);
+  auto barrier = std::make_shared<GetBarrier>(counter_, 8, [](std::string_view name) {
+    return name.find('~') == std::string_view::npos;  // a table's index definitions: a write's
+  });
   Open(barrier);
   InsertRows(40, 5000);
   counter_->Clear();

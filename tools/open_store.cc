@@ -20,6 +20,9 @@ std::string DefaultLocation() {
 Result<std::unique_ptr<Store>> OpenStore(const Context& context) {
   StoreOptions options = context.global.store;
   options.create_if_missing = context.writes && !context.global.no_create;
+  // One command a process: its transactions lease each partition's first
+  // lock stripe, which the command's earlier runs made (options.h).
+  options.short_lived = true;
   auto opened = Store::Open(context.global.location, options);
   if (opened.ok() || !opened.status().IsNotFound()) return opened;
   return Status::NotFound(opened.status().message() +

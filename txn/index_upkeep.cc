@@ -315,12 +315,74 @@ void SchemaCache::Forget(std::string_view table) {
   ++forgets_[key];  // a read under way when it was called is not kept
 }
 
+bool SchemaCache::Holds(std::string_view table) {
+  if (naming::IsHiddenTable(table)) return true;  // none to read (Current)
+  std::lock_guard<std::mutex> guard(mu_);
+  return copies_.count(naming::SchemaTableName(table)) != 0;
+}
+
+namespace {
+
+// The entity `i` writes, as the look taken at it (`i.looked`) found it: read
+// by the transaction now, as ReadIntoIntent would have read it.
+Status ReadFromLook(Intent& i) {
+  CommittedVersion v = std::move(*i.looked);
+  i.looked.reset();
+  std::optional<Entity> entity;
+  if (v.exists) {
+    VisibleVersion visible{std::move(v.body), v.etag, v.handles, /*stale=*/false};
+    BT_ASSIGN_OR_RETURN(entity, DecodeVisible(std::move(visible), i.blob, i.pk, i.rk, nullptr));
+  }
+  i.read = true;
+  i.read_found = v.exists;
+  i.read_etag = v.exists ? v.etag : "";
+  i.read_handles = v.exists ? v.handles : "";
+  i.read_entity = std::move(entity);
+  return Status::OK();
+}
+
+// Where the store keeps no copy of a written table's definitions (a
+// short-lived process's first transaction), reads them, and beside them
+// looks at every entity the commit would look at a round later (written
+// without having been read: txn/prewrite_commit.cc, Look): one round, not
+// two (issue 57, goal 4). The commit point still comes within the copies'
+// deadline (CheckSchemaAge), as when they were read first.
+Status ReadDefinitionsBesideLooks(TxnBuffer& b,
+                                  const std::map<std::string, std::vector<Intent*>>& by_table) {
+  std::vector<std::string> tables;
+  for (const auto& [key, writes] : by_table)
+    if (!b.core->schemas->Holds(writes[0]->table)) tables.push_back(writes[0]->table);
+  if (tables.empty()) return Status::OK();
+  std::vector<Intent*> looks;
+  if (!CommitsAtomically(b))  // the embedded batch reads in-process, at once
+    for (auto& [blob, i] : b.intents)
+      if (i.writes() && !i.upkeep && !i.read && !i.looked) looks.push_back(&i);
+  std::vector<Status> done(tables.size() + looks.size());
+  ParallelFor(done.size(), b.core->CommitWidth(), [&](size_t k) {
+    if (k < tables.size()) {
+      done[k] = b.core->schemas->Current(*b.core, tables[k]).status();
+      return;
+    }
+    Intent& i = *looks[k - tables.size()];
+    auto version = LookCommitted(*b.core->blobs, i.blob);
+    if (version.ok())
+      i.looked = std::move(*version);
+    else
+      done[k] = version.status().WithContext(i.Describe());
+  });
+  for (const Status& s : done) BT_RETURN_IF_ERROR(s);
+  return Status::OK();
+}
+
+}  // namespace
+
 Status AddIndexUpkeep(TxnBuffer& b) {
   std::map<std::string, std::vector<Intent*>> by_table;
   for (auto& [blob, i] : b.intents)
     if (i.writes() && !i.upkeep && !naming::IsHiddenTable(i.table))
       by_table[naming::SchemaTableName(i.table)].push_back(&i);
   if (b.core->schemas == nullptr) return Status::OK();
+  BT_RETURN_IF_ERROR(ReadDefinitionsBesideLooks(b, by_table));
   UpkeepPlan plan(b);
   for (auto& [key, writes] : by_table) {
     BT_ASSIGN_OR_RETURN(SchemaCopy copy, b.core->schemas->Current(*b.core, writes[0]->table));
@@ -339,6 +401,8 @@ Status AddIndexUpkeep(TxnBuffer& b) {
       if (i->read) continue;
       if (protocol && i->kind == Kind::kPut && i->expect == Expect::kAbsent)
         i->looked = CommittedVersion{};
+      else if (i->looked)  // looked at beside the definitions: that is its read
+        BT_RETURN_IF_ERROR(ReadFromLook(*i));
       else
         unread.push_back(i);
     }

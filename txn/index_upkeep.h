@@ -90,6 +90,9 @@ class SchemaCache {
   // Forgets the copy of `table` (after changing its definitions), and the
   // copy any read started before the call brings.
   void Forget(std::string_view table);
+  // Whether the store keeps a copy of `table`'s definitions (of any age):
+  // without one, Current reads them on the caller's time.
+  bool Holds(std::string_view table);
 
  private:
   Result<SchemaCopy> ReadAndKeep(const TxnContext& core, std::string_view table);

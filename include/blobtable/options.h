@@ -92,6 +92,17 @@ struct StoreOptions {
   // intent before it returns (more round trips on the caller's time; the
   // interleaving simulation, which runs one thread at a time, needs it).
   bool finish_in_background = true;
+  // For a process that makes a few calls and exits (a command-line tool, a
+  // serverless function): its transactions lease each partition's first
+  // lock stripe, which exists once a transaction of such a process has run
+  // in the partition, rather than a stripe drawn for this store, which it
+  // would often have to create first (two requests and two round trips more:
+  // docs/transactions.md#cost). Off (long-running processes): each store
+  // draws where it starts among a partition's 16 lock stripes, so that
+  // processes committing on disjoint rows of one partition lease different
+  // ones instead of waiting for each other. Safe either way: a stripe is only
+  // its coordinator's sign of life (docs/protocol.md, invariant L2).
+  bool short_lived = false;
 
   // Entities whose stored form is at most this many bytes carry a copy of
   // it in their blob's metadata (base64, docs/data-model.md#stored-form), so that a
