@@ -343,8 +343,8 @@ Status ReadFromLook(Intent& i) {
 
 // Where the store keeps no copy of a written table's definitions (a
 // short-lived process's first transaction), reads them, and beside them
-// looks at every entity the commit would look at a round later (written
-// without having been read: txn/prewrite_commit.cc, Look): one round, not
+// looks at every entity the commit would look at a round later (those the
+// transaction has not read: txn/prewrite_commit.cc, Look): one round, not
 // two (issue 57, goal 4). The commit point still comes within the copies'
 // deadline (CheckSchemaAge), as when they were read first.
 Status ReadDefinitionsBesideLooks(TxnBuffer& b,
@@ -356,7 +356,7 @@ Status ReadDefinitionsBesideLooks(TxnBuffer& b,
   std::vector<Intent*> looks;
   if (!CommitsAtomically(b))  // the embedded batch reads in-process, at once
     for (auto& [blob, i] : b.intents)
-      if (i.writes() && !i.upkeep && !i.read && !i.looked) looks.push_back(&i);
+      if (!i.upkeep && !i.read && !i.looked) looks.push_back(&i);
   std::vector<Status> done(tables.size() + looks.size());
   ParallelFor(done.size(), b.core->CommitWidth(), [&](size_t k) {
     if (k < tables.size()) {

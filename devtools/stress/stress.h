@@ -37,13 +37,14 @@ struct Config {
   // How long the proxy holds a stalled request's answer (it was applied):
   // past a queue item's visibility (15 s), a held Complete outlives its lease.
   int proxy_stall_seconds = 3;
-  double kill_every = 0;   // mean seconds between SIGKILLs (0: none)
-  bool cache = false;      // Azure stores: read through the local cache
-  std::string cache_dir;   // default: <work dir>/cache
-  double clock_speed = 1;  // local stores: time runs this many times faster
-  std::string work_dir;    // histories; default: a new temporary directory
-  bool soak = false;       // no kills; resource figures must stay flat
-  int lease_seconds = 15;  // transactions' leases
+  double kill_every = 0;     // mean seconds between SIGKILLs (0: none)
+  bool cache = false;        // Azure stores: read through the local cache
+  bool short_lived = false;  // workers' stores are StoreOptions::short_lived
+  std::string cache_dir;     // default: <work dir>/cache
+  double clock_speed = 1;    // local stores: time runs this many times faster
+  std::string work_dir;      // histories; default: a new temporary directory
+  bool soak = false;         // no kills; resource figures must stay flat
+  int lease_seconds = 15;    // transactions' leases
   // Local stores: how transactions commit. "atomic" (one LMDB write
   // transaction, the store's default), "coordinator" (the lease protocol),
   // or "mixed": even workers atomic, odd ones through the coordinator, on

@@ -146,6 +146,9 @@ int main(int argc, char** argv) {
                  "the store's default), coordinator (the lease protocol, as on Azure), or mixed "
                  "(default: even workers atomic, odd ones through the coordinator, at once)")
       ->check(CLI::IsMember({"atomic", "coordinator", "mixed"}));
+  app.add_flag("--short-lived", c.short_lived,
+               "the workers' stores are short-lived (StoreOptions::short_lived): every "
+               "transaction starts at its partition's first lock stripe");
   // Set by the supervisor for its workers.
   app.add_option("--worker", c.worker)->group("");
   app.add_option("--gen", c.gen)->group("");

@@ -67,6 +67,7 @@ StoreOptions Config::Options(Clock* clock) const {
   o.container = container;
   o.clock = clock;
   o.cache.enabled = cache;
+  o.short_lived = short_lived;
   o.cache.directory = cache_dir;
   // A stale answer would be an old version by design: the checkers judge
   // answers that claim to be current.
