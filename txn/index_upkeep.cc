@@ -24,6 +24,15 @@ using Expect = Intent::Expect;
 
 constexpr char kDefinitionsProperty[] = "definitions";
 
+// Looks at the version of `i`'s entity committed now, for the commit to plan
+// on (Intent::looked).
+Status LookAt(const TxnContext& core, Intent& i) {
+  auto version = LookCommitted(*core.blobs, i.blob);
+  if (!version.ok()) return version.status().WithContext(i.Describe());
+  i.looked = std::move(*version);
+  return Status::OK();
+}
+
 // The entity an intent leaves: none for a delete; its entity for a put; for
 // a merge, its properties over what was read.
 std::optional<Entity> AfterWrite(const Intent& i) {
@@ -135,12 +144,7 @@ class UpkeepPlan {
         read[k] = ReadIntoIntent(*b_.core, *claims[k]);
         return;
       }
-      Intent& i = *looks[k - claims.size()];
-      auto version = LookCommitted(*b_.core->blobs, i.blob);
-      if (version.ok())
-        i.looked = std::move(*version);
-      else
-        looked[k - claims.size()] = version.status().WithContext(i.Describe());
+      looked[k - claims.size()] = LookAt(*b_.core, *looks[k - claims.size()]);
     });
     for (const Status& s : looked) BT_RETURN_IF_ERROR(s);
     for (size_t k = 0; k < claims.size(); ++k) {
@@ -363,12 +367,7 @@ Status ReadDefinitionsBesideLooks(TxnBuffer& b,
       done[k] = b.core->schemas->Current(*b.core, tables[k]).status();
       return;
     }
-    Intent& i = *looks[k - tables.size()];
-    auto version = LookCommitted(*b.core->blobs, i.blob);
-    if (version.ok())
-      i.looked = std::move(*version);
-    else
-      done[k] = version.status().WithContext(i.Describe());
+    done[k] = LookAt(*b.core, *looks[k - tables.size()]);
   });
   for (const Status& s : done) BT_RETURN_IF_ERROR(s);
   return Status::OK();
