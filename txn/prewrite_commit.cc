@@ -184,7 +184,8 @@ class PrewriteCommit {
   }
 
   // Reads an entity as a reader would see it (an intent's committed version),
-  // unless the index upkeep looked already (in the round of its claims), or
+  // unless the index upkeep looked already (in the round of its claims, or
+  // beside the definitions read: ReadDefinitionsBesideLooks), or
   // this store's finishing rewrote it last, kept its body, and that version
   // meets what the transaction expects of the entity: the intent's condition
   // (If-Match that rewrite) checks that it is still there, and a failed one
