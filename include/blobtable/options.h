@@ -101,7 +101,10 @@ struct StoreOptions {
   // draws where it starts among a partition's 16 lock stripes, so that
   // processes committing on disjoint rows of one partition lease different
   // ones instead of waiting for each other. Safe either way: a stripe is only
-  // its coordinator's sign of life (docs/protocol.md, invariant L2).
+  // its coordinator's sign of life (docs/protocol.md, invariant L2). The cost
+  // of on: such processes share that stripe, so one killed while holding it
+  // holds up the others' transactions on that partition until its lease runs
+  // out (txn_lease_seconds).
   bool short_lived = false;
 
   // Entities whose stored form is at most this many bytes carry a copy of
