@@ -6,7 +6,8 @@
 # by restore and by single puts in random order; after a scattered delete of
 # half the rows, then `compact` against VACUUM and a fresh load of what
 # remains; and 1,500 rows under a 470-character PartitionKey against the
-# same rows under short keys. Where blobtable's bytes go (space_breakdown).
+# same rows under short keys. Where blobtable's bytes go (space_breakdown), after
+# the import and after the restore (rows in key order).
 #   bench/space_compare.sh BUILD_DIR [ROWS]     (default 100000 rows in 1,000 partitions)
 # The stores live in /dev/shm when there is one (sizes, not speed, are
 # measured: single puts there skip the disk's syncs).
@@ -37,6 +38,7 @@ compacted=$(cli "$work/import" stats | python3 -c "import json,sys; print(json.l
 cli "$work/import" backup "$work/dump" --export --quiet
 cli "$work/restore" restore "$work/dump" --quiet
 b=$(size "$work/restore/data.mdb")
+"$build/bench/space_breakdown" "$work/restore" "$bodies" > "$work/breakdown-restore.txt"
 row "loaded by restore of an export" "$b" "$s" "$(ratio "$b" "$s")"
 
 "$build/bench/single_puts" "$work/puts" orders < "$work/shuffled.jsonl" > /dev/null
@@ -75,3 +77,6 @@ echo "  after compact: blobtable $bl / $bs bytes ($(ratio "$bl" "$bs"))"
 echo
 echo "where the bytes of the import go:"
 cat "$work/breakdown.txt"
+echo
+echo "where the bytes of the restore go:"
+cat "$work/breakdown-restore.txt"
