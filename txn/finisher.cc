@@ -42,7 +42,12 @@ void Finisher::Submit(std::function<void()> job, std::vector<std::string> blobs)
 
 void Finisher::Drain() {
   std::unique_lock<std::mutex> lock(mu_);
-  idle_.wait(lock, [this] { return jobs_.empty() && running_.empty(); });
+  // A thread started for a job another thread took is still starting when
+  // the queue empties; waiting for it too leaves the process quiet, so that
+  // a fork() after Drain (the tests' killed coordinators) copies no lock a
+  // starting thread held (clang 14's ASan allocator takes one then).
+  idle_.wait(lock,
+             [this] { return jobs_.empty() && running_.empty() && looping_ == threads_.size(); });
 }
 
 void Finisher::SettleLocked(const std::string& blob) {
@@ -118,6 +123,8 @@ std::optional<Rewrites::Rewrite> Rewrites::Of(const std::string& blob,
 
 void Finisher::Loop() {
   std::unique_lock<std::mutex> lock(mu_);
+  ++looping_;
+  if (jobs_.empty() && running_.empty()) idle_.notify_all();
   for (;;) {
     wake_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
     if (jobs_.empty()) return;  // stopping, and nothing left to do

@@ -52,7 +52,7 @@ class Finisher {
   // settled once the job calls Settled for it, or when the job ends.
   void Submit(std::function<void()> job, std::vector<std::string> blobs = {});
   // Returns once no job is queued or running (so every job submitted
-  // before the call has run).
+  // before the call has run) and every thread started is waiting for work.
   void Drain();
 
   // Called by a job (from any of its threads) once `blob` is settled: its
@@ -82,6 +82,7 @@ class Finisher {
   std::list<Job> running_;                // stable addresses while they run
   std::map<std::string, int> unsettled_;  // blob -> jobs queued or running that settle it
   size_t idle_threads_ = 0;
+  size_t looping_ = 0;  // threads that reached Loop: Drain waits for every one started
   bool stopping_ = false;
   std::vector<std::thread> threads_;
 };
