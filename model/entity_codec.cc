@@ -169,17 +169,27 @@ Result<EntityView> Read(std::string_view body, std::string_view blob_name,
   return view;
 }
 
-Result<Entity> Decode(std::string_view body, std::string_view blob_name) {
+}  // namespace
+
+Status DecodeEntityInto(std::string_view body, std::string_view blob_name, Entity& out) {
   struct PropsTag;  // one allocation a thread, not a read
   ThreadSpare<std::vector<PropertyView>, PropsTag> props;
   auto view = Read(body, blob_name, nullptr, {}, *props);
   if (!view.ok()) return view.status();
-  return view->ToEntity();
+  // EntityView::ToEntity's copy, made in `out` itself.
+  out.set_partition_key(std::string(view->partition_key()));
+  out.set_row_key(std::string(view->row_key()));
+  out.set_timestamp(view->timestamp());
+  auto& stored = out.mutable_properties();
+  for (const PropertyView& p : view->properties())
+    stored.emplace_hint(stored.end(), std::string(p.name()), p.ToValue());
+  return Status::OK();
 }
-}  // namespace
 
 Result<Entity> DecodeEntity(std::string_view body, std::string_view blob_name) {
-  return Decode(body, blob_name);
+  Result<Entity> out{Entity()};  // returned by name on every path: built once, never moved
+  if (Status s = DecodeEntityInto(body, blob_name, *out); !s.ok()) out = std::move(s);
+  return out;
 }
 
 Result<EntityView> DecodeEntityView(std::string_view body, std::string_view blob_name,

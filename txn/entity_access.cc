@@ -285,22 +285,27 @@ Status AnotherEntitys(const std::string& blob) {
   return Status::Corruption("entity blob '" + blob + "' holds the keys of another entity");
 }
 
-// The entity of `body`, blob `blob`'s, which must have keys `pk`, `rk`.
-Result<Entity> DecodeEntityOf(std::string_view body, const std::string& blob, std::string_view pk,
-                              std::string_view rk) {
-  BT_ASSIGN_OR_RETURN(Entity e, DecodeEntity(body, blob));
-  if (e.partition_key() != pk || e.row_key() != rk) return AnotherEntitys(blob);
-  return e;
+// The entity of `body`, blob `blob`'s, which must have keys `pk`, `rk`, into
+// `out` (the caller's result, returned by name: a read never moves it).
+Status DecodeEntityOf(std::string_view body, const std::string& blob, std::string_view pk,
+                      std::string_view rk, Entity& out) {
+  BT_RETURN_IF_ERROR(DecodeEntityInto(body, blob, out));
+  if (out.partition_key() != pk || out.row_key() != rk) return AnotherEntitys(blob);
+  return Status::OK();
 }
 }  // namespace
 
 Result<Entity> DecodeVisible(VisibleVersion v, const std::string& blob, std::string_view pk,
                              std::string_view rk, std::string* handles) {
-  BT_ASSIGN_OR_RETURN(Entity e, DecodeEntityOf(v.body, blob, pk, rk));
-  e.set_etag(std::move(v.etag));
-  e.set_stale(v.stale);
+  Result<Entity> out{Entity()};
+  if (Status s = DecodeEntityOf(v.body, blob, pk, rk, *out); !s.ok()) {
+    out = std::move(s);
+    return out;
+  }
+  out->set_etag(std::move(v.etag));
+  out->set_stale(v.stale);
   if (handles != nullptr) *handles = std::move(v.handles);
-  return e;
+  return out;
 }
 
 Result<VisibleVersion> ReadVisible(const TxnContext& core, const std::string& blob,
@@ -332,21 +337,32 @@ Result<VisibleVersion> ReadVisible(const TxnContext& core, const std::string& bl
 Result<Entity> ReadVisibleEntity(const TxnContext& core, const std::string& blob,
                                  std::string_view pk, std::string_view rk, const ReadPolicy& policy,
                                  std::string_view listed_etag) {
+  Result<Entity> out{Entity()};  // returned by name on every path: built once, never moved
   if (core.in_place != nullptr) {
-    std::optional<Result<Entity>> plain;  // unset if marked: the protocol's read
+    bool marked = false;  // then the protocol's read, below
+    Status decoded;
     Status read =
         core.in_place->ReadInPlace(blob, InPlaceData::kChecked, [&](const BlobInPlace& b) {
-          if (HasMark(*b.metadata)) return Status::OK();
-          plain = DecodeEntityOf(b.data, blob, pk, rk);
-          if (plain->ok()) (*plain)->set_etag(std::string(b.etag));
+          if (HasMark(*b.metadata)) {
+            marked = true;
+            return Status::OK();
+          }
+          decoded = DecodeEntityOf(b.data, blob, pk, rk, *out);
+          if (decoded.ok()) out->set_etag(std::string(b.etag));
           return Status::OK();
         });
-    if (read.IsNotFound()) return Status::NotFound("not found");
-    if (!read.ok()) return read;
-    if (plain) return *std::move(plain);
+    if (read.IsNotFound()) read = Status::NotFound("not found");
+    if (read.ok() && !marked) read = std::move(decoded);
+    if (!read.ok()) out = std::move(read);
+    if (!out.ok() || !marked) return out;
   }
-  BT_ASSIGN_OR_RETURN(VisibleVersion v, ReadVisible(core, blob, policy, listed_etag));
-  return DecodeVisible(std::move(v), blob, pk, rk, nullptr);
+  Result<VisibleVersion> v = ReadVisible(core, blob, policy, listed_etag);
+  if (v.ok()) {
+    out = DecodeVisible(std::move(*v), blob, pk, rk, nullptr);
+  } else {
+    out = v.status();
+  }
+  return out;
 }
 
 Status VisitVisibleEntity(const TxnContext& core, const std::string& blob, std::string_view pk,
