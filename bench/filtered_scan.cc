@@ -3,10 +3,11 @@
 // a table of ROWS entities in 100 partitions (an Int64, a String, a
 // 300-byte String), scanned whole with a $filter that one row in a hundred
 // matches, against a raw LMDB cursor over as many values of about the same
-// size. Three rounds each; microseconds a row scanned.
+// size. ROUNDS rounds each (3; more to profile the scan over the load);
+// microseconds a row scanned.
 //
 //   cmake --build build --target filtered_scan
-//   build/bench/filtered_scan DIR [ROWS, default 100000]   (DIR is emptied)
+//   build/bench/filtered_scan DIR [ROWS, default 100000 [ROUNDS]]   (DIR is emptied)
 #include <lmdb.h>
 
 #include <algorithm>
@@ -35,7 +36,7 @@ int Fail(const blobtable::Status& s) {
   return 1;
 }
 
-int Blobtable(const std::string& dir, int rows) {
+int Blobtable(const std::string& dir, int rows, int rounds) {
   blobtable::StoreOptions options;
   options.local.map_size = MapSize(rows);  // not 64 GiB: valgrind cannot map that
   auto store = blobtable::Store::Open(dir + "/blobtable", options);
@@ -55,7 +56,7 @@ int Blobtable(const std::string& dir, int rows) {
     }
     if (auto c = txn->Commit(); !c.ok()) return Fail(c.status());
   }
-  for (int round = 0; round < 3; ++round) {
+  for (int round = 0; round < rounds; ++round) {
     blobtable::QueryOptions q;
     q.filter = "city eq 'Oslo' and n ge 0L";
     const auto t0 = Steady::now();
@@ -70,7 +71,7 @@ int Blobtable(const std::string& dir, int rows) {
   return 0;
 }
 
-int RawLmdb(const std::string& dir, int rows) {
+int RawLmdb(const std::string& dir, int rows, int rounds) {
   const std::string path = dir + "/raw";
   std::filesystem::create_directories(path);
   MDB_env* env = nullptr;
@@ -88,7 +89,7 @@ int RawLmdb(const std::string& dir, int rows) {
     if (mdb_put(w, dbi, &k, &v, 0)) return 1;
   }
   if (mdb_txn_commit(w)) return 1;
-  for (int round = 0; round < 3; ++round) {
+  for (int round = 0; round < rounds; ++round) {
     const auto t0 = Steady::now();
     MDB_txn* r = nullptr;
     MDB_cursor* c = nullptr;
@@ -109,12 +110,13 @@ int RawLmdb(const std::string& dir, int rows) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: filtered_scan DIR [ROWS]\n");
+    std::fprintf(stderr, "usage: filtered_scan DIR [ROWS [ROUNDS]]\n");
     return 2;
   }
   const std::string dir = argv[1];
   const int rows = argc > 2 ? std::atoi(argv[2]) : 100'000;
+  const int rounds = argc > 3 ? std::atoi(argv[3]) : 3;
   std::filesystem::remove_all(dir);
-  if (int rc = Blobtable(dir, rows); rc != 0) return rc;
-  return RawLmdb(dir, rows);
+  if (int rc = Blobtable(dir, rows, rounds); rc != 0) return rc;
+  return RawLmdb(dir, rows, rounds);
 }
