@@ -56,19 +56,19 @@ class InPlaceVisit {
   Status Add(const internal::BlobInPlace& b) {
     if (!plan_.after.empty() && b.name <= plan_.after) return Status::OK();
     if (plan_.filter) last_listed_.assign(b.name);
-    if (internal::HasMark(*b.metadata)) return Halt(Stop::kNeedsQuery);
+    if (internal::HasMark(*b.metadata)) return LeaveToQuery();
     if (plan_.filter) {  // the filter's properties first: most rows of a scan do not match
       auto part = internal::DecodeEntityViewPart(b.data, b.name, plan_.filter_properties, props_);
       if (!part.ok() ||
           !internal::IsBlobOfRow(plan_, b.name, part->partition_key(), part->row_key()))
-        return Halt(Stop::kNeedsQuery);
+        return LeaveToQuery();
       if (Status placed = Place(part->row_key()); !placed.ok()) return placed;
       if (skip_) return Status::OK();
       if (!plan_.filter->Matches(*part)) return Status::OK();
     }
     auto row = internal::DecodeEntityView(b.data, b.name, b.etag, props_);
     if (!row.ok() || !internal::IsBlobOfRow(plan_, b.name, row->partition_key(), row->row_key()))
-      return Halt(Stop::kNeedsQuery);
+      return LeaveToQuery();
     if (!plan_.filter) {
       if (Status placed = Place(row->row_key()); !placed.ok()) return placed;
       if (skip_) return Status::OK();
@@ -99,6 +99,12 @@ class InPlaceVisit {
     if (place == internal::RowPlace::kAfter && plan_.q.partition_key)
       return Halt(Stop::kPastRange);  // nothing later matches
     return Status::OK();
+  }
+  // A row this path cannot answer: Query answers from it with the room
+  // left; on a full page, the next page starts at it (Query, asked for no
+  // rows, would refuse top 0).
+  Status LeaveToQuery() {
+    return Halt(page_.rows == plan_.q.top ? Stop::kPageFull : Stop::kNeedsQuery);
   }
   Status Halt(Stop why) {
     stop_ = why;
@@ -149,7 +155,7 @@ Result<VisitedPage> Table::VisitRows(const QueryOptions& options, const EntityVi
     if (rows.stop() == Stop::kNeedsQuery) {
       // Query answers from the first row this path could not, with the room left.
       QueryOptions rest = options;
-      rest.top = options.top - static_cast<int>(rows.page().rows);
+      rest.top = plan.q.top - static_cast<int>(rows.page().rows);  // 1 or more
       if (!rows.last().empty()) rest.continuation = internal::ContinuationAfter(plan, rows.last());
       auto page = Query(rest);
       if (!page.ok()) return page.status();

@@ -62,7 +62,7 @@ class QueryTest : public ::testing::Test {
   // Queries of every kind over InsertTwoPartitions' rows, with pages that
   // end in the middle of them.
   static std::vector<QueryOptions> MixedQueries() {
-    std::vector<QueryOptions> q(9);
+    std::vector<QueryOptions> q(11);
     q[1].partition_key = "p";
     q[2].partition_key = "p", q[2].row_key_from = Rk(5), q[2].row_key_to = Rk(20);
     q[3].filter = "n ge 10 and s ne 'xxx'", q[3].top = 3;
@@ -71,6 +71,10 @@ class QueryTest : public ::testing::Test {
     q[6].select = {"s"}, q[6].top = 7;
     q[7].filter = "b eq true or n eq 3", q[7].select = {"n", "b"};
     q[8].row_key_from = Rk(20), q[8].row_key_to = Rk(27);  // in each partition
+    // Pages of one row: one ends just before the marked row, which Visit
+    // must leave to the next page, not ask Query for with no room (top 0).
+    q[9].top = 1;
+    q[10].top = 1, q[10].filter = "n ge 0";
     return q;
   }
   static std::string Rk(int i) {
