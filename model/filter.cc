@@ -254,11 +254,9 @@ class Parser {
       pos_ = end;
       return Status::OK();
     }
-    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+    if (NameStart(c)) {
       size_t end = at + 1;
-      while (end < text_.size() &&
-             (std::isalnum(static_cast<unsigned char>(text_[end])) || text_[end] == '_'))
-        ++end;
+      while (end < text_.size() && (NameStart(text_[end]) || std::isdigit(Byte(text_[end])))) ++end;
       std::string word(text_.substr(at, end - at));
       if (end < text_.size() && text_[end] == '\'' &&
           (word == "datetime" || word == "guid" || word == "binary" || word == "X")) {
@@ -275,6 +273,11 @@ class Parser {
     }
     return Error(at + 1, std::string("unexpected '") + c + "'");
   }
+
+  static unsigned char Byte(char c) { return static_cast<unsigned char>(c); }
+  // A property name's letters, as the data model counts them: ASCII letters,
+  // `_` and every byte of a non-ASCII character (docs/data-model.md).
+  static bool NameStart(char c) { return std::isalpha(Byte(c)) || c == '_' || Byte(c) >= 0x80; }
 
   std::string_view text_;
   size_t pos_ = 0;

@@ -58,6 +58,20 @@ TEST(FilterTest, EveryLiteralTypeMatchesItsOwnType) {
   EXPECT_TRUE(Match("3 lt n")) << "a value on the left is the same comparison turned round";
 }
 
+// A property name the data model takes (non-ASCII characters count as
+// letters) is one a filter can name; it failed "unexpected '\xc3'".
+TEST(FilterTest, AnyNameTheDataModelTakesCanBeNamed) {
+  Entity e("pk1", "rk5");
+  e.Set("\xc3\xa9x", int32_t{5}).Set("_n\xc3\xa9_2", int32_t{6}).Set("\xe6\x97\xa5", true);
+  ASSERT_TRUE(ValidateEntity(e).ok());
+  EXPECT_TRUE(Match("\xc3\xa9x eq 5", e));
+  EXPECT_TRUE(Match("_n\xc3\xa9_2 eq 6 and \xe6\x97\xa5 eq true", e));
+  EXPECT_FALSE(Match("\xc3\xa9 eq 5", e)) << "a name is matched whole";
+  auto f = Filter::Parse("\xc3\xa9x eq 5");
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(f->Properties(), std::vector<std::string>{"\xc3\xa9x"});
+}
+
 // Azure compares only values of one type: Int32 is not Int64, nor Double.
 TEST(FilterTest, AComparisonWithAnotherTypeOrAMissingPropertyIsFalse) {
   EXPECT_FALSE(Match("n eq 5L"));
