@@ -339,22 +339,20 @@ Result<Entity> ReadVisibleEntity(const TxnContext& core, const std::string& blob
                                  std::string_view listed_etag) {
   Result<Entity> out{Entity()};  // returned by name on every path: built once, never moved
   if (core.in_place != nullptr) {
-    bool marked = false;  // then the protocol's read, below
+    bool plain = false;  // decoded here; else (marked) the protocol's read, below
     Status decoded;
     Status read =
         core.in_place->ReadInPlace(blob, InPlaceData::kChecked, [&](const BlobInPlace& b) {
-          if (HasMark(*b.metadata)) {
-            marked = true;
-            return Status::OK();
-          }
+          if (HasMark(*b.metadata)) return Status::OK();
+          plain = true;
           decoded = DecodeEntityOf(b.data, blob, pk, rk, *out);
           if (decoded.ok()) out->set_etag(std::string(b.etag));
           return Status::OK();
         });
     if (read.IsNotFound()) read = Status::NotFound("not found");
-    if (read.ok() && !marked) read = std::move(decoded);
+    if (read.ok() && plain) read = std::move(decoded);
     if (!read.ok()) out = std::move(read);
-    if (!out.ok() || !marked) return out;
+    if (!out.ok() || plain) return out;
   }
   Result<VisibleVersion> v = ReadVisible(core, blob, policy, listed_etag);
   if (v.ok()) {
