@@ -176,13 +176,7 @@ Status DecodeEntityInto(std::string_view body, std::string_view blob_name, Entit
   ThreadSpare<std::vector<PropertyView>, PropsTag> props;
   auto view = Read(body, blob_name, nullptr, {}, *props);
   if (!view.ok()) return view.status();
-  // EntityView::ToEntity's copy, made in `out` itself.
-  out.set_partition_key(std::string(view->partition_key()));
-  out.set_row_key(std::string(view->row_key()));
-  out.set_timestamp(view->timestamp());
-  auto& stored = out.mutable_properties();
-  for (const PropertyView& p : view->properties())
-    stored.emplace_hint(stored.end(), std::string(p.name()), p.ToValue());
+  CopyViewInto(*view, out);
   return Status::OK();
 }
 
@@ -201,6 +195,17 @@ Result<EntityView> DecodeEntityViewPart(std::string_view body, std::string_view 
                                         const std::vector<std::string>& only,
                                         std::vector<PropertyView>& props) {
   return Read(body, blob_name, &only, {}, props);
+}
+
+void CopyViewInto(const EntityView& view, Entity& out) {
+  out.set_partition_key(std::string(view.partition_key()));
+  out.set_row_key(std::string(view.row_key()));
+  out.set_timestamp(view.timestamp());
+  out.set_etag(std::string(view.etag()));
+  out.set_stale(view.stale());
+  auto& stored = out.mutable_properties();
+  for (const PropertyView& p : view.properties())
+    stored.emplace_hint(stored.end(), std::string(p.name()), p.ToValue());
 }
 
 EntityView ViewOf(const Entity& e, std::vector<PropertyView>& props) {

@@ -57,6 +57,10 @@ Result<EntityView> DecodeEntityViewPart(std::string_view body, std::string_view 
 // `props` (cleared first); valid while `e` and `props` are.
 EntityView ViewOf(const Entity& e, std::vector<PropertyView>& props);
 
+// ViewOf's inverse: `view` copied into `out`, a new (default-constructed)
+// Entity (EntityView::ToEntity, and a decode that fills its caller's result).
+void CopyViewInto(const EntityView& view, Entity& out);
+
 // What every entity read must be, whoever wrote it (key_rules.cc): keys,
 // names and strings valid UTF-8, DateTimes in range, GUIDs of GUID form.
 // InvalidArgument naming the first that is not.

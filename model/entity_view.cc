@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "blobtable/entity_view.h"
+#include "model/entity_codec.h"
 
 #include <algorithm>
 #include <string>
@@ -49,13 +50,8 @@ const PropertyView* EntityView::Find(std::string_view name) const {
 }
 
 Entity EntityView::ToEntity() const {
-  Entity e{std::string(partition_key_), std::string(row_key_)};
-  e.set_timestamp(timestamp_);
-  e.set_etag(std::string(etag_));
-  e.set_stale(stale_);
-  auto& props = e.mutable_properties();
-  for (const PropertyView& p : properties_)
-    props.emplace_hint(props.end(), std::string(p.name()), p.ToValue());
+  Entity e;
+  internal::CopyViewInto(*this, e);
   return e;
 }
 
