@@ -51,6 +51,15 @@ TEST_F(ExamplesTest, FilteredQueryPagesThroughTheMatches) {
   EXPECT_NE(r.out.find("10 rows\n"), std::string::npos) << r.out;
 }
 
+TEST_F(ExamplesTest, COrdersWritesAndQueriesThroughTheCApi) {
+  ShellRun r = Run(EXAMPLE_C_ORDERS, Dir());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "order-0001 99.50\n");
+  ShellRun bad = Run(EXAMPLE_C_ORDERS, "'AccountName=x'");
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_NE(bad.err.find("open: InvalidArgument"), std::string::npos) << bad.err;
+}
+
 TEST_F(ExamplesTest, AzureStoreOpensFromAConnectionString) {
   Azurite* a = Azurite::Get();
   ASSERT_NE(a, nullptr);

@@ -24,5 +24,10 @@ export PKG_CONFIG_PATH="$libdir"
 # Exactly the line of docs/api.md#linking: flags and rpath come from the .pc file.
 c++ "$src/tests/install_consumer/main.cc" -o "$work/consumer-pc" $(pkg-config --cflags --libs blobtable)
 "$work/consumer-pc" "$work/store-pc"
+# The C API both ways (docs/api.md#the-c-api): CMake's target, and pkg-config's line.
+"$work/consumer/c_consumer" "$work/store-c-cmake"
+cc -std=c99 -Wall -Wextra -pedantic -Werror "$src/tests/install_consumer/c_consumer.c" \
+  -o "$work/c-consumer-pc" $(pkg-config --cflags --libs blobtable_c)
+"$work/c-consumer-pc" "$work/store-c-pc"
 "$work/prefix/bin/blobtable" --version
 echo "install test: ok"

@@ -4,7 +4,9 @@
 # Layers, bottom to top; each may include its own and lower ones, and the
 # public headers (blobtable/...). Public headers include only public ones.
 # Every file of a layer's directory is checked, its subdirectories' too
-# (storage/local/, tools/cli/, devtools/stress/sim/, ...). testing/ holds the
+# (storage/local/, tools/cli/, devtools/stress/sim/, ...). The language
+# bindings (bindings/) are built on the public API only: they include public
+# headers and their own. testing/ holds the
 # test seams (fake clock, sync points, counting store, hooks): of those, the
 # library's layers include only testing/sync_point.h (BT_SYNC_POINT is a
 # no-op outside the test library) and testing/hooks.h (what a test sets
@@ -18,13 +20,14 @@
 # Args: SOURCE_DIR
 set -euo pipefail
 cd "$1"
-layers=(util testing storage model cache txn kv coord tools devtools)
+layers=(util testing storage model cache txn kv coord bindings tools devtools)
 declare -A public_layer=(
   [export.h]=util [status.h]=util [clock.h]=util [retry.h]=util
   [storage_options.h]=storage [blob_store.h]=storage [fault_injection.h]=storage
   [entity.h]=model [index.h]=model [entity_view.h]=model [cache.h]=cache
   [options.h]=kv [table.h]=kv [txn.h]=kv [store.h]=kv
   [lock.h]=coord [leader.h]=coord [queue.h]=coord [counter.h]=coord [watch.h]=coord
+  [c.h]=bindings
 )
 # The one arrow that still points up, and why: Transaction (blobtable/txn.h)
 # is declared in terms of Table (kv) but implemented by the transaction
@@ -86,5 +89,9 @@ while IFS=: read -r file line include; do
   esac
 done < <(grep -rHnoE --include='*.h' --include='*.cc' '^#include "storage/[^"]+"' storage |
          sed -E 's/#include "([^"]+)"/\1/')
+while IFS=: read -r file line include; do
+  echo "$file:$line: bindings/ may include only public headers and its own (\"$include\")"; bad=1
+done < <(grep -rHnoE --include='*.h' --include='*.cc' '^#include "[a-z_]+/[^"]+"' bindings |
+         sed -E 's/#include "([^"]+)"/\1/' | grep -vE ':(blobtable|bindings)/' || true)
 [ "$bad" -eq 0 ] && echo "layering: ok (${layers[*]})"
 exit "$bad"

@@ -29,13 +29,18 @@ program_of() {
     dir=$(dirname "$dir")
   done
 }
-check() {  # FILE ALLOWED_REGEX WHAT PUBLIC_REDECLARATIONS(0/1)
-  awk -v allowed="$2" -v what="$3" -v redecl="$4" -v foreign="^($foreign)(::|$)" '
+check() {  # FILE ALLOWED_REGEX WHAT PUBLIC_REDECLARATIONS(0/1) [C_HANDLES(0/1)]
+  awk -v allowed="$2" -v what="$3" -v redecl="$4" -v c_handles="${5:-0}" \
+    -v foreign="^($foreign)(::|$)" '
     function top() { return n > 0 ? path[n] : "" }
     function open_brace(ns, full) {
       n++; path[n] = full; isns[n] = ns; opened[n] = FNR; reported[n] = 0; export_decl[n] = 0
     }
     function content(text) {  # text declared directly in the innermost scope
+      if (n == 0 && c_handles && text ~ /^[ \t]*struct[ \t]+blobtable_[a-z_]+[ \t]*$/) {
+        handle_next = 1; return  # a C handle: its body follows
+      }
+      if (n == 0 && handle_next && text == "{") { handle_next = 0; return }
       if (n == 0) {
         if (!global_reported) printf "%s:%d: declares at global scope; %s\n", FILENAME, FNR, what
         global_reported = 1; bad = 1; return
@@ -105,6 +110,7 @@ while IFS= read -r file; do
         continue
       fi
       check "$file" "^blobtable::$program\$" "a header of this program declares in blobtable::$program" 0 ;;
+    bindings/c/*) check "$file" '^blobtable::internal(::[a-z_][a-z0-9_]*)?$' "$library" 1 1 ;;
     *) check "$file" '^blobtable::internal(::[a-z_][a-z0-9_]*)?$' "$library" 1 ;;
   esac
 done < <(find . \( -path './.*' -o -path './build*' -o -name node_modules \) -prune -o \

@@ -13,9 +13,12 @@ for f in "$src/CONTRIBUTING.md" "$src/SECURITY.md" "$src"/docs/*.md; do
   [ -f "$f" ] && docs+=("$f")
 done
 count=0
-for file in "$src"/examples/*.cc; do
+for file in "$src"/examples/*.cc "$src"/examples/*.c; do
   name="examples/$(basename "$file")"
-  region=$(awk '/\/\/ \[\/readme\]/ { inside = 0 } inside { print } /\/\/ \[readme\]/ { inside = 1 }' "$file" |
+  lang=cpp
+  case "$file" in *.c) lang=c ;; esac
+  # The part between the markers: "// [readme]" in C++, "/* [readme] */" in C.
+  region=$(awk '/^ *(\/\/|\/\*) \[\/readme\]/ { inside = 0 } inside { print } /^ *(\/\/|\/\*) \[readme\]/ { inside = 1 }' "$file" |
     sed 's/^  //')
   if [ -z "$region" ]; then echo "$name has no // [readme] part"; exit 1; fi
   blocks=0
@@ -28,18 +31,18 @@ for file in "$src"/examples/*.cc; do
         diff <(echo "$region") <(echo "$block") || true
         exit 1
       fi
-    done < <(awk -v tag="\`\`\`cpp $name" '
+    done < <(awk -v tag="\`\`\`$lang $name" '
       $0 == tag { inside = 1; text = ""; next }
       /^```$/ && inside { inside = 0; printf "%s%c", text, 0; next }
       inside { text = text (text == "" ? "" : "\n") $0 }' "$doc")
   done
-  if [ "$blocks" -eq 0 ]; then echo "no doc shows $name (a \`\`\`cpp $name block)"; exit 1; fi
+  if [ "$blocks" -eq 0 ]; then echo "no doc shows $name (a \`\`\`$lang $name block)"; exit 1; fi
   count=$((count + 1))
 done
 # A block that names an example that is not there (renamed, removed).
 for doc in "${docs[@]}"; do
   while IFS= read -r name; do
     [ -f "$src/$name" ] || { echo "${doc#"$src"/} shows $name, which does not exist"; exit 1; }
-  done < <(sed -n 's/^```cpp \(examples\/.*\)$/\1/p' "$doc")
+  done < <(sed -n 's/^```c\(pp\)\{0,1\} \(examples\/.*\)$/\2/p' "$doc")
 done
 echo "readme examples: $count match"
