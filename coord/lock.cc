@@ -35,6 +35,9 @@ Status ValidateLockOptions(const LockOptions& o) {
     return Status::InvalidArgument("LockOptions::lease_seconds must be 15..60, got " +
                                    std::to_string(o.lease_seconds));
   if (o.timeout < milliseconds(0)) return Status::InvalidArgument("LockOptions::timeout < 0");
+  // A deadline is now + timeout in the clock's nanoseconds: bounded, it cannot overflow.
+  if (o.timeout > kMaxDuration)
+    return Status::InvalidArgument("LockOptions::timeout is above 10 years");
   if (o.initial_delay < milliseconds(0) || o.max_delay < o.initial_delay)
     return Status::InvalidArgument(
         "LockOptions: need 0 <= initial_delay <= max_delay for the backoff");

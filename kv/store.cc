@@ -42,6 +42,17 @@ std::shared_ptr<internal::BlobCache> OpenCache(std::string_view location,
 }  // namespace
 
 Result<std::unique_ptr<Store>> Store::Open(std::string_view location, const StoreOptions& options) {
+  // A NUL would end the path where the system reads it: the store (or
+  // cache) would be made somewhere else than the caller named.
+  if (location.find('\0') != std::string_view::npos)
+    return Status::InvalidArgument("the location holds a NUL byte");
+  if (options.cache.directory.find('\0') != std::string::npos)
+    return Status::InvalidArgument("the cache directory holds a NUL byte");
+  // Each is added to a clock's time in nanoseconds: bounded, that cannot overflow.
+  if (options.azure.request_timeout > kMaxDuration)
+    return Status::InvalidArgument("AzureOptions::request_timeout is above 10 years");
+  if (options.cache.read_policy.max_stale > kMaxDuration)
+    return Status::InvalidArgument("the read policy's max_stale is above 10 years");
   auto blobs = internal::OpenBlobStore(location, internal::BackendOptionsOf(options));
   if (!blobs.ok()) return blobs.status();
   std::shared_ptr<BlobStore> backend = std::move(*blobs);

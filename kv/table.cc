@@ -76,6 +76,10 @@ Result<std::string> Table::LockBlobName(std::string_view pk) const {
   return internal::naming::LockBlobName(name_, pk);
 }
 
+// A Transaction member, defined here where a StoreCore is known to be a
+// TxnContext (the transaction layer below does not see kv/).
+const internal::TxnContext* Transaction::StoreOf(const Table& table) { return table.core_.get(); }
+
 Result<Entity> Table::Get(std::string_view pk, std::string_view rk) const {
   BT_RETURN_IF_ERROR(Usable());
   return Get(pk, rk, core_->options.cache.read_policy);

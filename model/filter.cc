@@ -68,6 +68,19 @@ class Parser {
   }
 
   Result<std::unique_ptr<FilterNode>> Unary() {
+    // The parser, the evaluator and the tree's destruction recurse once a
+    // level: nesting is bounded, so that a filter can never overflow the
+    // stack of the thread that runs it (a language runtime's may be 1 MiB).
+    const bool nests = IsWord("not") || tok_.kind == Token::Kind::kOpen;
+    if (nests && ++nesting_ > kMaxFilterNesting)
+      return Error(tok_.pos, "nested deeper than " + std::to_string(kMaxFilterNesting) +
+                                 " levels of parentheses and not");
+    Result<std::unique_ptr<FilterNode>> node = NestedOrComparison();
+    if (nests) --nesting_;
+    return node;
+  }
+
+  Result<std::unique_ptr<FilterNode>> NestedOrComparison() {
     if (IsWord("not")) {
       if (Status s = Next(); !s.ok()) return s;
       auto child = Unary();
@@ -89,6 +102,9 @@ class Parser {
   }
 
   Result<std::unique_ptr<FilterNode>> Comparison() {
+    // Each comparison adds a level to the and/or chain's tree: bounded too.
+    if (++comparisons_ > kMaxFilterComparisons)
+      return Error(tok_.pos, "more than " + std::to_string(kMaxFilterComparisons) + " comparisons");
     const Token left = tok_;
     if (left.kind == Token::Kind::kEnd) return Error(left.pos, "expected a comparison");
     if (Status s = Next(); !s.ok()) return s;
@@ -280,6 +296,8 @@ class Parser {
   static bool NameStart(char c) { return std::isalpha(Byte(c)) || c == '_' || Byte(c) >= 0x80; }
 
   std::string_view text_;
+  int nesting_ = 0;      // parentheses and nots open around the token
+  int comparisons_ = 0;  // comparisons parsed
   size_t pos_ = 0;
   Token tok_;
 };

@@ -57,6 +57,12 @@ struct FilterKeyRange {
   bool empty = false;                        // contradictory: nothing matches
 };
 
+// What a filter may hold (Filter::Parse refuses more, InvalidArgument): its
+// tree is walked recursively, and these bound its depth. Azure's own limit
+// is 15 comparisons.
+inline constexpr int kMaxFilterNesting = 64;       // parentheses and nots, one inside another
+inline constexpr int kMaxFilterComparisons = 100;  // comparisons in all
+
 class Filter {
  public:
   // InvalidArgument naming the 1-based character position of the error.

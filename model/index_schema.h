@@ -16,7 +16,7 @@
 namespace blobtable::internal {
 
 inline constexpr size_t kMaxIndexesPerTable = 8;
-inline constexpr size_t kMaxIndexedProperties = 3;
+using blobtable::kMaxIndexedProperties;  // blobtable/index.h
 
 using blobtable::IndexSpec;   // blobtable/index.h
 using blobtable::IndexState;  // building, ready, dropping

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <condition_variable>
+#include <filesystem>
 #include <mutex>
 
 #include "blobtable/store.h"
@@ -74,6 +75,47 @@ class HidesBatches final : public BlobStoreWrapper {
   using BlobStoreWrapper::BlobStoreWrapper;
   BlobStoreTraits traits() const override { return {}; }
 };
+
+// A NUL ends a path where the system reads it: "DIR\0x" would open DIR
+// (review of issue 58: the C API's (pointer, length) strings can hold one).
+TEST(StoreOpen, ALocationOrCacheDirectoryWithANulIsRefusedAndNothingIsMade) {
+  TempDir dir;
+  auto store = Store::Open(dir.path() + "/s" + std::string(1, '\0') + "x");
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(store.status().message().find("NUL"), std::string::npos);
+  StoreOptions o;
+  o.cache.directory = dir.path() + "/c" + std::string(1, '\0') + "x";
+  auto cached = Store::Open("UseDevelopmentStorage=true", o);
+  ASSERT_FALSE(cached.ok());
+  EXPECT_NE(cached.status().message().find("cache directory"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/s"));
+  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/c"));
+}
+
+// A Table handle names its store: a transaction given one of another store
+// wrote the entity into its own (review of issue 58).
+TEST(TransactionTables, ATableOfAnotherStoreIsRefusedAndNothingIsWritten) {
+  TempDir a_dir, b_dir;
+  auto a = Store::Open(a_dir.path());
+  auto b = Store::Open(b_dir.path());
+  ASSERT_TRUE(a.ok() && b.ok());
+  Table a_orders = *(*a)->OpenTable("orders");
+  Table b_orders = *(*b)->OpenTable("orders");
+  auto txn = (*a)->Begin();
+  ASSERT_TRUE(txn.ok());
+  Entity e("p", "r");
+  for (const Status& s :
+       {txn->Insert(b_orders, e), txn->Upsert(b_orders, e), txn->Delete(b_orders, "p", "r", "*"),
+        txn->Check(b_orders, "p", "r", ""), txn->Get(b_orders, "p", "r").status()}) {
+    EXPECT_EQ(s.code(), Code::kInvalidArgument) << s.ToString();
+    EXPECT_NE(s.message().find("another store"), std::string::npos) << s.ToString();
+  }
+  ASSERT_TRUE(txn->Insert(a_orders, e).ok());
+  ASSERT_TRUE(txn->Commit().ok());
+  EXPECT_TRUE(a_orders.Get("p", "r").ok());
+  EXPECT_TRUE(b_orders.Get("p", "r").status().IsNotFound());
+}
 
 TEST(StoreOpen, AWrapperThatHidesTheLocalStoresBatchesIsRefused) {
   TempDir dir;

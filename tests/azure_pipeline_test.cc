@@ -100,6 +100,23 @@ TEST(AuthPolicy, SasGoesIntoTheUrlAndNoHeaderIsAdded) {
   for (const auto& sent : hop.requests) EXPECT_EQ(sent.headers, SomeRequest().headers);
 }
 
+TEST(AuthPolicy, AHeaderWithALineBreakIsRefusedAndNothingIsSent) {
+  // An ETag given as If-Match, with a header of its own after a CRLF: sent
+  // over SAS (no signature to break), it added that header to the blob.
+  AzureConfig sas =
+      *ParseConnectionString("BlobEndpoint=http://h/acct;SharedAccessSignature=sv=1&sig=S");
+  for (const AzureConfig& config : {sas, DevConfig()}) {
+    ScriptedHop hop;
+    HttpRequest r = SomeRequest();
+    r.headers.emplace_back("If-Match", "\"0x1\"\r\nx-ms-meta-injected: yes");
+    Result<HttpResponse> sent = AuthPolicy(config).Send(r, {"PUT", "b"}, NextHop(hop));
+    EXPECT_TRUE(sent.status().IsInvalidArgument()) << sent.status().ToString();
+    EXPECT_NE(sent.status().message().find("If-Match"), std::string::npos);
+    EXPECT_EQ(sent.status().storage_code(), kNotSent);  // no write may have been applied
+    EXPECT_TRUE(hop.requests.empty());
+  }
+}
+
 // ---- LogPolicy ----
 
 TEST(LogPolicy, OneLinePerAttemptWithWhatCameBackAndHowLong) {

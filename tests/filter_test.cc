@@ -166,6 +166,43 @@ TEST(FilterTest, AMalformedFilterSaysWhereAndWhy) {
   }
 }
 
+// Parsing, evaluating and destroying a filter recurse a level a nesting or
+// comparison: bounded, a filter of any size is refused, never a crash (a
+// 20 KB one of nested parentheses overflowed the stack: review of issue 58).
+TEST(FilterTest, NestingAndComparisonsAreBoundedAndMoreIsRefused) {
+  auto nested = [](int levels, const std::string& open, const std::string& close) {
+    std::string f;
+    for (int i = 0; i < levels; ++i) f += open;
+    f += "n eq 1";
+    for (int i = 0; i < levels; ++i) f += close;
+    return f;
+  };
+  auto chain = [](int comparisons) {
+    std::string f = "n eq 0";
+    for (int i = 1; i < comparisons; ++i)
+      f += (i % 2 ? " and n ne " : " or n eq ") + std::to_string(i);
+    return f;
+  };
+  EXPECT_TRUE(Filter::Parse(nested(kMaxFilterNesting, "(", ")")).ok());
+  EXPECT_TRUE(Filter::Parse(nested(kMaxFilterNesting, "not ", "")).ok());
+  EXPECT_TRUE(Filter::Parse(chain(kMaxFilterComparisons)).ok());
+  // Levels that close again do not add up.
+  std::string siblings;
+  for (int i = 0; i < 10; ++i) siblings += (i ? " and " : "") + nested(kMaxFilterNesting, "(", ")");
+  EXPECT_TRUE(Filter::Parse(siblings).ok());
+  for (const std::string& f :
+       {nested(kMaxFilterNesting + 1, "(", ")"), nested(20000, "(", ")"), nested(20000, "not ", ""),
+        nested(kMaxFilterNesting, "(not ", ")")}) {
+    auto parsed = Filter::Parse(f);
+    ASSERT_FALSE(parsed.ok());
+    EXPECT_NE(parsed.status().message().find("nested deeper than 64"), std::string::npos)
+        << parsed.status().ToString();
+  }
+  auto many = Filter::Parse(chain(kMaxFilterComparisons + 1));
+  ASSERT_FALSE(many.ok());
+  EXPECT_NE(many.status().message().find("more than 100 comparisons"), std::string::npos);
+}
+
 TEST(FilterTest, TheTopLevelConjunctionNarrowsTheKeyRange) {
   auto r = Filter::Parse("PartitionKey eq 'x' and RowKey ge 'a' and RowKey lt 'm' and n eq 5");
   ASSERT_TRUE(r.ok());

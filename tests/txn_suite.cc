@@ -399,9 +399,11 @@ TEST_P(TxnTest, AOneShotTransactionReadsTheDefinitionsBesideItsLooksAndMakesNoSt
   {  // the process before: makes the rows
     auto before = one_shot(1, &barrier, &counter);
     ASSERT_NE(before, nullptr);
+    auto before_accounts = before->OpenTable("accounts");  // a transaction takes its store's tables
+    ASSERT_TRUE(before_accounts.ok());
     auto txn = before->Begin(TxnOptions());
     for (int p = 0; p < k; ++p)
-      ASSERT_TRUE(txn->Insert(*accounts_, Entity(key(p), "r").Set("balance", 0)).ok());
+      ASSERT_TRUE(txn->Insert(*before_accounts, Entity(key(p), "r").Set("balance", 0)).ok());
     auto done = txn->Commit();
     ASSERT_TRUE(done.ok()) << done.status().ToString();
   }

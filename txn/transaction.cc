@@ -44,7 +44,9 @@ Status MovedFrom() {
   return Status::InvalidArgument("a moved-from Transaction (use the one it was moved to)");
 }
 
-Result<Intent*> IntentFor(internal::TxnBuffer& b, const Table& table, std::string_view pk,
+// `store`: the store `table` is of (Transaction::StoreOf).
+Result<Intent*> IntentFor(internal::TxnBuffer& b, const Table& table,
+                          const internal::TxnContext* store, std::string_view pk,
                           std::string_view rk) {
   if (b.finished)
     return Status::InvalidArgument("the transaction has already committed or aborted");
@@ -53,6 +55,10 @@ Result<Intent*> IntentFor(internal::TxnBuffer& b, const Table& table, std::strin
     return Status::InvalidArgument(
         "an empty Table handle (default-constructed or moved from); "
         "assign one from Store::OpenTable");
+  // Its entities would be named and written in this transaction's store.
+  if (store != b.core.get())
+    return Status::InvalidArgument("table " + table.name() +
+                                   ": a handle of another store than the transaction's");
   BT_RETURN_IF_ERROR(ValidateKey(pk, "PartitionKey"));
   BT_RETURN_IF_ERROR(ValidateKey(rk, "RowKey"));
   BT_ASSIGN_OR_RETURN(std::string blob, internal::naming::EntityBlobName(table.name(), pk, rk));
@@ -68,16 +74,16 @@ Result<Intent*> IntentFor(internal::TxnBuffer& b, const Table& table, std::strin
   return &i;
 }
 
-Status AddWrite(internal::TxnBuffer* buffer, const Table& table, std::string_view pk,
-                std::string_view rk, Kind kind, Expect expect, std::string etag,
-                const Entity* entity) {
+Status AddWrite(internal::TxnBuffer* buffer, const Table& table, const internal::TxnContext* store,
+                std::string_view pk, std::string_view rk, Kind kind, Expect expect,
+                std::string etag, const Entity* entity) {
   if (buffer == nullptr) return MovedFrom();
   internal::TxnBuffer& b = *buffer;
   if (entity != nullptr) {
     Status valid = ValidateEntity(*entity);
     if (!valid.ok()) return valid;
   }
-  BT_ASSIGN_OR_RETURN(Intent * i, IntentFor(b, table, pk, rk));
+  BT_ASSIGN_OR_RETURN(Intent * i, IntentFor(b, table, store, pk, rk));
   if (i->kind != Kind::kNone)
     return Status::InvalidArgument(i->Describe() + ": written twice in one transaction");
   i->kind = kind;
@@ -96,41 +102,41 @@ Expect ExpectFor(std::string_view if_match) {
 
 Result<Entity> Transaction::Get(const Table& table, std::string_view pk, std::string_view rk) {
   if (!buffer_) return MovedFrom();
-  BT_ASSIGN_OR_RETURN(Intent * i, IntentFor(*buffer_, table, pk, rk));
+  BT_ASSIGN_OR_RETURN(Intent * i, IntentFor(*buffer_, table, StoreOf(table), pk, rk));
   return internal::ReadIntoIntent(*buffer_->core, *i);
 }
 
 Status Transaction::Insert(const Table& t, const Entity& e) {
-  return AddWrite(buffer_.get(), t, e.partition_key(), e.row_key(), Kind::kPut, Expect::kAbsent, "",
-                  &e);
+  return AddWrite(buffer_.get(), t, StoreOf(t), e.partition_key(), e.row_key(), Kind::kPut,
+                  Expect::kAbsent, "", &e);
 }
 Status Transaction::Replace(const Table& t, const Entity& e, std::string_view if_match) {
   if (if_match.empty()) return Status::InvalidArgument("Replace needs an ETag or \"*\"");
-  return AddWrite(buffer_.get(), t, e.partition_key(), e.row_key(), Kind::kPut, ExpectFor(if_match),
-                  std::string(if_match), &e);
+  return AddWrite(buffer_.get(), t, StoreOf(t), e.partition_key(), e.row_key(), Kind::kPut,
+                  ExpectFor(if_match), std::string(if_match), &e);
 }
 Status Transaction::Merge(const Table& t, const Entity& e, std::string_view if_match) {
   if (if_match.empty()) return Status::InvalidArgument("Merge needs an ETag or \"*\"");
-  return AddWrite(buffer_.get(), t, e.partition_key(), e.row_key(), Kind::kMerge,
+  return AddWrite(buffer_.get(), t, StoreOf(t), e.partition_key(), e.row_key(), Kind::kMerge,
                   ExpectFor(if_match), std::string(if_match), &e);
 }
 Status Transaction::Upsert(const Table& t, const Entity& e) {
-  return AddWrite(buffer_.get(), t, e.partition_key(), e.row_key(), Kind::kPut, Expect::kAny, "",
-                  &e);
+  return AddWrite(buffer_.get(), t, StoreOf(t), e.partition_key(), e.row_key(), Kind::kPut,
+                  Expect::kAny, "", &e);
 }
 Status Transaction::UpsertMerge(const Table& t, const Entity& e) {
-  return AddWrite(buffer_.get(), t, e.partition_key(), e.row_key(), Kind::kMerge, Expect::kAny, "",
-                  &e);
+  return AddWrite(buffer_.get(), t, StoreOf(t), e.partition_key(), e.row_key(), Kind::kMerge,
+                  Expect::kAny, "", &e);
 }
 Status Transaction::Delete(const Table& t, std::string_view pk, std::string_view rk,
                            std::string_view if_match) {
   if (if_match.empty()) return Status::InvalidArgument("Delete needs an ETag or \"*\"");
-  return AddWrite(buffer_.get(), t, pk, rk, Kind::kDelete, ExpectFor(if_match),
+  return AddWrite(buffer_.get(), t, StoreOf(t), pk, rk, Kind::kDelete, ExpectFor(if_match),
                   std::string(if_match), nullptr);
 }
 Status Transaction::Check(const Table& t, std::string_view pk, std::string_view rk,
                           std::string_view etag) {
-  return AddWrite(buffer_.get(), t, pk, rk, Kind::kCheck,
+  return AddWrite(buffer_.get(), t, StoreOf(t), pk, rk, Kind::kCheck,
                   etag.empty() ? Expect::kAbsent : Expect::kETag, std::string(etag), nullptr);
 }
 

@@ -18,6 +18,7 @@ struct blobtable_queue {
 };
 struct blobtable_queue_item {
   blobtable::QueueItem item;
+  std::string queue;  // the queue it was taken from
 };
 
 namespace blobtable::internal::c_api {
@@ -35,10 +36,14 @@ blobtable_code OpenCounter(blobtable_store* store, const char* name, size_t len,
   return BLOBTABLE_OK;
 }
 
-// The queue and item a call on a taken item names.
+// The queue and item a call on a taken item names: the item's own queue
+// (another's would look for it under its own name and find it gone).
 blobtable_code ItemCall(blobtable_queue* queue, blobtable_queue_item* item) {
   if (queue == nullptr) return NullArgument("queue");
   if (item == nullptr) return NullArgument("item");
+  if (item->queue != queue->queue.name())
+    return Invalid("the item was taken from queue '" + item->queue + "', not '" +
+                   queue->queue.name() + "'");
   return BLOBTABLE_OK;
 }
 
@@ -131,7 +136,8 @@ blobtable_code blobtable_queue_take(blobtable_queue* queue, blobtable_queue_item
     if (queue == nullptr) return NullArgument("queue");
     auto taken = queue->queue.Dequeue();
     if (!taken.ok()) return Record(taken.status());
-    if (taken->has_value()) *out = new blobtable_queue_item{std::move(**taken)};
+    if (taken->has_value())
+      *out = new blobtable_queue_item{std::move(**taken), queue->queue.name()};
     return Ok();
   });
 }

@@ -156,7 +156,9 @@ blobtable_code blobtable_options_set_read_policy(blobtable_options* options, int
       case BLOBTABLE_READ_FRESH: policy = Policy::Fresh(); break;
       case BLOBTABLE_READ_OFFLINE: policy = Policy::Offline(); break;
       case BLOBTABLE_READ_MAX_STALE:
-        if (max_stale_ms < 0) return Invalid("max_stale_ms is negative");
+        if (max_stale_ms < 0 || max_stale_ms > blobtable::kMaxDuration.count())
+          return Invalid("max_stale_ms " + std::to_string(max_stale_ms) +
+                         " is outside 0..10 years");
         policy = Policy::MaxStale(std::chrono::milliseconds(max_stale_ms));
         break;
       default: return Invalid("read mode " + std::to_string(mode) + " is unknown");
@@ -169,7 +171,8 @@ blobtable_code blobtable_options_set_read_policy(blobtable_options* options, int
 blobtable_code blobtable_options_set_request_timeout_ms(blobtable_options* options, int64_t ms) {
   return Call([&] {
     if (options == nullptr) return NullArgument("options");
-    if (ms <= 0) return Invalid("request timeout " + std::to_string(ms) + " ms is not positive");
+    if (ms <= 0 || ms > blobtable::kMaxDuration.count())
+      return Invalid("request timeout " + std::to_string(ms) + " ms is outside 1 ms..10 years");
     options->options.azure.request_timeout = std::chrono::milliseconds(ms);
     return Ok();
   });

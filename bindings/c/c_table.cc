@@ -138,8 +138,11 @@ blobtable_code blobtable_create_index(blobtable_store* store, const char* table,
     if (store == nullptr) return NullArgument("store");
     if (!View(table, table_len, &t)) return BadString("table");
     if (!View(name, name_len, &n)) return BadString("name");
-    if (count > 0 && (properties == nullptr || property_lens == nullptr))
-      return NullArgument("properties");
+    // Checked before the arrays are read: `count` says how long they are.
+    if (count == 0 || count > blobtable::kMaxIndexedProperties)
+      return Invalid("an index orders by 1 to " + std::to_string(blobtable::kMaxIndexedProperties) +
+                     " properties, not " + std::to_string(count));
+    if (properties == nullptr || property_lens == nullptr) return NullArgument("properties");
     blobtable::IndexSpec spec;
     spec.name = std::string(n);
     spec.unique = unique != 0;
@@ -153,13 +156,15 @@ blobtable_code blobtable_create_index(blobtable_store* store, const char* table,
 }
 
 blobtable_code blobtable_drop_index(blobtable_store* store, const char* table, size_t table_len,
-                                    const char* name, size_t name_len) {
+                                    const char* name, size_t name_len, int wait) {
   return Call([&] {
     std::string_view t, n;
     if (store == nullptr) return NullArgument("store");
     if (!View(table, table_len, &t)) return BadString("table");
     if (!View(name, name_len, &n)) return BadString("name");
-    return Record(store->store->DropIndex(t, n));
+    blobtable::DropIndexOptions options;
+    options.wait = wait != 0;
+    return Record(store->store->DropIndex(t, n, options));
   });
 }
 

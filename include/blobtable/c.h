@@ -116,8 +116,9 @@ BLOBTABLE_C_API void blobtable_strings_free(blobtable_strings* list);
 /* ------------------------------------------------------------------------ */
 /* Opening a store                                                          */
 
-/* Options for blobtable_open; every setter returns INVALID_ARGUMENT for a
- * value the library refuses. NULL when out of memory. */
+/* Options for blobtable_open (NULL when out of memory). A setter returns
+ * INVALID_ARGUMENT for a value it can tell is refused on its own;
+ * blobtable_open checks the rest (a container's name, say). */
 BLOBTABLE_C_API blobtable_options* blobtable_options_create(void);
 BLOBTABLE_C_API void blobtable_options_free(blobtable_options* options);
 /* The container (default "blobtable"). */
@@ -141,7 +142,8 @@ typedef enum blobtable_read_mode {
  * max_stale_ms for MAX_STALE only. */
 BLOBTABLE_C_API blobtable_code blobtable_options_set_read_policy(blobtable_options* options,
                                                                  int mode, int64_t max_stale_ms);
-/* Azure: one HTTP request's timeout, milliseconds (default 30,000). */
+/* Azure: one HTTP request's timeout, milliseconds (default 30,000; at most
+ * ten years, as every duration here). */
 BLOBTABLE_C_API blobtable_code blobtable_options_set_request_timeout_ms(blobtable_options* options,
                                                                         int64_t ms);
 /* The lease of a transaction's locks, 15..60 s (default 30). */
@@ -179,8 +181,9 @@ typedef enum blobtable_type {
   BLOBTABLE_INT64 = 7
 } blobtable_type;
 
-/* A new entity with these keys and no property (NULL when out of memory;
- * the keys are checked when it is written). */
+/* A new entity with these keys and no property (NULL when out of memory,
+ * or a key is NULL with a non-zero length; the keys are checked when it is
+ * written). */
 BLOBTABLE_C_API blobtable_entity* blobtable_entity_create(const char* pk, size_t pk_len,
                                                           const char* rk, size_t rk_len);
 BLOBTABLE_C_API blobtable_entity* blobtable_entity_clone(const blobtable_entity* entity);
@@ -298,7 +301,8 @@ BLOBTABLE_C_API blobtable_code blobtable_delete(blobtable_table* table, const ch
 /* Read-modify-write (Table::Update): reads the entity (or starts an empty
  * one with these keys: exists 0), calls fn on it, and writes it back at the
  * ETag read (insert if it did not exist), running it all again after a
- * backoff when another writer got there first (up to max_attempts, 0: 10).
+ * backoff when another writer got there first (up to max_attempts, 1..1000;
+ * 0: 10).
  * fn returns BLOBTABLE_OK to write, anything else to stop with that code.
  * *out (may be NULL) receives the entity as written. */
 typedef int (*blobtable_update_fn)(blobtable_entity* entity, int exists, void* arg);
@@ -312,7 +316,8 @@ BLOBTABLE_C_API blobtable_code blobtable_update(blobtable_table* table, const ch
 
 /* A query over `table`: set what it reads, then walk its rows with
  * blobtable_query_next, which fetches page after page. Setters may be
- * called only before the first next (INVALID_ARGUMENT after). */
+ * called only before the first next (INVALID_ARGUMENT after); the filter,
+ * the $select names and the keys are checked by the first next. */
 BLOBTABLE_C_API blobtable_code blobtable_query_create(blobtable_table* table,
                                                       blobtable_query** out);
 BLOBTABLE_C_API void blobtable_query_free(blobtable_query* query);
@@ -325,7 +330,8 @@ BLOBTABLE_C_API blobtable_code blobtable_query_add_select(blobtable_query* query
 /* Only this partition. */
 BLOBTABLE_C_API blobtable_code blobtable_query_set_partition(blobtable_query* query, const char* pk,
                                                              size_t len);
-/* RowKeys from `from` to `to`, both inclusive; NULL: that end open. */
+/* RowKeys from `from` to `to`, both inclusive; NULL: that end open (a
+ * non-NULL key of length 0 is the empty key). */
 BLOBTABLE_C_API blobtable_code blobtable_query_set_row_range(blobtable_query* query,
                                                              const char* from, size_t from_len,
                                                              const char* to, size_t to_len);
@@ -357,20 +363,27 @@ BLOBTABLE_C_API blobtable_code blobtable_query_index_to(blobtable_query* query, 
  * it with blobtable_entity_clone to keep it); NULL at the end. */
 BLOBTABLE_C_API blobtable_code blobtable_query_next(blobtable_query* query,
                                                     const blobtable_entity** row);
-/* Where the query goes on after the rows handed over so far, once a page
- * is used up ("" when the query is over). */
+/* The continuation of the last page fetched: where the page after it
+ * starts ("" when there is none). Once next has handed over that page's
+ * last row (next returned NULL at the page limit, say), a query given it
+ * goes on exactly where this one stopped; taken in the middle of a page,
+ * it skips that page's rows not yet handed over. */
 BLOBTABLE_C_API const char* blobtable_query_continuation(const blobtable_query* query, size_t* len);
 /* 1 if a page came from the cache because storage could not be reached. */
 BLOBTABLE_C_API int blobtable_query_stale(const blobtable_query* query);
 
 /* Secondary indexes (docs/indexes.md): creates index `name` on `table` over
- * `count` properties, builds it, marks it ready (Store::CreateIndex). */
+ * `count` properties (1..3, checked before the arrays are read), builds it,
+ * marks it ready (Store::CreateIndex). Dropping marks it dropping at once
+ * (a transaction that read the definitions before may then fail with
+ * CONFLICT, and the name stays taken) and deletes its entries in the
+ * background, or before it returns with `wait`. */
 BLOBTABLE_C_API blobtable_code blobtable_create_index(
     blobtable_store* store, const char* table, size_t table_len, const char* name, size_t name_len,
     const char* const* properties, const size_t* property_lens, size_t count, int unique);
 BLOBTABLE_C_API blobtable_code blobtable_drop_index(blobtable_store* store, const char* table,
                                                     size_t table_len, const char* name,
-                                                    size_t name_len);
+                                                    size_t name_len, int wait);
 
 /* ------------------------------------------------------------------------ */
 /* Transactions (docs/transactions.md)                                      */
@@ -383,7 +396,8 @@ BLOBTABLE_C_API void blobtable_txn_free(blobtable_txn* txn);
 BLOBTABLE_C_API blobtable_code blobtable_txn_get(blobtable_txn* txn, blobtable_table* table,
                                                  const char* pk, size_t pk_len, const char* rk,
                                                  size_t rk_len, blobtable_entity** out);
-/* Buffered writes; if_match as for blobtable_replace. */
+/* Buffered writes; if_match as for blobtable_replace. `table` must be of
+ * the transaction's store (INVALID_ARGUMENT otherwise). */
 BLOBTABLE_C_API blobtable_code blobtable_txn_insert(blobtable_txn* txn, blobtable_table* table,
                                                     const blobtable_entity* entity);
 BLOBTABLE_C_API blobtable_code blobtable_txn_replace(blobtable_txn* txn, blobtable_table* table,
@@ -401,7 +415,8 @@ BLOBTABLE_C_API blobtable_code blobtable_txn_delete(blobtable_txn* txn, blobtabl
                                                     const char* pk, size_t pk_len, const char* rk,
                                                     size_t rk_len, const char* if_match,
                                                     size_t if_match_len);
-/* Commits only if this entity still has this ETag, writing nothing to it. */
+/* Commits only if this entity still has this ETag, writing nothing to it;
+ * an empty ETag: only if it does not exist ("*" is no wildcard here). */
 BLOBTABLE_C_API blobtable_code blobtable_txn_check(blobtable_txn* txn, blobtable_table* table,
                                                    const char* pk, size_t pk_len, const char* rk,
                                                    size_t rk_len, const char* etag,
@@ -421,12 +436,13 @@ BLOBTABLE_C_API blobtable_code blobtable_txn_written(const blobtable_txn* txn, s
 
 /* Runs fn in a new transaction and commits it; when fn or the commit fails
  * with CONFLICT, BUSY, LOCK_TIMEOUT or LEASE_LOST (nothing committed), runs
- * it again in a fresh one after a backoff, up to max_attempts (0: 10). fn
- * buffers writes (and reads) through the transaction it is given and
- * returns BLOBTABLE_OK, or a code to stop with (a retryable one is retried
+ * it again in a fresh one after a backoff, up to max_attempts (1..1000; 0:
+ * 10). fn buffers writes (and reads) through the transaction it is given and
+ * returns BLOBTABLE_OK, or a code to stop with (one of those four is retried
  * too); that transaction is lent for the call: fn neither commits nor frees
- * it. *attempts (may be NULL) receives how many ran. On OK, *committed (may
- * be NULL) receives the committed transaction, for blobtable_txn_written. */
+ * it. *attempts (may be NULL) receives how many ran, whatever the outcome
+ * (the one out parameter written on a failure). On OK, *committed (may be
+ * NULL) receives the committed transaction, for blobtable_txn_written. */
 typedef int (*blobtable_txn_fn)(blobtable_txn* txn, void* arg);
 BLOBTABLE_C_API blobtable_code blobtable_run_transaction(blobtable_store* store,
                                                          blobtable_txn_fn fn, void* arg,
@@ -436,8 +452,9 @@ BLOBTABLE_C_API blobtable_code blobtable_run_transaction(blobtable_store* store,
 /* ------------------------------------------------------------------------ */
 /* Coordination (docs/coordination.md)                                      */
 
-/* Takes lock `name`, waiting up to timeout_ms (< 0: 30,000) while another
- * holder has it (LOCK_TIMEOUT then); renewed in the background while held. */
+/* Takes lock `name`, waiting up to timeout_ms (< 0: 30,000; at most ten
+ * years) while another holder has it (LOCK_TIMEOUT then); renewed in the
+ * background while held. */
 BLOBTABLE_C_API blobtable_code blobtable_lock_acquire(blobtable_store* store, const char* name,
                                                       size_t len, int64_t timeout_ms,
                                                       blobtable_lock** out);
@@ -453,7 +470,9 @@ BLOBTABLE_C_API blobtable_code blobtable_lock_release(blobtable_lock* lock);
 BLOBTABLE_C_API void blobtable_lock_free(blobtable_lock* lock);
 
 /* A work queue: items taken are hidden from others for visibility_seconds
- * (0: 30), and come back unless completed or extended. */
+ * (15..60; 0: 30), and come back unless completed or extended. An item is
+ * completed, abandoned or extended through a handle of the queue it was
+ * taken from (INVALID_ARGUMENT otherwise). */
 BLOBTABLE_C_API blobtable_code blobtable_queue_open(blobtable_store* store, const char* name,
                                                     size_t len, int visibility_seconds,
                                                     blobtable_queue** out);
@@ -462,7 +481,8 @@ BLOBTABLE_C_API void blobtable_queue_close(blobtable_queue* queue);
  * with blobtable_strings_free. */
 BLOBTABLE_C_API blobtable_code blobtable_queue_put(blobtable_queue* queue, const void* body,
                                                    size_t len, blobtable_strings** id);
-/* Takes a visible item (older ones first); *out NULL if none is visible now. */
+/* Takes a visible item (one of the oldest: takers spread over them so as
+ * not to race for one); *out NULL if none is visible now. */
 BLOBTABLE_C_API blobtable_code blobtable_queue_take(blobtable_queue* queue,
                                                     blobtable_queue_item** out);
 BLOBTABLE_C_API const char* blobtable_queue_item_id(const blobtable_queue_item* item, size_t* len);
@@ -475,7 +495,8 @@ BLOBTABLE_C_API int blobtable_queue_item_dequeue_count(const blobtable_queue_ite
  * it is gone already; OUTCOME_UNKNOWN if that could not be told. */
 BLOBTABLE_C_API blobtable_code blobtable_queue_complete(blobtable_queue* queue,
                                                         blobtable_queue_item* item);
-/* Gives it back at once for another to take. */
+/* Gives it back at once for another to take (again, or once completed:
+ * nothing happens). */
 BLOBTABLE_C_API blobtable_code blobtable_queue_abandon(blobtable_queue* queue,
                                                        blobtable_queue_item* item);
 /* Another visibility_seconds of holding it. */

@@ -13,6 +13,11 @@ namespace blobtable {
 using TimePoint = std::chrono::system_clock::time_point;
 using SteadyTime = std::chrono::steady_clock::time_point;
 
+// The longest duration an option takes (a timeout, a lock's wait, a read
+// policy's max_stale): ten years, which added to any clock's reading in
+// nanoseconds cannot overflow. Longer is InvalidArgument.
+inline constexpr std::chrono::milliseconds kMaxDuration{int64_t{10} * 365 * 24 * 3600 * 1000};
+
 // The one time service, injected once (StoreOptions::clock): three clocks
 // for three purposes, and the way to wait.
 // - Now(), wall-clock time, for timestamps (an entity's Timestamp, a blob's

@@ -12,6 +12,7 @@
 #define BLOBTABLE_INDEX_H_
 
 #include <cstdint>
+#include <cstddef>
 #include <functional>
 #include <optional>
 #include <string>
@@ -22,6 +23,9 @@
 namespace blobtable {
 
 // What an index orders by and what it answers alone.
+// An index orders its entries by 1 to this many properties (IndexSpec::properties).
+inline constexpr size_t kMaxIndexedProperties = 3;
+
 struct IndexSpec {
   // The table-name rules: 3-63 ASCII letters and digits, starting with a
   // letter; compared without case.

@@ -146,6 +146,9 @@ class BLOBTABLE_EXPORT Transaction {
   friend class Table;  // Table::DeleteWhere's batches
   BLOBTABLE_HIDDEN Transaction(std::shared_ptr<const internal::TxnContext> context,
                                TransactionOptions options);
+  // The store `table` is of (kv/table.cc): a transaction takes only the
+  // tables of the store that began it.
+  BLOBTABLE_HIDDEN static const internal::TxnContext* StoreOf(const Table& table);
   std::unique_ptr<internal::TxnBuffer> buffer_;
 };
 

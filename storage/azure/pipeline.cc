@@ -53,8 +53,31 @@ Result<HttpResponse> NextHop::Send(HttpRequest& request, const Attempt& attempt)
   return policies_.front()->Send(request, attempt, NextHop(*transport_, policies_.subspan(1)));
 }
 
+namespace {
+
+// InvalidArgument naming the first header whose name or value holds a
+// control character (CR and LF above all: a caller's string, an ETag given
+// as If-Match, would otherwise end the header and add others of its own).
+Status CheckHeaders(const HttpRequest& request) {
+  auto control = [](std::string_view text) {
+    for (unsigned char c : text)
+      if ((c < 0x20 && c != '\t') || c == 0x7f) return true;
+    return false;
+  };
+  for (const auto& [name, value] : request.headers)
+    if (control(name) || control(value))
+      // kNotSent: the retry budget then knows no write may have been applied.
+      return Status::FromStorage(Code::kInvalidArgument, 0, kNotSent,
+                                 "header " + name + ": a control character (a line break?) in it");
+  return Status::OK();
+}
+
+}  // namespace
+
 Result<HttpResponse> AuthPolicy::Send(HttpRequest& request, const Attempt& attempt,
                                       const NextHop& next) const {
+  // Checked here, the first hop, before the request is signed or sent.
+  if (Status s = CheckHeaders(request); !s.ok()) return s;
   if (!sas_.empty()) {
     request.url += (request.url.find('?') == std::string::npos ? "?" : "&") + sas_;
   } else {

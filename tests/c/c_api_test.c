@@ -391,8 +391,8 @@ static void TestIndexQuery(blobtable_store* store) {
   CHECK_CODE(blobtable_query_next(q, &row), BLOBTABLE_INVALID_ARGUMENT);
   CHECK(strstr(blobtable_errmsg(NULL), "no index") != NULL);
   blobtable_query_free(q);
-  CHECK_CODE(blobtable_drop_index(store, S("cindex"), S("nope")), BLOBTABLE_NOT_FOUND);
-  CHECK_OK(blobtable_drop_index(store, S("cindex"), S("bycolor")));
+  CHECK_CODE(blobtable_drop_index(store, S("cindex"), S("nope"), 0), BLOBTABLE_NOT_FOUND);
+  CHECK_OK(blobtable_drop_index(store, S("cindex"), S("bycolor"), 1));
   blobtable_table_close(table);
 }
 
@@ -593,6 +593,81 @@ static void TestThreads(blobtable_store* store) {
   blobtable_table_close(table);
 }
 
+/* What a fresh-eyes review of the C API broke (issue 58), each now refused
+ * before anything is done. */
+static void TestRefusedInputs(blobtable_store* store) {
+  blobtable_table* table = OpenTable(store, "crefused");
+  blobtable_entity* e = blobtable_entity_create(S("p"), S("r"));
+  blobtable_store* other = NULL;
+  blobtable_txn* txn = NULL;
+  blobtable_query* q = NULL;
+  blobtable_queue* jobs = NULL;
+  blobtable_queue* others = NULL;
+  blobtable_queue_item* item = NULL;
+  blobtable_lock* lock = NULL;
+  blobtable_options* options = blobtable_options_create();
+  const blobtable_entity* row = NULL;
+  const char* one[] = {"a"};
+  size_t one_len[] = {1};
+  char deep[20000 * 2 + 16];
+  int i, n = 0;
+  CHECK_OK(blobtable_insert(table, e));
+  /* An ETag with a line break: never sent as a header (Azure), no match here. */
+  CHECK_CODE(blobtable_replace(table, e, S("\"0x1\"\r\nx-ms-meta-injected: yes")),
+             remote ? BLOBTABLE_INVALID_ARGUMENT : BLOBTABLE_CONFLICT);
+  /* A filter nested past any stack: refused. */
+  for (i = 0; i < 20000; ++i) deep[n++] = '(';
+  memcpy(deep + n, "n eq 1", 6);
+  n += 6;
+  for (i = 0; i < 20000; ++i) deep[n++] = ')';
+  CHECK_OK(blobtable_query_create(table, &q));
+  CHECK_OK(blobtable_query_set_filter(q, deep, (size_t)n));
+  CHECK_CODE(blobtable_query_next(q, &row), BLOBTABLE_INVALID_ARGUMENT);
+  CHECK(strstr(blobtable_errmsg(NULL), "nested deeper") != NULL);
+  blobtable_query_free(q);
+  /* A NUL inside a location. */
+  CHECK_CODE(blobtable_open("/tmp/x\0y", 8, NULL, &other), BLOBTABLE_INVALID_ARGUMENT);
+  /* Durations past ten years. */
+  CHECK_CODE(blobtable_options_set_request_timeout_ms(options, INT64_MAX),
+             BLOBTABLE_INVALID_ARGUMENT);
+  CHECK_CODE(blobtable_options_set_read_policy(options, BLOBTABLE_READ_MAX_STALE, INT64_MAX),
+             BLOBTABLE_INVALID_ARGUMENT);
+  CHECK_CODE(blobtable_lock_acquire(store, S("c-forever"), INT64_MAX, &lock),
+             BLOBTABLE_INVALID_ARGUMENT);
+  blobtable_options_free(options);
+  /* An index of four properties: refused before the one-entry arrays are read past. */
+  CHECK_CODE(blobtable_create_index(store, S("crefused"), S("four"), one, one_len, 4, 0),
+             BLOBTABLE_INVALID_ARGUMENT);
+  /* A table of another store in a transaction. */
+  if (!remote) {
+    char dir[4096];
+    blobtable_table* foreign = NULL;
+    snprintf(dir, sizeof dir, "%.*s-other", (int)location_len, location);
+    CHECK_OK(blobtable_open(dir, strlen(dir), NULL, &other));
+    CHECK_OK(blobtable_table_open(other, S("crefused"), &foreign));
+    CHECK_OK(blobtable_txn_begin(store, &txn));
+    CHECK_CODE(blobtable_txn_upsert(txn, foreign, e), BLOBTABLE_INVALID_ARGUMENT);
+    CHECK(strstr(blobtable_errmsg(NULL), "another store") != NULL);
+    blobtable_txn_free(txn);
+    blobtable_table_close(foreign);
+    blobtable_close(other);
+  }
+  /* An item completed through another queue's handle. */
+  CHECK_OK(blobtable_queue_open(store, S("c-work"), 0, &jobs));
+  CHECK_OK(blobtable_queue_open(store, S("c-other"), 0, &others));
+  CHECK_OK(blobtable_queue_put(jobs, S("x"), NULL));
+  CHECK_OK(blobtable_queue_take(jobs, &item));
+  CHECK(item != NULL);
+  CHECK_CODE(blobtable_queue_complete(others, item), BLOBTABLE_INVALID_ARGUMENT);
+  CHECK(strstr(blobtable_errmsg(NULL), "c-work") != NULL);
+  CHECK_OK(blobtable_queue_complete(jobs, item));
+  blobtable_queue_item_free(item);
+  blobtable_queue_close(others);
+  blobtable_queue_close(jobs);
+  blobtable_entity_free(e);
+  blobtable_table_close(table);
+}
+
 /* Handles made from a store keep it open: the store handle may go first. */
 static void TestOwnership(void) {
   blobtable_store* store = OpenStore();
@@ -637,6 +712,7 @@ int main(int argc, char** argv) {
   TestTransactions(store);
   TestCoordination(store);
   TestThreads(store);
+  TestRefusedInputs(store);
   {
     int resolved = -1;
     CHECK_OK(blobtable_recover(store, &resolved));
