@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Fails when a header declares names in a namespace other than its own, or
 # at global scope (CONTRIBUTING.md#layout). A library header (any directory but include/,
-# tools/, devtools/, tests/, bench/ and examples/) declares in
+# tools/, devtools/, python/, tests/, bench/ and examples/) declares in
 # blobtable::internal or in one module namespace below it
 # (blobtable::internal::<module>); the one exception is a public function
 # declared again where its public header cannot be included (a
@@ -19,6 +19,7 @@ cd "$1"
 # Each program directory and its namespace (the most specific directory wins).
 declare -A programs=(
   [tools]=cli [devtools/stress]=stress [devtools/stress/sim]=sim [devtools/proxy]=proxy
+  [python/src]=python
 )
 foreign='std|msgpack|CLI'
 bad=0
@@ -103,7 +104,7 @@ while IFS= read -r file; do
   file=${file#./}
   case "$file" in
     include/* | tests/* | bench/* | examples/*) continue ;;
-    tools/* | devtools/*)
+    tools/* | devtools/* | python/*)
       program=$(program_of "$(dirname "$file")")
       if [ -z "$program" ]; then
         echo "$file: no program namespace for $(dirname "$file") (add it to programs)"; bad=1
