@@ -16,6 +16,10 @@ struct blobtable_queue {
   std::shared_ptr<const blobtable::Store> store;
   blobtable::WorkQueue queue;
 };
+struct blobtable_counter {
+  std::shared_ptr<const blobtable::Store> store;
+  blobtable::Counter counter;
+};
 struct blobtable_queue_item {
   blobtable::QueueItem item;
   std::string queue;  // the queue it was taken from
@@ -23,18 +27,6 @@ struct blobtable_queue_item {
 
 namespace blobtable::internal::c_api {
 namespace {
-
-// A counter of `store` by name, for one call.
-blobtable_code OpenCounter(blobtable_store* store, const char* name, size_t len,
-                           std::optional<Counter>* out) {
-  std::string_view n;
-  if (store == nullptr) return NullArgument("store");
-  if (!View(name, len, &n)) return BadString("name");
-  auto counter = Counter::Open(*store->store, n);
-  if (!counter.ok()) return Record(counter.status());
-  out->emplace(std::move(*counter));
-  return BLOBTABLE_OK;
-}
 
 // The queue and item a call on a taken item names: the item's own queue
 // (another's would look for it under its own name and find it gone).
@@ -179,25 +171,38 @@ blobtable_code blobtable_queue_extend(blobtable_queue* queue, blobtable_queue_it
 
 void blobtable_queue_item_free(blobtable_queue_item* item) { delete item; }
 
-blobtable_code blobtable_counter_add(blobtable_store* store, const char* name, size_t len,
-                                     int64_t delta, int64_t* value) {
+blobtable_code blobtable_counter_open(blobtable_store* store, const char* name, size_t len,
+                                      blobtable_counter** out) {
   return Call([&] {
-    std::optional<blobtable::Counter> counter;
-    if (blobtable_code c = OpenCounter(store, name, len, &counter); c != BLOBTABLE_OK) return c;
-    auto sum = counter->Add(delta);
+    std::string_view n;
+    if (out == nullptr) return NullArgument("out");
+    *out = nullptr;
+    if (store == nullptr) return NullArgument("store");
+    if (!View(name, len, &n)) return BadString("name");
+    auto counter = blobtable::Counter::Open(*store->store, n);
+    if (!counter.ok()) return Record(counter.status());
+    *out = new blobtable_counter{store->store, std::move(*counter)};
+    return Ok();
+  });
+}
+
+void blobtable_counter_close(blobtable_counter* counter) { delete counter; }
+
+blobtable_code blobtable_counter_add(blobtable_counter* counter, int64_t delta, int64_t* value) {
+  return Call([&] {
+    if (counter == nullptr) return NullArgument("counter");
+    auto sum = counter->counter.Add(delta);
     if (!sum.ok()) return Record(sum.status());
     if (value != nullptr) *value = *sum;
     return Ok();
   });
 }
 
-blobtable_code blobtable_counter_get(blobtable_store* store, const char* name, size_t len,
-                                     int64_t* value) {
+blobtable_code blobtable_counter_get(blobtable_counter* counter, int64_t* value) {
   return Call([&] {
-    std::optional<blobtable::Counter> counter;
+    if (counter == nullptr) return NullArgument("counter");
     if (value == nullptr) return NullArgument("value");
-    if (blobtable_code c = OpenCounter(store, name, len, &counter); c != BLOBTABLE_OK) return c;
-    auto sum = counter->Get();
+    auto sum = counter->counter.Get();
     if (!sum.ok()) return Record(sum.status());
     *value = *sum;
     return Ok();

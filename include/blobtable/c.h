@@ -20,13 +20,13 @@
  *   NUL-terminated; they point into the handle they came from and live until
  *   that handle is changed or freed (each call says).
  * - Ownership. Each handle is made by one call and freed by its matching
- *   *_free / blobtable_close; every free accepts NULL. Handles made from a
- *   store (tables, queues, locks, transactions, queries) keep it open: the
- *   store itself closes when its handle and every handle made from it are
- *   freed, in any order.
- * - Threads. A store, a table and a queue handle may be used by many
- *   threads at once; any other handle (options, entity, query, transaction,
- *   lock, queue item, string list) by one thread at a time.
+ *   *_free / *_close; every free accepts NULL. Handles made from a store
+ *   (tables, queries, transactions, locks, queues, counters) keep it open:
+ *   the store itself closes when its handle and every handle made from it
+ *   are freed, in any order.
+ * - Threads. A store, a table, a queue and a counter handle may be used by
+ *   many threads at once; any other handle (options, entity, query,
+ *   transaction, lock, queue item, string list) by one thread at a time.
  * - Enumerations are given as int (a value outside one is INVALID_ARGUMENT;
  *   a caller's function returns its blobtable_code as int too).
  * - Out parameters are written only on BLOBTABLE_OK (an out handle is set to
@@ -104,6 +104,7 @@ typedef struct blobtable_txn blobtable_txn;
 typedef struct blobtable_lock blobtable_lock;
 typedef struct blobtable_queue blobtable_queue;
 typedef struct blobtable_queue_item blobtable_queue_item;
+typedef struct blobtable_counter blobtable_counter;
 typedef struct blobtable_strings blobtable_strings;
 
 /* A list of strings the library handed back. */
@@ -504,11 +505,15 @@ BLOBTABLE_C_API blobtable_code blobtable_queue_extend(blobtable_queue* queue,
                                                       blobtable_queue_item* item);
 BLOBTABLE_C_API void blobtable_queue_item_free(blobtable_queue_item* item);
 
-/* Counter `name`: adds delta atomically; *value (may be NULL) the sum after. */
-BLOBTABLE_C_API blobtable_code blobtable_counter_add(blobtable_store* store, const char* name,
-                                                     size_t len, int64_t delta, int64_t* value);
-BLOBTABLE_C_API blobtable_code blobtable_counter_get(blobtable_store* store, const char* name,
-                                                     size_t len, int64_t* value);
+/* Counter `name` (made by its first add). */
+BLOBTABLE_C_API blobtable_code blobtable_counter_open(blobtable_store* store, const char* name,
+                                                      size_t len, blobtable_counter** out);
+BLOBTABLE_C_API void blobtable_counter_close(blobtable_counter* counter);
+/* Adds delta atomically; *value (may be NULL) the sum after. */
+BLOBTABLE_C_API blobtable_code blobtable_counter_add(blobtable_counter* counter, int64_t delta,
+                                                     int64_t* value);
+/* Its value now (0 before the first add). */
+BLOBTABLE_C_API blobtable_code blobtable_counter_get(blobtable_counter* counter, int64_t* value);
 
 #ifdef __cplusplus
 }

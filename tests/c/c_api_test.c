@@ -97,6 +97,7 @@ static void TestErrorsAndVersions(void) {
   blobtable_lock_free(NULL);
   blobtable_queue_close(NULL);
   blobtable_queue_item_free(NULL);
+  blobtable_counter_close(NULL);
   blobtable_strings_free(NULL);
 }
 
@@ -499,6 +500,8 @@ static void TestCoordination(blobtable_store* store) {
   blobtable_queue* queue = NULL;
   blobtable_queue_item* item = NULL;
   blobtable_strings* id = NULL;
+  blobtable_counter* counter = NULL;
+  blobtable_counter* second_counter = NULL;
   int64_t token, value = 0;
   const void* body;
   size_t len;
@@ -539,12 +542,19 @@ static void TestCoordination(blobtable_store* store) {
   CHECK(item == NULL);
   blobtable_queue_close(queue);
   /* A counter. */
-  CHECK_OK(blobtable_counter_add(store, S("c-count"), 5, NULL));
-  CHECK_OK(blobtable_counter_add(store, S("c-count"), 7, &value));
+  CHECK_OK(blobtable_counter_open(store, S("c-count"), &counter));
+  CHECK_OK(blobtable_counter_get(counter, &value));
+  CHECK(value == 0);
+  CHECK_OK(blobtable_counter_add(counter, 5, NULL));
+  CHECK_OK(blobtable_counter_add(counter, 7, &value));
   CHECK(value == 12);
-  CHECK_OK(blobtable_counter_get(store, S("c-count"), &value));
+  CHECK_OK(blobtable_counter_get(counter, &value));
   CHECK(value == 12);
-  CHECK_CODE(blobtable_counter_get(store, S("c-count"), NULL), BLOBTABLE_INVALID_ARGUMENT);
+  CHECK_CODE(blobtable_counter_get(counter, NULL), BLOBTABLE_INVALID_ARGUMENT);
+  CHECK_CODE(blobtable_counter_open(store, "", 0, &second_counter), /* names are 1..256 bytes */
+             BLOBTABLE_INVALID_ARGUMENT);
+  CHECK(second_counter == NULL);
+  blobtable_counter_close(counter);
 }
 
 /* Several threads on one store and table: increments by read-modify-write,
