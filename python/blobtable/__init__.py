@@ -14,7 +14,7 @@ threads sharing one Store run their calls side by side.
 
 from __future__ import annotations
 
-import builtins as _builtins
+import atexit as _atexit
 import os as _os
 from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, TypeVar
 
@@ -24,6 +24,10 @@ from ._types import (Busy, Conflict, Corruption, DateTime, Entity, Error, Guid, 
                      OutcomeUnknown, Unavailable)
 
 __version__: str = _ext.__version__
+
+# At exit, calls in progress on other threads end before the interpreter
+# finalizes, and daemon threads start no new one (python/src/module.cc: Exit).
+_atexit.register(_ext._quiesce)
 
 __all__ = [
     "open", "Store", "Table", "Query", "Page", "Transaction", "CommittedWrite", "Lock", "Queue",
@@ -79,9 +83,11 @@ class Page(List[Entity]):
 
 
 class Query:
-    """A query's rows, read lazily page by page as the iteration goes.
+    """A query's rows, read lazily page by page as the iteration goes; it is
+    iterated once (InvalidArgument the second time: make another query).
     `continuation` is where the next page starts once one was read ("" when
-    the query is over): a later query given it goes on from there."""
+    the query is over): a later query given it goes on from there, after
+    the whole page (rows of that page not iterated yet are skipped)."""
 
     def __init__(self, fetch: Callable[[str], Tuple[List[Entity], str, bool]],
                  continuation: str) -> None:
@@ -105,17 +111,31 @@ class Query:
             yield from page
 
 
+def _names(select: "Optional[Sequence[str] | str]") -> Optional[List[str]]:
+    """$select's names: a str is one name (not its letters)."""
+    if select is None:
+        return None
+    return [select] if isinstance(select, str) else list(select)
+
+
+def _check_page_size(page_size: int) -> None:
+    if not isinstance(page_size, int) or not 1 <= page_size <= 1000:
+        raise InvalidArgument(f"page_size {page_size!r} is outside 1..1000", "InvalidArgument")
+
+
 class Table:
     """A table of a store (Azure table-name rules; a table exists once it
     holds an entity). Safe to share between threads."""
 
-    __slots__ = ("_t",)
+    __slots__ = ("_t", "_store")
 
-    def __init__(self, ext: _ext.Table) -> None:
+    def __init__(self, ext: _ext.Table, store: "Store") -> None:
         self._t = ext
+        self._store = store  # kept: a table keeps its store open
 
     @property
     def name(self) -> str:
+        """The table's name, as given to Store.table."""
         return self._t.name
 
     def get(self, partition_key: str, row_key: str) -> Entity:
@@ -149,7 +169,8 @@ class Table:
         """Deletes it; if_match an ETag (Conflict if it changed) or "*". NotFound if missing."""
         self._t.delete(partition_key, row_key, if_match)
 
-    def query(self, filter: Optional[str] = None, *, select: Optional[Sequence[str]] = None,
+    def query(self, filter: Optional[str] = None, *,
+              select: "Optional[Sequence[str] | str]" = None,
               partition_key: Optional[str] = None, row_key_from: Optional[str] = None,
               row_key_to: Optional[str] = None, row_key_prefix: Optional[str] = None,
               page_size: int = 1000, continuation: str = "") -> Query:
@@ -157,30 +178,32 @@ class Table:
         (docs/api.md#filters), the properties to return, one partition, a
         RowKey range (both ends inclusive) or prefix; pages of page_size
         rows (1-1000). Lazy: nothing is read until it is iterated."""
-        sel = None if select is None else list(select)
+        sel = _names(select)
         t = self._t
+        _check_page_size(page_size)
         return Query(lambda c: t.query_page(filter, sel, partition_key, row_key_from, row_key_to,
                                             row_key_prefix, page_size, c), continuation)
 
     def query_index(self, index: str, *, equal: Sequence[Any] = (), low: Any = None,
-                    high: Any = None, select: Optional[Sequence[str]] = None,
+                    high: Any = None, select: "Optional[Sequence[str] | str]" = None,
                     page_size: int = 1000, continuation: str = "") -> Query:
         """The entities secondary index `index` finds (docs/indexes.md): those
         whose first indexed properties equal `equal`, then whose next one is
         within [low, high] (either may be None). Lazy, as query."""
-        sel = None if select is None else list(select)
+        sel = _names(select)
         eq = list(equal)
         t = self._t
+        _check_page_size(page_size)
         return Query(lambda c: t.index_page(index, eq, low, high, sel, page_size, c), continuation)
 
-    def update(self, partition_key: str, row_key: str, fn: Callable[[Entity], Optional[Entity]],
+    def update(self, partition_key: str, row_key: str, fn: Callable[[Entity], Optional[Dict[str, Any]]],
                *, retry: int = 10) -> Entity:
         """Read-modify-write: reads the entity (or starts an empty one with
         these keys, its etag None), calls fn on it (fn changes it in place or
         returns another), and writes it back at the ETag read, running it all
-        again when another writer got there first (up to `retry` attempts).
-        An exception fn raises stops it (a blobtable.Error that may be retried
-        is retried). Returns the entity as written."""
+        again when another writer got there first (up to `retry` attempts,
+        1-1000). An exception fn raises stops it and is raised as it was
+        (none is retried). Returns the entity as written."""
         return self._t.update(partition_key, row_key, fn, retry)
 
     def __repr__(self) -> str:
@@ -193,29 +216,37 @@ class Transaction:
     commit fails with Conflict if one of them changed. Used as a context
     manager it commits on leaving the block and aborts on an exception."""
 
-    def __init__(self, ext: _ext.Transaction) -> None:
+    def __init__(self, ext: _ext.Transaction, store: "Store") -> None:
         self._t = ext
+        self._store = store  # kept open while the transaction is
         self.committed: Optional[List[CommittedWrite]] = None
 
     def get(self, table: Table, partition_key: str, row_key: str) -> Entity:
+        """Reads it through the transaction: the commit fails with Conflict if it changes meanwhile (NotFound now: the commit fails if it appears)."""
         return self._t.get(table._t, partition_key, row_key)
 
     def insert(self, table: Table, entity: E) -> None:
+        """Buffers an insert (the commit fails with Conflict if it exists)."""
         self._t.insert(table._t, entity)
 
     def replace(self, table: Table, entity: E, *, if_match: Optional[str] = None) -> None:
+        """Buffers a replace at `if_match` (an ETag, "*", or None for the entity's own)."""
         self._t.replace(table._t, entity, if_match)
 
     def merge(self, table: Table, entity: E, *, if_match: Optional[str] = None) -> None:
+        """Buffers a merge, conditions as replace."""
         self._t.merge(table._t, entity, if_match)
 
     def upsert(self, table: Table, entity: E) -> None:
+        """Buffers an unconditional insert-or-replace."""
         self._t.upsert(table._t, entity)
 
     def upsert_merge(self, table: Table, entity: E) -> None:
+        """Buffers an unconditional insert-or-merge."""
         self._t.upsert_merge(table._t, entity)
 
     def delete(self, table: Table, partition_key: str, row_key: str, *, if_match: str = "*") -> None:
+        """Buffers a delete at `if_match` (an ETag or "*"; the commit fails with NotFound if it is missing)."""
         self._t.delete(table._t, partition_key, row_key, if_match)
 
     def check(self, table: Table, partition_key: str, row_key: str, etag: str) -> None:
@@ -229,7 +260,8 @@ class Transaction:
         return self.committed
 
     def abort(self) -> None:
-        """Drops it: nothing of it is written."""
+        """Drops it: nothing of it is written. (In run_transaction's function,
+        raise an exception instead: abort is refused there.)"""
         self._t.abort()
 
     def __enter__(self) -> "Transaction":
@@ -248,14 +280,16 @@ class Lock:
     As a context manager it is released on leaving the block."""
 
     def __init__(self, ext: _ext.Lock) -> None:
-        self._l = ext
+        self._l = ext  # it keeps the store's machinery running while held
 
     @property
     def token(self) -> int:
+        """The fencing token of this acquisition: larger than every earlier holder's."""
         return self._l.token
 
     @property
     def name(self) -> str:
+        """The lock's name."""
         return self._l.name
 
     @property
@@ -283,16 +317,22 @@ class Queue:
     from other takers for `visibility` seconds, and comes back unless
     completed or extended."""
 
-    def __init__(self, ext: _ext.Queue) -> None:
+    def __init__(self, ext: _ext.Queue, store: "Store") -> None:
         self._q = ext
+        self._store = store
 
     @property
     def name(self) -> str:
+        """The queue's name."""
         return self._q.name
 
-    def put(self, body: "bytes | str") -> str:
+    def put(self, body: "bytes | bytearray | memoryview | str") -> str:
         """Adds an item (at most 4 MiB; a str as UTF-8); its id."""
-        return self._q.put(body.encode() if isinstance(body, str) else bytes(body))
+        if isinstance(body, str):
+            return self._q.put(body.encode())
+        if not isinstance(body, (bytes, bytearray, memoryview)):
+            raise TypeError(f"a queue item's body is bytes or str, not {type(body).__name__}")
+        return self._q.put(bytes(body))
 
     def take(self) -> Optional[QueueItem]:
         """A visible item (older ones first), or None."""
@@ -314,8 +354,9 @@ class Queue:
 class Counter:
     """A counter (docs/coordination.md#counter): atomic additions."""
 
-    def __init__(self, store: _ext.Store, name: str) -> None:
-        self._s = store
+    def __init__(self, store: "Store", name: str) -> None:
+        self._store = store
+        self._s = store._s
         self.name = name
 
     def add(self, delta: int = 1) -> int:
@@ -323,10 +364,12 @@ class Counter:
         return self._s.counter_add(self.name, delta)
 
     def get(self) -> int:
+        """Its value now (0 before the first add)."""
         return self._s.counter_get(self.name)
 
     @property
     def value(self) -> int:
+        """The same as get()."""
         return self.get()
 
 
@@ -340,7 +383,7 @@ class Store:
 
     def table(self, name: str) -> Table:
         """Table `name` (InvalidArgument for a bad name)."""
-        return Table(self._s.table(name))
+        return Table(self._s.table(name), self)
 
     def list_tables(self) -> List[str]:
         """The tables that hold an entity, by name (lowercase), sorted."""
@@ -348,14 +391,14 @@ class Store:
 
     def transaction(self) -> Transaction:
         """A new transaction (use it in a `with` block)."""
-        return Transaction(self._s.begin())
+        return Transaction(self._s.begin(), self)
 
     def run_transaction(self, fn: Callable[[Transaction], Any], *, retry: int = 10) -> Any:
         """Runs fn in a new transaction and commits it; when fn or the commit
         fails with Conflict, Busy, LockTimeout or LeaseLost (nothing
         committed), runs it again in a fresh one after a backoff, up to
         `retry` attempts. Returns what fn returned. fn must not commit."""
-        result, _, _ = self._s.run_transaction(lambda t: fn(Transaction(t)), retry)
+        result, _, _ = self._s.run_transaction(lambda t: fn(Transaction(t, self)), retry)
         return result
 
     def create_index(self, table: str, name: str, properties: Sequence[str], *,
@@ -374,10 +417,12 @@ class Store:
         return Lock(self._s.lock(name, timeout, lease_seconds, owner))
 
     def queue(self, name: str, *, visibility: int = 30) -> Queue:
-        return Queue(self._s.queue(name, visibility))
+        """Work queue `name`; an item taken is hidden for `visibility` seconds (15-60)."""
+        return Queue(self._s.queue(name, visibility), self)
 
     def counter(self, name: str) -> Counter:
-        return Counter(self._s, name)
+        """Counter `name` (made by its first add)."""
+        return Counter(self, name)
 
     def recover(self) -> int:
         """Finishes or undoes transactions whose coordinators died; how many."""
@@ -389,6 +434,7 @@ class Store:
 
     @property
     def closed(self) -> bool:
+        """True once close() was called (or the store was collected)."""
         return self._s.closed
 
     def __enter__(self) -> "Store":

@@ -11,6 +11,8 @@ _Write = Tuple[str, str, str, str]
 
 __version__: str
 
+def _quiesce() -> None: ...
+
 class Table:
     def __init__(self, *args: Any, **kwargs: Any) -> None: ...
     @property

@@ -6,6 +6,7 @@ exceptions (docs/python.md#types and #errors). The extension module
 from __future__ import annotations
 
 import datetime as _dt
+import operator as _operator
 import uuid as _uuid
 from typing import Any, Dict, FrozenSet, Iterable, Mapping, Optional, Tuple
 
@@ -22,8 +23,9 @@ class _SizedInt(int):
     __slots__ = ()
     bits = 64
 
-    def __new__(cls, value: int = 0) -> "_SizedInt":
-        v = int.__new__(cls, value)
+    def __new__(cls, value: Any = 0) -> "_SizedInt":
+        # operator.index: an int or what stands for one, never a float or a str.
+        v = int.__new__(cls, _operator.index(value))
         if not -(2 ** (cls.bits - 1)) <= v < 2 ** (cls.bits - 1):
             raise OverflowError(f"{int(v)} is outside {cls.__name__}'s range")
         return v
@@ -59,22 +61,54 @@ class Guid(str):
 
 
 class DateTime(_dt.datetime):
-    """An aware UTC datetime that keeps Edm.DateTime's 100-ns resolution:
-    `ticks_remainder` (0-9) is the part below a microsecond. Read back only
-    where that part is not 0; a plain aware datetime is stored as it is."""
+    """An aware datetime that keeps Edm.DateTime's 100-ns resolution:
+    `ticks_remainder` (0-9) is the part below a microsecond. Made as a
+    datetime is, with `ticks_remainder=` as a keyword; read back where that
+    part is not 0. Equal only to a datetime of the same instant to the
+    100 ns (a plain datetime's remainder is 0); arithmetic and replace()
+    give the remainder 0 (they work in microseconds)."""
 
-    __slots__ = ("ticks_remainder",)
-    ticks_remainder: int
+    __slots__ = ("_ticks_remainder",)
+    _ticks_remainder: int
+
+    def __new__(cls, *args: Any, ticks_remainder: int = 0, **kwargs: Any) -> "DateTime":
+        if not 0 <= _operator.index(ticks_remainder) <= 9:
+            raise ValueError("ticks_remainder must be 0-9")
+        d = super().__new__(cls, *args, **kwargs)
+        d._ticks_remainder = ticks_remainder
+        return d
+
+    @property
+    def ticks_remainder(self) -> int:
+        """The 100-ns ticks below its microsecond, 0-9."""
+        return getattr(self, "_ticks_remainder", 0)
 
     @classmethod
     def _from(cls, when: _dt.datetime, remainder: int) -> "DateTime":
-        d = cls(when.year, when.month, when.day, when.hour, when.minute, when.second,
-                when.microsecond, tzinfo=_dt.timezone.utc)
-        d.ticks_remainder = remainder
-        return d
+        return cls(when.year, when.month, when.day, when.hour, when.minute, when.second,
+                   when.microsecond, tzinfo=when.tzinfo, ticks_remainder=remainder)
+
+    def __reduce_ex__(self, protocol: Any) -> Any:  # pickle, copy: the remainder travels too
+        plain = _dt.datetime(self.year, self.month, self.day, self.hour, self.minute,
+                             self.second, self.microsecond, tzinfo=self.tzinfo, fold=self.fold)
+        return (DateTime._from, (plain, self.ticks_remainder))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _dt.datetime):
+            return NotImplemented
+        theirs = other.ticks_remainder if isinstance(other, DateTime) else 0
+        return _dt.datetime.__eq__(self, other) and self.ticks_remainder == theirs
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    def __hash__(self) -> int:
+        plain = _dt.datetime.__hash__(self)
+        return plain if self.ticks_remainder == 0 else hash((plain, self.ticks_remainder))
 
     def __repr__(self) -> str:
-        return f"DateTime({_dt.datetime.__repr__(self)}, ticks_remainder={self.ticks_remainder})"
+        return f"blobtable.DateTime({self.isoformat()!r}, ticks_remainder={self.ticks_remainder})"
 
 
 class Entity(Dict[str, Any]):
@@ -104,10 +138,12 @@ class Entity(Dict[str, Any]):
             self.update(properties)
         if more:
             self.update(more)
-        if partition_key is not None:
-            self["PartitionKey"] = partition_key
-        if row_key is not None:
-            self["RowKey"] = row_key
+        for item, key in (("PartitionKey", partition_key), ("RowKey", row_key)):
+            if key is None:
+                continue
+            if item in self and self[item] != key:
+                raise ValueError(f"{item} given twice: {key!r} and {self[item]!r}")
+            self[item] = key
         self.etag = None
         self._ticks = None
         self.stale = False
@@ -120,10 +156,12 @@ class Entity(Dict[str, Any]):
 
     @property
     def partition_key(self) -> str:
+        """The item "PartitionKey"."""
         return str(self["PartitionKey"])
 
     @property
     def row_key(self) -> str:
+        """The item "RowKey"."""
         return str(self["RowKey"])
 
     @property
@@ -132,6 +170,7 @@ class Entity(Dict[str, Any]):
         return self._int32 or frozenset()
 
     def copy(self) -> "Entity":
+        """A copy: its items, etag, timestamp and Int32 names (the values shared)."""
         e = Entity()
         e.update(self)
         e.etag, e._ticks, e.stale, e._int32 = self.etag, self._ticks, self.stale, self._int32

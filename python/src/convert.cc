@@ -85,7 +85,8 @@ void Raise(const Status& status) {
 
 int64_t TicksOf(py::handle when) {
   if (!PyDateTime_Check(when.ptr())) ThrowPython(PyExc_TypeError, "not a datetime");
-  if (py::getattr(when, "tzinfo").is_none())
+  // Naive: no tzinfo, or one whose utcoffset() is None (Python's own rule).
+  if (when.attr("utcoffset")().is_none())
     ThrowPython(PyExc_ValueError,
                 "a naive datetime has no time zone: give an aware one (tzinfo=timezone.utc)");
   py::object delta = py::reinterpret_borrow<py::object>(when) - T().epoch;
@@ -139,9 +140,15 @@ PropertyValue ToValue(std::string_view name, py::handle value, bool int32_before
   }
   if (PyBytes_Check(v))
     return Binary{std::string(PyBytes_AS_STRING(v), static_cast<size_t>(PyBytes_GET_SIZE(v)))};
-  if (PyByteArray_Check(v) || PyMemoryView_Check(v)) {
-    py::bytes b(py::reinterpret_borrow<py::object>(value));
-    return Binary{std::string(b)};
+  if (PyByteArray_Check(v))
+    return Binary{
+        std::string(PyByteArray_AS_STRING(v), static_cast<size_t>(PyByteArray_GET_SIZE(v)))};
+  if (PyMemoryView_Check(v)) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(v, &view, PyBUF_C_CONTIGUOUS) != 0) throw py::error_already_set();
+    Binary b{std::string(static_cast<const char*>(view.buf), static_cast<size_t>(view.len))};
+    PyBuffer_Release(&view);
+    return b;
   }
   if (PyDateTime_Check(v)) {
     try {

@@ -9,9 +9,11 @@
 #include <memory>
 #include <mutex>
 #include <cmath>
+#include <condition_variable>
 #include <exception>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -30,13 +32,21 @@ using StorePtr = std::shared_ptr<const Store>;
 // a call after close() raises instead of reaching a destroyed Store.
 class StoreState {
  public:
-  explicit StoreState(StorePtr store) : store_(std::move(store)) {}
+  StoreState(StorePtr store, TransactionOptions txn) : store_(std::move(store)), txn_(txn) {}
   // The store, for one call (the call keeps it alive); raises once closed.
+  // Needs the GIL (raising makes a Python exception, whose making may run
+  // Python code and so let another thread in: never under the mutex).
   StorePtr Get() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!store_) Raise(Status::InvalidArgument("the store is closed"));
-    return store_;
+    StorePtr store;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      store = store_;
+    }
+    if (!store) Raise(Status::InvalidArgument("the store is closed"));
+    return store;
   }
+  // What its transactions are begun with (open's txn_lease_seconds).
+  const TransactionOptions& txn() const { return txn_; }
   // Takes the store out; the caller waits for its background finishing.
   StorePtr Close() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -50,15 +60,95 @@ class StoreState {
  private:
   mutable std::mutex mu_;
   StorePtr store_;
+  const TransactionOptions txn_;
 };
 using State = std::shared_ptr<StoreState>;
 
 // Runs `call` without the GIL (it may wait on storage, a lease or the
 // disk) and returns what it returned; raising needs the GIL back, so the
 // caller checks the result after.
+// The interpreter's exit. CPython ends a thread that asks for the GIL once
+// it is finalizing by unwinding its stack, which through C++ frames is
+// std::terminate: a daemon thread inside a call at exit aborted the
+// process. So an atexit handler (Quiesce, registered by the package) marks
+// the exit and waits until no thread is inside a call (calls in progress
+// end as they would; their threads go back to Python before finalizing
+// starts); a thread that starts a call after that (a daemon thread) never
+// returns from it: it sleeps until the process ends. The thread that runs
+// the exit goes on (closing stores as the interpreter collects them).
+class Exit {
+ public:
+  // Entering a call, with the GIL: parks forever once the exit began.
+  void Enter() {
+    std::unique_lock<std::mutex> lock(mu_);
+    // A call made from inside another (a callback's) goes on: the exit
+    // waits for the outer one.
+    if (exiting_ && std::this_thread::get_id() != exiter_ && depth_ == 0) {
+      lock.unlock();
+      PyEval_SaveThread();
+      for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+    }
+    ++inside_;
+    ++depth_;
+  }
+  void Leave() {
+    std::lock_guard<std::mutex> lock(mu_);
+    --depth_;
+    if (--inside_ == 0) idle_.notify_all();
+  }
+  // The atexit handler: waits, without the GIL, for the calls in progress
+  // on other threads.
+  void Quiesce() {
+    PyThreadState* state = PyEval_SaveThread();
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      exiting_ = true;
+      exiter_ = std::this_thread::get_id();
+      idle_.wait(lock, [&] { return inside_ == 0; });
+    }
+    PyEval_RestoreThread(state);
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable idle_;
+  int inside_ = 0;
+  bool exiting_ = false;
+  std::thread::id exiter_;
+  static thread_local int depth_;  // this thread's calls in progress, one inside another
+};
+thread_local int Exit::depth_ = 0;
+
+Exit& TheExit() {
+  static Exit* exit = new Exit();  // never destroyed: threads may use it at the end
+  return *exit;
+}
+
+// The GIL released for a call into the library, taken back at its end.
+class GilReleased {
+ public:
+  GilReleased() {
+    TheExit().Enter();
+    state_ = PyEval_SaveThread();
+  }
+  ~GilReleased() {
+    PyEval_RestoreThread(state_);
+    TheExit().Leave();
+  }
+  GilReleased(const GilReleased&) = delete;
+  GilReleased& operator=(const GilReleased&) = delete;
+
+ private:
+  PyThreadState* state_ = nullptr;
+};
+
+// The GIL taken by a thread blobtable calls back on (inside a call: the
+// exit waits for it).
+using GilTaken = py::gil_scoped_acquire;
+
 template <typename Call>
 auto WithoutGil(Call&& call) {
-  py::gil_scoped_release release;
+  GilReleased released;
   return call();
 }
 
@@ -66,11 +156,13 @@ auto WithoutGil(Call&& call) {
 // calling it), kept while blobtable unwinds its own call, raised after.
 class Pending {
  public:
-  void Keep(std::exception_ptr e) {
-    if (!error_) error_ = std::move(e);
-  }
-  void Rethrow() {
-    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+  // The function's last failure (an attempt after it that succeeded clears it).
+  void Keep(std::exception_ptr e) { error_ = std::move(e); }
+  void Clear() { error_ = nullptr; }
+  // Raises it, as it was, if the call failed: what blobtable made of it
+  // (a retryable blobtable.Error retried, then given up) is the same failure.
+  void RethrowIfFailed(bool failed) {
+    if (failed && error_) std::rethrow_exception(std::exchange(error_, nullptr));
   }
 
  private:
@@ -84,12 +176,14 @@ template <typename Body>
 Status CallBack(Pending* pending, Body&& body) {
   try {
     body();
+    pending->Clear();
     return Status::OK();
   } catch (py::error_already_set& e) {
+    // Kept as it is (a blobtable.Error subclass of the caller's, its
+    // attributes and notes), and told to blobtable by its code.
+    pending->Keep(std::make_exception_ptr(e));
     std::shared_ptr<py::error_already_set> other;
-    Status s = StatusOfPythonError(e, &other);
-    if (other) pending->Keep(std::make_exception_ptr(*other));
-    return s;
+    return StatusOfPythonError(e, &other);
   } catch (...) {
     pending->Keep(std::current_exception());
     return Status::Internal("the function raised");
@@ -100,8 +194,10 @@ class PyTable {
  public:
   PyTable(State state, Table table) : state_(std::move(state)), table_(std::move(table)) {}
   const std::string& name() const { return table_.name(); }
-  const Table& table() const {
-    state_->Get();  // raises once the store is closed
+  // The table for one call, with the GIL held: raises once the store is
+  // closed; `store` keeps it open until the call ends.
+  const Table& table(StorePtr* store) const {
+    *store = state_->Get();
     return table_;
   }
   const State& state() const { return state_; }
@@ -159,11 +255,11 @@ py::tuple VisitPage(const Table& table, const QueryOptions& q) {
   NameCache names;
   Pending pending;
   auto visit = [&](const EntityView& row) -> Status {
-    py::gil_scoped_acquire gil;
+    GilTaken gil;
     return CallBack(&pending, [&] { rows.append(FromView(row, &names)); });
   };
   Result<VisitedPage> page = WithoutGil([&] { return table.Visit(q, EntityVisitor(visit)); });
-  pending.Rethrow();
+  pending.RethrowIfFailed(!page.ok());
   VisitedPage visited = Take(std::move(page));
   return py::make_tuple(rows, visited.continuation, visited.stale);
 }
@@ -177,9 +273,13 @@ IndexQuery MakeIndexQuery(const py::object& equal, const py::object& low, const 
   return q;
 }
 
+// `retry`: attempts in all, 1..1000 (RetryPolicy's bounds).
 RetryPolicy Policy(int max_attempts) {
+  if (max_attempts < 1 || max_attempts > 1000)
+    Raise(Status::InvalidArgument("retry " + std::to_string(max_attempts) +
+                                  " is outside 1..1000 attempts"));
   RetryPolicy p;
-  if (max_attempts > 0) p.max_attempts = max_attempts;
+  p.max_attempts = max_attempts;
   return p;
 }
 
@@ -192,11 +292,20 @@ class PyTxn {
   }
   PyTxn(State state, Transaction* lent) : state_(std::move(state)), txn_(lent), lent_(true) {}
 
+  // The transaction, while it takes operations: raises once it is over, or
+  // its store closed.
   Transaction& txn() {
     if (txn_ == nullptr)
       Raise(Status::InvalidArgument(lent_ ? "the transaction lent to the function is over"
                                           : "the transaction was committed or aborted"));
+    state_->Get();
     return *txn_;
+  }
+  // A table given to it, for one buffered operation (raises once that
+  // table's store is closed; one of another store is refused by the library).
+  static const Table& TableOf(const PyTable& table) {
+    StorePtr open;
+    return table.table(&open);
   }
   void EndLoan() { txn_ = nullptr; }
   bool lent() const { return lent_; }
@@ -204,12 +313,17 @@ class PyTxn {
   py::list Commit() {
     if (lent_) Raise(Status::InvalidArgument("run_transaction commits the transaction it lends"));
     Transaction& t = txn();
+    StorePtr open = state_->Get();
     Result<std::vector<CommittedWrite>> written = WithoutGil([&] { return t.Commit(); });
     txn_ = nullptr;  // committed or failed, it takes nothing more
     return Written(Take(std::move(written)));
   }
   void Abort() {
-    if (txn_ != nullptr && !lent_) {
+    if (lent_)
+      Raise(Status::InvalidArgument(
+          "run_transaction decides the transaction it lends: raise an exception in the "
+          "function to stop it, nothing of it written"));
+    if (txn_ != nullptr) {
       txn_->Abort();
       txn_ = nullptr;
     }
@@ -234,7 +348,7 @@ struct PyLock {
   StorePtr store;
   std::unique_ptr<Lock> lock;
   ~PyLock() {
-    py::gil_scoped_release release;
+    GilReleased released;
     lock.reset();
     store.reset();
   }
@@ -265,40 +379,50 @@ void BindTable(py::module_& m) {
       .def_property_readonly("name", &PyTable::name)
       .def("get",
            [](const PyTable& t, const std::string& pk, const std::string& rk) {
-             const Table& table = t.table();
+             StorePtr open;
+             const Table& table = t.table(&open);
              Result<Entity> e = WithoutGil([&] { return table.Get(pk, rk); });
              return FromEntity(Take(std::move(e)));
            })
       .def("insert",
            [](const PyTable& t, py::handle e) {
-             return Write(e, [&](const Entity& x) { return t.table().Insert(x); });
+             StorePtr open;
+             const Table& table = t.table(&open);
+             return Write(e, [&](const Entity& x) { return table.Insert(x); });
            })
       .def("replace",
            [](const PyTable& t, py::handle e, const py::object& if_match) {
              std::optional<std::string> m = OptionalString(if_match);
-             const Table& table = t.table();
+             StorePtr open;
+             const Table& table = t.table(&open);
              return Write(
                  e, [&](const Entity& x) { return m ? table.Replace(x, *m) : table.Replace(x); });
            })
       .def("merge",
            [](const PyTable& t, py::handle e, const py::object& if_match) {
              std::optional<std::string> m = OptionalString(if_match);
-             const Table& table = t.table();
+             StorePtr open;
+             const Table& table = t.table(&open);
              return Write(e,
                           [&](const Entity& x) { return m ? table.Merge(x, *m) : table.Merge(x); });
            })
       .def("upsert",
            [](const PyTable& t, py::handle e) {
-             return Write(e, [&](const Entity& x) { return t.table().Upsert(x); });
+             StorePtr open;
+             const Table& table = t.table(&open);
+             return Write(e, [&](const Entity& x) { return table.Upsert(x); });
            })
       .def("upsert_merge",
            [](const PyTable& t, py::handle e) {
-             return Write(e, [&](const Entity& x) { return t.table().UpsertMerge(x); });
+             StorePtr open;
+             const Table& table = t.table(&open);
+             return Write(e, [&](const Entity& x) { return table.UpsertMerge(x); });
            })
       .def("delete",
            [](const PyTable& t, const std::string& pk, const std::string& rk,
               const std::string& if_match) {
-             const Table& table = t.table();
+             StorePtr open;
+             const Table& table = t.table(&open);
              Status s = WithoutGil([&] { return table.Delete(pk, rk, if_match); });
              Check(s);
            })
@@ -308,7 +432,8 @@ void BindTable(py::module_& m) {
               const py::object& prefix, int page_size, const std::string& continuation) {
              QueryOptions q =
                  MakeQuery(filter, select, pk, from, to, prefix, page_size, continuation);
-             return VisitPage(t.table(), q);
+             StorePtr open;
+             return VisitPage(t.table(&open), q);
            })
       .def("index_page",
            [](const PyTable& t, const std::string& index, const py::object& equal,
@@ -317,16 +442,18 @@ void BindTable(py::module_& m) {
              IndexQuery iq = MakeIndexQuery(equal, low, high);
              QueryOptions q = MakeQuery(py::none(), select, py::none(), py::none(), py::none(),
                                         py::none(), page_size, continuation);
-             const Table& table = t.table();
+             StorePtr open;
+             const Table& table = t.table(&open);
              Result<QueryPage> page = WithoutGil([&] { return table.QueryIndex(index, iq, q); });
              return PageOf(Take(std::move(page)));
            })
       .def("update", [](const PyTable& t, const std::string& pk, const std::string& rk,
                         const py::function& fn, int max_attempts) {
-        const Table& table = t.table();
+        StorePtr open;
+        const Table& table = t.table(&open);
         Pending pending;
         auto apply = [&](Entity& e, bool exists) -> Status {
-          py::gil_scoped_acquire gil;
+          GilTaken gil;
           return CallBack(&pending, [&] {
             py::object current = FromEntity(e);
             if (!exists) current.attr("etag") = py::none();
@@ -334,9 +461,10 @@ void BindTable(py::module_& m) {
             e = ToEntity(result.is_none() ? current : result);
           });
         };
+        const RetryPolicy policy = Policy(max_attempts);  // may raise: with the GIL
         Result<Entity> written =
-            WithoutGil([&] { return table.Update(pk, rk, UpdateFn(apply), Policy(max_attempts)); });
-        pending.Rethrow();
+            WithoutGil([&] { return table.Update(pk, rk, UpdateFn(apply), policy); });
+        pending.RethrowIfFailed(!written.ok());
         return FromEntity(Take(std::move(written)));
       });
 }
@@ -346,35 +474,41 @@ void BindTransaction(py::module_& m) {
       .def("get",
            [](PyTxn& tx, const PyTable& t, const std::string& pk, const std::string& rk) {
              Transaction& txn = tx.txn();
-             const Table& table = t.table();
+             StorePtr open;
+             const Table& table = t.table(&open);
              Result<Entity> e = WithoutGil([&] { return txn.Get(table, pk, rk); });
              return FromEntity(Take(std::move(e)));
            })
       .def("insert", [](PyTxn& tx, const PyTable& t,
-                        py::handle e) { Check(tx.txn().Insert(t.table(), ToEntity(e))); })
+                        py::handle e) { Check(tx.txn().Insert(PyTxn::TableOf(t), ToEntity(e))); })
       .def("replace",
            [](PyTxn& tx, const PyTable& t, py::handle e, const py::object& if_match) {
              Entity x = ToEntity(e);
              auto m = OptionalString(if_match);
-             Check(m ? tx.txn().Replace(t.table(), x, *m) : tx.txn().Replace(t.table(), x));
+             Check(m ? tx.txn().Replace(PyTxn::TableOf(t), x, *m)
+                     : tx.txn().Replace(PyTxn::TableOf(t), x));
            })
       .def("merge",
            [](PyTxn& tx, const PyTable& t, py::handle e, const py::object& if_match) {
              Entity x = ToEntity(e);
              auto m = OptionalString(if_match);
-             Check(m ? tx.txn().Merge(t.table(), x, *m) : tx.txn().Merge(t.table(), x));
+             Check(m ? tx.txn().Merge(PyTxn::TableOf(t), x, *m)
+                     : tx.txn().Merge(PyTxn::TableOf(t), x));
            })
       .def("upsert", [](PyTxn& tx, const PyTable& t,
-                        py::handle e) { Check(tx.txn().Upsert(t.table(), ToEntity(e))); })
+                        py::handle e) { Check(tx.txn().Upsert(PyTxn::TableOf(t), ToEntity(e))); })
       .def("upsert_merge",
            [](PyTxn& tx, const PyTable& t, py::handle e) {
-             Check(tx.txn().UpsertMerge(t.table(), ToEntity(e)));
+             Check(tx.txn().UpsertMerge(PyTxn::TableOf(t), ToEntity(e)));
            })
       .def("delete",
            [](PyTxn& tx, const PyTable& t, const std::string& pk, const std::string& rk,
-              const std::string& if_match) { Check(tx.txn().Delete(t.table(), pk, rk, if_match)); })
-      .def("check", [](PyTxn& tx, const PyTable& t, const std::string& pk, const std::string& rk,
-                       const std::string& etag) { Check(tx.txn().Check(t.table(), pk, rk, etag)); })
+              const std::string& if_match) {
+             Check(tx.txn().Delete(PyTxn::TableOf(t), pk, rk, if_match));
+           })
+      .def("check",
+           [](PyTxn& tx, const PyTable& t, const std::string& pk, const std::string& rk,
+              const std::string& etag) { Check(tx.txn().Check(PyTxn::TableOf(t), pk, rk, etag)); })
       .def("commit", &PyTxn::Commit)
       .def("abort", &PyTxn::Abort)
       .def_property_readonly("lent", &PyTxn::lent);
@@ -397,12 +531,17 @@ void BindCoordination(py::module_& m) {
         Status s = WithoutGil([&] { return l.lock->Release(); });
         Check(s);
       });
-  py::class_<PyQueueItem>(m, "QueueItem")
-      .def_property_readonly("id", [](const PyQueueItem& i) { return i.item.id; })
-      .def_property_readonly("body", [](const PyQueueItem& i) { return py::bytes(i.item.body); })
-      .def_property_readonly("dequeue_count",
-                             [](const PyQueueItem& i) { return i.item.dequeue_count; })
-      .def_property_readonly("queue", [](const PyQueueItem& i) { return i.queue; })
+  py::class_<PyQueueItem>(m, "QueueItem",
+                          "An item taken from a queue: complete, abandon or extend it there.")
+      .def_property_readonly(
+          "id", [](const PyQueueItem& i) { return i.item.id; }, "Its id, as put returned it.")
+      .def_property_readonly(
+          "body", [](const PyQueueItem& i) { return py::bytes(i.item.body); }, "Its body.")
+      .def_property_readonly(
+          "dequeue_count", [](const PyQueueItem& i) { return i.item.dequeue_count; },
+          "How many times it was taken, this time included.")
+      .def_property_readonly(
+          "queue", [](const PyQueueItem& i) { return i.queue; }, "The queue it was taken from.")
       .def("__repr__", [](const PyQueueItem& i) {
         return "QueueItem(id=" + i.item.id + ", queue=" + i.queue +
                ", dequeue_count=" + std::to_string(i.item.dequeue_count) + ")";
@@ -440,7 +579,8 @@ void BindCoordination(py::module_& m) {
 
 class PyStore {
  public:
-  explicit PyStore(StorePtr store) : state_(std::make_shared<StoreState>(std::move(store))) {}
+  PyStore(StorePtr store, TransactionOptions txn)
+      : state_(std::make_shared<StoreState>(std::move(store), txn)) {}
   ~PyStore() { Close(); }
   const State& state() const { return state_; }
   StorePtr Get() const { return state_->Get(); }
@@ -449,7 +589,7 @@ class PyStore {
   void Close() {
     StorePtr store = state_->Close();
     if (!store) return;
-    py::gil_scoped_release release;
+    GilReleased released;
     store->WaitForFinishing();
     store.reset();  // destroyed here unless a call in flight or a lock still holds it
   }
@@ -489,9 +629,16 @@ std::unique_ptr<PyStore> Open(const std::string& location, const py::object& con
     if (o.azure.request_timeout.count() == 0)
       Raise(Status::InvalidArgument("request_timeout must be at least a millisecond"));
   }
-  if (!txn_lease_seconds.is_none()) o.txn_lease_seconds = txn_lease_seconds.cast<int>();
+  TransactionOptions txn;
+  if (!txn_lease_seconds.is_none()) {
+    int64_t lease = txn_lease_seconds.cast<int64_t>();
+    if (lease < 15 || lease > 60)
+      Raise(Status::InvalidArgument("txn_lease_seconds " + std::to_string(lease) +
+                                    " is outside 15..60"));
+    txn.lease_seconds = o.txn_lease_seconds = static_cast<int>(lease);
+  }
   auto store = WithoutGil([&] { return Store::Open(location, o); });
-  return std::make_unique<PyStore>(StorePtr(Take(std::move(store))));
+  return std::make_unique<PyStore>(StorePtr(Take(std::move(store))), txn);
 }
 
 void BindStore(py::module_& m) {
@@ -521,7 +668,7 @@ void BindStore(py::module_& m) {
       .def("begin",
            [](const PyStore& s) {
              StorePtr store = s.Get();
-             return std::make_unique<PyTxn>(s.state(), Take(store->Begin()));
+             return std::make_unique<PyTxn>(s.state(), Take(store->Begin(s.state()->txn())));
            })
       .def("run_transaction",
            [](const PyStore& s, const py::function& fn, int max_attempts) {
@@ -529,7 +676,7 @@ void BindStore(py::module_& m) {
              Pending pending;
              py::object result = py::none();
              auto run = [&](Transaction& t) -> Status {
-               py::gil_scoped_acquire gil;
+               GilTaken gil;
                // Python owns the lent handle (fn may keep it); it is ended
                // when the call returns, so a kept one raises.
                auto* lent = new PyTxn(s.state(), &t);
@@ -539,11 +686,12 @@ void BindStore(py::module_& m) {
                return status;
              };
              int attempts = 0;
+             const RetryPolicy policy = Policy(max_attempts);  // may raise: with the GIL
              auto written = WithoutGil([&] {
-               return store->RunTransaction(Store::TransactionFn(run), Policy(max_attempts), {},
+               return store->RunTransaction(Store::TransactionFn(run), policy, s.state()->txn(),
                                             &attempts);
              });
-             pending.Rethrow();
+             pending.RethrowIfFailed(!written.ok());
              return py::make_tuple(result, PyTxn::Written(Take(std::move(written))), attempts);
            })
       .def("create_index",
@@ -603,6 +751,9 @@ PYBIND11_MODULE(_blobtable, m) {
   blobtable::python::InitConversions();
   m.doc() = "blobtable's extension module; use the blobtable package.";
   m.attr("__version__") = BLOBTABLE_VERSION;
+  m.def(
+      "_quiesce", [] { blobtable::python::TheExit().Quiesce(); },
+      "At the interpreter's exit: waits for the calls in progress (registered by the package).");
   blobtable::python::BindTable(m);
   blobtable::python::BindTransaction(m);
   blobtable::python::BindCoordination(m);

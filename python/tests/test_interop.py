@@ -94,8 +94,7 @@ def test_every_type_reads_the_same_in_python_the_cli_and_cpp(tmp_path: Path) -> 
         from_cpp = t.get("p", "cpp")
         assert from_cpp["g"] == blobtable.Guid("3F2504E0-4F89-11D3-9A0C-0305E82C3301")
         assert from_cpp["i"] == -7 and from_cpp["l"] == 2**40 and from_cpp["b"] == b"\x00\x01\xff"
-        assert from_cpp["d"] == EVERY["d"].replace(microsecond=123456) and \
-            from_cpp["d"].ticks_remainder == 7
+        assert from_cpp["d"] == EVERY["d"] and from_cpp["d"].ticks_remainder == 7
         # Written back from Python unchanged, C++ reads what it wrote.
         before = dump(where, "interop", "p", "cpp")
         t.replace(from_cpp)

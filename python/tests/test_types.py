@@ -73,7 +73,7 @@ def test_wrappers_keep_what_python_types_cannot(embedded: blobtable.Store) -> No
     fine = blobtable.DateTime._from(dt.datetime(2001, 1, 1, tzinfo=UTC), 7)
     got = roundtrip(t, "d", fine)
     assert isinstance(got, blobtable.DateTime) and got.ticks_remainder == 7
-    assert got.replace(tzinfo=UTC) == fine
+    assert got == fine
     # A time zone other than UTC is the same instant, read back in UTC.
     plus2 = dt.datetime(2001, 1, 1, 12, tzinfo=dt.timezone(dt.timedelta(hours=2)))
     assert roundtrip(t, "d", plus2) == dt.datetime(2001, 1, 1, 10, tzinfo=UTC)
