@@ -126,7 +126,7 @@ def shared_table(tmp_path_factory: pytest.TempPathFactory) -> Iterator[blobtable
         yield s.table("prop")
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(props=st.dictionaries(st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,20}", fullmatch=True)
                              .filter(lambda n: n not in ("PartitionKey", "RowKey", "Timestamp",
                                                          "ETag")),
