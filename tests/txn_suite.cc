@@ -15,6 +15,7 @@
 #include <mutex>
 #include <optional>
 #include <random>
+#include <set>
 #include <tuple>
 
 #include <msgpack.hpp>
@@ -1321,6 +1322,73 @@ TEST_P(TxnTest, ACommitOrAFailedOneLeavesNoRecord) {
   auto page = store_->blob_store().List(records);
   ASSERT_TRUE(page.ok());
   EXPECT_TRUE(page->items.empty()) << page->items.front().name;
+  ExpectNoLeftovers();
+}
+
+// A rewrite of an intent as a plain entity (finishing or undoing it) on one
+// of `targets` that is applied and answered OutcomeUnknown, as a lost
+// answer whose retry was refused (412) is.
+class LosesRewritesAnswers : public BlobStoreWrapper {
+ public:
+  LosesRewritesAnswers(std::shared_ptr<BlobStore> inner, std::set<std::string> targets)
+      : BlobStoreWrapper(std::move(inner)), targets_(std::move(targets)) {}
+  Result<WriteResult> Put(std::string_view n, std::string_view d, const PutOptions& o) override {
+    auto put = BlobStoreWrapper::Put(n, d, o);
+    if (put.ok() && targets_.count(std::string(n)) && o.metadata.count(kTxnMetadata) &&
+        !o.metadata.count(kPrewriteMetadata)) {
+      ++lost;
+      return Status::OutcomeUnknown("the answer was lost, and the retry refused (HTTP 412)");
+    }
+    return put;
+  }
+  std::atomic<int> lost{0};
+
+ private:
+  std::set<std::string> targets_;
+};
+
+// Issue 58's flaky run: under load, a finishing rewrite's answer was lost and
+// its retry refused, and the finishing kept the record of a transaction
+// every intent of which was plain (only Recover removed it). Such a rewrite
+// is read back: gone from the intent, it is done, its lease let go of; a
+// commit and an undone one both leave nothing.
+TEST_P(TxnTest, ARewriteWhoseAnswerWasLostStillLetsGoOfTheRecord) {
+  if (atomic()) GTEST_SKIP() << kNoCoordinator;
+  Seed();
+  const std::string alice = *accounts_->EntityBlobName("eu", "alice");
+  const std::string carol = *accounts_->EntityBlobName("us", "carol");
+  std::shared_ptr<LosesRewritesAnswers> losing;
+  StoreOptions o = internal::WithAtomicCommits(Options(), false);
+  o.wrap_blob_store = [&](std::shared_ptr<BlobStore> b) {
+    losing = std::make_shared<LosesRewritesAnswers>(std::move(b), std::set{alice, carol});
+    return losing;
+  };
+  auto coordinator = OpenBackendStore(GetParam(), o);
+  ASSERT_TRUE(coordinator.ok()) << coordinator.status().ToString();
+  ASSERT_TRUE(Transfer(**coordinator).ok());
+  (*coordinator)->WaitForFinishing();
+  EXPECT_EQ(losing->lost.load(), 2);  // alice's and carol's finishing
+  EXPECT_EQ(Balance(*accounts_, "us", "carol"), 110);
+  // Undone: carol's version is newer than the one read, so the commit
+  // fails in its first round and undoes alice's intent.
+  auto accounts = *(*coordinator)->OpenTable("accounts");
+  auto stale = (*coordinator)->Begin(TxnOptions());
+  auto old_carol = stale->Get(accounts, "us", "carol");
+  ASSERT_TRUE(old_carol.ok());
+  ASSERT_TRUE(Transfer(*store_).ok());
+  auto now_alice = accounts.Get("eu", "alice");
+  ASSERT_TRUE(now_alice.ok());
+  ASSERT_TRUE(
+      stale->Replace(accounts, Entity("eu", "alice").Set("balance", 0), now_alice->etag()).ok());
+  ASSERT_TRUE(
+      stale->Replace(accounts, Entity("us", "carol").Set("balance", 0), old_carol->etag()).ok());
+  EXPECT_EQ(stale->Commit().status().code(), Code::kConflict);
+  (*coordinator)->WaitForFinishing();
+  // alice's undoing (and carol's, where its intent went in before its
+  // version was compared)
+  EXPECT_GE(losing->lost.load(), 3);
+  EXPECT_EQ(Balance(*accounts_, "eu", "alice"), 80);
+  EXPECT_EQ(Balance(*accounts_, "us", "carol"), 120);
   ExpectNoLeftovers();
 }
 

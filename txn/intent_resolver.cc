@@ -244,12 +244,24 @@ Status FinishIntent(const ResolveContext& ctx, std::string_view blob, const Enti
     }
     // Someone finished it first, or wrote after it was finished.
     if (s.IsConflict() || s.IsNotFound()) return Status::OK();
-    // A lease other than seen: the blob may have moved on (finished by
-    // someone else, then leased by its next writer); else try the other way.
-    if (s.IsLeaseLost() || s.IsBusy()) {
+    // An answer lost and the retry refused (412): the rewrite landed, or
+    // someone else finished the intent first; or a lease other than seen:
+    // the blob may have moved on (finished by someone else, then leased by
+    // its next writer). Either way the blob, read now, tells whether it
+    // still holds the intent; else try again (the other way, for a lease).
+    if (s.IsOutcomeUnknown() || s.IsLeaseLost() || s.IsBusy()) {
       auto now = ctx.blobs.Head(blob, {});
-      if (now.status().IsNotFound() || (now.ok() && now->properties.etag != seen.etag))
+      if (now.status().IsNotFound() || (now.ok() && now->properties.etag != seen.etag)) {
+        // The rewrite may be ours, still under the transaction's lease:
+        // let go of it (refused if another holds the blob now).
+        if (s.IsOutcomeUnknown() && release && !lease.empty())
+          (void)ctx.blobs.ReleaseLease(blob, lease, {});
         return Status::OK();
+      }
+      if (s.IsOutcomeUnknown()) {  // not applied, or not known: the intent may still be there
+        if (!now.ok() || tries == 1) return s;
+        continue;
+      }
       if (s.IsBusy() && !may_use_txn_lease) return s;  // leased since: its own to undo first
       if ((s.IsLeaseLost() && !lease.empty()) || (s.IsBusy() && lease.empty())) {
         lease = lease.empty() ? intent.txn_id : "";
