@@ -119,6 +119,7 @@ class CachingBlobStore final : public BlobStoreWrapper {
   BatchResult CommitBatch(const std::vector<BatchOp>& ops) override;
 
   BlobCache& cache() { return *cache_; }
+  std::shared_ptr<BlobCache> shared_cache() const { return cache_; }
 
  private:
   // Caches what this store wrote and storage acknowledged (`written`),

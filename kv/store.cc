@@ -13,6 +13,7 @@
 #include "txn/recovery.h"
 #include "kv/retry_loop.h"
 #include "kv/store_core.h"
+#include "cache/cache_metrics.h"
 #include "txn/index_upkeep.h"
 #include "txn/txn_buffer.h"
 #include "util/macros.h"
@@ -53,7 +54,8 @@ Result<std::unique_ptr<Store>> Store::Open(std::string_view location, const Stor
     return Status::InvalidArgument("AzureOptions::request_timeout is above 10 years");
   if (options.cache.read_policy.max_stale > kMaxDuration)
     return Status::InvalidArgument("the read policy's max_stale is above 10 years");
-  auto blobs = internal::OpenBlobStore(location, internal::BackendOptionsOf(options));
+  auto metrics = std::make_shared<internal::MetricsRegistry>();
+  auto blobs = internal::OpenBlobStore(location, internal::BackendOptionsOf(options, metrics));
   if (!blobs.ok()) return blobs.status();
   std::shared_ptr<BlobStore> backend = std::move(*blobs);
   const bool batches = backend->traits().atomic_batch;
@@ -71,7 +73,7 @@ Result<std::unique_ptr<Store>> Store::Open(std::string_view location, const Stor
     backend = std::make_shared<internal::CachingBlobStore>(std::move(backend), std::move(cache),
                                                            std::move(c));
   }
-  std::unique_ptr<Store> store = FromBlobStore(std::move(backend), options);
+  std::unique_ptr<Store> store = Make(std::move(backend), options, std::move(metrics));
   // Every store of a local directory commits in batches, each checking the
   // index definitions it followed: an index is created or dropped there
   // without the grace (docs/indexes.md#building-online), which a store
@@ -87,6 +89,11 @@ Result<std::unique_ptr<Store>> Store::Open(std::string_view location, const Stor
 
 std::unique_ptr<Store> Store::FromBlobStore(std::shared_ptr<BlobStore> blobs,
                                             const StoreOptions& options) {
+  return Make(std::move(blobs), options, std::make_shared<internal::MetricsRegistry>());
+}
+
+std::unique_ptr<Store> Store::Make(std::shared_ptr<BlobStore> blobs, const StoreOptions& options,
+                                   std::shared_ptr<internal::MetricsRegistry> metrics) {
   auto core = std::make_shared<internal::StoreCore>();
   core->blobs = std::move(blobs);
   // A stack topped by the cache (Open's, or a test's): entity reads go
@@ -114,6 +121,9 @@ std::unique_ptr<Store> Store::FromBlobStore(std::shared_ptr<BlobStore> blobs,
   unsigned first_stripe = options.short_lived ? 0 : static_cast<unsigned>(internal::RandomU64());
   if (hooks.first_lock_stripe >= 0) first_stripe = static_cast<unsigned>(hooks.first_lock_stripe);
   core->lock_stripes = std::make_shared<internal::LockStripes>(first_stripe);
+  core->metrics = std::move(metrics);
+  core->ops = std::make_shared<internal::OpMetrics>(*core->metrics);
+  if (core->cache) internal::CountCache(*core->metrics, core->cache->shared_cache());
   return std::unique_ptr<Store>(new Store(std::move(core)));
 }
 
@@ -220,5 +230,7 @@ Result<CacheStats> Store::cache_stats() const {
   return core_->cache->cache().Stats();
 }
 const StoreOptions& Store::options() const { return core_->options; }
+
+MetricsSnapshot Store::Metrics() const { return core_->metrics->Snapshot(); }
 
 }  // namespace blobtable

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "blobtable/options.h"
+#include "kv/op_metrics.h"
 #include "storage/open_blob_store.h"
 #include "txn/txn_context.h"
 
@@ -28,10 +29,12 @@ inline void WarnUser(const StoreOptions& options, const std::string& message) {
 }
 
 // What opening the backend takes from `options`.
-inline BackendOptions BackendOptionsOf(const StoreOptions& options) {
+inline BackendOptions BackendOptionsOf(const StoreOptions& options,
+                                       std::shared_ptr<MetricsRegistry> metrics = nullptr) {
   return BackendOptions{options.container, options.create_if_missing,
                         options.clock,     options.request_log,
-                        options.local,     options.azure};
+                        options.local,     options.azure,
+                        std::move(metrics)};
 }
 
 // The index drops a store runs in the background, by index table name:
@@ -46,6 +49,8 @@ struct StoreCore : TxnContext {
   StoreOptions options;
   // Shared with the copies a background drop runs on (always set).
   std::shared_ptr<IndexDrops> index_drops = std::make_shared<IndexDrops>();
+  // The table API's calls counted (always set by Store).
+  std::shared_ptr<OpMetrics> ops;
 
   // Lists entity blobs as `policy` allows: through the cache when the store
   // has one (it may answer from its copies, stale), else from storage.
@@ -58,6 +63,14 @@ struct StoreCore : TxnContext {
 
   void Warn(const std::string& message) const { WarnUser(options, message); }
 };
+
+// Metered (kv/op_metrics.h) with the store's counters and clock; only `fn`
+// for a Table that no store opened.
+template <typename Fn>
+auto MeteredCall(const StoreCore* core, OpKind op, Fn&& fn) {
+  if (core == nullptr) return fn();
+  return Metered(core->ops.get(), core->clock, op, std::forward<Fn>(fn));
+}
 
 }  // namespace blobtable::internal
 

@@ -110,16 +110,18 @@ Result<Entity> Table::Get(std::string_view pk, std::string_view rk,
 
 Result<Entity> Table::Read(std::string_view pk, std::string_view rk, const ReadPolicy& policy,
                            std::string_view listed_etag) const {
-  ReadName name;
-  Status named = Usable();
-  if (named.ok()) named = EntityBlobNameInto(name_, pk, rk, *name);
-  // One Result, returned by name on every path: an Entity moved costs a
-  // get as much as a quarter of its decode.
-  Result<Entity> e = named.ok()
-                         ? internal::ReadVisibleEntity(*core_, *name, pk, rk, policy, listed_etag)
-                         : Result<Entity>(std::move(named));
-  if (!e.ok()) e = e.status().WithContext(EntityContext(name_, pk, rk));  // named on errors only
-  return e;
+  return internal::MeteredCall(core_.get(), internal::OpKind::kGet, [&]() -> Result<Entity> {
+    ReadName name;
+    Status named = Usable();
+    if (named.ok()) named = EntityBlobNameInto(name_, pk, rk, *name);
+    // One Result, returned by name on every path: an Entity moved costs a
+    // get as much as a quarter of its decode.
+    Result<Entity> e = named.ok()
+                           ? internal::ReadVisibleEntity(*core_, *name, pk, rk, policy, listed_etag)
+                           : Result<Entity>(std::move(named));
+    if (!e.ok()) e = e.status().WithContext(EntityContext(name_, pk, rk));  // named on errors only
+    return e;
+  });
 }
 
 Status Table::GetView(std::string_view pk, std::string_view rk, const EntityVisitor& visit) const {
@@ -129,16 +131,18 @@ Status Table::GetView(std::string_view pk, std::string_view rk, const EntityVisi
 
 Status Table::GetView(std::string_view pk, std::string_view rk, const ReadPolicy& policy,
                       const EntityVisitor& visit) const {
-  BT_RETURN_IF_ERROR(Usable());
-  if (!visit) return Status::InvalidArgument("table " + name_ + ", get: no visitor function");
-  ReadName name;
-  Status named = EntityBlobNameInto(name_, pk, rk, *name);
-  if (!named.ok()) return named.WithContext(EntityContext(name_, pk, rk));
-  std::optional<Status> visited;  // the visitor's answer goes back as it is, without context
-  Status read = internal::VisitVisibleEntity(
-      *core_, *name, pk, rk, policy, [&](const EntityView& view) { visited = visit(view); });
-  if (!read.ok()) return read.WithContext(EntityContext(name_, pk, rk));
-  return visited ? *std::move(visited) : Status::Internal("get: the visitor was not called");
+  return internal::MeteredCall(core_.get(), internal::OpKind::kGet, [&]() -> Status {
+    BT_RETURN_IF_ERROR(Usable());
+    if (!visit) return Status::InvalidArgument("table " + name_ + ", get: no visitor function");
+    ReadName name;
+    Status named = EntityBlobNameInto(name_, pk, rk, *name);
+    if (!named.ok()) return named.WithContext(EntityContext(name_, pk, rk));
+    std::optional<Status> visited;  // the visitor's answer goes back as it is, without context
+    Status read = internal::VisitVisibleEntity(
+        *core_, *name, pk, rk, policy, [&](const EntityView& view) { visited = visit(view); });
+    if (!read.ok()) return read.WithContext(EntityContext(name_, pk, rk));
+    return visited ? *std::move(visited) : Status::Internal("get: the visitor was not called");
+  });
 }
 
 Result<Entity> Table::Insert(const Entity& entity) const {
@@ -179,52 +183,71 @@ Result<Entity> Table::UpsertMerge(const Entity& entity) const {
   return Write(entity, kAnyETag, internal::WriteMode::kUpsertMerge);
 }
 
+namespace {
+
+internal::OpKind OpOf(internal::WriteMode mode) {
+  switch (mode) {
+    case internal::WriteMode::kInsert: return internal::OpKind::kInsert;
+    case internal::WriteMode::kReplace: return internal::OpKind::kReplace;
+    case internal::WriteMode::kMerge: return internal::OpKind::kMerge;
+    case internal::WriteMode::kUpsert: return internal::OpKind::kUpsert;
+    case internal::WriteMode::kUpsertMerge: return internal::OpKind::kUpsertMerge;
+  }
+  return internal::OpKind::kUpsert;
+}
+
+}  // namespace
+
 Result<Entity> Table::Write(const Entity& entity, std::string_view if_match,
                             internal::WriteMode mode) const {
-  BT_RETURN_IF_ERROR(Usable());
-  const std::string_view pk = entity.partition_key(), rk = entity.row_key();
-  const std::string ctx = EntityContext(name_, pk, rk);
-  Status valid = ValidateEntity(entity);
-  if (!valid.ok()) return valid.WithContext(ctx);
-  auto name = EntityBlobName(pk, rk);
-  if (!name.ok()) return name.status().WithContext(ctx);
-  auto schema = core_->schemas->Current(*core_, name_);
-  if (!schema.ok()) return schema.status().WithContext(ctx);
-  if (schema->schema->Maintained()) return WriteIndexed(entity, if_match, mode);
-  internal::UnindexedWrite unindexed(*core_, name_, *schema);  // until an index appears
-  Entity stored;
-  auto make = [&](const internal::VisibleVersion* current) -> Result<std::string> {
-    stored = entity;
-    if (current != nullptr) {  // merged into the version it replaces
-      BT_ASSIGN_OR_RETURN(stored, internal::DecodeVisible(*current, *name, pk, rk, nullptr));
-      for (const auto& [prop, value] : entity.properties()) stored.Set(prop, value);
-      // The union may break a rule neither part did (more than 252 properties).
-      Status merged_ok = ValidateEntity(stored);
-      if (!merged_ok.ok()) return merged_ok.WithContext("after merging");
-    }
-    stored.set_timestamp(std::chrono::time_point_cast<Ticks>(core_->clock->Now()));
-    return internal::EncodeEntity(stored);
-  };
-  auto etag = internal::WriteEntity(*core_, *name, mode, if_match, make, &unindexed);
-  if (unindexed.indexed()) return WriteIndexed(entity, if_match, mode);
-  if (!etag.ok()) return etag.status().WithContext(ctx);
-  stored.set_etag(*etag);
-  return stored;
+  return internal::MeteredCall(core_.get(), OpOf(mode), [&]() -> Result<Entity> {
+    BT_RETURN_IF_ERROR(Usable());
+    const std::string_view pk = entity.partition_key(), rk = entity.row_key();
+    const std::string ctx = EntityContext(name_, pk, rk);
+    Status valid = ValidateEntity(entity);
+    if (!valid.ok()) return valid.WithContext(ctx);
+    auto name = EntityBlobName(pk, rk);
+    if (!name.ok()) return name.status().WithContext(ctx);
+    auto schema = core_->schemas->Current(*core_, name_);
+    if (!schema.ok()) return schema.status().WithContext(ctx);
+    if (schema->schema->Maintained()) return WriteIndexed(entity, if_match, mode);
+    internal::UnindexedWrite unindexed(*core_, name_, *schema);  // until an index appears
+    Entity stored;
+    auto make = [&](const internal::VisibleVersion* current) -> Result<std::string> {
+      stored = entity;
+      if (current != nullptr) {  // merged into the version it replaces
+        BT_ASSIGN_OR_RETURN(stored, internal::DecodeVisible(*current, *name, pk, rk, nullptr));
+        for (const auto& [prop, value] : entity.properties()) stored.Set(prop, value);
+        // The union may break a rule neither part did (more than 252 properties).
+        Status merged_ok = ValidateEntity(stored);
+        if (!merged_ok.ok()) return merged_ok.WithContext("after merging");
+      }
+      stored.set_timestamp(std::chrono::time_point_cast<Ticks>(core_->clock->Now()));
+      return internal::EncodeEntity(stored);
+    };
+    auto etag = internal::WriteEntity(*core_, *name, mode, if_match, make, &unindexed);
+    if (unindexed.indexed()) return WriteIndexed(entity, if_match, mode);
+    if (!etag.ok()) return etag.status().WithContext(ctx);
+    stored.set_etag(*etag);
+    return stored;
+  });
 }
 
 Status Table::Delete(std::string_view pk, std::string_view rk, std::string_view if_match) const {
-  BT_RETURN_IF_ERROR(Usable());
-  const std::string ctx = EntityContext(name_, pk, rk);
-  BT_RETURN_IF_ERROR(ValidateIfMatch(if_match));
-  auto name = EntityBlobName(pk, rk);
-  if (!name.ok()) return name.status().WithContext(ctx);
-  auto schema = core_->schemas->Current(*core_, name_);
-  if (!schema.ok()) return schema.status().WithContext(ctx);
-  if (schema->schema->Maintained()) return DeleteIndexed(pk, rk, if_match);
-  internal::UnindexedWrite unindexed(*core_, name_, *schema);
-  Status deleted = internal::DeleteEntity(*core_, *name, if_match, &unindexed);
-  if (unindexed.indexed()) return DeleteIndexed(pk, rk, if_match);
-  return deleted.WithContext(ctx);
+  return internal::MeteredCall(core_.get(), internal::OpKind::kDelete, [&]() -> Status {
+    BT_RETURN_IF_ERROR(Usable());
+    const std::string ctx = EntityContext(name_, pk, rk);
+    BT_RETURN_IF_ERROR(ValidateIfMatch(if_match));
+    auto name = EntityBlobName(pk, rk);
+    if (!name.ok()) return name.status().WithContext(ctx);
+    auto schema = core_->schemas->Current(*core_, name_);
+    if (!schema.ok()) return schema.status().WithContext(ctx);
+    if (schema->schema->Maintained()) return DeleteIndexed(pk, rk, if_match);
+    internal::UnindexedWrite unindexed(*core_, name_, *schema);
+    Status deleted = internal::DeleteEntity(*core_, *name, if_match, &unindexed);
+    if (unindexed.indexed()) return DeleteIndexed(pk, rk, if_match);
+    return deleted.WithContext(ctx);
+  });
 }
 
 }  // namespace blobtable

@@ -57,6 +57,12 @@ Result<Entity> EntryOfListed(const internal::StoreCore& core, const std::string&
 
 Result<QueryPage> Table::QueryIndex(std::string_view index, const IndexQuery& query,
                                     const QueryOptions& options) const {
+  return internal::MeteredCall(core_.get(), internal::OpKind::kIndexQuery,
+                               [&] { return QueryIndexPage(index, query, options); });
+}
+
+Result<QueryPage> Table::QueryIndexPage(std::string_view index, const IndexQuery& query,
+                                        const QueryOptions& options) const {
   BT_RETURN_IF_ERROR(Usable());
   const std::string ctx = "table " + name_ + ", query of index " + std::string(index);
   if (options.partition_key || options.row_key_from || options.row_key_to || options.row_key_prefix)

@@ -156,6 +156,11 @@ Result<std::string> ListRows(const internal::StoreCore& core, const ListOptions&
 }  // namespace
 
 Result<QueryPage> Table::Query(const QueryOptions& options) const {
+  return internal::MeteredCall(core_.get(), internal::OpKind::kQuery,
+                               [&] { return QueryOnePage(options); });
+}
+
+Result<QueryPage> Table::QueryOnePage(const QueryOptions& options) const {
   BT_RETURN_IF_ERROR(Usable());
   const std::string ctx = "table " + name_ + ", query";
   auto planned = internal::PlanQuery(name_, core_->blobs->traits().list_data,

@@ -129,57 +129,60 @@ Result<VisitedPage> Table::Visit(const QueryOptions& options, const EntityVisito
 
 Result<VisitedPage> Table::VisitRows(const QueryOptions& options, const EntityVisitor& visit,
                                      bool check_values) const {
-  BT_RETURN_IF_ERROR(Usable());
-  if (!visit) return Status::InvalidArgument("table " + name_ + ", visit: no visitor function");
-  VisitedPage out;
-  if (core_->in_place == nullptr) {
-    auto page = Query(options);
-    if (!page.ok()) return page.status();
-    BT_RETURN_IF_ERROR(VisitEntities(*page, visit, out));
-    return out;
-  }
-  auto planned = internal::PlanQuery(name_, true, core_->options.cache.read_policy, options);
-  if (!planned.ok()) return planned.status();
-  internal::QueryPlan& plan = *planned;
-  if (plan.nothing) return out;
-
-  InPlaceVisit rows(plan, visit);
-  using Stop = InPlaceVisit::Stop;
-  int pages = 0;
-  for (;;) {
-    auto next_marker = core_->in_place->ListInPlace(
-        plan.list,
-        check_values ? internal::InPlaceData::kChecked : internal::InPlaceData::kAsItLies,
-        [&](const internal::BlobInPlace& b) { return rows.Add(b); });
-    if (rows.stop() == Stop::kVisitorError) return std::move(rows.visitor_error());
-    if (rows.stop() == Stop::kNeedsQuery) {
-      // Query answers from the first row this path could not, with the room left.
-      QueryOptions rest = options;
-      rest.top = plan.q.top - static_cast<int>(rows.page().rows);  // 1 or more
-      if (!rows.last().empty()) rest.continuation = internal::ContinuationAfter(plan, rows.last());
-      auto page = Query(rest);
+  return internal::MeteredCall(core_.get(), internal::OpKind::kQuery, [&]() -> Result<VisitedPage> {
+    BT_RETURN_IF_ERROR(Usable());
+    if (!visit) return Status::InvalidArgument("table " + name_ + ", visit: no visitor function");
+    VisitedPage out;
+    if (core_->in_place == nullptr) {
+      auto page = Query(options);
       if (!page.ok()) return page.status();
-      BT_RETURN_IF_ERROR(VisitEntities(*page, visit, rows.page()));
-      return std::move(rows.page());
+      BT_RETURN_IF_ERROR(VisitEntities(*page, visit, out));
+      return out;
     }
-    if (rows.stop() == Stop::kPageFull) {
-      rows.page().continuation = internal::ContinuationAfter(plan, rows.last());
-      break;
+    auto planned = internal::PlanQuery(name_, true, core_->options.cache.read_policy, options);
+    if (!planned.ok()) return planned.status();
+    internal::QueryPlan& plan = *planned;
+    if (plan.nothing) return out;
+
+    InPlaceVisit rows(plan, visit);
+    using Stop = InPlaceVisit::Stop;
+    int pages = 0;
+    for (;;) {
+      auto next_marker = core_->in_place->ListInPlace(
+          plan.list,
+          check_values ? internal::InPlaceData::kChecked : internal::InPlaceData::kAsItLies,
+          [&](const internal::BlobInPlace& b) { return rows.Add(b); });
+      if (rows.stop() == Stop::kVisitorError) return std::move(rows.visitor_error());
+      if (rows.stop() == Stop::kNeedsQuery) {
+        // Query answers from the first row this path could not, with the room left.
+        QueryOptions rest = options;
+        rest.top = plan.q.top - static_cast<int>(rows.page().rows);  // 1 or more
+        if (!rows.last().empty())
+          rest.continuation = internal::ContinuationAfter(plan, rows.last());
+        auto page = Query(rest);
+        if (!page.ok()) return page.status();
+        BT_RETURN_IF_ERROR(VisitEntities(*page, visit, rows.page()));
+        return std::move(rows.page());
+      }
+      if (rows.stop() == Stop::kPageFull) {
+        rows.page().continuation = internal::ContinuationAfter(plan, rows.last());
+        break;
+      }
+      if (rows.stop() == Stop::kPastRange) break;
+      if (!next_marker.ok()) return next_marker.status().WithContext("table " + name_ + ", query");
+      ListPage marker;  // what NextListPage reads of a page
+      marker.next_marker = *std::move(next_marker);
+      auto next = NextListPage(plan.list, marker, &pages);
+      if (!next.ok()) return next.status().WithContext("table " + name_ + ", query");
+      if (!*next) break;
+      if (plan.filter && !rows.last_listed().empty()) {
+        // A filtered page holds the matches of one listing, as Query's does.
+        rows.page().continuation = internal::ContinuationAfter(plan, rows.last_listed());
+        break;
+      }
     }
-    if (rows.stop() == Stop::kPastRange) break;
-    if (!next_marker.ok()) return next_marker.status().WithContext("table " + name_ + ", query");
-    ListPage marker;  // what NextListPage reads of a page
-    marker.next_marker = *std::move(next_marker);
-    auto next = NextListPage(plan.list, marker, &pages);
-    if (!next.ok()) return next.status().WithContext("table " + name_ + ", query");
-    if (!*next) break;
-    if (plan.filter && !rows.last_listed().empty()) {
-      // A filtered page holds the matches of one listing, as Query's does.
-      rows.page().continuation = internal::ContinuationAfter(plan, rows.last_listed());
-      break;
-    }
-  }
-  return std::move(rows.page());
+    return std::move(rows.page());
+  });
 }
 
 }  // namespace blobtable

@@ -14,6 +14,7 @@
 #include "blobtable/export.h"
 #include "blobtable/storage_options.h"
 #include "storage/request_log.h"
+#include "util/metrics.h"
 
 namespace blobtable::internal {
 
@@ -25,6 +26,9 @@ struct BackendOptions {
   RequestLogSink request_log;     // as StoreOptions::request_log
   LocalOptions local;
   AzureOptions azure;
+  // Where the backend counts (the store's registry, Store::Metrics); null:
+  // nowhere read.
+  std::shared_ptr<MetricsRegistry> metrics;
 };
 
 // Opens the backend `location` names (see Store::Open for the rules and

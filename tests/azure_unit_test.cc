@@ -397,11 +397,13 @@ struct Harness {
   std::shared_ptr<BlobStore> store;
   FakeClock clock;                    // moved by waits and timeouts
   std::function<void()> during_wait;  // runs in each wait between attempts
+  std::shared_ptr<MetricsRegistry> metrics = std::make_shared<MetricsRegistry>();
 
   explicit Harness(AzureConfig config = DevConfig()) {
     AzureStoreOptions o;
     o.config = std::move(config);
     o.transport = service;
+    o.metrics = metrics;
     o.retry.max_attempts = 4;
     o.retry.initial_delay = std::chrono::milliseconds(100);
     o.retry.max_delay = std::chrono::milliseconds(1000);
@@ -753,6 +755,29 @@ TEST(RequestLog, ErrorMessagesDoNotRepeatTheSignedString) {
   EXPECT_EQ(put.status().storage_code(), "AuthenticationFailed");
   EXPECT_EQ(put.status().message().find("c2VjcmV0"), std::string::npos) << put.status().message();
   EXPECT_EQ(put.status().message().find("string to sign"), std::string::npos);
+}
+
+// Store::Metrics (docs/observability.md#metrics): a 503 retried is two
+// requests (one 503, one 201), a retry, a throttle and the wait between.
+TEST(AzureMetrics, ARetried503IsARequestARetryAThrottleAndAWait) {
+  Harness h;
+  h.service->script = {503};
+  ASSERT_TRUE(h.store->Put("b", "x", {}).ok());
+  h.service->script = {FakeService::kRefuse, FakeService::kRefuse};
+  ASSERT_TRUE(h.store->Head("b", {}).ok());
+  const MetricsSnapshot m = h.metrics->Snapshot();
+  EXPECT_EQ(m.Value("blobtable_http_requests", {{"op", "PUT"}, {"status", "503"}}), 1);
+  EXPECT_EQ(m.Value("blobtable_http_requests", {{"op", "PUT"}, {"status", "201"}}), 1);
+  EXPECT_EQ(m.Value("blobtable_http_requests", {{"op", "HEAD"}, {"status", "none"}}), 2);
+  EXPECT_EQ(m.Value("blobtable_http_requests", {{"op", "HEAD"}, {"status", "200"}}), 1);
+  EXPECT_EQ(m.Value("blobtable_http_retries"), 3);
+  EXPECT_EQ(m.Value("blobtable_http_throttled", {{"status", "503"}}), 1);
+  EXPECT_EQ(m.Value("blobtable_http_throttled"), 1);
+  double waited = 0;
+  for (auto d : h.sleeps) waited += std::chrono::duration<double>(d).count();
+  ASSERT_EQ(h.sleeps.size(), 3u);
+  EXPECT_DOUBLE_EQ(m.Value("blobtable_http_backoff_seconds"), waited);
+  EXPECT_EQ(m.Count("blobtable_http_request_seconds"), 5u);
 }
 
 }  // namespace

@@ -59,7 +59,8 @@ class Unplugged final : public BlobStoreWrapper {
     ++attempts;
     if (down)
       return BatchResult{
-          Status::FromStorage(Code::kUnavailable, 0, "NotSent", "connection refused"), ops.size(),
+          Status::FromStorage(Code::kUnavailable, 0, "NotSent", "connection refused"),
+          ops.size(),
           {}};
     return BlobStoreWrapper::CommitBatch(ops);
   }
@@ -179,6 +180,12 @@ TEST_F(CacheTest, FreshReadsOfAnUnchangedEntityTransferNoBody) {
   auto stats = cache_->Stats();
   EXPECT_EQ(stats.not_modified, 3u);
   EXPECT_GE(stats.bytes_saved, 3000u);
+  // The same in the store's metrics (docs/observability.md#metrics).
+  const MetricsSnapshot m = store_->Metrics();
+  EXPECT_EQ(m.Value("blobtable_cache_revalidations", {{"result", "not_modified"}}), 3);
+  EXPECT_EQ(m.Value("blobtable_cache_revalidations", {{"result", "changed"}}), 0);
+  EXPECT_GE(m.Value("blobtable_cache_saved_bytes"), 3000);
+  EXPECT_GE(m.Value("blobtable_cache_entries"), 1);
 }
 
 TEST_F(CacheTest, AChangeBehindTheStoresBackIsSeenOnTheNextFreshRead) {
@@ -332,14 +339,14 @@ TEST_F(CacheTest, ASlowReadElsewhereNeverRestoresAVersionBehindAnEvictingWrite) 
   co.cacheable = naming::IsEntityBlobName;
   StoreOptions so;
   so.clock = &clock_;
-  auto other = Store::FromBlobStore(
-      std::make_shared<CachingBlobStore>(other_storage, *other_cache, co), so);
+  auto other =
+      Store::FromBlobStore(std::make_shared<CachingBlobStore>(other_storage, *other_cache, co), so);
   const Table other_table = *other->OpenTable("orders");
   other_storage->Hold();
   Result<Entity> slow = Status::Internal("not read");
   std::thread reader([&] { slow = other_table.Get("p", "a"); });
   other_storage->WaitHeld();                              // storage answered v1
-  clock_.Advance(std::chrono::milliseconds(10));           // the write comes after
+  clock_.Advance(std::chrono::milliseconds(10));          // the write comes after
   EXPECT_TRUE(table().Upsert(Row("a", 2, 20'000)).ok());  // v2: too large to cache
   other_storage->Deliver();
   reader.join();
@@ -506,7 +513,7 @@ TEST_F(CacheTest, AnIndexQueryWhileStorageIsUnreachableAnswersFromCachedEntriesS
   auto part = table().QueryIndex("byPad", from_x);
   EXPECT_EQ(part.status().code(), Code::kUnavailable) << part.status().ToString();
   unplugged_->down = false;
-  clock_.Advance(std::chrono::seconds(10));  // past unreachable_interval
+  clock_.Advance(std::chrono::seconds(10));          // past unreachable_interval
   ASSERT_TRUE(table().Upsert(Row("b", 5, 1)).ok());  // its entry (2, b) moves to (5, b)
   unplugged_->down = true;
   auto after_write = table().QueryIndex("byN", from1);
@@ -613,7 +620,7 @@ TEST_F(CacheTest, AKnownRangeWithARowNeverReadIsUnavailableNotShort) {
   q.top = 1000;
   ExpectAllThreeOrUnavailable(q);
   unplugged_->down = false;
-  clock_.Advance(std::chrono::seconds(10));  // past unreachable_interval
+  clock_.Advance(std::chrono::seconds(10));          // past unreachable_interval
   ASSERT_EQ(table().Query(q)->entities.size(), 3u);  // every row read: held
   unplugged_->down = true;
   auto page = table().Query(q);

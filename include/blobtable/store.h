@@ -23,6 +23,7 @@
 
 #include "blobtable/export.h"
 #include "blobtable/index.h"
+#include "blobtable/metrics.h"
 #include "blobtable/blob_store.h"
 #include "blobtable/cache.h"
 #include "blobtable/options.h"
@@ -269,6 +270,13 @@ class BLOBTABLE_EXPORT Store {
   // StoreOptions::cache off, or a cache that could not be opened).
   Result<CacheStats> cache_stats() const;
 
+  // What this store counted since it was opened: its calls by kind and
+  // outcome, Azure's HTTP requests, retries and waits, its cache
+  // (docs/observability.md#metrics lists every name). Counting is always
+  // on; taking a snapshot costs a lock and a copy (and reads the cache
+  // directory's size, where there is one), never a request.
+  MetricsSnapshot Metrics() const;
+
   // Returns once what every commit so far left to the background threads
   // (StoreOptions::finish_in_background) has run: its intents are plain
   // entities again, its leases and record gone (or left to a resolver where
@@ -282,6 +290,10 @@ class BLOBTABLE_EXPORT Store {
  private:
   BLOBTABLE_HIDDEN explicit Store(std::shared_ptr<internal::StoreCore> core)
       : core_(std::move(core)) {}
+  // FromBlobStore's work, counting in `metrics` (where Open's backend counts).
+  BLOBTABLE_HIDDEN static std::unique_ptr<Store> Make(
+      std::shared_ptr<BlobStore> blobs, const StoreOptions& options,
+      std::shared_ptr<internal::MetricsRegistry> metrics);
   // The part of DropIndex after marking the index dropping (index_admin.cc).
   BLOBTABLE_HIDDEN Status RemoveDropped(const std::string& table, const std::string& name) const;
   // DropTable's walk over the blobs under `prefix`; with `settle`, walked

@@ -40,6 +40,7 @@ namespace blobtable {
 
 namespace internal {
 struct StoreCore;
+class MetricsRegistry;       // util/metrics.h
 enum class WriteMode : int;  // txn/entity_access.h
 }  // namespace internal
 
@@ -326,6 +327,10 @@ class BLOBTABLE_EXPORT Table {
   BLOBTABLE_HIDDEN Result<VisitedPage> VisitRows(const QueryOptions& options,
                                                  const EntityVisitor& visit,
                                                  bool check_values) const;
+  // Query's and QueryIndex's work, counted by them (kv/op_metrics.h).
+  BLOBTABLE_HIDDEN Result<QueryPage> QueryOnePage(const QueryOptions& options) const;
+  BLOBTABLE_HIDDEN Result<QueryPage> QueryIndexPage(std::string_view index, const IndexQuery& query,
+                                                    const QueryOptions& options) const;
   // The one read path (`listed_etag`: what a listing just showed).
   BLOBTABLE_HIDDEN Result<Entity> Read(std::string_view pk, std::string_view rk,
                                        const ReadPolicy& policy,

@@ -34,8 +34,11 @@ class AzureBlobStore final : public BlobStore {
       : o_(std::move(o)),
         clock_(o_.clock != nullptr ? o_.clock : Clock::Real()),
         target_{o_.config.blob_endpoint, o_.container},
-        retry_(o_.retry, o_.request_timeout, *clock_),
-        pipeline_(o_.config, o_.transport, o_.request_log, *clock_) {}
+        metrics_(o_.metrics
+                     ? o_.metrics
+                     : std::shared_ptr<MetricsRegistry>(std::shared_ptr<void>(), &UnreadMetrics())),
+        retry_(o_.retry, o_.request_timeout, *clock_, nullptr, *metrics_),
+        pipeline_(o_.config, o_.transport, o_.request_log, *clock_, *metrics_) {}
 
   Result<GetResult> Get(std::string_view name, const ReadOptions& o) override {
     return Read("GET", name, o.conditions, retry_.NewBudget(o.deadline, o.has_fallback));
@@ -206,6 +209,7 @@ class AzureBlobStore final : public BlobStore {
   AzureStoreOptions o_;
   const Clock* clock_;
   azure::Target target_;
+  std::shared_ptr<MetricsRegistry> metrics_;  // before what counts in it
   azure::RetryBudgetPolicy retry_;
   azure::Pipeline pipeline_;
 };

@@ -19,6 +19,7 @@
 #include "storage/azure/http_transport.h"
 #include "storage/azure/requests.h"  // kAzureApiVersion
 #include "storage/azure/retry.h"
+#include "util/metrics.h"
 
 namespace blobtable::internal {
 
@@ -40,6 +41,9 @@ struct AzureStoreOptions {
   // Off: a write that finds the container missing fails NotFound instead
   // of creating it (StoreOptions::create_if_missing).
   bool create_container = true;
+  // Where the HTTP requests, retries and waits are counted (the store's,
+  // Store::Metrics); null: nowhere read.
+  std::shared_ptr<MetricsRegistry> metrics;
 };
 
 // Opens the store without a request: the container is created by the first

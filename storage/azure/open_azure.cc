@@ -46,6 +46,7 @@ Result<std::shared_ptr<BlobStore>> OpenAzure(std::string_view connection_string,
   o.request_log = options.request_log;
   o.clock = options.clock;
   o.create_container = options.create_if_missing;
+  o.metrics = options.metrics;
   return OpenAzureBlobStore(std::move(o));
 }
 

@@ -8,6 +8,7 @@
 #include "storage/azure/responses.h"
 #include "storage/azure/shared_key.h"
 #include "storage/storage_errors.h"
+#include "util/metric_catalog.h"
 
 namespace blobtable::internal::azure {
 
@@ -108,6 +109,34 @@ Result<HttpResponse> LogPolicy::Send(HttpRequest& request, const Attempt& attemp
   return response;
 }
 
+Counter& MetricsPolicy::Requests(const char* op, int status) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  Counter*& c = requests_[{op, status}];
+  if (c == nullptr)
+    c = &registry_->AddCounter(metric::kHttpRequests,
+                               {{"op", op}, {"status", status ? std::to_string(status) : "none"}});
+  return *c;
+}
+
+LatencyHistogram& MetricsPolicy::Latency(const char* op) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  LatencyHistogram*& h = latency_[op];
+  if (h == nullptr) h = &registry_->AddHistogram(metric::kHttpRequestSeconds, {{"op", op}});
+  return *h;
+}
+
+Result<HttpResponse> MetricsPolicy::Send(HttpRequest& request, const Attempt& attempt,
+                                         const NextHop& next) const {
+  const SteadyTime t0 = clock_->Steady();
+  Result<HttpResponse> response = next.Send(request, attempt);
+  Latency(attempt.op).Record(clock_->Steady() - t0);
+  const int status = response.ok() ? response->status : 0;
+  Requests(attempt.op, status).Add();
+  if (status == 429 || status == 503)
+    registry_->AddCounter(metric::kHttpThrottled, {{"status", std::to_string(status)}}).Add();
+  return response;
+}
+
 Result<HttpResponse> RefusalPolicy::Send(HttpRequest& request, const Attempt& attempt,
                                          const NextHop& next) const {
   return RefuseCutAnswer(
@@ -115,10 +144,11 @@ Result<HttpResponse> RefusalPolicy::Send(HttpRequest& request, const Attempt& at
 }
 
 Pipeline::Pipeline(const AzureConfig& config, std::shared_ptr<HttpTransport> transport,
-                   RequestLogSink log, const Clock& clock)
+                   RequestLogSink log, const Clock& clock, MetricsRegistry& metrics)
     : auth_(config),
       log_(std::move(log), clock),
-      chain_{&auth_, &log_, &refusal_},
+      metrics_(metrics, clock),
+      chain_{&auth_, &log_, &metrics_, &refusal_},
       transport_(std::move(transport)) {}
 
 }  // namespace blobtable::internal::azure

@@ -4,7 +4,8 @@
 // Send(request, attempt, next), and then the transport. The order, built in
 // Pipeline alone: authentication (it signs the request as it will go out),
 // the request log (one line per attempt, with what the refusals made of the
-// answer), the refusal of redirects and cut answers, the transport. The
+// answer), the metrics (the same), the refusal of redirects and cut answers,
+// the transport. The
 // retry budget (storage/azure/retry.h) stands in front and sends each
 // attempt through the chain.
 #ifndef BLOBTABLE_STORAGE_AZURE_PIPELINE_H_
@@ -12,7 +13,9 @@
 
 #include <array>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -21,6 +24,7 @@
 #include "storage/azure/azure_config.h"
 #include "storage/azure/http_transport.h"
 #include "storage/request_log.h"
+#include "util/metrics.h"
 
 namespace blobtable::internal::azure {
 
@@ -83,6 +87,28 @@ class LogPolicy final : public Policy {
   const Clock* clock_;
 };
 
+// The HTTP metrics (Store::Metrics, docs/observability.md#metrics): each
+// attempt counted by operation and status and timed, answers asking the
+// client to slow down (429, 503) counted apart.
+class MetricsPolicy final : public Policy {
+ public:
+  MetricsPolicy(MetricsRegistry& registry, const Clock& clock)
+      : registry_(&registry), clock_(&clock) {}
+  Result<HttpResponse> Send(HttpRequest& request, const Attempt& attempt,
+                            const NextHop& next) const override;
+
+ private:
+  // Registered on first use: the statuses met are not known before.
+  Counter& Requests(const char* op, int status) const;
+  LatencyHistogram& Latency(const char* op) const;
+
+  MetricsRegistry* registry_;
+  const Clock* clock_;
+  mutable std::mutex mu_;
+  mutable std::map<std::pair<std::string, int>, Counter*> requests_;
+  mutable std::map<std::string, LatencyHistogram*> latency_;
+};
+
 // Answers not taken as they came:
 // - A redirect is never followed (it would carry the Authorization header
 //   and the request to another host): an error naming where it pointed. 304
@@ -102,7 +128,7 @@ class RefusalPolicy final : public Policy {
 class Pipeline {
  public:
   Pipeline(const AzureConfig& config, std::shared_ptr<HttpTransport> transport, RequestLogSink log,
-           const Clock& clock);
+           const Clock& clock, MetricsRegistry& metrics = UnreadMetrics());
   Pipeline(const Pipeline&) = delete;
   Pipeline& operator=(const Pipeline&) = delete;
 
@@ -112,8 +138,9 @@ class Pipeline {
  private:
   AuthPolicy auth_;
   LogPolicy log_;
+  MetricsPolicy metrics_;
   RefusalPolicy refusal_;
-  std::array<const Policy*, 3> chain_;
+  std::array<const Policy*, 4> chain_;
   std::shared_ptr<HttpTransport> transport_;
 };
 

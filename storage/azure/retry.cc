@@ -7,6 +7,7 @@
 
 #include "storage/storage_errors.h"
 #include "util/backoff.h"
+#include "util/metric_catalog.h"
 #include "util/random.h"
 
 namespace blobtable::internal {
@@ -27,11 +28,14 @@ bool MayHaveBeenApplied(const Result<HttpResponse>& r) {
 }
 
 RetryBudgetPolicy::RetryBudgetPolicy(RetryPolicy policy, milliseconds request_timeout,
-                                     const Clock& clock, uint64_t (*random)())
+                                     const Clock& clock, uint64_t (*random)(),
+                                     MetricsRegistry& metrics)
     : policy_(policy),
       request_timeout_(request_timeout),
       clock_(&clock),
-      random_(random != nullptr ? random : &RandomU64) {}
+      random_(random != nullptr ? random : &RandomU64),
+      retries_(metrics.AddCounter(metric::kHttpRetries)),
+      backoff_ns_(metrics.AddCounter(metric::kHttpBackoffSeconds)) {}
 
 Budget RetryBudgetPolicy::NewBudget(std::optional<SteadyTime> deadline,
                                     bool give_up_if_refused) const {
@@ -88,6 +92,8 @@ Outcome RetryBudgetPolicy::Send(const Call& call, Budget& budget, const NextHop&
     out.unseen = out.unseen || MayHaveBeenApplied(out.response);
     clock_->SleepFor(delay);
     budget.slept += delay;
+    backoff_ns_.Add(static_cast<uint64_t>(std::chrono::nanoseconds(delay).count()));
+    retries_.Add();
   }
   return out;
 }

@@ -16,6 +16,7 @@
 #include "blobtable/retry.h"
 #include "storage/azure/http_transport.h"
 #include "storage/azure/pipeline.h"
+#include "util/metrics.h"
 
 namespace blobtable::internal {
 
@@ -67,9 +68,11 @@ bool MayHaveBeenApplied(const Result<HttpResponse>& r);
 // request timeout cut to the caller's deadline.
 class RetryBudgetPolicy {
  public:
-  // `random` draws the jitter (RandomU64 unless a test fixes it).
+  // `random` draws the jitter (RandomU64 unless a test fixes it); the
+  // retries and the waits before them are counted in `metrics`.
   RetryBudgetPolicy(RetryPolicy policy, std::chrono::milliseconds request_timeout,
-                    const Clock& clock, uint64_t (*random)() = nullptr);
+                    const Clock& clock, uint64_t (*random)() = nullptr,
+                    MetricsRegistry& metrics = UnreadMetrics());
 
   // A budget starting now.
   Budget NewBudget(std::optional<SteadyTime> deadline = std::nullopt,
@@ -91,6 +94,8 @@ class RetryBudgetPolicy {
   std::chrono::milliseconds request_timeout_;
   const Clock* clock_;
   uint64_t (*random_)();
+  Counter& retries_;
+  Counter& backoff_ns_;
 };
 
 }  // namespace blobtable::internal::azure

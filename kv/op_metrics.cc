@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "kv/op_metrics.h"
+
+#include <string>
+
+#include "util/metric_catalog.h"
+
+namespace blobtable::internal {
+
+namespace {
+
+const char* OpName(int op) {
+  static constexpr const char* kNames[kOpKinds] = {
+      "get",          "insert", "replace", "merge",       "upsert",
+      "upsert_merge", "delete", "query",   "index_query", "update"};
+  return kNames[op];
+}
+
+}  // namespace
+
+OpMetrics::OpMetrics(MetricsRegistry& registry)
+    : rows_returned_(&registry.AddCounter(metric::kRowsReturned)) {
+  for (int op = 0; op < kOpKinds; ++op) {
+    for (int code = 0; code < kCodes; ++code)
+      calls_[op][code] = &registry.AddCounter(
+          metric::kOperations,
+          {{"op", OpName(op)}, {"code", std::string(CodeName(static_cast<Code>(code)))}});
+    latency_[op] = &registry.AddHistogram(metric::kOperationSeconds, {{"op", OpName(op)}});
+  }
+}
+
+}  // namespace blobtable::internal

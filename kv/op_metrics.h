@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: Apache-2.0
+// The table API's calls counted and timed (Store::Metrics): by kind and
+// outcome, each public call once, as itself (an Update is one "update", not
+// also the get and the replace it makes; a Visit that pages through Query is
+// one "query").
+#ifndef BLOBTABLE_KV_OP_METRICS_H_
+#define BLOBTABLE_KV_OP_METRICS_H_
+
+#include <array>
+#include <utility>
+
+#include "blobtable/clock.h"
+#include "blobtable/status.h"
+#include "util/macros.h"  // StatusOf
+#include "util/metrics.h"
+
+namespace blobtable::internal {
+
+enum class OpKind : int {
+  kGet,
+  kInsert,
+  kReplace,
+  kMerge,
+  kUpsert,
+  kUpsertMerge,
+  kDelete,
+  kQuery,  // a page (Query, Visit, a Scan's fetch)
+  kIndexQuery,
+  kUpdate,
+};
+inline constexpr int kOpKinds = 10;
+inline constexpr int kCodes = static_cast<int>(Code::kOutcomeUnknown) + 1;
+
+class OpMetrics {
+ public:
+  explicit OpMetrics(MetricsRegistry& registry);
+
+  void Record(OpKind op, Code code, std::chrono::nanoseconds took) {
+    calls_[static_cast<int>(op)][static_cast<int>(code)]->Add();
+    latency_[static_cast<int>(op)]->Record(took);
+  }
+  Counter& rows_returned() { return *rows_returned_; }
+
+ private:
+  std::array<std::array<Counter*, kCodes>, kOpKinds> calls_{};
+  std::array<LatencyHistogram*, kOpKinds> latency_{};
+  Counter* rows_returned_;
+};
+
+// The rows a call returned: a query page's entities, a visited page's rows.
+template <typename R>
+uint64_t RowsOf(const R& result) {
+  if constexpr (requires { result->entities.size(); }) {
+    return result.ok() ? result->entities.size() : 0;
+  } else if constexpr (requires { result->rows; }) {
+    return result.ok() ? static_cast<uint64_t>(result->rows) : 0;
+  } else {
+    return 0;
+  }
+}
+
+// How many metered calls this thread is inside (one for all of Metered's
+// instances).
+inline thread_local int metered_depth = 0;
+
+// Runs `fn` (a public call's body) and counts its outcome as `op`, unless
+// it runs inside another metered call on this thread. `metrics` may be null
+// (a Table not opened from a store): then it only runs `fn`.
+template <typename Fn>
+auto Metered(OpMetrics* metrics, const Clock* clock, OpKind op, Fn&& fn) {
+  if (metrics == nullptr || metered_depth > 0) return fn();
+  struct Nested {  // left as it was however fn ends (a user's function may throw)
+    Nested() { ++metered_depth; }
+    ~Nested() { --metered_depth; }
+  } nested;
+  const SteadyTime t0 = clock->Steady();
+  auto result = fn();
+  metrics->Record(op, StatusOf(result).code(), clock->Steady() - t0);
+  if (const uint64_t rows = RowsOf(result); rows > 0) metrics->rows_returned().Add(rows);
+  return result;
+}
+
+}  // namespace blobtable::internal
+
+#endif  // BLOBTABLE_KV_OP_METRICS_H_

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: Apache-2.0
+// Every metric family a store keeps, with its unit and meaning, in one place
+// (util/metrics.h). docs/observability.md#metrics lists the same names, and
+// tests/metrics_test.cc fails if the two differ by one.
+#ifndef BLOBTABLE_UTIL_METRIC_CATALOG_H_
+#define BLOBTABLE_UTIL_METRIC_CATALOG_H_
+
+#include "util/metrics.h"
+
+namespace blobtable::internal::metric {
+
+// ---- Public calls (kv/) ----
+inline constexpr MetricDef kOperations{
+    "blobtable_operations", MetricType::kCounter, "",
+    "Calls of the table API, by kind (op) and outcome (code: a Status code name)", true};
+inline constexpr MetricDef kOperationSeconds{"blobtable_operation_seconds", MetricType::kHistogram,
+                                             "seconds",
+                                             "How long calls of the table API took, by kind", true};
+inline constexpr MetricDef kRowsReturned{"blobtable_query_rows_returned", MetricType::kCounter, "",
+                                         "Entities queries and scans returned", false};
+
+// ---- Azure Storage's HTTP requests (storage/azure/) ----
+inline constexpr MetricDef kHttpRequests{
+    "blobtable_http_requests", MetricType::kCounter, "",
+    "HTTP requests sent to Azure Storage (each attempt), by operation (op) and HTTP status "
+    "(status; \"none\": no answer)",
+    true};
+inline constexpr MetricDef kHttpRequestSeconds{
+    "blobtable_http_request_seconds", MetricType::kHistogram, "seconds",
+    "How long HTTP requests to Azure Storage took to answer (each attempt), by operation", true};
+inline constexpr MetricDef kHttpRetries{"blobtable_http_retries", MetricType::kCounter, "",
+                                        "HTTP attempts after a call's first", false};
+inline constexpr MetricDef kHttpThrottled{
+    "blobtable_http_throttled", MetricType::kCounter, "",
+    "HTTP answers telling the client to slow down (429, 503), by status", true};
+inline constexpr MetricDef kHttpBackoffSeconds{"blobtable_http_backoff_seconds",
+                                               MetricType::kCounter,
+                                               "seconds",
+                                               "Time spent waiting between a call's HTTP attempts",
+                                               false,
+                                               1e-9};
+
+// ---- The local cache (cache/) ----
+inline constexpr MetricDef kCacheHits{"blobtable_cache_hits", MetricType::kCounter, "",
+                                      "Reads the local cache answered without a request", false};
+inline constexpr MetricDef kCacheRevalidations{
+    "blobtable_cache_revalidations", MetricType::kCounter, "",
+    "Cached copies checked with storage, by result (not_modified: 304; changed: 200, a new "
+    "body)",
+    false};
+inline constexpr MetricDef kCacheMisses{"blobtable_cache_misses", MetricType::kCounter, "",
+                                        "Reads of blobs the cache did not hold", false};
+inline constexpr MetricDef kCacheStale{"blobtable_cache_stale_answers", MetricType::kCounter, "",
+                                       "Answers marked stale (offline, or storage unreachable)",
+                                       false};
+inline constexpr MetricDef kCacheEvictions{"blobtable_cache_evictions", MetricType::kCounter, "",
+                                           "Entries dropped to keep the cache within its bound",
+                                           false};
+inline constexpr MetricDef kCacheSavedBytes{
+    "blobtable_cache_saved_bytes", MetricType::kCounter, "bytes",
+    "Body bytes not transferred thanks to hits and 304s", false};
+inline constexpr MetricDef kCacheBytes{
+    "blobtable_cache_bytes", MetricType::kGauge, "bytes",
+    "What the cache directory holds now (every process's), bodies and properties", false};
+inline constexpr MetricDef kCacheEntries{"blobtable_cache_entries", MetricType::kGauge, "",
+                                         "Entries the cache directory holds now", false};
+
+// Every family above, in the order docs/observability.md lists them.
+inline constexpr const MetricDef* kAll[] = {
+    &kOperations,         &kOperationSeconds,   &kRowsReturned,  &kHttpRequests,
+    &kHttpRequestSeconds, &kHttpRetries,        &kHttpThrottled, &kHttpBackoffSeconds,
+    &kCacheHits,          &kCacheRevalidations, &kCacheMisses,   &kCacheStale,
+    &kCacheEvictions,     &kCacheSavedBytes,    &kCacheBytes,    &kCacheEntries};
+
+}  // namespace blobtable::internal::metric
+
+#endif  // BLOBTABLE_UTIL_METRIC_CATALOG_H_

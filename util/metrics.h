@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: Apache-2.0
+// The counting behind Store::Metrics (blobtable/metrics.h): counters and
+// latency histograms that cost a relaxed atomic add or three, and the
+// registry a store keeps them in, read as a snapshot.
+//
+// What counts holds a reference to its counter, taken once (when the store,
+// its storage or its cache is made), so counting never looks anything up.
+// Every family is described once, in the catalog (util/metric_catalog.h),
+// which docs/observability.md lists name for name (tests/metrics_test.cc).
+#ifndef BLOBTABLE_UTIL_METRICS_H_
+#define BLOBTABLE_UTIL_METRICS_H_
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "blobtable/metrics.h"
+
+namespace blobtable::internal {
+
+using MetricLabels = std::vector<std::pair<std::string, std::string>>;
+
+// A monotonic count. Thread-safe.
+class Counter {
+ public:
+  void Add(uint64_t n = 1) { value_.fetch_add(n, std::memory_order_relaxed); }
+  uint64_t Value() const { return value_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<uint64_t> value_{0};
+};
+
+// Durations in fixed log-scale buckets, the same in every store and process
+// (so histograms add up across them): upper bounds of 1 µs times powers of
+// two, up to about 67 s, then +Inf. Thread-safe.
+class LatencyHistogram {
+ public:
+  static constexpr int kBounds = 27;  // 1 µs .. 2^26 µs; bucket kBounds is +Inf
+  // The upper bounds, in seconds.
+  static const std::vector<double>& BoundsSeconds();
+
+  void Record(std::chrono::nanoseconds d) {
+    const uint64_t ns = d.count() > 0 ? static_cast<uint64_t>(d.count()) : 0;
+    buckets_[BucketOf(ns)].fetch_add(1, std::memory_order_relaxed);
+    sum_ns_.fetch_add(ns, std::memory_order_relaxed);
+  }
+  // Per-bucket counts (not cumulative), and the sum in seconds.
+  std::array<uint64_t, kBounds + 1> Buckets() const;
+  double SumSeconds() const;
+
+  // The bucket of a duration: the first whose bound it does not exceed.
+  static int BucketOf(uint64_t ns) {
+    const uint64_t us = (ns + 999) / 1000;  // rounded up: 1.5 µs is over 1 µs
+    if (us <= 1) return 0;
+    const int b = 64 - __builtin_clzll(us - 1);  // ceil(log2(us))
+    return b < kBounds ? b : kBounds;
+  }
+
+ private:
+  std::array<std::atomic<uint64_t>, kBounds + 1> buckets_{};
+  std::atomic<uint64_t> sum_ns_{0};
+};
+
+// What a family is (util/metric_catalog.h holds one of these per name).
+struct MetricDef {
+  const char* name;  // the unit's suffix included: "blobtable_operation_seconds"
+  MetricType type;
+  const char* unit;  // "seconds", "bytes", "" for a count
+  const char* help;
+  // Samples that never moved are left out of the snapshot: families told
+  // apart by an outcome, so that a store does not list every code it
+  // never met.
+  bool hide_zero = false;
+  // What a counter's count is worth in the family's unit (a counter of
+  // nanoseconds in a family of seconds: 1e-9).
+  double scale = 1;
+};
+
+// A store's metrics. Adding is thread-safe and meant for set-up (it takes a
+// lock and allocates); what it returns lives as long as the registry.
+class MetricsRegistry {
+ public:
+  MetricsRegistry();
+  ~MetricsRegistry();
+  MetricsRegistry(const MetricsRegistry&) = delete;
+  MetricsRegistry& operator=(const MetricsRegistry&) = delete;
+
+  // A counter of family `def` with `labels`; the same one again for the same
+  // family and labels.
+  Counter& AddCounter(const MetricDef& def, MetricLabels labels = {});
+  LatencyHistogram& AddHistogram(const MetricDef& def, MetricLabels labels = {});
+  // A value read when a snapshot is taken (a gauge, or a counter kept
+  // elsewhere, such as the cache's). `read` must stay callable as long as
+  // the registry lives and be thread-safe.
+  void AddReader(const MetricDef& def, MetricLabels labels, std::function<double()> read);
+  // Several samples of one family read at once (a cache's statistics).
+  using Samples = std::vector<std::pair<MetricLabels, double>>;
+  void AddFamilyReader(const MetricDef& def, std::function<Samples()> read);
+
+  // Every family, its samples in the order they were added (but those
+  // MetricDef::hide_zero leaves out).
+  MetricsSnapshot Snapshot() const;
+
+ private:
+  struct Entry;
+  Entry& Slot(const MetricDef& def, MetricLabels labels);
+
+  mutable std::mutex mu_;
+  std::deque<Entry> entries_;  // stable addresses
+};
+
+// The registry of whatever is made without a store's (a BlobStore opened
+// alone, a cache in a tool): counts nobody reads.
+MetricsRegistry& UnreadMetrics();
+
+}  // namespace blobtable::internal
+
+#endif  // BLOBTABLE_UTIL_METRICS_H_
