@@ -14,6 +14,7 @@
 #include "kv/retry_loop.h"
 #include "kv/store_core.h"
 #include "cache/cache_metrics.h"
+#include "util/metric_catalog.h"
 #include "txn/index_upkeep.h"
 #include "txn/txn_buffer.h"
 #include "util/macros.h"
@@ -123,6 +124,7 @@ std::unique_ptr<Store> Store::Make(std::shared_ptr<BlobStore> blobs, const Store
   core->lock_stripes = std::make_shared<internal::LockStripes>(first_stripe);
   core->metrics = std::move(metrics);
   core->ops = std::make_shared<internal::OpMetrics>(*core->metrics);
+  core->txn_metrics = std::make_shared<internal::TxnMetrics>(*core->metrics);
   if (core->cache) internal::CountCache(*core->metrics, core->cache->shared_cache());
   return std::unique_ptr<Store>(new Store(std::move(core)));
 }
@@ -209,9 +211,15 @@ Result<RecoveryReport> Store::RecoverAndReport(bool discard_damaged) const {
 Result<RecoveryReport> Store::RecoverAndReport(const RecoverOptions& options) const {
   std::vector<internal::InFlightTxn> in_flight;
   RecoveryReport report;
-  BT_ASSIGN_OR_RETURN(report.resolved,
-                      internal::RecoverAbandoned(core_->Resolver(), options.discard_damaged,
-                                                 options.scan_everything, &in_flight));
+  auto resolved = internal::RecoverAbandoned(core_->Resolver(), options.discard_damaged,
+                                             options.scan_everything, &in_flight);
+  const Code code = resolved.ok() ? Code::kOk : resolved.status().code();
+  core_->metrics->AddCounter(internal::metric::kRecoveries, {{"code", std::string(CodeName(code))}})
+      .Add();
+  if (!resolved.ok()) return resolved.status();
+  report.resolved = *resolved;
+  core_->metrics->AddCounter(internal::metric::kRecoveredTxns)
+      .Add(static_cast<uint64_t>(*resolved));
   for (internal::InFlightTxn& t : in_flight)
     report.in_flight.push_back({std::move(t.txn_id), std::move(t.blobs)});
   return report;

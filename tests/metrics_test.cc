@@ -282,6 +282,38 @@ TEST_F(StoreMetricsTest, CountsFromManyThreadsAreExact) {
   EXPECT_EQ(store_->Metrics().Count("blobtable_operation_seconds"), 800u);
 }
 
+TEST_F(StoreMetricsTest, TransactionsAreCountedByPathAndOutcome) {
+  ASSERT_TRUE(table_->Upsert(Entity("p", "a").Set("n", 1)).ok());
+  auto txn = store_->Begin(TransactionOptions());
+  ASSERT_TRUE(txn.ok());
+  auto a = txn->Get(*table_, "p", "a");
+  ASSERT_TRUE(a.ok());
+  ASSERT_TRUE(txn->Replace(*table_, Entity("p", "a").Set("n", 2), a->etag()).ok());
+  ASSERT_TRUE(table_->Upsert(Entity("p", "a").Set("n", 3)).ok());  // under it
+  EXPECT_EQ(txn->Commit().status().code(), Code::kConflict);
+  auto again = store_->Begin(TransactionOptions());
+  ASSERT_TRUE(again->Insert(*table_, Entity("p", "b")).ok());
+  ASSERT_TRUE(again->Commit().ok());
+  auto read_only = store_->Begin(TransactionOptions());
+  ASSERT_TRUE(read_only->Get(*table_, "p", "b").ok());
+  ASSERT_TRUE(read_only->Commit().ok());
+  auto dropped = store_->Begin(TransactionOptions());
+  ASSERT_TRUE(dropped->Insert(*table_, Entity("p", "c")).ok());
+  dropped->Abort();
+  dropped->Abort();  // once is counted
+  ASSERT_TRUE(store_->Recover().ok());
+  const MetricsSnapshot m = store_->Metrics();
+  // The embedded store commits as one atomic batch.
+  EXPECT_EQ(m.Value("blobtable_txn_commits", {{"path", "atomic"}, {"code", "Conflict"}}), 1);
+  EXPECT_EQ(m.Value("blobtable_txn_commits", {{"path", "atomic"}, {"code", "OK"}}), 1);
+  EXPECT_EQ(m.Value("blobtable_txn_commits", {{"path", "read_only"}, {"code", "OK"}}), 1);
+  EXPECT_EQ(m.Value("blobtable_txn_commits"), 3);
+  EXPECT_EQ(m.Count("blobtable_txn_commit_seconds"), 3u);
+  EXPECT_EQ(m.Value("blobtable_txn_aborts"), 1);
+  EXPECT_EQ(m.Value("blobtable_recoveries", {{"code", "OK"}}), 1);
+  EXPECT_EQ(m.Value("blobtable_recovered_transactions"), 0);
+}
+
 // ---- The catalog and the docs ----
 
 // docs/observability.md#metrics lists every family by name, with its type

@@ -159,14 +159,34 @@ Result<std::vector<CommittedWrite>> Transaction::Commit() {
 
 namespace internal {
 
-Result<std::vector<CommittedWrite>> CommitBuffer(TxnBuffer& buffer) {
+namespace {
+
+// CommitBuffer's work; `path` says which way it went.
+Result<std::vector<CommittedWrite>> CommitBy(TxnBuffer& buffer, CommitPath& path) {
   if (buffer.intents.empty()) return std::vector<CommittedWrite>{};
+  path = CommitPath::kReadOnly;
   if (ProvedByReadingAgain(buffer)) return CommitReadOnly(buffer);
+  path = CommitPath::kCoordinator;
   BT_RETURN_IF_ERROR(AddIndexUpkeep(buffer));
-  auto committed = CommitsAtomically(buffer) ? CommitAtomically(buffer) : CommitPrewritten(buffer);
+  if (CommitsAtomically(buffer)) path = CommitPath::kAtomic;
+  auto committed =
+      path == CommitPath::kAtomic ? CommitAtomically(buffer) : CommitPrewritten(buffer);
   if (!committed.ok()) return committed;
   // The index entries' writes are the commit's own business.
   std::erase_if(*committed, [](const CommittedWrite& w) { return naming::IsHiddenTable(w.table); });
+  return committed;
+}
+
+}  // namespace
+
+Result<std::vector<CommittedWrite>> CommitBuffer(TxnBuffer& buffer) {
+  const TxnContext& core = *buffer.core;
+  const SteadyTime t0 = core.clock->Steady();
+  CommitPath path = CommitPath::kNone;
+  auto committed = CommitBy(buffer, path);
+  if (core.txn_metrics)
+    core.txn_metrics->Committed(path, StatusOf(committed).code(), core.clock->Steady() - t0,
+                                buffer.lock_waits);
   return committed;
 }
 
@@ -179,6 +199,7 @@ Transaction::CommitStats Transaction::commit_stats() const {
 
 void Transaction::Abort() {
   if (!buffer_) return;
+  if (!buffer_->finished && buffer_->core->txn_metrics) buffer_->core->txn_metrics->Aborted();
   buffer_->finished = true;
   buffer_->intents.clear();
 }

@@ -18,6 +18,7 @@
 #include "txn/finisher.h"
 #include "txn/lock_stripes.h"
 #include "txn/recovery.h"
+#include "txn/txn_metrics.h"
 #include "util/metrics.h"
 
 namespace blobtable::internal {
@@ -59,8 +60,10 @@ struct TxnContext {
   // The store's copies of its tables' index definitions (always set by
   // Store; null: no index is maintained).
   std::shared_ptr<SchemaCache> schemas;
-  // Where the store counts (Store::Metrics; always set by Store).
+  // Where the store counts (Store::Metrics; always set by Store), and its
+  // transactions' counters in it (null: not counted).
   std::shared_ptr<MetricsRegistry> metrics;
+  std::shared_ptr<TxnMetrics> txn_metrics;
 
   // How many requests of one commit round go out at once: a round is meant
   // to cost one round trip, so up to 32 (more if queries may send more);

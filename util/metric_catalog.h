@@ -40,6 +40,26 @@ inline constexpr MetricDef kHttpBackoffSeconds{"blobtable_http_backoff_seconds",
                                                false,
                                                1e-9};
 
+// ---- Transactions (txn/) ----
+inline constexpr MetricDef kTxnCommits{
+    "blobtable_txn_commits", MetricType::kCounter, "",
+    "Transaction commits, by how they committed (path: read_only, atomic, coordinator; none: "
+    "nothing to commit) and outcome (code: OK, Conflict, Busy, ...)",
+    true};
+inline constexpr MetricDef kTxnCommitSeconds{
+    "blobtable_txn_commit_seconds", MetricType::kHistogram, "seconds",
+    "How long commits took, from Commit() to its answer, by path", true};
+inline constexpr MetricDef kTxnLockWaits{
+    "blobtable_txn_lock_waits", MetricType::kCounter, "",
+    "Waits of a commit for something busy (a partition lock, an entity held by another)", false};
+inline constexpr MetricDef kTxnAborts{"blobtable_txn_aborts", MetricType::kCounter, "",
+                                      "Transactions abandoned by Abort() before a commit", false};
+inline constexpr MetricDef kRecoveries{"blobtable_recoveries", MetricType::kCounter, "",
+                                       "Store::Recover runs, by outcome (code)", true};
+inline constexpr MetricDef kRecoveredTxns{
+    "blobtable_recovered_transactions", MetricType::kCounter, "",
+    "Abandoned transactions Store::Recover finished or undid", false};
+
 // ---- The local cache (cache/) ----
 inline constexpr MetricDef kCacheHits{"blobtable_cache_hits", MetricType::kCounter, "",
                                       "Reads the local cache answered without a request", false};
@@ -67,10 +87,12 @@ inline constexpr MetricDef kCacheEntries{"blobtable_cache_entries", MetricType::
 
 // Every family above, in the order docs/observability.md lists them.
 inline constexpr const MetricDef* kAll[] = {
-    &kOperations,         &kOperationSeconds,   &kRowsReturned,  &kHttpRequests,
-    &kHttpRequestSeconds, &kHttpRetries,        &kHttpThrottled, &kHttpBackoffSeconds,
-    &kCacheHits,          &kCacheRevalidations, &kCacheMisses,   &kCacheStale,
-    &kCacheEvictions,     &kCacheSavedBytes,    &kCacheBytes,    &kCacheEntries};
+    &kOperations,         &kOperationSeconds, &kRowsReturned,   &kHttpRequests,
+    &kHttpRequestSeconds, &kHttpRetries,      &kHttpThrottled,  &kHttpBackoffSeconds,
+    &kTxnCommits,         &kTxnCommitSeconds, &kTxnLockWaits,   &kTxnAborts,
+    &kRecoveries,         &kRecoveredTxns,    &kCacheHits,      &kCacheRevalidations,
+    &kCacheMisses,        &kCacheStale,       &kCacheEvictions, &kCacheSavedBytes,
+    &kCacheBytes,         &kCacheEntries};
 
 }  // namespace blobtable::internal::metric
 
