@@ -119,7 +119,7 @@ def _names(select: "Optional[Sequence[str] | str]") -> Optional[List[str]]:
 
 
 def _check_page_size(page_size: int) -> None:
-    if not isinstance(page_size, int) or not 1 <= page_size <= 1000:
+    if isinstance(page_size, bool) or not isinstance(page_size, int) or not 1 <= page_size <= 1000:
         raise InvalidArgument(f"page_size {page_size!r} is outside 1..1000", "InvalidArgument")
 
 
@@ -260,17 +260,22 @@ class Transaction:
         return self.committed
 
     def abort(self) -> None:
-        """Drops it: nothing of it is written. (In run_transaction's function,
-        raise an exception instead: abort is refused there.)"""
+        """Drops it: nothing of it is written; in a `with` block, leaving the
+        block then commits nothing. (In run_transaction's function, raise an
+        exception instead: abort is refused there.)"""
         self._t.abort()
 
     def __enter__(self) -> "Transaction":
         return self
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        if exc_type is None and not self._t.lent and self.committed is None:
+        # Over already (aborted, committed, or a commit that raised and was
+        # handled in the block): nothing more to do.
+        if self._t.lent or self._t.over:
+            return
+        if exc_type is None:
             self.commit()
-        elif exc_type is not None:
+        else:
             self.abort()
 
 
@@ -360,7 +365,11 @@ class Counter:
         self.name = name
 
     def add(self, delta: int = 1) -> int:
-        """Adds delta; the value after."""
+        """Adds delta (an int within Int64); the value after."""
+        if isinstance(delta, bool) or not isinstance(delta, int):
+            raise TypeError(f"a counter adds an int, not {type(delta).__name__}")
+        if not -(1 << 63) <= delta < (1 << 63):
+            raise OverflowError(f"{delta} is beyond Int64")
         return self._s.counter_add(self.name, delta)
 
     def get(self) -> int:

@@ -291,6 +291,23 @@ void TakeStored(py::handle target, const Entity& stored) {
   target.attr(t.etag) = py::str(stored.etag());
   target.attr(t.ticks) = py::int_(stored.timestamp().time_since_epoch().count());
   target.attr(t.stale) = py::bool_(false);
+  // The Int32s as written, as a read would have named them, so that
+  // changing and writing it again keeps them Int32 (a name it no longer
+  // holds stays named, as after a read: the rule follows the name).
+  py::set names;
+  py::object before = py::getattr(target, t.int32_names, py::none());
+  if (!before.is_none())
+    for (py::handle name : before) names.add(name);
+  for (const auto& [name, value] : stored.properties()) {
+    py::str key(name.data(), name.size());
+    if (std::holds_alternative<int32_t>(value))
+      names.add(key);
+    else if (PySet_Discard(names.ptr(), key.ptr()) < 0)
+      throw py::error_already_set();
+  }
+  target.attr(t.int32_names) =
+      names.empty() ? py::object(py::none())
+                    : py::reinterpret_steal<py::object>(PyFrozenSet_New(names.ptr()));
 }
 
 Status StatusOfPythonError(py::error_already_set& e,

@@ -309,6 +309,8 @@ class PyTxn {
   }
   void EndLoan() { txn_ = nullptr; }
   bool lent() const { return lent_; }
+  // Committed (or a commit failed) or aborted: it takes nothing more.
+  bool over() const { return txn_ == nullptr; }
 
   py::list Commit() {
     if (lent_) Raise(Status::InvalidArgument("run_transaction commits the transaction it lends"));
@@ -354,9 +356,16 @@ struct PyLock {
   }
 };
 
+// A queue: it keeps its store alive, and raises once that store is closed.
 struct PyQueue {
+  State state;
   StorePtr store;
   WorkQueue queue;
+  // The queue, for one call (with the GIL): raises once its store is closed.
+  const WorkQueue& Get() const {
+    state->Get();
+    return queue;
+  }
 };
 
 // An item taken, and the queue it was taken from.
@@ -461,9 +470,16 @@ void BindTable(py::module_& m) {
             e = ToEntity(result.is_none() ? current : result);
           });
         };
+        // The function may close the store: then nothing is written.
+        auto apply_open = [&](Entity& e, bool exists) -> Status {
+          Status applied = apply(e, exists);
+          if (applied.ok() && t.state()->closed())
+            return Status::InvalidArgument("the store is closed");
+          return applied;
+        };
         const RetryPolicy policy = Policy(max_attempts);  // may raise: with the GIL
         Result<Entity> written =
-            WithoutGil([&] { return table.Update(pk, rk, UpdateFn(apply), policy); });
+            WithoutGil([&] { return table.Update(pk, rk, UpdateFn(apply_open), policy); });
         pending.RethrowIfFailed(!written.ok());
         return FromEntity(Take(std::move(written)));
       });
@@ -511,7 +527,8 @@ void BindTransaction(py::module_& m) {
               const std::string& etag) { Check(tx.txn().Check(PyTxn::TableOf(t), pk, rk, etag)); })
       .def("commit", &PyTxn::Commit)
       .def("abort", &PyTxn::Abort)
-      .def_property_readonly("lent", &PyTxn::lent);
+      .def_property_readonly("lent", &PyTxn::lent)
+      .def_property_readonly("over", &PyTxn::over);
 }
 
 void BindCoordination(py::module_& m) {
@@ -551,12 +568,14 @@ void BindCoordination(py::module_& m) {
       .def("put",
            [](const PyQueue& q, const py::bytes& body) {
              std::string b = body;
-             Result<std::string> id = WithoutGil([&] { return q.queue.Enqueue(b); });
+             const WorkQueue& queue = q.Get();
+             Result<std::string> id = WithoutGil([&] { return queue.Enqueue(b); });
              return Take(std::move(id));
            })
       .def("take",
            [](const PyQueue& q) -> py::object {
-             Result<std::optional<QueueItem>> item = WithoutGil([&] { return q.queue.Dequeue(); });
+             const WorkQueue& queue = q.Get();
+             Result<std::optional<QueueItem>> item = WithoutGil([&] { return queue.Dequeue(); });
              std::optional<QueueItem> taken = Take(std::move(item));
              if (!taken) return py::none();
              return py::cast(PyQueueItem{std::move(*taken), q.queue.name()});
@@ -564,16 +583,19 @@ void BindCoordination(py::module_& m) {
       .def("complete",
            [](const PyQueue& q, PyQueueItem& i) {
              QueueItem& item = ItemOf(q, i);
-             Check(WithoutGil([&] { return q.queue.Complete(item); }));
+             const WorkQueue& queue = q.Get();
+             Check(WithoutGil([&] { return queue.Complete(item); }));
            })
       .def("abandon",
            [](const PyQueue& q, PyQueueItem& i) {
              QueueItem& item = ItemOf(q, i);
-             Check(WithoutGil([&] { return q.queue.Abandon(item); }));
+             const WorkQueue& queue = q.Get();
+             Check(WithoutGil([&] { return queue.Abandon(item); }));
            })
       .def("extend", [](const PyQueue& q, PyQueueItem& i) {
         QueueItem& item = ItemOf(q, i);
-        Check(WithoutGil([&] { return q.queue.Extend(&item); }));
+        const WorkQueue& queue = q.Get();
+        Check(WithoutGil([&] { return queue.Extend(&item); }));
       });
 }
 
@@ -729,7 +751,7 @@ void BindStore(py::module_& m) {
              QueueOptions o;
              o.visibility_seconds = visibility_seconds;
              return std::make_unique<PyQueue>(
-                 PyQueue{store, Take(WorkQueue::Open(*store, name, o))});
+                 PyQueue{s.state(), store, Take(WorkQueue::Open(*store, name, o))});
            })
       .def("counter_add",
            [](const PyStore& s, const std::string& name, int64_t delta) {

@@ -164,3 +164,88 @@ def test_arguments_are_checked(tmp_path: Path, embedded: blobtable.Store) -> Non
 
     with pytest.raises(ValueError, match="naive"):
         t.upsert(blobtable.Entity("p", "r", d=dt.datetime(2020, 1, 1, tzinfo=NoOffset())))
+
+
+# ---- The third review (issue 58): what it broke, each now as documented ----
+
+def test_a_queue_of_a_closed_store_raises(tmp_path: Path) -> None:
+    store = blobtable.open(tmp_path / "s")
+    q = store.queue("jobs")
+    q.put(b"before")
+    item = q.take()
+    assert item is not None
+    store.close()
+    for call in (lambda: q.put(b"after"), q.take, lambda: q.complete(item),
+                 lambda: q.abandon(item), lambda: q.extend(item)):
+        with pytest.raises(blobtable.InvalidArgument, match="closed"):
+            call()
+    with blobtable.open(tmp_path / "s") as again:
+        # Nothing was put after the close: the item taken before comes back once visible.
+        assert again.queue("jobs").take() is None
+
+
+def test_an_update_whose_function_closes_the_store_writes_nothing(tmp_path: Path) -> None:
+    store = blobtable.open(tmp_path / "s")
+    t = store.table("things")
+    t.upsert(blobtable.Entity("p", "a", n=1))
+
+    def closes(e: blobtable.Entity) -> None:
+        store.close()
+        e["n"] = 999
+
+    with pytest.raises(blobtable.InvalidArgument, match="closed"):
+        t.update("p", "a", closes)
+    with blobtable.open(tmp_path / "s") as again:
+        assert again.table("things").get("p", "a")["n"] == 1
+
+
+def test_a_with_block_after_abort_or_a_handled_failed_commit_ends_quietly(
+        embedded: blobtable.Store) -> None:
+    t = embedded.table("things")
+    with embedded.transaction() as tx:
+        tx.insert(t, blobtable.Entity("p", "dropped"))
+        tx.abort()
+    with pytest.raises(blobtable.NotFound):
+        t.get("p", "dropped")
+    t.upsert(blobtable.Entity("p", "a", n=1))
+    with embedded.transaction() as tx:
+        a = tx.get(t, "p", "a")
+        t.upsert(blobtable.Entity("p", "a", n=2))  # under it
+        a["n"] = 3
+        tx.replace(t, a)
+        with pytest.raises(blobtable.Conflict):
+            tx.commit()
+    assert t.get("p", "a")["n"] == 2
+
+
+def test_an_int32_written_then_changed_is_written_as_int32(embedded: blobtable.Store) -> None:
+    t = embedded.table("things")
+    e = t.insert(blobtable.Entity("p", "r", n=blobtable.Int32(1), m=5))
+    assert e.int32_names == frozenset({"n"})
+    e["n"] += 1  # a plain int now
+    t.replace(e)
+    assert [x.row_key for x in t.query(filter="n eq 2")] == ["r"]  # Int32, not 2L
+    e["n"] = 1 << 40  # beyond Int32: Int64, and no longer named
+    t.replace(e)
+    assert "n" not in t.get("p", "r").int32_names
+
+
+def test_a_counter_refuses_what_is_not_an_int64(embedded: blobtable.Store) -> None:
+    c = embedded.counter("hits")
+    with pytest.raises(OverflowError):
+        c.add(1 << 63)
+    with pytest.raises(TypeError):
+        c.add(1.5)  # type: ignore[arg-type]
+    assert c.add((1 << 63) - 1) == (1 << 63) - 1
+    with pytest.raises(blobtable.InvalidArgument):
+        list(embedded.table("things").query(page_size=True))
+
+
+def test_storage_answers_are_passed_on(azurite: str) -> None:
+    wrong = azurite.replace("UseDevelopmentStorage=true;",
+                            "AccountName=devstoreaccount1;AccountKey=" + "QUFB" * 22 + ";")
+    with blobtable.open(wrong) as store:
+        with pytest.raises(blobtable.InvalidArgument) as raised:
+            store.table("things").upsert(blobtable.Entity("p", "r"))
+    assert raised.value.http_status == 403
+    assert raised.value.storage_code == "AuthorizationFailure"
