@@ -16,6 +16,7 @@
 #include "coord/clock_wait.h"
 #include "coord/coord_names.h"
 #include "coord/lease_time.h"
+#include "kv/op_metrics.h"
 #include "kv/retry_loop.h"
 #include "util/backoff.h"
 #include "util/macros.h"
@@ -70,7 +71,8 @@ struct Lock::State {
   int lease_seconds = 30;
   int64_t token = 0;
   std::function<void(const Status&)> on_lost;
-  pid_t pid = getpid();  // a forked child must not join or release
+  internal::CoordMetrics* metrics = nullptr;  // the store's: a loss is counted there
+  pid_t pid = getpid();                       // a forked child must not join or release
 
   mutable std::mutex mu;
   std::condition_variable cv;
@@ -125,6 +127,7 @@ void Lock::State::Renew() {
                                        "expired): "
                                      : "could not renew within the lease: ") +
                                s.ToString());
+      metrics->locks_lost().Add();
       auto callback = on_lost;
       const Status why = lost;
       lk.unlock();
@@ -154,70 +157,76 @@ Result<std::unique_ptr<Lock>> Lock::Acquire(const Store& store, std::string_view
 Result<std::unique_ptr<Lock>> Lock::AcquireAt(const Store& store, std::string name,
                                               std::string label, std::string blob,
                                               const LockOptions& options) {
-  BT_RETURN_IF_ERROR(ValidateLockOptions(options));
-  auto st = std::make_unique<State>();
-  st->blobs = &store.blob_store();
-  st->clock = store.options().clock != nullptr ? store.options().clock : Clock::Real();
-  st->name = std::move(name);
-  st->label = std::move(label);
-  st->blob = std::move(blob);
-  st->lease_id = internal::NewGuid();
-  st->owner = options.owner.empty() ? DefaultOwner() : options.owner;
-  st->lease_seconds = options.lease_seconds;
-  st->on_lost = options.on_lost;
-  const std::string& ctx = st->label;
+  auto acquired = [&]() -> Result<std::unique_ptr<Lock>> {
+    BT_RETURN_IF_ERROR(ValidateLockOptions(options));
+    auto st = std::make_unique<State>();
+    st->blobs = &store.blob_store();
+    st->clock = store.options().clock != nullptr ? store.options().clock : Clock::Real();
+    st->name = std::move(name);
+    st->label = std::move(label);
+    st->blob = std::move(blob);
+    st->lease_id = internal::NewGuid();
+    st->owner = options.owner.empty() ? DefaultOwner() : options.owner;
+    st->lease_seconds = options.lease_seconds;
+    st->on_lost = options.on_lost;
+    st->metrics = &store.coord_metrics();
+    const std::string& ctx = st->label;
 
-  RetryPolicy backoff;
-  backoff.initial_delay = options.initial_delay;
-  backoff.max_delay = options.max_delay;
-  const SteadyTime deadline = st->clock->Steady() + options.timeout;
-  for (int attempt = 1;; ++attempt) {
-    const SteadyTime sent = st->clock->Steady();
-    auto lease = st->blobs->AcquireLease(st->blob, st->lease_seconds, st->lease_id, {});
-    if (lease.ok()) {
-      st->renewed_at = sent;
-      break;
+    RetryPolicy backoff;
+    backoff.initial_delay = options.initial_delay;
+    backoff.max_delay = options.max_delay;
+    const SteadyTime deadline = st->clock->Steady() + options.timeout;
+    for (int attempt = 1;; ++attempt) {
+      const SteadyTime sent = st->clock->Steady();
+      auto lease = st->blobs->AcquireLease(st->blob, st->lease_seconds, st->lease_id, {});
+      if (lease.ok()) {
+        st->renewed_at = sent;
+        break;
+      }
+      if (lease.status().IsNotFound()) {
+        // Never acquired: make its blob (a racing creator's is as good).
+        PutOptions create;
+        create.conditions.if_none_match = std::string(kAnyETag);
+        Status made = st->blobs->Put(st->blob, "", create).status();
+        if (!made.ok() && !made.IsConflict() && !made.IsBusy()) return made.WithContext(ctx);
+        continue;
+      }
+      if (!lease.status().IsBusy()) return lease.status().WithContext(ctx);
+      const SteadyTime now = st->clock->Steady();
+      if (now >= deadline)
+        return Status::LockTimeout(ctx + ": held by another client for longer than the timeout (" +
+                                   std::to_string(options.timeout.count()) + " ms)");
+      const milliseconds left = std::chrono::duration_cast<milliseconds>(deadline - now);
+      st->clock->SleepFor(
+          std::min(left, internal::BackoffDelay(backoff, attempt, internal::RandomU64())));
     }
-    if (lease.status().IsNotFound()) {
-      // Never acquired: make its blob (a racing creator's is as good).
-      PutOptions create;
-      create.conditions.if_none_match = std::string(kAnyETag);
-      Status made = st->blobs->Put(st->blob, "", create).status();
-      if (!made.ok() && !made.IsConflict() && !made.IsBusy()) return made.WithContext(ctx);
-      continue;
-    }
-    if (!lease.status().IsBusy()) return lease.status().WithContext(ctx);
-    const SteadyTime now = st->clock->Steady();
-    if (now >= deadline)
-      return Status::LockTimeout(ctx + ": held by another client for longer than the timeout (" +
-                                 std::to_string(options.timeout.count()) + " ms)");
-    const milliseconds left = std::chrono::duration_cast<milliseconds>(deadline - now);
-    st->clock->SleepFor(
-        std::min(left, internal::BackoffDelay(backoff, attempt, internal::RandomU64())));
-  }
 
-  // Held: raise the token. Only the lease holder may write the blob, so
-  // holders raise it one after another.
-  Status raised = [&]() -> Status {
-    auto head = st->blobs->Head(st->blob, {});
-    if (!head.ok()) return head.status();
-    BT_ASSIGN_OR_RETURN(int64_t previous, TokenOf(head->properties, st->blob));
-    st->token = previous + 1;
-    WriteOptions w;
-    w.lease_id = st->lease_id;
-    w.conditions.if_match = head->properties.etag;
-    w.deadline = st->UsableUntil();
-    return st->blobs
-        ->SetMetadata(st->blob, {{kTokenKey, std::to_string(st->token)}, {kOwnerKey, st->owner}}, w)
-        .status();
+    // Held: raise the token. Only the lease holder may write the blob, so
+    // holders raise it one after another.
+    Status raised = [&]() -> Status {
+      auto head = st->blobs->Head(st->blob, {});
+      if (!head.ok()) return head.status();
+      BT_ASSIGN_OR_RETURN(int64_t previous, TokenOf(head->properties, st->blob));
+      st->token = previous + 1;
+      WriteOptions w;
+      w.lease_id = st->lease_id;
+      w.conditions.if_match = head->properties.etag;
+      w.deadline = st->UsableUntil();
+      return st->blobs
+          ->SetMetadata(st->blob, {{kTokenKey, std::to_string(st->token)}, {kOwnerKey, st->owner}},
+                        w)
+          .status();
+    }();
+    if (!raised.ok()) {
+      (void)st->blobs->ReleaseLease(st->blob, st->lease_id, {});
+      return raised.WithContext(ctx + ": raising the fencing token");
+    }
+    State* raw = st.get();
+    st->renewer = std::make_unique<std::thread>([raw] { raw->Renew(); });
+    return std::unique_ptr<Lock>(new Lock(std::move(st)));
   }();
-  if (!raised.ok()) {
-    (void)st->blobs->ReleaseLease(st->blob, st->lease_id, {});
-    return raised.WithContext(ctx + ": raising the fencing token");
-  }
-  State* raw = st.get();
-  st->renewer = std::make_unique<std::thread>([raw] { raw->Renew(); });
-  return std::unique_ptr<Lock>(new Lock(std::move(st)));
+  store.coord_metrics().Acquired(acquired.status().code());
+  return acquired;
 }
 
 Result<LockInfo> Lock::Inspect(const Store& store, std::string_view name) {

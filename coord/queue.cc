@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "blobtable/store.h"
+#include "kv/op_metrics.h"
 #include "coord/coord_names.h"
 #include "coord/lease_time.h"
 #include "util/macros.h"
@@ -131,6 +132,7 @@ Result<std::optional<QueueItem>> WorkQueue::Take(const std::string& id) const {
     if (removed.IsOutcomeUnknown() && blobs.Head(blob, {}).status().IsNotFound())
       removed = Status::OK();
     if (!removed.ok() && !removed.IsNotFound()) return give_back(removed);
+    if (copied.ok()) store_->coord_metrics().dead_letters().Add();  // the one copy's maker
     return std::optional<QueueItem>();
   }
   under_lease.conditions.if_match = got->properties.etag;
@@ -175,7 +177,10 @@ Result<std::optional<QueueItem>> WorkQueue::Dequeue() const {
       const size_t pick = static_cast<size_t>(internal::RandomU64() % among);
       auto taken = Take(visible[pick]);
       if (!taken.ok()) return taken.status().WithContext(ctx);
-      if (*taken) return taken;
+      if (*taken) {
+        store_->coord_metrics().deliveries().Add();
+        return taken;
+      }
       visible.erase(visible.begin() + static_cast<std::ptrdiff_t>(pick));
     }
     auto next = NextListPage(list, *page, &pages);
@@ -185,29 +190,33 @@ Result<std::optional<QueueItem>> WorkQueue::Dequeue() const {
 }
 
 Status WorkQueue::Complete(const QueueItem& item) const {
-  const std::string ctx = "queue " + name_ + ", item " + item.id;
-  BT_RETURN_IF_ERROR(UsableNow(ClockOf(*store_), item, ctx));
-  WriteOptions under_lease;
-  under_lease.lease_id = item.lease_id;
-  under_lease.deadline = item.lease_usable_until;
-  Status s =
-      store_->blob_store().Delete(internal::coord::QueueItemName(name_, item.id), under_lease);
-  if (s.ok()) return s;
-  if (s.IsNotFound())
-    return Status::NotFound(ctx +
-                            ": gone: completed already (by an earlier call, or by another "
-                            "worker after this delivery's lease ran out)");
-  if (s.IsLeaseLost() || s.IsBusy() || s.IsConflict())
-    return Status::LeaseLost(ctx +
-                             ": this delivery's lease ran out; the item will be (or was) "
-                             "delivered again: " +
-                             s.ToString());
-  if (s.IsOutcomeUnknown())
-    return Status::OutcomeUnknown(ctx +
-                                  ": whether this call completed the item is not known "
-                                  "(if it did not, the item will be delivered again): " +
-                                  s.message());
-  return s.WithContext(ctx);
+  Status completed = [&]() -> Status {
+    const std::string ctx = "queue " + name_ + ", item " + item.id;
+    BT_RETURN_IF_ERROR(UsableNow(ClockOf(*store_), item, ctx));
+    WriteOptions under_lease;
+    under_lease.lease_id = item.lease_id;
+    under_lease.deadline = item.lease_usable_until;
+    Status s =
+        store_->blob_store().Delete(internal::coord::QueueItemName(name_, item.id), under_lease);
+    if (s.ok()) return s;
+    if (s.IsNotFound())
+      return Status::NotFound(ctx +
+                              ": gone: completed already (by an earlier call, or by another "
+                              "worker after this delivery's lease ran out)");
+    if (s.IsLeaseLost() || s.IsBusy() || s.IsConflict())
+      return Status::LeaseLost(ctx +
+                               ": this delivery's lease ran out; the item will be (or was) "
+                               "delivered again: " +
+                               s.ToString());
+    if (s.IsOutcomeUnknown())
+      return Status::OutcomeUnknown(ctx +
+                                    ": whether this call completed the item is not known "
+                                    "(if it did not, the item will be delivered again): " +
+                                    s.message());
+    return s.WithContext(ctx);
+  }();
+  store_->coord_metrics().Completed(completed.code());
+  return completed;
 }
 
 Status WorkQueue::Abandon(const QueueItem& item) const {

@@ -29,4 +29,15 @@ OpMetrics::OpMetrics(MetricsRegistry& registry)
   }
 }
 
+CoordMetrics::CoordMetrics(MetricsRegistry& registry)
+    : locks_lost_(&registry.AddCounter(metric::kLocksLost)),
+      deliveries_(&registry.AddCounter(metric::kQueueDeliveries)),
+      dead_letters_(&registry.AddCounter(metric::kQueueDeadLetters)) {
+  for (int code = 0; code < kCodes; ++code) {
+    const MetricLabels labels{{"code", std::string(CodeName(static_cast<Code>(code)))}};
+    acquisitions_[code] = &registry.AddCounter(metric::kLockAcquisitions, labels);
+    completions_[code] = &registry.AddCounter(metric::kQueueCompletions, labels);
+  }
+}
+
 }  // namespace blobtable::internal

@@ -47,6 +47,21 @@ class OpMetrics {
   Counter* rows_returned_;
 };
 
+// The coordination primitives' counters (coord/), kept with the store's.
+class CoordMetrics {
+ public:
+  explicit CoordMetrics(MetricsRegistry& registry);
+  void Acquired(Code code) { acquisitions_[static_cast<int>(code)]->Add(); }
+  void Completed(Code code) { completions_[static_cast<int>(code)]->Add(); }
+  Counter& locks_lost() { return *locks_lost_; }
+  Counter& deliveries() { return *deliveries_; }
+  Counter& dead_letters() { return *dead_letters_; }
+
+ private:
+  std::array<Counter*, kCodes> acquisitions_{}, completions_{};
+  Counter *locks_lost_, *deliveries_, *dead_letters_;
+};
+
 // The rows a call returned: a query page's entities, a visited page's rows.
 template <typename R>
 uint64_t RowsOf(const R& result) {

@@ -124,6 +124,7 @@ std::unique_ptr<Store> Store::Make(std::shared_ptr<BlobStore> blobs, const Store
   core->lock_stripes = std::make_shared<internal::LockStripes>(first_stripe);
   core->metrics = std::move(metrics);
   core->ops = std::make_shared<internal::OpMetrics>(*core->metrics);
+  core->coord = std::make_shared<internal::CoordMetrics>(*core->metrics);
   core->txn_metrics = std::make_shared<internal::TxnMetrics>(*core->metrics);
   if (core->cache) internal::CountCache(*core->metrics, core->cache->shared_cache());
   return std::unique_ptr<Store>(new Store(std::move(core)));
@@ -240,5 +241,7 @@ Result<CacheStats> Store::cache_stats() const {
 const StoreOptions& Store::options() const { return core_->options; }
 
 MetricsSnapshot Store::Metrics() const { return core_->metrics->Snapshot(); }
+
+internal::CoordMetrics& Store::coord_metrics() const { return *core_->coord; }
 
 }  // namespace blobtable

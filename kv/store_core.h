@@ -49,8 +49,10 @@ struct StoreCore : TxnContext {
   StoreOptions options;
   // Shared with the copies a background drop runs on (always set).
   std::shared_ptr<IndexDrops> index_drops = std::make_shared<IndexDrops>();
-  // The table API's calls counted (always set by Store).
+  // The table API's calls and the coordination primitives counted (always
+  // set by Store).
   std::shared_ptr<OpMetrics> ops;
+  std::shared_ptr<CoordMetrics> coord;
 
   // Lists entity blobs as `policy` allows: through the cache when the store
   // has one (it may answer from its copies, stale), else from storage.

@@ -5,14 +5,19 @@
 
 #include <cmath>
 #include <fstream>
+#include <future>
 #include <map>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <thread>
 
+#include "blobtable/lock.h"
 #include "blobtable/metrics.h"
+#include "blobtable/queue.h"
 #include "blobtable/store.h"
+#include "coord/coord_names.h"
+#include "testing/fake_clock.h"
 #include "tests/test_util.h"
 #include "util/metric_catalog.h"
 #include "util/metrics.h"
@@ -312,6 +317,51 @@ TEST_F(StoreMetricsTest, TransactionsAreCountedByPathAndOutcome) {
   EXPECT_EQ(m.Value("blobtable_txn_aborts"), 1);
   EXPECT_EQ(m.Value("blobtable_recoveries", {{"code", "OK"}}), 1);
   EXPECT_EQ(m.Value("blobtable_recovered_transactions"), 0);
+}
+
+TEST(CoordinationMetricsTest, LocksAndQueuesCountWhatHappensToThem) {
+  TempDir dir;
+  internal::FakeClock clock;  // waits and leases pass when the test says
+  StoreOptions o;
+  o.clock = &clock;
+  auto store = *Store::Open(dir.path(), o);
+  std::promise<void> lost;
+  LockOptions lo;
+  lo.on_lost = [&](const Status&) { lost.set_value(); };
+  auto held = Lock::Acquire(*store, "job", lo);
+  ASSERT_TRUE(held.ok()) << held.status().ToString();
+  LockOptions brief;
+  brief.timeout = std::chrono::seconds(1);
+  EXPECT_EQ(Lock::Acquire(*store, "job", brief).status().code(), Code::kLockTimeout);
+  // Its lease broken behind its back: the next renewal finds it gone.
+  ASSERT_TRUE(store->blob_store().BreakLease(internal::coord::LockBlobName("job"), 0, {}).ok());
+  clock.Advance(std::chrono::seconds(11));  // past a third of the lease: a renewal is due
+  ASSERT_EQ(lost.get_future().wait_for(std::chrono::seconds(60)), std::future_status::ready);
+
+  QueueOptions qo;
+  qo.max_dequeues = 1;
+  auto q = *WorkQueue::Open(*store, "jobs", qo);
+  ASSERT_TRUE(q.Enqueue("a").ok());
+  ASSERT_TRUE(q.Enqueue("b").ok());
+  auto a = q.Dequeue();
+  ASSERT_TRUE(a.ok() && *a);
+  ASSERT_TRUE(q.Complete(**a).ok());
+  EXPECT_TRUE(q.Complete(**a).IsNotFound());
+  auto b = q.Dequeue();
+  ASSERT_TRUE(b.ok() && *b);
+  ASSERT_TRUE(q.Abandon(**b).ok());
+  auto again = q.Dequeue();  // delivered max_dequeues times: dead-lettered instead
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(*again);
+
+  const MetricsSnapshot m = store->Metrics();
+  EXPECT_EQ(m.Value("blobtable_lock_acquisitions", {{"code", "OK"}}), 1);
+  EXPECT_EQ(m.Value("blobtable_lock_acquisitions", {{"code", "LockTimeout"}}), 1);
+  EXPECT_EQ(m.Value("blobtable_locks_lost"), 1);
+  EXPECT_EQ(m.Value("blobtable_queue_deliveries"), 2);
+  EXPECT_EQ(m.Value("blobtable_queue_completions", {{"code", "OK"}}), 1);
+  EXPECT_EQ(m.Value("blobtable_queue_completions", {{"code", "NotFound"}}), 1);
+  EXPECT_EQ(m.Value("blobtable_queue_dead_letters"), 1);
 }
 
 // ---- The catalog and the docs ----

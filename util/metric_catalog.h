@@ -60,6 +60,23 @@ inline constexpr MetricDef kRecoveredTxns{
     "blobtable_recovered_transactions", MetricType::kCounter, "",
     "Abandoned transactions Store::Recover finished or undid", false};
 
+// ---- Coordination (coord/) ----
+inline constexpr MetricDef kLockAcquisitions{
+    "blobtable_lock_acquisitions", MetricType::kCounter, "",
+    "Lock::Acquire calls (and a leader's campaigns), by outcome (code: OK, LockTimeout, ...)",
+    true};
+inline constexpr MetricDef kLocksLost{
+    "blobtable_locks_lost", MetricType::kCounter, "",
+    "Locks (and leaderships) lost while held: a renewal refused, or the lease run out", false};
+inline constexpr MetricDef kQueueDeliveries{"blobtable_queue_deliveries", MetricType::kCounter, "",
+                                            "Items WorkQueue::Dequeue handed out", false};
+inline constexpr MetricDef kQueueCompletions{"blobtable_queue_completions", MetricType::kCounter,
+                                             "", "WorkQueue::Complete calls, by outcome (code)",
+                                             true};
+inline constexpr MetricDef kQueueDeadLetters{
+    "blobtable_queue_dead_letters", MetricType::kCounter, "",
+    "Items moved to the dead letters after max_dequeues deliveries", false};
+
 // ---- The local cache (cache/) ----
 inline constexpr MetricDef kCacheHits{"blobtable_cache_hits", MetricType::kCounter, "",
                                       "Reads the local cache answered without a request", false};
@@ -87,12 +104,13 @@ inline constexpr MetricDef kCacheEntries{"blobtable_cache_entries", MetricType::
 
 // Every family above, in the order docs/observability.md lists them.
 inline constexpr const MetricDef* kAll[] = {
-    &kOperations,         &kOperationSeconds, &kRowsReturned,   &kHttpRequests,
-    &kHttpRequestSeconds, &kHttpRetries,      &kHttpThrottled,  &kHttpBackoffSeconds,
-    &kTxnCommits,         &kTxnCommitSeconds, &kTxnLockWaits,   &kTxnAborts,
-    &kRecoveries,         &kRecoveredTxns,    &kCacheHits,      &kCacheRevalidations,
-    &kCacheMisses,        &kCacheStale,       &kCacheEvictions, &kCacheSavedBytes,
-    &kCacheBytes,         &kCacheEntries};
+    &kOperations,         &kOperationSeconds, &kRowsReturned,     &kHttpRequests,
+    &kHttpRequestSeconds, &kHttpRetries,      &kHttpThrottled,    &kHttpBackoffSeconds,
+    &kTxnCommits,         &kTxnCommitSeconds, &kTxnLockWaits,     &kTxnAborts,
+    &kRecoveries,         &kRecoveredTxns,    &kLockAcquisitions, &kLocksLost,
+    &kQueueDeliveries,    &kQueueCompletions, &kQueueDeadLetters, &kCacheHits,
+    &kCacheRevalidations, &kCacheMisses,      &kCacheStale,       &kCacheEvictions,
+    &kCacheSavedBytes,    &kCacheBytes,       &kCacheEntries};
 
 }  // namespace blobtable::internal::metric
 

@@ -136,10 +136,10 @@ namespace {
 
 bool Carries(const MetricSample& sample,
              const std::vector<std::pair<std::string_view, std::string_view>>& labels) {
-  for (const auto& [name, value] : labels) {
+  for (const auto& wanted : labels) {
     auto it = std::find_if(sample.labels.begin(), sample.labels.end(),
-                           [&](const auto& l) { return l.first == name; });
-    if (it == sample.labels.end() || it->second != value) return false;
+                           [&](const auto& l) { return l.first == wanted.first; });
+    if (it == sample.labels.end() || it->second != wanted.second) return false;
   }
   return true;
 }
@@ -152,26 +152,31 @@ const MetricFamily* MetricsSnapshot::Find(std::string_view name) const {
   return nullptr;
 }
 
-double MetricsSnapshot::Value(
-    std::string_view name,
-    const std::vector<std::pair<std::string_view, std::string_view>>& labels) const {
-  const MetricFamily* f = Find(name);
-  double sum = 0;
-  if (f != nullptr)
-    for (const MetricSample& s : f->samples)
-      if (Carries(s, labels)) sum += s.value;
+namespace {
+
+using Labels = std::vector<std::pair<std::string_view, std::string_view>>;
+
+// The sum over the samples of `family` (may be null) that carry `labels` of
+// what `of` takes from each.
+template <typename T, typename Of>
+T SumOver(const MetricFamily* family, const Labels& labels, Of of) {
+  T sum = 0;
+  if (family != nullptr)
+    for (const MetricSample& s : family->samples)
+      if (Carries(s, labels)) sum += of(s);
   return sum;
 }
 
-uint64_t MetricsSnapshot::Count(
-    std::string_view name,
-    const std::vector<std::pair<std::string_view, std::string_view>>& labels) const {
-  const MetricFamily* f = Find(name);
-  uint64_t sum = 0;
-  if (f != nullptr)
-    for (const MetricSample& s : f->samples)
-      if (Carries(s, labels) && !s.buckets.empty()) sum += s.buckets.back();
-  return sum;
+}  // namespace
+
+double MetricsSnapshot::Value(std::string_view name, const Labels& labels) const {
+  return SumOver<double>(Find(name), labels, [](const MetricSample& s) { return s.value; });
+}
+
+uint64_t MetricsSnapshot::Count(std::string_view name, const Labels& labels) const {
+  return SumOver<uint64_t>(Find(name), labels, [](const MetricSample& s) {
+    return s.buckets.empty() ? uint64_t{0} : s.buckets.back();
+  });
 }
 
 }  // namespace blobtable

@@ -290,6 +290,10 @@ class BLOBTABLE_EXPORT Store {
  private:
   BLOBTABLE_HIDDEN explicit Store(std::shared_ptr<internal::StoreCore> core)
       : core_(std::move(core)) {}
+  friend class Lock;
+  friend class WorkQueue;
+  // Where the coordination primitives count (Store::Metrics).
+  BLOBTABLE_HIDDEN internal::CoordMetrics& coord_metrics() const;
   // FromBlobStore's work, counting in `metrics` (where Open's backend counts).
   BLOBTABLE_HIDDEN static std::unique_ptr<Store> Make(
       std::shared_ptr<BlobStore> blobs, const StoreOptions& options,

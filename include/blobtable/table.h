@@ -41,6 +41,7 @@ namespace blobtable {
 namespace internal {
 struct StoreCore;
 class MetricsRegistry;       // util/metrics.h
+class CoordMetrics;          // kv/op_metrics.h
 enum class WriteMode : int;  // txn/entity_access.h
 }  // namespace internal
 
