@@ -83,7 +83,7 @@ inline thread_local int metered_depth = 0;
 // (a Table not opened from a store): then it only runs `fn`.
 template <typename Fn>
 auto Metered(OpMetrics* metrics, const Clock* clock, OpKind op, Fn&& fn) {
-  if (metrics == nullptr || metered_depth > 0) return fn();
+  if (!kCounting || metrics == nullptr || metered_depth > 0) return fn();
   struct Nested {  // left as it was however fn ends (a user's function may throw)
     Nested() { ++metered_depth; }
     ~Nested() { --metered_depth; }

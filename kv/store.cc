@@ -9,6 +9,7 @@
 
 #include "model/blob_naming.h"
 #include "model/index_naming.h"
+#include "storage/local/local_files.h"
 #include "storage/open_blob_store.h"
 #include "txn/recovery.h"
 #include "kv/retry_loop.h"
@@ -127,6 +128,8 @@ std::unique_ptr<Store> Store::Make(std::shared_ptr<BlobStore> blobs, const Store
   core->coord = std::make_shared<internal::CoordMetrics>(*core->metrics);
   core->txn_metrics = std::make_shared<internal::TxnMetrics>(*core->metrics);
   if (core->cache) internal::CountCache(*core->metrics, core->cache->shared_cache());
+  if (dynamic_cast<internal::LocalFiles*>(core->blobs.get()) != nullptr)
+    internal::CountLocalFiles(*core->metrics, core->blobs);
   return std::unique_ptr<Store>(new Store(std::move(core)));
 }
 

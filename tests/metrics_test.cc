@@ -287,6 +287,23 @@ TEST_F(StoreMetricsTest, CountsFromManyThreadsAreExact) {
   EXPECT_EQ(store_->Metrics().Count("blobtable_operation_seconds"), 800u);
 }
 
+TEST_F(StoreMetricsTest, TheDataFilesFiguresAreGauges) {
+  for (int i = 0; i < 200; ++i)
+    ASSERT_TRUE(
+        table_->Upsert(Entity("p", std::to_string(i)).Set("v", std::string(2000, 'x'))).ok());
+  for (int i = 0; i < 200; ++i) ASSERT_TRUE(table_->Delete("p", std::to_string(i), "*").ok());
+  ASSERT_TRUE(table_->Upsert(Entity("p", "last")).ok());
+  const MetricsSnapshot m = store_->Metrics();
+  const double used = m.Value("blobtable_local_used_bytes");
+  EXPECT_GT(used, 200 * 2000);
+  EXPECT_GE(m.Value("blobtable_local_map_bytes"), used);
+  EXPECT_GE(m.Value("blobtable_local_file_bytes"), used);
+  EXPECT_GT(m.Value("blobtable_local_free_bytes"), 100 * 2000);  // the deleted rows' pages
+  EXPECT_LT(m.Value("blobtable_local_free_bytes"), used);
+  EXPECT_NE(m.Find("blobtable_local_readers"), nullptr);
+  EXPECT_EQ(m.Find("blobtable_cache_bytes"), nullptr);  // no cache here
+}
+
 TEST_F(StoreMetricsTest, TransactionsAreCountedByPathAndOutcome) {
   ASSERT_TRUE(table_->Upsert(Entity("p", "a").Set("n", 1)).ok());
   auto txn = store_->Begin(TransactionOptions());

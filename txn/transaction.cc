@@ -181,8 +181,9 @@ Result<std::vector<CommittedWrite>> CommitBy(TxnBuffer& buffer, CommitPath& path
 
 Result<std::vector<CommittedWrite>> CommitBuffer(TxnBuffer& buffer) {
   const TxnContext& core = *buffer.core;
-  const SteadyTime t0 = core.clock->Steady();
   CommitPath path = CommitPath::kNone;
+  if constexpr (!kCounting) return CommitBy(buffer, path);
+  const SteadyTime t0 = core.clock->Steady();
   auto committed = CommitBy(buffer, path);
   if (core.txn_metrics)
     core.txn_metrics->Committed(path, StatusOf(committed).code(), core.clock->Steady() - t0,

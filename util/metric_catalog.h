@@ -40,6 +40,21 @@ inline constexpr MetricDef kHttpBackoffSeconds{"blobtable_http_backoff_seconds",
                                                false,
                                                1e-9};
 
+// ---- The embedded store's data file (storage/local/) ----
+inline constexpr MetricDef kLocalFileBytes{"blobtable_local_file_bytes", MetricType::kGauge,
+                                           "bytes", "data.mdb's size on disk", false};
+inline constexpr MetricDef kLocalMapBytes{
+    "blobtable_local_map_bytes", MetricType::kGauge, "bytes",
+    "The map's size: how far the file may grow before the store remaps it larger", false};
+inline constexpr MetricDef kLocalUsedBytes{
+    "blobtable_local_used_bytes", MetricType::kGauge, "bytes",
+    "The file up to its last page in use (free pages within it included)", false};
+inline constexpr MetricDef kLocalFreeBytes{
+    "blobtable_local_free_bytes", MetricType::kGauge, "bytes",
+    "Pages within the used part free for reuse (after deletes and rewrites)", false};
+inline constexpr MetricDef kLocalReaders{"blobtable_local_readers", MetricType::kGauge, "",
+                                         "Reader slots in use, in every process", false};
+
 // ---- Transactions (txn/) ----
 inline constexpr MetricDef kTxnCommits{
     "blobtable_txn_commits", MetricType::kCounter, "",
@@ -104,13 +119,14 @@ inline constexpr MetricDef kCacheEntries{"blobtable_cache_entries", MetricType::
 
 // Every family above, in the order docs/observability.md lists them.
 inline constexpr const MetricDef* kAll[] = {
-    &kOperations,         &kOperationSeconds, &kRowsReturned,     &kHttpRequests,
-    &kHttpRequestSeconds, &kHttpRetries,      &kHttpThrottled,    &kHttpBackoffSeconds,
-    &kTxnCommits,         &kTxnCommitSeconds, &kTxnLockWaits,     &kTxnAborts,
-    &kRecoveries,         &kRecoveredTxns,    &kLockAcquisitions, &kLocksLost,
-    &kQueueDeliveries,    &kQueueCompletions, &kQueueDeadLetters, &kCacheHits,
-    &kCacheRevalidations, &kCacheMisses,      &kCacheStale,       &kCacheEvictions,
-    &kCacheSavedBytes,    &kCacheBytes,       &kCacheEntries};
+    &kOperations,         &kOperationSeconds,   &kRowsReturned,     &kHttpRequests,
+    &kHttpRequestSeconds, &kHttpRetries,        &kHttpThrottled,    &kHttpBackoffSeconds,
+    &kLocalFileBytes,     &kLocalMapBytes,      &kLocalUsedBytes,   &kLocalFreeBytes,
+    &kLocalReaders,       &kTxnCommits,         &kTxnCommitSeconds, &kTxnLockWaits,
+    &kTxnAborts,          &kRecoveries,         &kRecoveredTxns,    &kLockAcquisitions,
+    &kLocksLost,          &kQueueDeliveries,    &kQueueCompletions, &kQueueDeadLetters,
+    &kCacheHits,          &kCacheRevalidations, &kCacheMisses,      &kCacheStale,
+    &kCacheEvictions,     &kCacheSavedBytes,    &kCacheBytes,       &kCacheEntries};
 
 }  // namespace blobtable::internal::metric
 

@@ -35,7 +35,7 @@ struct MetricsRegistry::Entry {
   Counter counter;
   std::unique_ptr<LatencyHistogram> histogram;
   std::function<double()> read;
-  std::function<Samples()> read_family;
+  std::function<std::vector<Reading>()> read_many;
 };
 
 MetricsRegistry::MetricsRegistry() = default;
@@ -43,7 +43,7 @@ MetricsRegistry::~MetricsRegistry() = default;
 
 MetricsRegistry::Entry& MetricsRegistry::Slot(const MetricDef& def, MetricLabels labels) {
   for (Entry& e : entries_)
-    if (e.def == &def && e.labels == labels && !e.read && !e.read_family) return e;
+    if (e.def == &def && e.labels == labels && !e.read) return e;
   Entry& e = entries_.emplace_back();
   e.def = &def;
   e.labels = std::move(labels);
@@ -71,11 +71,9 @@ void MetricsRegistry::AddReader(const MetricDef& def, MetricLabels labels,
   e.read = std::move(read);
 }
 
-void MetricsRegistry::AddFamilyReader(const MetricDef& def, std::function<Samples()> read) {
+void MetricsRegistry::AddReaders(std::function<std::vector<Reading>()> read) {
   std::lock_guard<std::mutex> lock(mu_);
-  Entry& e = entries_.emplace_back();
-  e.def = &def;
-  e.read_family = std::move(read);
+  entries_.emplace_back().read_many = std::move(read);  // of no one family: def stays null
 }
 
 namespace {
@@ -103,10 +101,13 @@ MetricsSnapshot MetricsRegistry::Snapshot() const {
   std::map<std::string_view, MetricFamily> families;
   std::lock_guard<std::mutex> lock(mu_);
   for (const Entry& e : entries_) {
+    if (e.read_many) {
+      for (Reading& r : e.read_many())
+        AddSample(FamilyOf(families, *r.def), *r.def, std::move(r.labels), r.value);
+      continue;
+    }
     MetricFamily& family = FamilyOf(families, *e.def);
-    if (e.read_family) {
-      for (auto& [labels, value] : e.read_family()) AddSample(family, *e.def, labels, value);
-    } else if (e.read) {
+    if (e.read) {
       AddSample(family, *e.def, e.labels, e.read());
     } else if (e.histogram) {
       const auto per_bucket = e.histogram->Buckets();

@@ -28,10 +28,20 @@ namespace blobtable::internal {
 
 using MetricLabels = std::vector<std::pair<std::string, std::string>>;
 
+// Counting compiled out (BLOBTABLE_METRICS off, CMakeLists.txt): only to
+// measure what counting costs; every count then stays 0.
+#ifdef BLOBTABLE_NO_METRICS
+inline constexpr bool kCounting = false;
+#else
+inline constexpr bool kCounting = true;
+#endif
+
 // A monotonic count. Thread-safe.
 class Counter {
  public:
-  void Add(uint64_t n = 1) { value_.fetch_add(n, std::memory_order_relaxed); }
+  void Add(uint64_t n = 1) {
+    if constexpr (kCounting) value_.fetch_add(n, std::memory_order_relaxed);
+  }
   uint64_t Value() const { return value_.load(std::memory_order_relaxed); }
 
  private:
@@ -48,6 +58,7 @@ class LatencyHistogram {
   static const std::vector<double>& BoundsSeconds();
 
   void Record(std::chrono::nanoseconds d) {
+    if constexpr (!kCounting) return;
     const uint64_t ns = d.count() > 0 ? static_cast<uint64_t>(d.count()) : 0;
     buckets_[BucketOf(ns)].fetch_add(1, std::memory_order_relaxed);
     sum_ns_.fetch_add(ns, std::memory_order_relaxed);
@@ -101,9 +112,15 @@ class MetricsRegistry {
   // elsewhere, such as the cache's). `read` must stay callable as long as
   // the registry lives and be thread-safe.
   void AddReader(const MetricDef& def, MetricLabels labels, std::function<double()> read);
-  // Several samples of one family read at once (a cache's statistics).
-  using Samples = std::vector<std::pair<MetricLabels, double>>;
-  void AddFamilyReader(const MetricDef& def, std::function<Samples()> read);
+  // Several values, of one family or several, read at once (what a cache
+  // directory or a data file holds: one read for all of them). A reader that
+  // cannot read returns none: those samples are then absent.
+  struct Reading {
+    const MetricDef* def;
+    MetricLabels labels;
+    double value;
+  };
+  void AddReaders(std::function<std::vector<Reading>()> read);
 
   // Every family, its samples in the order they were added (but those
   // MetricDef::hide_zero leaves out).

@@ -5,10 +5,13 @@
 #define BLOBTABLE_STORAGE_LOCAL_LOCAL_FILES_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
+#include "blobtable/blob_store.h"
 #include "blobtable/status.h"
 #include "storage/local/lmdb_env.h"
+#include "util/metrics.h"
 
 namespace blobtable::internal {
 
@@ -26,12 +29,17 @@ struct FileFigures {
   uint64_t pages_used = 0;       // up to the last page in use (the file's live part)
   uint64_t free_pages = 0;       // of those, free for reuse (LMDB's free list)
   int readers = 0;               // reader slots in use, in every process
+  uint64_t map_bytes = 0;        // the map's size: how far the file may grow before it is remapped
   uint64_t compacted_bytes = 0;  // about the file's size after CompactInPlace
 };
 
-// The figures of `env`'s files, read in one read transaction (reading
-// every record, for compacted_bytes).
-Result<FileFigures> FiguresOf(LmdbEnv& env);
+// The figures of `env`'s files, read in one read transaction; with
+// `compacted`, reading every record for compacted_bytes (else left 0).
+Result<FileFigures> FiguresOf(LmdbEnv& env, bool compacted = true);
+
+// Adds the data file's figures to `registry` (Store::Metrics), read when a
+// snapshot is taken: `files` is the backend, kept as long as the registry.
+void CountLocalFiles(MetricsRegistry& registry, std::shared_ptr<BlobStore> files);
 
 // Copies `env` (every container) into `dest`, a directory that must not
 // exist or be empty, as it is in one read transaction (LMDB's mdb_env_copy:
