@@ -30,10 +30,6 @@ constexpr char kRk[] = "n";
 constexpr char kCounterKey[] = "lockcounter/c/n";
 constexpr char kValue[] = "n";
 
-const Clock& ClockOf(const Store& store) {
-  return store.options().clock ? *store.options().clock : *Clock::Real();
-}
-
 class LockWorkload final : public Workload {
  public:
   explicit LockWorkload(bool leader) : leader_(leader) {}

@@ -38,10 +38,6 @@ QueueOptions Options() {
   return o;
 }
 
-const Clock& ClockOf(const Store& store) {
-  return store.options().clock ? *store.options().clock : *Clock::Real();
-}
-
 // A number in [lo, hi) milliseconds.
 milliseconds Between(std::mt19937_64& rng, int64_t lo, int64_t hi) {
   return milliseconds(lo + static_cast<int64_t>(rng() % static_cast<uint64_t>(hi - lo)));

@@ -14,6 +14,11 @@
 
 namespace blobtable::stress {
 
+// The clock `store` was opened with (the real one if none).
+inline const Clock& ClockOf(const Store& store) {
+  return store.options().clock ? *store.options().clock : *Clock::Real();
+}
+
 struct WorkerContext {
   Store& store;
   std::mt19937_64& rng;
