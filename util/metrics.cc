@@ -42,11 +42,12 @@ MetricsRegistry::MetricsRegistry() = default;
 MetricsRegistry::~MetricsRegistry() = default;
 
 MetricsRegistry::Entry& MetricsRegistry::Slot(const MetricDef& def, MetricLabels labels) {
-  for (Entry& e : entries_)
-    if (e.def == &def && e.labels == labels && !e.read) return e;
+  auto [it, fresh] = slots_.try_emplace({&def, labels}, nullptr);
+  if (!fresh) return *it->second;
   Entry& e = entries_.emplace_back();
   e.def = &def;
   e.labels = std::move(labels);
+  it->second = &e;
   return e;
 }
 

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -132,6 +133,9 @@ class MetricsRegistry {
 
   mutable std::mutex mu_;
   std::deque<Entry> entries_;  // stable addresses
+  // The counters and histograms by family and labels: a store adds about
+  // 200 as it opens, which a search of entries_ made quadratic.
+  std::map<std::pair<const MetricDef*, MetricLabels>, Entry*> slots_;
 };
 
 // The registry of whatever is made without a store's (a BlobStore opened
