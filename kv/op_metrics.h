@@ -78,21 +78,28 @@ uint64_t RowsOf(const R& result) {
 // instances).
 inline thread_local int metered_depth = 0;
 
+// Metered's counting path: one object returned by name on its one return
+// (a Result<Entity> moved costs a get a tenth of its instructions).
+template <typename Fn>
+auto MeteredNow(OpMetrics& metrics, const Clock& clock, OpKind op, Fn& fn) {
+  struct Nested {  // left as it was however fn ends (a user's function may throw)
+    Nested() { ++metered_depth; }
+    ~Nested() { --metered_depth; }
+  } nested;
+  const SteadyTime t0 = clock.Steady();
+  auto result = fn();
+  metrics.Record(op, StatusOf(result).code(), clock.Steady() - t0);
+  if (const uint64_t rows = RowsOf(result); rows > 0) metrics.rows_returned().Add(rows);
+  return result;
+}
+
 // Runs `fn` (a public call's body) and counts its outcome as `op`, unless
 // it runs inside another metered call on this thread. `metrics` may be null
 // (a Table not opened from a store): then it only runs `fn`.
 template <typename Fn>
 auto Metered(OpMetrics* metrics, const Clock* clock, OpKind op, Fn&& fn) {
   if (!kCounting || metrics == nullptr || metered_depth > 0) return fn();
-  struct Nested {  // left as it was however fn ends (a user's function may throw)
-    Nested() { ++metered_depth; }
-    ~Nested() { --metered_depth; }
-  } nested;
-  const SteadyTime t0 = clock->Steady();
-  auto result = fn();
-  metrics->Record(op, StatusOf(result).code(), clock->Steady() - t0);
-  if (const uint64_t rows = RowsOf(result); rows > 0) metrics->rows_returned().Add(rows);
-  return result;
+  return MeteredNow(*metrics, *clock, op, fn);
 }
 
 }  // namespace blobtable::internal
