@@ -21,10 +21,7 @@ const char* OpName(int op) {
 OpMetrics::OpMetrics(MetricsRegistry& registry)
     : rows_returned_(&registry.AddCounter(metric::kRowsReturned)) {
   for (int op = 0; op < kOpKinds; ++op) {
-    for (int code = 0; code < kCodes; ++code)
-      calls_[op][code] = &registry.AddCounter(
-          metric::kOperations,
-          {{"op", OpName(op)}, {"code", std::string(CodeName(static_cast<Code>(code)))}});
+    calls_[op] = AddCountersByCode(registry, metric::kOperations, {{"op", OpName(op)}});
     latency_[op] = &registry.AddHistogram(metric::kOperationSeconds, {{"op", OpName(op)}});
   }
 }
@@ -32,12 +29,8 @@ OpMetrics::OpMetrics(MetricsRegistry& registry)
 CoordMetrics::CoordMetrics(MetricsRegistry& registry)
     : locks_lost_(&registry.AddCounter(metric::kLocksLost)),
       deliveries_(&registry.AddCounter(metric::kQueueDeliveries)),
-      dead_letters_(&registry.AddCounter(metric::kQueueDeadLetters)) {
-  for (int code = 0; code < kCodes; ++code) {
-    const MetricLabels labels{{"code", std::string(CodeName(static_cast<Code>(code)))}};
-    acquisitions_[code] = &registry.AddCounter(metric::kLockAcquisitions, labels);
-    completions_[code] = &registry.AddCounter(metric::kQueueCompletions, labels);
-  }
-}
+      dead_letters_(&registry.AddCounter(metric::kQueueDeadLetters)),
+      acquisitions_(AddCountersByCode(registry, metric::kLockAcquisitions)),
+      completions_(AddCountersByCode(registry, metric::kQueueCompletions)) {}
 
 }  // namespace blobtable::internal

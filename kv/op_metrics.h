@@ -29,7 +29,6 @@ enum class OpKind : int {
   kUpdate,
 };
 inline constexpr int kOpKinds = 10;
-inline constexpr int kCodes = static_cast<int>(Code::kOutcomeUnknown) + 1;
 
 class OpMetrics {
  public:
@@ -42,7 +41,7 @@ class OpMetrics {
   Counter& rows_returned() { return *rows_returned_; }
 
  private:
-  std::array<std::array<Counter*, kCodes>, kOpKinds> calls_{};
+  std::array<CountersByCode, kOpKinds> calls_{};
   std::array<LatencyHistogram*, kOpKinds> latency_{};
   Counter* rows_returned_;
 };
@@ -58,8 +57,8 @@ class CoordMetrics {
   Counter& dead_letters() { return *dead_letters_; }
 
  private:
-  std::array<Counter*, kCodes> acquisitions_{}, completions_{};
   Counter *locks_lost_, *deliveries_, *dead_letters_;
+  CountersByCode acquisitions_, completions_;
 };
 
 // The rows a call returned: a query page's entities, a visited page's rows.

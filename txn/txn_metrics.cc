@@ -13,10 +13,7 @@ TxnMetrics::TxnMetrics(MetricsRegistry& registry)
   static constexpr const char* kPaths[kCommitPaths] = {"none", "read_only", "atomic",
                                                        "coordinator"};
   for (int p = 0; p < kCommitPaths; ++p) {
-    for (int c = 0; c < kCodes; ++c)
-      commits_[p][c] = &registry.AddCounter(
-          metric::kTxnCommits,
-          {{"path", kPaths[p]}, {"code", std::string(CodeName(static_cast<Code>(c)))}});
+    commits_[p] = AddCountersByCode(registry, metric::kTxnCommits, {{"path", kPaths[p]}});
     latency_[p] = &registry.AddHistogram(metric::kTxnCommitSeconds, {{"path", kPaths[p]}});
   }
 }

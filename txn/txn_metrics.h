@@ -28,8 +28,7 @@ class TxnMetrics {
   void Aborted() { aborts_->Add(); }
 
  private:
-  static constexpr int kCodes = static_cast<int>(Code::kOutcomeUnknown) + 1;
-  std::array<std::array<Counter*, kCodes>, kCommitPaths> commits_{};
+  std::array<CountersByCode, kCommitPaths> commits_{};
   std::array<LatencyHistogram*, kCommitPaths> latency_{};
   Counter* lock_waits_;
   Counter* aborts_;

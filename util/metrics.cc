@@ -125,6 +125,17 @@ MetricsSnapshot MetricsRegistry::Snapshot() const {
   return out;
 }
 
+CountersByCode AddCountersByCode(MetricsRegistry& registry, const MetricDef& def,
+                                 const MetricLabels& labels) {
+  CountersByCode out{};
+  for (int code = 0; code < kStatusCodes; ++code) {
+    MetricLabels with_code = labels;
+    with_code.emplace_back("code", std::string(CodeName(static_cast<Code>(code))));
+    out[code] = &registry.AddCounter(def, std::move(with_code));
+  }
+  return out;
+}
+
 MetricsRegistry& UnreadMetrics() {
   static MetricsRegistry* unread = new MetricsRegistry();  // never destroyed: used at exit
   return *unread;

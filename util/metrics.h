@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "blobtable/metrics.h"
+#include "blobtable/status.h"
 
 namespace blobtable::internal {
 
@@ -137,6 +138,15 @@ class MetricsRegistry {
   // 200 as it opens, which a search of entries_ made quadratic.
   std::map<std::pair<const MetricDef*, MetricLabels>, Entry*> slots_;
 };
+
+// How many Status codes there are: a family told apart by outcome has a
+// counter for each.
+inline constexpr int kStatusCodes = static_cast<int>(Code::kOutcomeUnknown) + 1;
+using CountersByCode = std::array<Counter*, kStatusCodes>;
+
+// A counter of `def` for each Status code, labelled `labels` and code=NAME.
+CountersByCode AddCountersByCode(MetricsRegistry& registry, const MetricDef& def,
+                                 const MetricLabels& labels = {});
 
 // The registry of whatever is made without a store's (a BlobStore opened
 // alone, a cache in a tool): counts nobody reads.
