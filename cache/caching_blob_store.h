@@ -121,6 +121,10 @@ class CachingBlobStore final : public BlobStoreWrapper {
   BlobCache& cache() { return *cache_; }
   std::shared_ptr<BlobCache> shared_cache() const { return cache_; }
 
+  // Storage failed moments ago: reads that may fall back answer from the
+  // copies without a request for a while (CachingOptions::unreachable_interval).
+  bool storage_known_unreachable() const { return KnownUnreachable(); }
+
  private:
   // Caches what this store wrote and storage acknowledged (`written`),
   // its age counted from `sent`.

@@ -7,22 +7,21 @@
 
 namespace blobtable::internal {
 
-namespace {
-
-const char* OpName(int op) {
+const char* OpName(OpKind op) {
   static constexpr const char* kNames[kOpKinds] = {
       "get",          "insert", "replace", "merge",       "upsert",
       "upsert_merge", "delete", "query",   "index_query", "update"};
-  return kNames[op];
+  return kNames[static_cast<int>(op)];
 }
 
-}  // namespace
-
 OpMetrics::OpMetrics(MetricsRegistry& registry)
-    : rows_returned_(&registry.AddCounter(metric::kRowsReturned)) {
+    : rows_returned_(&registry.AddCounter(metric::kRowsReturned)),
+      rows_scanned_(&registry.AddCounter(metric::kRowsScanned)) {
   for (int op = 0; op < kOpKinds; ++op) {
-    calls_[op] = AddCountersByCode(registry, metric::kOperations, {{"op", OpName(op)}});
-    latency_[op] = &registry.AddHistogram(metric::kOperationSeconds, {{"op", OpName(op)}});
+    calls_[op] =
+        AddCountersByCode(registry, metric::kOperations, {{"op", OpName(static_cast<OpKind>(op))}});
+    latency_[op] = &registry.AddHistogram(metric::kOperationSeconds,
+                                          {{"op", OpName(static_cast<OpKind>(op))}});
   }
 }
 

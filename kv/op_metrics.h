@@ -12,6 +12,7 @@
 #include "blobtable/clock.h"
 #include "blobtable/status.h"
 #include "util/macros.h"  // StatusOf
+#include "util/call_context.h"
 #include "util/metrics.h"
 
 namespace blobtable::internal {
@@ -29,6 +30,8 @@ enum class OpKind : int {
   kUpdate,
 };
 inline constexpr int kOpKinds = 10;
+// "get", "upsert_merge", ...: its label and its span's name.
+const char* OpName(OpKind op);
 
 class OpMetrics {
  public:
@@ -39,11 +42,13 @@ class OpMetrics {
     latency_[static_cast<int>(op)]->Record(took);
   }
   Counter& rows_returned() { return *rows_returned_; }
+  Counter& rows_scanned() { return *rows_scanned_; }
 
  private:
   std::array<CountersByCode, kOpKinds> calls_{};
   std::array<LatencyHistogram*, kOpKinds> latency_{};
   Counter* rows_returned_;
+  Counter* rows_scanned_;
 };
 
 // The coordination primitives' counters (coord/), kept with the store's.
@@ -73,17 +78,13 @@ uint64_t RowsOf(const R& result) {
   }
 }
 
-// How many metered calls this thread is inside (one for all of Metered's
-// instances).
-inline thread_local int metered_depth = 0;
-
 // Metered's counting path: one object returned by name on its one return
 // (a Result<Entity> moved costs a get a tenth of its instructions).
 template <typename Fn>
 auto MeteredNow(OpMetrics& metrics, const Clock& clock, OpKind op, Fn& fn) {
   struct Nested {  // left as it was however fn ends (a user's function may throw)
-    Nested() { ++metered_depth; }
-    ~Nested() { --metered_depth; }
+    Nested() { ++thread_call.depth; }
+    ~Nested() { --thread_call.depth; }
   } nested;
   const SteadyTime t0 = clock.Steady();
   auto result = fn();
@@ -97,7 +98,7 @@ auto MeteredNow(OpMetrics& metrics, const Clock& clock, OpKind op, Fn& fn) {
 // (a Table not opened from a store): then it only runs `fn`.
 template <typename Fn>
 auto Metered(OpMetrics* metrics, const Clock* clock, OpKind op, Fn&& fn) {
-  if (!kCounting || metrics == nullptr || metered_depth > 0) return fn();
+  if (!kCounting || metrics == nullptr || thread_call.depth > 0) return fn();
   return MeteredNow(*metrics, *clock, op, fn);
 }
 

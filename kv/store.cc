@@ -42,6 +42,34 @@ std::shared_ptr<internal::BlobCache> OpenCache(std::string_view location,
   return *cache;
 }
 
+// The background finishing's backlog and lag (Store::Metrics).
+void CountFinishing(internal::MetricsRegistry& metrics,
+                    const std::shared_ptr<internal::Finisher>& finisher) {
+  finisher->CountLagIn(&metrics.AddHistogram(internal::metric::kTxnFinishingLagSeconds));
+  // Weak: the registry may outlive the store (a backend holds it too).
+  std::weak_ptr<internal::Finisher> weak = finisher;
+  metrics.AddReader(internal::metric::kTxnFinishingBacklog, {}, [weak] {
+    auto f = weak.lock();
+    return f ? static_cast<double>(f->backlog().jobs) : 0.0;
+  });
+}
+
+// The tracer and the slow-call log, or null for a store with neither.
+std::shared_ptr<const internal::Observing> ObservingOf(const StoreOptions& options) {
+  if (!options.tracer && options.slow_calls.threshold.count() <= 0) return nullptr;
+  auto observing = std::make_shared<internal::Observing>();
+  observing->tracer = options.tracer;
+  if (options.slow_calls.threshold.count() > 0) {
+    observing->slow_threshold = options.slow_calls.threshold;
+    observing->slow_log = options.slow_calls.sink;
+    if (!observing->slow_log)
+      observing->slow_log = [options](const std::string& line) {
+        internal::WarnUser(options, line);
+      };
+  }
+  return observing;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Store>> Store::Open(std::string_view location, const StoreOptions& options) {
@@ -127,6 +155,9 @@ std::unique_ptr<Store> Store::Make(std::shared_ptr<BlobStore> blobs, const Store
   core->ops = std::make_shared<internal::OpMetrics>(*core->metrics);
   core->coord = std::make_shared<internal::CoordMetrics>(*core->metrics);
   core->txn_metrics = std::make_shared<internal::TxnMetrics>(*core->metrics);
+  core->observing = ObservingOf(options);
+  core->commits_in_flight = std::make_shared<internal::CommitsInFlight>();
+  if (core->finisher) CountFinishing(*core->metrics, core->finisher);
   if (core->cache) internal::CountCache(*core->metrics, core->cache->shared_cache());
   if (dynamic_cast<internal::LocalFiles*>(core->blobs.get()) != nullptr)
     internal::CountLocalFiles(*core->metrics, core->blobs);
@@ -215,8 +246,10 @@ Result<RecoveryReport> Store::RecoverAndReport(bool discard_damaged) const {
 Result<RecoveryReport> Store::RecoverAndReport(const RecoverOptions& options) const {
   std::vector<internal::InFlightTxn> in_flight;
   RecoveryReport report;
-  auto resolved = internal::RecoverAbandoned(core_->Resolver(), options.discard_damaged,
-                                             options.scan_everything, &in_flight);
+  auto resolved = internal::Observed(core_->observing.get(), *core_->clock, "recover", "", [&] {
+    return internal::RecoverAbandoned(core_->Resolver(), options.discard_damaged,
+                                      options.scan_everything, &in_flight);
+  });
   const Code code = resolved.ok() ? Code::kOk : resolved.status().code();
   core_->metrics->AddCounter(internal::metric::kRecoveries, {{"code", std::string(CodeName(code))}})
       .Add();
@@ -244,6 +277,10 @@ Result<CacheStats> Store::cache_stats() const {
 const StoreOptions& Store::options() const { return core_->options; }
 
 MetricsSnapshot Store::Metrics() const { return core_->metrics->Snapshot(); }
+
+std::function<MetricsSnapshot()> Store::MetricsSource() const {
+  return [metrics = core_->metrics] { return metrics->Snapshot(); };
+}
 
 internal::CoordMetrics& Store::coord_metrics() const { return *core_->coord; }
 

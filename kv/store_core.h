@@ -31,10 +31,10 @@ inline void WarnUser(const StoreOptions& options, const std::string& message) {
 // What opening the backend takes from `options`.
 inline BackendOptions BackendOptionsOf(const StoreOptions& options,
                                        std::shared_ptr<MetricsRegistry> metrics = nullptr) {
-  return BackendOptions{options.container, options.create_if_missing,
-                        options.clock,     options.request_log,
-                        options.local,     options.azure,
-                        std::move(metrics)};
+  return BackendOptions{options.container,  options.create_if_missing,
+                        options.clock,      options.request_log,
+                        options.local,      options.azure,
+                        std::move(metrics), options.tracer};
 }
 
 // The index drops a store runs in the background, by index table name:
@@ -66,11 +66,21 @@ struct StoreCore : TxnContext {
   void Warn(const std::string& message) const { WarnUser(options, message); }
 };
 
-// Metered (kv/op_metrics.h) with the store's counters and clock; only `fn`
-// for a Table that no store opened.
+// Where a query counts the rows it reads (null: a Table no store opened).
+inline Counter* RowsScannedCounter(const StoreCore* core) {
+  return core != nullptr && core->ops ? &core->ops->rows_scanned() : nullptr;
+}
+
+// Metered (kv/op_metrics.h) with the store's counters and clock, and
+// observed (traced, logged if slow: util/call_observer.h) as a call on
+// `table`; only `fn` for a Table that no store opened.
 template <typename Fn>
-auto MeteredCall(const StoreCore* core, OpKind op, Fn&& fn) {
+auto MeteredCall(const StoreCore* core, OpKind op, std::string_view table, Fn&& fn) {
   if (core == nullptr) return fn();
+  if (core->observing) [[unlikely]]
+    return Observed(core->observing.get(), *core->clock, OpName(op), table, [&] {
+      return Metered(core->ops.get(), core->clock, op, fn);
+    });  // depth 0 still
   return Metered(core->ops.get(), core->clock, op, std::forward<Fn>(fn));
 }
 

@@ -110,7 +110,7 @@ Result<Entity> Table::Get(std::string_view pk, std::string_view rk,
 
 Result<Entity> Table::Read(std::string_view pk, std::string_view rk, const ReadPolicy& policy,
                            std::string_view listed_etag) const {
-  return internal::MeteredCall(core_.get(), internal::OpKind::kGet, [&]() -> Result<Entity> {
+  return internal::MeteredCall(core_.get(), internal::OpKind::kGet, name_, [&]() -> Result<Entity> {
     ReadName name;
     Status named = Usable();
     if (named.ok()) named = EntityBlobNameInto(name_, pk, rk, *name);
@@ -131,7 +131,7 @@ Status Table::GetView(std::string_view pk, std::string_view rk, const EntityVisi
 
 Status Table::GetView(std::string_view pk, std::string_view rk, const ReadPolicy& policy,
                       const EntityVisitor& visit) const {
-  return internal::MeteredCall(core_.get(), internal::OpKind::kGet, [&]() -> Status {
+  return internal::MeteredCall(core_.get(), internal::OpKind::kGet, name_, [&]() -> Status {
     BT_RETURN_IF_ERROR(Usable());
     if (!visit) return Status::InvalidArgument("table " + name_ + ", get: no visitor function");
     ReadName name;
@@ -200,7 +200,7 @@ internal::OpKind OpOf(internal::WriteMode mode) {
 
 Result<Entity> Table::Write(const Entity& entity, std::string_view if_match,
                             internal::WriteMode mode) const {
-  return internal::MeteredCall(core_.get(), OpOf(mode), [&]() -> Result<Entity> {
+  return internal::MeteredCall(core_.get(), OpOf(mode), name_, [&]() -> Result<Entity> {
     BT_RETURN_IF_ERROR(Usable());
     const std::string_view pk = entity.partition_key(), rk = entity.row_key();
     const std::string ctx = EntityContext(name_, pk, rk);
@@ -234,7 +234,7 @@ Result<Entity> Table::Write(const Entity& entity, std::string_view if_match,
 }
 
 Status Table::Delete(std::string_view pk, std::string_view rk, std::string_view if_match) const {
-  return internal::MeteredCall(core_.get(), internal::OpKind::kDelete, [&]() -> Status {
+  return internal::MeteredCall(core_.get(), internal::OpKind::kDelete, name_, [&]() -> Status {
     BT_RETURN_IF_ERROR(Usable());
     const std::string ctx = EntityContext(name_, pk, rk);
     BT_RETURN_IF_ERROR(ValidateIfMatch(if_match));

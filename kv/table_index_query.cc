@@ -57,7 +57,7 @@ Result<Entity> EntryOfListed(const internal::StoreCore& core, const std::string&
 
 Result<QueryPage> Table::QueryIndex(std::string_view index, const IndexQuery& query,
                                     const QueryOptions& options) const {
-  return internal::MeteredCall(core_.get(), internal::OpKind::kIndexQuery,
+  return internal::MeteredCall(core_.get(), internal::OpKind::kIndexQuery, name_,
                                [&] { return QueryIndexPage(index, query, options); });
 }
 
@@ -123,6 +123,7 @@ Result<QueryPage> Table::QueryIndexPage(std::string_view index, const IndexQuery
         past = true;
         break;
       }
+      if (internal::Counter* scanned = internal::RowsScannedCounter(core_.get())) scanned->Add();
       auto entry = EntryOfListed(*core_, hidden, item, listed->stale, policy);
       if (entry.status().IsNotFound()) continue;  // deleted since the listing
       if (!entry.ok()) return entry.status().WithContext(ctx);

@@ -49,8 +49,10 @@ std::optional<Entity> FromListing(std::string_view body, std::string_view name,
 // matches (docs/performance.md: a filtered scan builds the rows it returns).
 class RowCollector {
  public:
-  RowCollector(const std::string& table, const internal::QueryPlan& plan)
-      : table_(table),
+  RowCollector(const std::string& table, const internal::QueryPlan& plan,
+               internal::Counter* scanned)
+      : scanned_counter_(scanned),
+        table_(table),
         entity_prefix_(plan.entity_prefix),
         q_(plan.q),
         after_(plan.after),
@@ -63,6 +65,7 @@ class RowCollector {
   // no entity blob of the table.
   Status Add(std::string_view name, std::string_view etag, const std::string_view* body) {
     if (past_range_ || (!after_.empty() && name <= after_)) return Status::OK();
+    ++scanned_;
     last_listed_.assign(name);
     // With a filter, the properties it reads are viewed where they lie
     // first: a row that cannot match is never copied.
@@ -84,6 +87,12 @@ class RowCollector {
     row.name.assign(name);
     rows_.push_back(std::move(row));
     return Status::OK();
+  }
+
+  RowCollector(const RowCollector&) = delete;
+  RowCollector& operator=(const RowCollector&) = delete;
+  ~RowCollector() {  // the rows its listing reached, returned or not
+    if (scanned_counter_ != nullptr && scanned_ > 0) scanned_counter_->Add(scanned_);
   }
 
   std::vector<Row>& rows() { return rows_; }
@@ -113,6 +122,8 @@ class RowCollector {
     return Status::OK();
   }
 
+  internal::Counter* scanned_counter_;
+  uint64_t scanned_ = 0;
   const std::string& table_;
   const std::string& entity_prefix_;
   const QueryOptions& q_;
@@ -156,7 +167,7 @@ Result<std::string> ListRows(const internal::StoreCore& core, const ListOptions&
 }  // namespace
 
 Result<QueryPage> Table::Query(const QueryOptions& options) const {
-  return internal::MeteredCall(core_.get(), internal::OpKind::kQuery,
+  return internal::MeteredCall(core_.get(), internal::OpKind::kQuery, name_,
                                [&] { return QueryOnePage(options); });
 }
 
@@ -179,7 +190,7 @@ Result<QueryPage> Table::QueryOnePage(const QueryOptions& options) const {
   bool more = false;
   int pages = 0;
   for (;;) {
-    RowCollector collect(name_, plan);
+    RowCollector collect(name_, plan, internal::RowsScannedCounter(core_.get()));
     bool stale = false;
     auto next_marker = ListRows(*core_, list, policy, collect, stale);
     if (!next_marker.ok()) return next_marker.status().WithContext(ctx);

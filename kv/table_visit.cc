@@ -45,8 +45,14 @@ std::span<const PropertyView> Select(const std::vector<std::string>& select,
 // One in-place visit: the rows of one page, listing after listing.
 class InPlaceVisit {
  public:
-  InPlaceVisit(const internal::QueryPlan& plan, const EntityVisitor& visit)
-      : plan_(plan), visit_(visit) {}
+  InPlaceVisit(const internal::QueryPlan& plan, const EntityVisitor& visit,
+               internal::Counter* scanned)
+      : plan_(plan), visit_(visit), scanned_counter_(scanned) {}
+  InPlaceVisit(const InPlaceVisit&) = delete;
+  InPlaceVisit& operator=(const InPlaceVisit&) = delete;
+  ~InPlaceVisit() {  // the rows its listings reached, visited or not
+    if (scanned_counter_ != nullptr && scanned_ > 0) scanned_counter_->Add(scanned_);
+  }
 
   // Why the listing stopped early, if it did: the visitor's error, or the
   // first row the in-place path leaves to Query.
@@ -55,6 +61,7 @@ class InPlaceVisit {
   // One listed blob.
   Status Add(const internal::BlobInPlace& b) {
     if (!plan_.after.empty() && b.name <= plan_.after) return Status::OK();
+    ++scanned_;
     if (plan_.filter) last_listed_.assign(b.name);
     if (internal::HasMark(*b.metadata)) return LeaveToQuery();
     if (plan_.filter) {  // the filter's properties first: most rows of a scan do not match
@@ -119,6 +126,8 @@ class InPlaceVisit {
   Status visitor_error_;
   Stop stop_ = Stop::kNo;
   bool skip_ = false;
+  internal::Counter* scanned_counter_;
+  uint64_t scanned_ = 0;
 };
 
 }  // namespace
@@ -129,60 +138,63 @@ Result<VisitedPage> Table::Visit(const QueryOptions& options, const EntityVisito
 
 Result<VisitedPage> Table::VisitRows(const QueryOptions& options, const EntityVisitor& visit,
                                      bool check_values) const {
-  return internal::MeteredCall(core_.get(), internal::OpKind::kQuery, [&]() -> Result<VisitedPage> {
-    BT_RETURN_IF_ERROR(Usable());
-    if (!visit) return Status::InvalidArgument("table " + name_ + ", visit: no visitor function");
-    VisitedPage out;
-    if (core_->in_place == nullptr) {
-      auto page = Query(options);
-      if (!page.ok()) return page.status();
-      BT_RETURN_IF_ERROR(VisitEntities(*page, visit, out));
-      return out;
-    }
-    auto planned = internal::PlanQuery(name_, true, core_->options.cache.read_policy, options);
-    if (!planned.ok()) return planned.status();
-    internal::QueryPlan& plan = *planned;
-    if (plan.nothing) return out;
+  return internal::MeteredCall(
+      core_.get(), internal::OpKind::kQuery, name_, [&]() -> Result<VisitedPage> {
+        BT_RETURN_IF_ERROR(Usable());
+        if (!visit)
+          return Status::InvalidArgument("table " + name_ + ", visit: no visitor function");
+        VisitedPage out;
+        if (core_->in_place == nullptr) {
+          auto page = Query(options);
+          if (!page.ok()) return page.status();
+          BT_RETURN_IF_ERROR(VisitEntities(*page, visit, out));
+          return out;
+        }
+        auto planned = internal::PlanQuery(name_, true, core_->options.cache.read_policy, options);
+        if (!planned.ok()) return planned.status();
+        internal::QueryPlan& plan = *planned;
+        if (plan.nothing) return out;
 
-    InPlaceVisit rows(plan, visit);
-    using Stop = InPlaceVisit::Stop;
-    int pages = 0;
-    for (;;) {
-      auto next_marker = core_->in_place->ListInPlace(
-          plan.list,
-          check_values ? internal::InPlaceData::kChecked : internal::InPlaceData::kAsItLies,
-          [&](const internal::BlobInPlace& b) { return rows.Add(b); });
-      if (rows.stop() == Stop::kVisitorError) return std::move(rows.visitor_error());
-      if (rows.stop() == Stop::kNeedsQuery) {
-        // Query answers from the first row this path could not, with the room left.
-        QueryOptions rest = options;
-        rest.top = plan.q.top - static_cast<int>(rows.page().rows);  // 1 or more
-        if (!rows.last().empty())
-          rest.continuation = internal::ContinuationAfter(plan, rows.last());
-        auto page = Query(rest);
-        if (!page.ok()) return page.status();
-        BT_RETURN_IF_ERROR(VisitEntities(*page, visit, rows.page()));
+        InPlaceVisit rows(plan, visit, internal::RowsScannedCounter(core_.get()));
+        using Stop = InPlaceVisit::Stop;
+        int pages = 0;
+        for (;;) {
+          auto next_marker = core_->in_place->ListInPlace(
+              plan.list,
+              check_values ? internal::InPlaceData::kChecked : internal::InPlaceData::kAsItLies,
+              [&](const internal::BlobInPlace& b) { return rows.Add(b); });
+          if (rows.stop() == Stop::kVisitorError) return std::move(rows.visitor_error());
+          if (rows.stop() == Stop::kNeedsQuery) {
+            // Query answers from the first row this path could not, with the room left.
+            QueryOptions rest = options;
+            rest.top = plan.q.top - static_cast<int>(rows.page().rows);  // 1 or more
+            if (!rows.last().empty())
+              rest.continuation = internal::ContinuationAfter(plan, rows.last());
+            auto page = Query(rest);
+            if (!page.ok()) return page.status();
+            BT_RETURN_IF_ERROR(VisitEntities(*page, visit, rows.page()));
+            return std::move(rows.page());
+          }
+          if (rows.stop() == Stop::kPageFull) {
+            rows.page().continuation = internal::ContinuationAfter(plan, rows.last());
+            break;
+          }
+          if (rows.stop() == Stop::kPastRange) break;
+          if (!next_marker.ok())
+            return next_marker.status().WithContext("table " + name_ + ", query");
+          ListPage marker;  // what NextListPage reads of a page
+          marker.next_marker = *std::move(next_marker);
+          auto next = NextListPage(plan.list, marker, &pages);
+          if (!next.ok()) return next.status().WithContext("table " + name_ + ", query");
+          if (!*next) break;
+          if (plan.filter && !rows.last_listed().empty()) {
+            // A filtered page holds the matches of one listing, as Query's does.
+            rows.page().continuation = internal::ContinuationAfter(plan, rows.last_listed());
+            break;
+          }
+        }
         return std::move(rows.page());
-      }
-      if (rows.stop() == Stop::kPageFull) {
-        rows.page().continuation = internal::ContinuationAfter(plan, rows.last());
-        break;
-      }
-      if (rows.stop() == Stop::kPastRange) break;
-      if (!next_marker.ok()) return next_marker.status().WithContext("table " + name_ + ", query");
-      ListPage marker;  // what NextListPage reads of a page
-      marker.next_marker = *std::move(next_marker);
-      auto next = NextListPage(plan.list, marker, &pages);
-      if (!next.ok()) return next.status().WithContext("table " + name_ + ", query");
-      if (!*next) break;
-      if (plan.filter && !rows.last_listed().empty()) {
-        // A filtered page holds the matches of one listing, as Query's does.
-        rows.page().continuation = internal::ContinuationAfter(plan, rows.last_listed());
-        break;
-      }
-    }
-    return std::move(rows.page());
-  });
+      });
 }
 
 }  // namespace blobtable

@@ -13,6 +13,7 @@
 #include "blobtable/clock.h"
 #include "blobtable/export.h"
 #include "blobtable/storage_options.h"
+#include "blobtable/trace.h"
 #include "storage/request_log.h"
 #include "util/metrics.h"
 
@@ -29,6 +30,7 @@ struct BackendOptions {
   // Where the backend counts (the store's registry, Store::Metrics); null:
   // nowhere read.
   std::shared_ptr<MetricsRegistry> metrics;
+  std::shared_ptr<Tracer> tracer;  // as StoreOptions::tracer
 };
 
 // Opens the backend `location` names (see Store::Open for the rules and

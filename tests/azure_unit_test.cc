@@ -17,6 +17,8 @@
 #include "storage/azure/shared_key.h"
 #include "util/stored_format.h"
 #include "tests/test_util.h"
+#include "testing/recording_tracer.h"
+#include "util/call_context.h"
 
 namespace blobtable {
 namespace {
@@ -399,9 +401,10 @@ struct Harness {
   std::function<void()> during_wait;  // runs in each wait between attempts
   std::shared_ptr<MetricsRegistry> metrics = std::make_shared<MetricsRegistry>();
 
-  explicit Harness(AzureConfig config = DevConfig()) {
+  explicit Harness(AzureConfig config = DevConfig(), std::shared_ptr<Tracer> tracer = nullptr) {
     AzureStoreOptions o;
     o.config = std::move(config);
+    o.tracer = std::move(tracer);
     o.transport = service;
     o.metrics = metrics;
     o.retry.max_attempts = 4;
@@ -778,6 +781,63 @@ TEST(AzureMetrics, ARetried503IsARequestARetryAThrottleAndAWait) {
   ASSERT_EQ(h.sleeps.size(), 3u);
   EXPECT_DOUBLE_EQ(m.Value("blobtable_http_backoff_seconds"), waited);
   EXPECT_EQ(m.Count("blobtable_http_request_seconds"), 5u);
+}
+
+// StoreOptions::tracer (docs/observability.md#traces): each HTTP attempt a
+// span under the one open on its thread, with the client request id it
+// sent and the request id Azure answered with; outside any span, a root.
+TEST(AzureTrace, EachAttemptIsASpanWithItsRequestIdsUnderTheCallsSpan) {
+  auto tracer = std::make_shared<internal::RecordingTracer>();
+  Harness h(Harness::DevConfig(), tracer);
+  h.service->script = {503};
+  {
+    internal::Span call(tracer.get(), "blobtable.insert");
+    ASSERT_TRUE(h.store->Put("b", "x", {}).ok());
+    call.End(Status::OK());
+  }
+  ASSERT_TRUE(h.store->Head("b", {}).ok());
+  const auto spans = tracer->spans();
+  ASSERT_EQ(spans.size(), 4u);
+  ASSERT_EQ(h.service->requests.size(), 3u);
+  EXPECT_EQ(spans[0].name, "blobtable.insert");
+  for (size_t i = 1; i < 4; ++i) {
+    const auto& s = spans[i];
+    EXPECT_EQ(s.name, "blobtable.request");
+    EXPECT_EQ(s.parent, i < 3 ? spans[0].id : 0u);  // the HEAD: outside any span
+    EXPECT_EQ(s.code, Code::kOk);
+    std::string sent;
+    for (const auto& [name, value] : h.service->requests[i - 1].headers)
+      if (name == "x-ms-client-request-id") sent = value;
+    EXPECT_EQ(s.attributes.at("client_request_id"), sent);
+    EXPECT_FALSE(s.attributes.at("client_request_id").empty());
+  }
+  EXPECT_EQ(spans[1].attributes.at("op"), "PUT");
+  EXPECT_EQ(spans[1].attributes.at("attempt"), "1");
+  EXPECT_EQ(spans[1].attributes.at("http_status"), "503");
+  EXPECT_EQ(spans[1].attributes.at("error_code"), "ServerBusy");
+  EXPECT_EQ(spans[1].attributes.at("request_id"), "fake-scripted");
+  EXPECT_EQ(spans[2].attributes.at("attempt"), "2");
+  EXPECT_EQ(spans[2].attributes.at("http_status"), "201");
+  EXPECT_EQ(spans[2].attributes.at("request_id"), "fake-2");
+  EXPECT_EQ(spans[3].attributes.at("op"), "HEAD");
+  EXPECT_EQ(spans[3].attributes.at("blob"), "b");
+  EXPECT_FALSE(tracer->misused());
+}
+
+// Store::Health's record of what storage said: the last failure (no
+// answer) and when, then an answer.
+TEST(AzureHealth, TheLastFailureAndTheLastAnswerAreNoted) {
+  Harness h;
+  h.service->script = {FakeService::kRefuse};
+  ASSERT_TRUE(h.store->Put("b", "x", {}).ok());  // refused, then retried
+  const auto last = h.metrics->storage_outcomes().last();
+  ASSERT_TRUE(last.error.has_value());
+  EXPECT_EQ(last.error->code(), Code::kUnavailable);
+  EXPECT_NE(last.error->message().find("PUT 'b'"), std::string::npos) << last.error->ToString();
+  ASSERT_TRUE(last.error_at.has_value());
+  ASSERT_TRUE(last.answer_at.has_value());
+  EXPECT_GE(*last.answer_at, *last.error_at);
+  EXPECT_FALSE(last.failed_last);
 }
 
 }  // namespace

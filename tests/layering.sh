@@ -22,7 +22,7 @@ set -euo pipefail
 cd "$1"
 layers=(util testing storage model cache txn kv coord bindings tools devtools)
 declare -A public_layer=(
-  [export.h]=util [status.h]=util [clock.h]=util [retry.h]=util [metrics.h]=util
+  [export.h]=util [status.h]=util [clock.h]=util [retry.h]=util [metrics.h]=util [trace.h]=util
   [storage_options.h]=storage [blob_store.h]=storage [fault_injection.h]=storage
   [entity.h]=model [index.h]=model [entity_view.h]=model [cache.h]=cache
   [options.h]=kv [table.h]=kv [txn.h]=kv [store.h]=kv

@@ -57,7 +57,10 @@ class AtomicCommit {
     for (int races = 0;;) {
       BT_RETURN_IF_ERROR(Plan());
       BT_SYNC_POINT("txn.atomic_planned");
+      ++b_.rounds;
+      Span span(core_.tracer(), "blobtable.commit.round", {{"round", "batch"}});
       BatchResult done = blobs_.CommitBatch(ops_);
+      span.End(done.status);
       if (done.status.ok()) return Committed(done.writes);
       const Status& s = done.status;
       if (s.IsOutcomeUnknown()) {

@@ -16,8 +16,18 @@ Finisher::~Finisher() {
   for (std::thread& t : threads_) t.join();
 }
 
-void Finisher::Submit(std::function<void()> job, std::vector<std::string> blobs) {
+void Finisher::Submit(std::function<void()> work, std::vector<std::string> blobs) {
+  const auto now = std::chrono::steady_clock::now();
+  // Timed and counted in the backlog until it ends (real time: a backlog
+  // is this process's own threads').
+  std::function<void()> job = [this, work = std::move(work), now] {
+    work();
+    if (lag_ != nullptr) lag_->Record(std::chrono::steady_clock::now() - now);
+    std::lock_guard<std::mutex> lock(mu_);
+    submitted_.erase(submitted_.find(now));
+  };
   std::unique_lock<std::mutex> lock(mu_);
+  submitted_.insert(now);
   // A thread more while the queue outgrows the threads waiting for work.
   if (jobs_.size() + 1 > idle_threads_ && threads_.size() < kThreads && !stopping_) {
     try {
@@ -38,6 +48,14 @@ void Finisher::Submit(std::function<void()> job, std::vector<std::string> blobs)
   }
   jobs_.push_back(std::move(queued));
   wake_.notify_one();
+}
+
+Finisher::Backlog Finisher::backlog() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  Backlog b;
+  b.jobs = jobs_.size() + running_.size();
+  if (!submitted_.empty()) b.oldest = std::chrono::steady_clock::now() - *submitted_.begin();
+  return b;
 }
 
 void Finisher::Drain() {

@@ -36,6 +36,8 @@
 #include <utility>
 #include <vector>
 
+#include "util/metrics.h"
+
 namespace blobtable::internal {
 
 class Finisher {
@@ -51,6 +53,16 @@ class Finisher {
   // it lets go of); thread-safe. Jobs must not throw. Each blob counts as
   // settled once the job calls Settled for it, or when the job ends.
   void Submit(std::function<void()> job, std::vector<std::string> blobs = {});
+  // Where each job's time from Submit to its end is recorded (null: not);
+  // set before the first Submit.
+  void CountLagIn(LatencyHistogram* lag) { lag_ = lag; }
+  // The jobs queued or running, and how long ago the oldest was submitted
+  // (0 with none).
+  struct Backlog {
+    size_t jobs = 0;
+    std::chrono::nanoseconds oldest{0};
+  };
+  Backlog backlog() const;
   // Returns once no job is queued or running (so every job submitted
   // before the call has run) and every thread started is waiting for work.
   void Drain();
@@ -76,7 +88,9 @@ class Finisher {
   void Loop();
   void SettleLocked(const std::string& blob);  // under mu_
 
-  std::mutex mu_;
+  mutable std::mutex mu_;
+  LatencyHistogram* lag_ = nullptr;
+  std::multiset<std::chrono::steady_clock::time_point> submitted_;  // of jobs queued or running
   std::condition_variable wake_, idle_, settled_;
   std::deque<Job> jobs_;
   std::list<Job> running_;                // stable addresses while they run

@@ -82,9 +82,9 @@ class PrewriteCommit {
     Status s = Plan();
     if (s.ok()) HoldOwnRewrites();
     if (s.ok()) TakeStripes();
-    if (s.ok()) s = Acquire();
-    if (s.ok()) s = Prewrite();
-    if (s.ok()) s = CommitPoint();
+    if (s.ok()) s = Round("acquire", 2, [&] { return Acquire(); });
+    if (s.ok()) s = Round("prewrite", 1, [&] { return Prewrite(); });
+    if (s.ok()) s = Round("commit_point", 1, [&] { return CommitPoint(); });
     if (!s.ok()) {
       if (outcome_unknown_) {
         KeepStripesWhileLeased();  // left whole to whoever meets it
@@ -109,6 +109,16 @@ class PrewriteCommit {
     ctx.own_locks = &own_locks_;
     ctx.own_txn = txn_id_;
     return ctx;
+  }
+  // A step of the protocol, traced (a span "blobtable.commit.round") and
+  // counted as `rounds` rounds (waits add theirs).
+  template <typename Fn>
+  Status Round(std::string_view name, int rounds, Fn fn) {
+    Span span(core_.tracer(), "blobtable.commit.round", {{"round", name}});
+    b_.rounds += rounds;
+    Status s = fn();
+    span.End(s);
+    return s;
   }
   // Calls fn for every index at once (up to the width).
   template <typename Fn>
@@ -244,7 +254,9 @@ class PrewriteCommit {
     std::vector<std::string> blobs;
     for (const auto& [blob, intent] : b_.intents) blobs.push_back(blob);
     BT_SYNC_POINT("txn.own_finishing");
+    const auto t0 = std::chrono::steady_clock::now();  // WaitSettled's time is real time
     (void)core_.finisher->WaitSettled(blobs, opts_.lock_timeout);  // else met as before
+    Tally(&CallTally::finish_wait_ns, std::chrono::steady_clock::now() - t0);
     BT_SYNC_POINT("txn.own_finished");
   }
 
@@ -521,6 +533,7 @@ class PrewriteCommit {
             "transaction " + txn_id_ + ": " + (t.intent ? t.intent->Describe() : "lock " + t.blob) +
             " stayed busy for " + std::to_string(opts_.lock_timeout.count()) + " ms");
       ++b_.lock_waits;
+      ++b_.rounds;  // the try after the wait
       core_.Backoff(&round);
     }
   }
@@ -903,6 +916,7 @@ class PrewriteCommit {
       SteadyTime leases_until;                  // when the finite leases run out
       Finisher* finisher;  // the store's, told as each target is settled; or null
       std::shared_ptr<Rewrites> rewrites;
+      std::shared_ptr<const Observing> observing;  // its tracer, if any
     };
     auto job = std::make_shared<Job>();
     job->blobs = core_.blobs;
@@ -914,6 +928,7 @@ class PrewriteCommit {
     job->finisher = core_.finisher.get();
     job->leases_until = leases_since_ + std::chrono::seconds(opts_.lease_seconds);
     job->rewrites = core_.rewrites;
+    job->observing = core_.observing;
     for (Target& t : targets_) {
       if (t.intent_placed) {
         job->intents.emplace_back(t.blob, t.placed);
@@ -925,6 +940,8 @@ class PrewriteCommit {
     }
     return [job] {
       BT_SYNC_POINT("txn.finishing");
+      Span span(job->observing ? job->observing->tracer.get() : nullptr, "blobtable.finish",
+                {{"txn_id", job->txn_id}});
       ResolveContext ctx{*job->blobs, *job->clock, job->lease_seconds, job->inline_body_max};
       ctx.finisher = job->finisher;
       ctx.rewrites = job->rewrites.get();
@@ -961,6 +978,7 @@ class PrewriteCommit {
         (void)job->blobs->Delete(RecordBlobName(job->txn_id), {});
         BT_SYNC_POINT("txn.record_deleted");
       }
+      span.End(all ? Status::OK() : Status::Unavailable("an intent was left to a resolver"));
     };
   }
 

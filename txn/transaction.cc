@@ -179,16 +179,30 @@ Result<std::vector<CommittedWrite>> CommitBy(TxnBuffer& buffer, CommitPath& path
 
 }  // namespace
 
-Result<std::vector<CommittedWrite>> CommitBuffer(TxnBuffer& buffer) {
+namespace {
+
+// CommitBy, counted.
+Result<std::vector<CommittedWrite>> CommitCounted(TxnBuffer& buffer) {
   const TxnContext& core = *buffer.core;
   CommitPath path = CommitPath::kNone;
   if constexpr (!kCounting) return CommitBy(buffer, path);
   const SteadyTime t0 = core.clock->Steady();
+  TallyScope requests;
   auto committed = CommitBy(buffer, path);
   if (core.txn_metrics)
     core.txn_metrics->Committed(path, StatusOf(committed).code(), core.clock->Steady() - t0,
-                                buffer.lock_waits);
+                                buffer.lock_waits, buffer.rounds, requests.tally().requests.load());
   return committed;
+}
+
+}  // namespace
+
+Result<std::vector<CommittedWrite>> CommitBuffer(TxnBuffer& buffer) {
+  const TxnContext& core = *buffer.core;
+  std::optional<CommitsInFlight::Entry> running;  // Store::Health
+  if (core.commits_in_flight) running.emplace(*core.commits_in_flight, core.clock->Steady());
+  return Observed(core.observing.get(), *core.clock, "commit", "",
+                  [&] { return CommitCounted(buffer); });
 }
 
 }  // namespace internal

@@ -97,6 +97,7 @@ struct TxnBuffer {
   size_t next_order = 0;
   bool finished = false;
   int lock_waits = 0;  // backoffs during Commit() (Transaction::CommitStats)
+  int rounds = 0;      // protocol rounds Commit() ran (Store::Metrics)
   // The commit point must come before this when the transaction maintained
   // indexes (txn/index_upkeep.h): their definitions were read then.
   std::optional<SteadyTime> schema_deadline;

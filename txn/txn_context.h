@@ -19,6 +19,7 @@
 #include "txn/lock_stripes.h"
 #include "txn/recovery.h"
 #include "txn/txn_metrics.h"
+#include "util/call_observer.h"
 #include "util/metrics.h"
 
 namespace blobtable::internal {
@@ -64,6 +65,11 @@ struct TxnContext {
   // transactions' counters in it (null: not counted).
   std::shared_ptr<MetricsRegistry> metrics;
   std::shared_ptr<TxnMetrics> txn_metrics;
+  // The commits running now (always set by Store).
+  std::shared_ptr<CommitsInFlight> commits_in_flight;
+  // The tracer and the slow-call log (StoreOptions::tracer, slow_calls);
+  // null when neither is on.
+  std::shared_ptr<const Observing> observing;
 
   // How many requests of one commit round go out at once: a round is meant
   // to cost one round trip, so up to 32 (more if queries may send more);
@@ -79,7 +85,13 @@ struct TxnContext {
   // on Azure, and plain writes are single requests.
   bool CommitsInBatches() const { return atomic_commits && atomic_batch; }
   // Backoff between tries at something busy.
-  void Wait(std::chrono::milliseconds d) const { clock->SleepFor(d); }
+  // Counted as a wait for something busy (Store::Metrics, the slow-call
+  // log) by the time asked for: the clock's, a test's fake one too.
+  void Wait(std::chrono::milliseconds d) const {
+    clock->SleepFor(d);
+    Tally(&CallTally::lock_wait_ns, d);
+    if (txn_metrics) txn_metrics->Waited(d);
+  }
   // The `*round`-th wait of a retry loop (2, 4, 8, ... ms, at most 200 ms);
   // advances *round.
   void Backoff(int* round) const {
@@ -92,6 +104,8 @@ struct TxnContext {
   // storage's answer, never stale (a cached copy still saves the body).
   Result<CachedGet> ReadEntityBlob(const std::string& blob, const ReadPolicy& policy,
                                    std::string_view listed_etag = {}) const;
+  // The tracer spans go to, or null.
+  Tracer* tracer() const { return observing ? observing->tracer.get() : nullptr; }
   // What settling another transaction's leftovers takes.
   ResolveContext Resolver() const { return {*blobs, *clock, txn_lease_seconds, inline_body_max}; }
 };

@@ -7,7 +7,11 @@
 
 #include <array>
 #include <chrono>
+#include <mutex>
+#include <optional>
+#include <set>
 
+#include "blobtable/clock.h"
 #include "blobtable/status.h"
 #include "util/metrics.h"
 
@@ -21,16 +25,46 @@ enum class CommitPath : int {
 };
 inline constexpr int kCommitPaths = 4;
 
+// The commits running now in a store (Store::Health): how many, and since
+// when the oldest; thread-safe.
+class CommitsInFlight {
+ public:
+  // Counted from construction to destruction.
+  class Entry {
+   public:
+    Entry(CommitsInFlight& set, SteadyTime since);
+    Entry(const Entry&) = delete;
+    Entry& operator=(const Entry&) = delete;
+    ~Entry();
+
+   private:
+    CommitsInFlight& set_;
+    std::multiset<SteadyTime>::iterator it_;
+  };
+  size_t count() const;
+  std::optional<SteadyTime> oldest() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::multiset<SteadyTime> since_;
+};
+
 class TxnMetrics {
  public:
   explicit TxnMetrics(MetricsRegistry& registry);
-  void Committed(CommitPath path, Code code, std::chrono::nanoseconds took, int lock_waits);
+  // A commit's answer, with its protocol rounds and storage requests.
+  void Committed(CommitPath path, Code code, std::chrono::nanoseconds took, int lock_waits,
+                 int rounds, uint64_t requests);
   void Aborted() { aborts_->Add(); }
+  // A wait for something busy (a lock, an entity a transaction holds).
+  void Waited(std::chrono::nanoseconds d) { lock_wait_ns_->Add(static_cast<uint64_t>(d.count())); }
 
  private:
   std::array<CountersByCode, kCommitPaths> commits_{};
   std::array<LatencyHistogram*, kCommitPaths> latency_{};
+  std::array<Counter*, kCommitPaths> rounds_{}, requests_{};
   Counter* lock_waits_;
+  Counter* lock_wait_ns_;
   Counter* aborts_;
 };
 

@@ -18,6 +18,9 @@ inline constexpr MetricDef kOperationSeconds{"blobtable_operation_seconds", Metr
                                              "How long calls of the table API took, by kind", true};
 inline constexpr MetricDef kRowsReturned{"blobtable_query_rows_returned", MetricType::kCounter, "",
                                          "Entities queries and scans returned", false};
+inline constexpr MetricDef kRowsScanned{
+    "blobtable_query_rows_scanned", MetricType::kCounter, "",
+    "Entities queries and scans read to answer (returned or left out by their filter)", false};
 
 // ---- Azure Storage's HTTP requests (storage/azure/) ----
 inline constexpr MetricDef kHttpRequests{
@@ -67,6 +70,32 @@ inline constexpr MetricDef kTxnCommitSeconds{
 inline constexpr MetricDef kTxnLockWaits{
     "blobtable_txn_lock_waits", MetricType::kCounter, "",
     "Waits of a commit for something busy (a partition lock, an entity held by another)", false};
+inline constexpr MetricDef kTxnLockWaitSeconds{
+    "blobtable_txn_lock_wait_seconds",
+    MetricType::kCounter,
+    "seconds",
+    "Time spent in those waits (and single-entity calls' waits for an entity a transaction "
+    "holds)",
+    false,
+    1e-9};
+inline constexpr MetricDef kTxnCommitRounds{
+    "blobtable_txn_commit_rounds", MetricType::kCounter, "",
+    "Protocol rounds commits ran, by path (coordinator: 4 when nothing was busy, one more per "
+    "wait; atomic: a batch each try); over blobtable_txn_commits, the rounds per commit",
+    true};
+inline constexpr MetricDef kTxnCommitRequests{
+    "blobtable_txn_commit_requests", MetricType::kCounter, "",
+    "HTTP requests commits sent (Azure; each attempt), by path; over blobtable_txn_commits, "
+    "the requests per commit",
+    true};
+inline constexpr MetricDef kTxnFinishingBacklog{
+    "blobtable_txn_finishing_backlog", MetricType::kGauge, "",
+    "Committed transactions whose finishing (intents rewritten plain, leases let go, the "
+    "record deleted) is queued or running on the store's background threads",
+    false};
+inline constexpr MetricDef kTxnFinishingLagSeconds{
+    "blobtable_txn_finishing_lag_seconds", MetricType::kHistogram, "seconds",
+    "From a commit point to the end of its background finishing", false};
 inline constexpr MetricDef kTxnAborts{"blobtable_txn_aborts", MetricType::kCounter, "",
                                       "Transactions abandoned by Abort() before a commit", false};
 inline constexpr MetricDef kRecoveries{"blobtable_recoveries", MetricType::kCounter, "",
@@ -118,15 +147,25 @@ inline constexpr MetricDef kCacheEntries{"blobtable_cache_entries", MetricType::
                                          "Entries the cache directory holds now", false};
 
 // Every family above, in the order docs/observability.md lists them.
-inline constexpr const MetricDef* kAll[] = {
-    &kOperations,         &kOperationSeconds,   &kRowsReturned,     &kHttpRequests,
-    &kHttpRequestSeconds, &kHttpRetries,        &kHttpThrottled,    &kHttpBackoffSeconds,
-    &kLocalFileBytes,     &kLocalMapBytes,      &kLocalUsedBytes,   &kLocalFreeBytes,
-    &kLocalReaders,       &kTxnCommits,         &kTxnCommitSeconds, &kTxnLockWaits,
-    &kTxnAborts,          &kRecoveries,         &kRecoveredTxns,    &kLockAcquisitions,
-    &kLocksLost,          &kQueueDeliveries,    &kQueueCompletions, &kQueueDeadLetters,
-    &kCacheHits,          &kCacheRevalidations, &kCacheMisses,      &kCacheStale,
-    &kCacheEvictions,     &kCacheSavedBytes,    &kCacheBytes,       &kCacheEntries};
+inline constexpr const MetricDef* kAll[] = {&kOperations,          &kOperationSeconds,
+                                            &kRowsReturned,        &kRowsScanned,
+                                            &kHttpRequests,        &kHttpRequestSeconds,
+                                            &kHttpRetries,         &kHttpThrottled,
+                                            &kHttpBackoffSeconds,  &kLocalFileBytes,
+                                            &kLocalMapBytes,       &kLocalUsedBytes,
+                                            &kLocalFreeBytes,      &kLocalReaders,
+                                            &kTxnCommits,          &kTxnCommitSeconds,
+                                            &kTxnLockWaits,        &kTxnLockWaitSeconds,
+                                            &kTxnCommitRounds,     &kTxnCommitRequests,
+                                            &kTxnFinishingBacklog, &kTxnFinishingLagSeconds,
+                                            &kTxnAborts,           &kRecoveries,
+                                            &kRecoveredTxns,       &kLockAcquisitions,
+                                            &kLocksLost,           &kQueueDeliveries,
+                                            &kQueueCompletions,    &kQueueDeadLetters,
+                                            &kCacheHits,           &kCacheRevalidations,
+                                            &kCacheMisses,         &kCacheStale,
+                                            &kCacheEvictions,      &kCacheSavedBytes,
+                                            &kCacheBytes,          &kCacheEntries};
 
 }  // namespace blobtable::internal::metric
 

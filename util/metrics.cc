@@ -38,6 +38,24 @@ struct MetricsRegistry::Entry {
   std::function<std::vector<Reading>()> read_many;
 };
 
+void StorageOutcomes::Answered(TimePoint at) {
+  std::lock_guard<std::mutex> lock(mu_);
+  last_.answer_at = at;
+  last_.failed_last = false;
+}
+
+void StorageOutcomes::Failed(const Status& failure, TimePoint at) {
+  std::lock_guard<std::mutex> lock(mu_);
+  last_.error = failure;
+  last_.error_at = at;
+  last_.failed_last = true;
+}
+
+StorageOutcomes::Last StorageOutcomes::last() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_;
+}
+
 MetricsRegistry::MetricsRegistry() = default;
 MetricsRegistry::~MetricsRegistry() = default;
 

@@ -19,10 +19,12 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "blobtable/clock.h"
 #include "blobtable/metrics.h"
 #include "blobtable/status.h"
 
@@ -99,6 +101,25 @@ struct MetricDef {
 
 // A store's metrics. Adding is thread-safe and meant for set-up (it takes a
 // lock and allocates); what it returns lives as long as the registry.
+// What storage last said, for Store::Health: when it last answered, and
+// the last failure (no answer, a 5xx, refused credentials) and when. Times
+// on the store's clock (Clock::Now), for people to read; thread-safe.
+class StorageOutcomes {
+ public:
+  void Answered(TimePoint at);
+  void Failed(const Status& failure, TimePoint at);
+  struct Last {
+    std::optional<TimePoint> answer_at, error_at;
+    std::optional<Status> error;
+    bool failed_last = false;  // the last outcome was the failure
+  };
+  Last last() const;
+
+ private:
+  mutable std::mutex mu_;
+  Last last_;
+};
+
 class MetricsRegistry {
  public:
   MetricsRegistry();
@@ -128,7 +149,12 @@ class MetricsRegistry {
   // MetricDef::hide_zero leaves out).
   MetricsSnapshot Snapshot() const;
 
+  // Kept beside the counts: the backend that counts its requests here
+  // notes what they found.
+  StorageOutcomes& storage_outcomes() { return outcomes_; }
+
  private:
+  StorageOutcomes outcomes_;
   struct Entry;
   Entry& Slot(const MetricDef& def, MetricLabels labels);
 

@@ -17,6 +17,7 @@
 #include "blobtable/clock.h"
 #include "blobtable/storage_options.h"
 #include "blobtable/export.h"
+#include "blobtable/trace.h"
 
 namespace blobtable {
 
@@ -24,6 +25,22 @@ class BlobStore;
 namespace internal {
 struct TestingHooks;  // testing/hooks.h: seams for tests and benchmarks only
 }  // namespace internal
+
+// StoreOptions::slow_calls: public calls that took long, each described in
+// one line (docs/observability.md#the-slow-call-log).
+struct SlowCallLog {
+  // A call (a table call, a commit, a recover) that took at least this long
+  // is logged; 0: none.
+  std::chrono::milliseconds threshold{0};
+  // Receives the lines, whole, possibly from several threads at once: "blobtable:
+  // slow get on table orders: 812.4 ms, OK; 3 requests 805.1 ms, 2 retries,
+  // backoff 600.0 ms, lock waits 0.0 ms, finishing waits 0.0 ms" (the
+  // call's time, its outcome, and where it went: storage requests and their
+  // time, retries and the backoff between them, waits for busy locks or
+  // entities, waits for this store's own finishing). Names the table,
+  // never a key or a credential. Null: StoreOptions::warn.
+  std::function<void(const std::string& line)> sink;
+};
 
 // Options for opening a Store (see store.h).
 struct StoreOptions {
@@ -50,6 +67,12 @@ struct StoreOptions {
   // the local store: each call. Never secrets
   // (docs/azure.md#request-log-interoperability-service-version).
   std::function<void(const std::string& line)> request_log;
+  // If set, receives a span for each public call, commit round and storage
+  // request (blobtable/trace.h, docs/observability.md#traces). Null: none,
+  // for the cost of a branch per call.
+  std::shared_ptr<Tracer> tracer;
+  // The slow-call log; off unless its threshold is set.
+  SlowCallLog slow_calls;
 
   // Each backend's own, read by the one the location names.
   LocalOptions local;

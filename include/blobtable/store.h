@@ -114,6 +114,41 @@ struct StoreStats {
   std::optional<CacheStats> cache;       // a store read through the local cache
 };
 
+// Store::Health's answer (docs/observability.md#health).
+struct StoreHealth {
+  // Whether storage can be used: the probe's outcome (HealthOptions::probe),
+  // without one whether the last request had an answer.
+  bool reachable = true;
+  // The probe's failure, or the last failure of storage this store met (no
+  // answer, HTTP 5xx, credentials refused: Azure), and when, on the
+  // store's clock. Unset: none since the store opened.
+  std::optional<Status> last_error;
+  std::optional<TimePoint> last_error_at;
+  // When storage last answered (Azure), on the store's clock.
+  std::optional<TimePoint> last_answer_at;
+  // The local cache: "none" (the embedded store, or no cache), "online",
+  // or "answering from copies" (storage was unreachable moments ago: reads
+  // the read policy lets fall back are answered stale, without a request,
+  // for CacheOptions::unreachable_interval).
+  std::string cache = "none";
+  std::optional<CacheStats> cache_stats;
+  // Commits of this store running now, and how long the oldest has run.
+  int commits_in_flight = 0;
+  std::chrono::milliseconds oldest_commit{0};
+  // Committed transactions whose finishing (intents rewritten plain,
+  // leases let go, records deleted) is queued or running on the store's
+  // background threads, and how long ago the oldest committed.
+  int finishing_backlog = 0;
+  std::chrono::milliseconds oldest_finishing{0};
+};
+
+struct HealthOptions {
+  // Send one request (a listing of at most one blob) to learn whether
+  // storage answers now; off: judge by what the store last met, without a
+  // request.
+  bool probe = true;
+};
+
 // Store::Compact's report.
 struct CompactReport {
   uint64_t bytes_before = 0, bytes_after = 0;
@@ -276,6 +311,17 @@ class BLOBTABLE_EXPORT Store {
   // on; taking a snapshot costs a lock and a copy (and reads the cache
   // directory's size, where there is one), never a request.
   MetricsSnapshot Metrics() const;
+  // A function that takes Metrics() of this store, callable from any thread
+  // also after the store is gone (then its counts as they were when it
+  // closed): for a tool that prints them at exit or on a signal. While it
+  // is kept, the embedded store's data file stays open.
+  std::function<MetricsSnapshot()> MetricsSource() const;
+
+  // Whether storage answers, what failed last and when, the cache's state,
+  // the commits in flight and the finishing backlog (StoreHealth). Never
+  // fails: a probe's failure is its answer (reachable false, and the
+  // error). `blobtable health` prints it.
+  StoreHealth Health(const HealthOptions& options = {}) const;
 
   // Returns once what every commit so far left to the background threads
   // (StoreOptions::finish_in_background) has run: its intents are plain

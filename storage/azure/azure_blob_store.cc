@@ -38,7 +38,7 @@ class AzureBlobStore final : public BlobStore {
                      ? o_.metrics
                      : std::shared_ptr<MetricsRegistry>(std::shared_ptr<void>(), &UnreadMetrics())),
         retry_(o_.retry, o_.request_timeout, *clock_, nullptr, *metrics_),
-        pipeline_(o_.config, o_.transport, o_.request_log, *clock_, *metrics_) {}
+        pipeline_(o_.config, o_.transport, o_.request_log, *clock_, *metrics_, o_.tracer) {}
 
   Result<GetResult> Get(std::string_view name, const ReadOptions& o) override {
     return Read("GET", name, o.conditions, retry_.NewBudget(o.deadline, o.has_fallback));

@@ -44,6 +44,8 @@ struct AzureStoreOptions {
   // Where the HTTP requests, retries and waits are counted (the store's,
   // Store::Metrics); null: nowhere read.
   std::shared_ptr<MetricsRegistry> metrics;
+  // Receives a span for each HTTP attempt (StoreOptions::tracer); null: none.
+  std::shared_ptr<Tracer> tracer;
 };
 
 // Opens the store without a request: the container is created by the first

@@ -47,6 +47,7 @@ Result<std::shared_ptr<BlobStore>> OpenAzure(std::string_view connection_string,
   o.clock = options.clock;
   o.create_container = options.create_if_missing;
   o.metrics = options.metrics;
+  o.tracer = options.tracer;
   return OpenAzureBlobStore(std::move(o));
 }
 

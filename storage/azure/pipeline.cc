@@ -8,6 +8,7 @@
 #include "storage/azure/responses.h"
 #include "storage/azure/shared_key.h"
 #include "storage/storage_errors.h"
+#include "util/call_context.h"
 #include "util/metric_catalog.h"
 
 namespace blobtable::internal::azure {
@@ -125,15 +126,62 @@ LatencyHistogram& MetricsPolicy::Latency(const char* op) const {
   return *h;
 }
 
+void MetricsPolicy::NoteOutcome(const Attempt& attempt,
+                                const Result<HttpResponse>& response) const {
+  StorageOutcomes& outcomes = registry_->storage_outcomes();
+  if (!response.ok()) {
+    outcomes.Failed(response.status().WithContext(Named(attempt)), clock_->Now());
+    return;
+  }
+  const int status = response->status;
+  if (status >= 500 || status == 401 || status == 403) {
+    const std::string* code = response->Header("x-ms-error-code");
+    outcomes.Failed(
+        Status::FromStorage(
+            status >= 500 ? Code::kUnavailable : Code::kInvalidArgument, status, code ? *code : "",
+            Named(attempt) + ": HTTP " + std::to_string(status) + (code ? " " + *code : "")),
+        clock_->Now());
+    return;
+  }
+  outcomes.Answered(clock_->Now());
+}
+
 Result<HttpResponse> MetricsPolicy::Send(HttpRequest& request, const Attempt& attempt,
                                          const NextHop& next) const {
   const SteadyTime t0 = clock_->Steady();
   Result<HttpResponse> response = next.Send(request, attempt);
-  Latency(attempt.op).Record(clock_->Steady() - t0);
+  const auto took = clock_->Steady() - t0;
+  Latency(attempt.op).Record(took);
+  TallyRequest(took);  // the call's, for the slow-call log
   const int status = response.ok() ? response->status : 0;
   Requests(attempt.op, status).Add();
+  NoteOutcome(attempt, response);
   if (status == 429 || status == 503)
     registry_->AddCounter(metric::kHttpThrottled, {{"status", std::to_string(status)}}).Add();
+  return response;
+}
+
+Result<HttpResponse> TracePolicy::Send(HttpRequest& request, const Attempt& attempt,
+                                       const NextHop& next) const {
+  if (!tracer_) return next.Send(request, attempt);
+  std::string_view client_id;
+  for (const auto& [name, value] : request.headers)
+    if (name == "x-ms-client-request-id") client_id = value;
+  const std::string number = std::to_string(attempt.number);
+  Span span(tracer_.get(), "blobtable.request",
+            {{"op", attempt.op},
+             {"blob", attempt.blob},
+             {"attempt", number},
+             {"client_request_id", client_id}});
+  Result<HttpResponse> response = next.Send(request, attempt);
+  if (!response.ok()) {
+    span.End(response.status());
+    return response;
+  }
+  span.Set("http_status", std::to_string(response->status));
+  if (const std::string* id = response->Header("x-ms-request-id")) span.Set("request_id", *id);
+  if (const std::string* code = response->Header("x-ms-error-code")) span.Set("error_code", *code);
+  span.End(Status::OK());
   return response;
 }
 
@@ -144,11 +192,13 @@ Result<HttpResponse> RefusalPolicy::Send(HttpRequest& request, const Attempt& at
 }
 
 Pipeline::Pipeline(const AzureConfig& config, std::shared_ptr<HttpTransport> transport,
-                   RequestLogSink log, const Clock& clock, MetricsRegistry& metrics)
+                   RequestLogSink log, const Clock& clock, MetricsRegistry& metrics,
+                   std::shared_ptr<Tracer> tracer)
     : auth_(config),
       log_(std::move(log), clock),
       metrics_(metrics, clock),
-      chain_{&auth_, &log_, &metrics_, &refusal_},
+      trace_(std::move(tracer)),
+      chain_{&auth_, &log_, &metrics_, &trace_, &refusal_},
       transport_(std::move(transport)) {}
 
 }  // namespace blobtable::internal::azure

@@ -4,8 +4,8 @@
 // Send(request, attempt, next), and then the transport. The order, built in
 // Pipeline alone: authentication (it signs the request as it will go out),
 // the request log (one line per attempt, with what the refusals made of the
-// answer), the metrics (the same), the refusal of redirects and cut answers,
-// the transport. The
+// answer), the metrics (the same), the trace span (the same), the refusal
+// of redirects and cut answers, the transport. The
 // retry budget (storage/azure/retry.h) stands in front and sends each
 // attempt through the chain.
 #ifndef BLOBTABLE_STORAGE_AZURE_PIPELINE_H_
@@ -21,6 +21,7 @@
 #include <string_view>
 
 #include "blobtable/clock.h"
+#include "blobtable/trace.h"
 #include "storage/azure/azure_config.h"
 #include "storage/azure/http_transport.h"
 #include "storage/request_log.h"
@@ -98,6 +99,8 @@ class MetricsPolicy final : public Policy {
                             const NextHop& next) const override;
 
  private:
+  // What the answer says of storage (Store::Health).
+  void NoteOutcome(const Attempt& attempt, const Result<HttpResponse>& response) const;
   // Registered on first use: the statuses met are not known before.
   Counter& Requests(const char* op, int status) const;
   LatencyHistogram& Latency(const char* op) const;
@@ -107,6 +110,22 @@ class MetricsPolicy final : public Policy {
   mutable std::mutex mu_;
   mutable std::map<std::pair<std::string, int>, Counter*> requests_;
   mutable std::map<std::string, LatencyHistogram*> latency_;
+};
+
+// The traces (StoreOptions::tracer): a span "blobtable.request" for each
+// attempt, under the span open on the thread (a root span outside one):
+// at its start the operation, blob and attempt number and the
+// x-ms-client-request-id sent; at its end the HTTP status, Azure's error
+// code and the x-ms-request-id it answered with. It ends OK for any HTTP
+// answer (the status says which), with the error for none.
+class TracePolicy final : public Policy {
+ public:
+  explicit TracePolicy(std::shared_ptr<Tracer> tracer) : tracer_(std::move(tracer)) {}
+  Result<HttpResponse> Send(HttpRequest& request, const Attempt& attempt,
+                            const NextHop& next) const override;
+
+ private:
+  std::shared_ptr<Tracer> tracer_;
 };
 
 // Answers not taken as they came:
@@ -128,7 +147,8 @@ class RefusalPolicy final : public Policy {
 class Pipeline {
  public:
   Pipeline(const AzureConfig& config, std::shared_ptr<HttpTransport> transport, RequestLogSink log,
-           const Clock& clock, MetricsRegistry& metrics = UnreadMetrics());
+           const Clock& clock, MetricsRegistry& metrics = UnreadMetrics(),
+           std::shared_ptr<Tracer> tracer = nullptr);
   Pipeline(const Pipeline&) = delete;
   Pipeline& operator=(const Pipeline&) = delete;
 
@@ -139,8 +159,9 @@ class Pipeline {
   AuthPolicy auth_;
   LogPolicy log_;
   MetricsPolicy metrics_;
+  TracePolicy trace_;
   RefusalPolicy refusal_;
-  std::array<const Policy*, 4> chain_;
+  std::array<const Policy*, 5> chain_;
   std::shared_ptr<HttpTransport> transport_;
 };
 

@@ -7,6 +7,7 @@
 
 #include "storage/storage_errors.h"
 #include "util/backoff.h"
+#include "util/call_context.h"
 #include "util/metric_catalog.h"
 #include "util/random.h"
 
@@ -94,6 +95,8 @@ Outcome RetryBudgetPolicy::Send(const Call& call, Budget& budget, const NextHop&
     budget.slept += delay;
     backoff_ns_.Add(static_cast<uint64_t>(std::chrono::nanoseconds(delay).count()));
     retries_.Add();
+    Tally(&CallTally::backoff_ns, delay);  // the call's, for the slow-call log
+    if (CallTally* t = thread_call.tally) t->retries.fetch_add(1, std::memory_order_relaxed);
   }
   return out;
 }

@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: Apache-2.0
+// StoreOptions::tracer and StoreOptions::slow_calls
+// (docs/observability.md#traces, #the-slow-call-log): the spans a store
+// opens, nested as documented, and the slow-call log's line.
+#include <gtest/gtest.h>
+
+#include <future>
+#include <thread>
+
+#include "blobtable/store.h"
+#include "testing/fake_clock.h"
+#include "testing/hooks.h"
+#include "testing/recording_tracer.h"
+#include "testing/sync_point.h"
+#include "model/blob_naming.h"
+#include "tests/test_util.h"
+#include "util/call_observer.h"
+
+namespace blobtable::testing {
+namespace {
+
+using internal::RecordingTracer;
+using Span = RecordingTracer::Span;
+
+std::vector<Span> Named(const std::vector<Span>& spans, const std::string& name) {
+  std::vector<Span> out;
+  for (const Span& s : spans)
+    if (s.name == name) out.push_back(s);
+  return out;
+}
+
+TEST(TraceTest, EachPublicCallIsOneRootSpanNamingItsTable) {
+  TempDir dir;
+  auto tracer = std::make_shared<RecordingTracer>();
+  StoreOptions options;
+  options.tracer = tracer;
+  auto store = *Store::Open(dir.path(), options);
+  Table t = *store->OpenTable("orders");
+  ASSERT_TRUE(t.Insert(Entity("p", "a")).ok());
+  EXPECT_TRUE(t.Get("p", "zz").status().IsNotFound());
+  auto updated = t.Update("p", "a", [](Entity& e, bool) {
+    e.Set("n", 1);
+    return Status::OK();
+  });
+  ASSERT_TRUE(updated.ok());
+  const std::vector<Span> spans = tracer->spans();
+  ASSERT_EQ(spans.size(), 3u);  // the update's own get and replace are its part
+  EXPECT_EQ(spans[0].name, "blobtable.insert");
+  EXPECT_EQ(spans[1].name, "blobtable.get");
+  EXPECT_EQ(spans[2].name, "blobtable.update");
+  for (const Span& s : spans) {
+    EXPECT_EQ(s.parent, 0u) << s.name;
+    EXPECT_TRUE(s.ended) << s.name;
+    EXPECT_EQ(s.attributes.at("table"), "orders");
+  }
+  EXPECT_EQ(spans[1].code, Code::kNotFound);
+  EXPECT_FALSE(tracer->misused());
+}
+
+// Through the lease coordinator (as on Azure), finished before Commit()
+// returns: the commit's rounds under the commit, its finishing too.
+TEST(TraceTest, ACommitsRoundsAreSpansUnderTheCommit) {
+  TempDir dir;
+  auto tracer = std::make_shared<RecordingTracer>();
+  StoreOptions options = internal::WithAtomicCommits(StoreOptions(), false);
+  options.tracer = tracer;
+  options.finish_in_background = false;
+  auto store = *Store::Open(dir.path(), options);
+  Table t = *store->OpenTable("orders");
+  auto txn = *store->Begin();
+  ASSERT_TRUE(txn.Insert(t, Entity("p", "a")).ok());
+  ASSERT_TRUE(txn.Insert(t, Entity("q", "b")).ok());
+  ASSERT_TRUE(txn.Commit().ok());
+  const std::vector<Span> spans = tracer->spans();
+  const std::vector<Span> commits = Named(spans, "blobtable.commit");
+  ASSERT_EQ(commits.size(), 1u);
+  EXPECT_EQ(commits[0].parent, 0u);
+  EXPECT_EQ(commits[0].code, Code::kOk);
+  const std::vector<Span> rounds = Named(spans, "blobtable.commit.round");
+  ASSERT_EQ(rounds.size(), 3u);
+  EXPECT_EQ(rounds[0].attributes.at("round"), "acquire");
+  EXPECT_EQ(rounds[1].attributes.at("round"), "prewrite");
+  EXPECT_EQ(rounds[2].attributes.at("round"), "commit_point");
+  for (const Span& r : rounds) {
+    EXPECT_EQ(r.parent, commits[0].id);
+    EXPECT_EQ(r.code, Code::kOk);
+  }
+  const std::vector<Span> finishing = Named(spans, "blobtable.finish");
+  ASSERT_EQ(finishing.size(), 1u);
+  EXPECT_EQ(finishing[0].parent, commits[0].id);  // inline: inside Commit()
+  EXPECT_FALSE(finishing[0].attributes.at("txn_id").empty());
+  EXPECT_FALSE(tracer->misused());
+  const MetricsSnapshot m = store->Metrics();
+  // Four rounds (acquire is two), no wait.
+  EXPECT_EQ(m.Value("blobtable_txn_commit_rounds", {{"path", "coordinator"}}), 4);
+}
+
+// In the background, the finishing is a root span of its own (its commit
+// has returned), on the store's threads.
+TEST(TraceTest, BackgroundFinishingIsARootSpan) {
+  TempDir dir;
+  auto tracer = std::make_shared<RecordingTracer>();
+  StoreOptions options = internal::WithAtomicCommits(StoreOptions(), false);
+  options.tracer = tracer;
+  auto store = *Store::Open(dir.path(), options);
+  Table t = *store->OpenTable("orders");
+  auto txn = *store->Begin();
+  ASSERT_TRUE(txn.Insert(t, Entity("p", "a")).ok());
+  ASSERT_TRUE(txn.Commit().ok());
+  store->WaitForFinishing();
+  const std::vector<Span> finishing = Named(tracer->spans(), "blobtable.finish");
+  ASSERT_EQ(finishing.size(), 1u);
+  EXPECT_EQ(finishing[0].parent, 0u);
+  EXPECT_TRUE(finishing[0].ended);
+  EXPECT_EQ(store->Metrics().Count("blobtable_txn_finishing_lag_seconds"), 1u);
+  EXPECT_EQ(store->Metrics().Value("blobtable_txn_finishing_backlog"), 0);
+}
+
+TEST(TraceTest, WithoutATracerNothingIsTracedAndCallsStillCount) {
+  TempDir dir;
+  auto store = *Store::Open(dir.path());
+  Table t = *store->OpenTable("orders");
+  ASSERT_TRUE(t.Insert(Entity("p", "a")).ok());
+  EXPECT_EQ(store->Metrics().Value("blobtable_operations", {{"op", "insert"}, {"code", "OK"}}), 1);
+}
+
+// ---- Store::Health ----
+
+TEST(HealthTest, AFreshEmbeddedStoreIsReachableWithNothingInFlight) {
+  TempDir dir;
+  auto store = *Store::Open(dir.path());
+  const StoreHealth h = store->Health();
+  EXPECT_TRUE(h.reachable);
+  EXPECT_FALSE(h.last_error.has_value());
+  EXPECT_EQ(h.cache, "none");
+  EXPECT_EQ(h.commits_in_flight, 0);
+  EXPECT_EQ(h.finishing_backlog, 0);
+}
+
+// A commit held at its commit point's door is in flight; once it returned,
+// its finishing held on a background thread is the backlog.
+TEST(HealthTest, CommitsInFlightAndTheFinishingBacklogAreCountedWithTheirAge) {
+  TempDir dir;
+  FakeClock clock;
+  StoreOptions options = internal::WithAtomicCommits(StoreOptions(), false);
+  options.clock = &clock;
+  auto store = *Store::Open(dir.path(), options);
+  Table t = *store->OpenTable("orders");
+  std::promise<void> prewritten, go_on, finishing, finish;
+  internal::SyncPoints::Set("txn.prewritten", [&] {
+    prewritten.set_value();
+    go_on.get_future().wait();
+  });
+  internal::SyncPoints::Set("txn.finishing", [&] {
+    finishing.set_value();
+    finish.get_future().wait();
+  });
+  std::thread committer([&] {
+    auto txn = *store->Begin();
+    ASSERT_TRUE(txn.Insert(t, Entity("p", "a")).ok());
+    ASSERT_TRUE(txn.Commit().ok());
+  });
+  prewritten.get_future().wait();
+  clock.Advance(std::chrono::milliseconds(1500));
+  StoreHealth h = store->Health({.probe = false});
+  EXPECT_EQ(h.commits_in_flight, 1);
+  EXPECT_EQ(h.oldest_commit, std::chrono::milliseconds(1500));
+  go_on.set_value();
+  committer.join();  // Commit() returned at its commit point
+  finishing.get_future().wait();
+  h = store->Health({.probe = false});
+  EXPECT_EQ(h.commits_in_flight, 0);
+  EXPECT_EQ(h.finishing_backlog, 1);
+  EXPECT_EQ(store->Metrics().Value("blobtable_txn_finishing_backlog"), 1);
+  finish.set_value();
+  store->WaitForFinishing();
+  internal::SyncPoints::ClearAll();
+  EXPECT_EQ(store->Health({.probe = false}).finishing_backlog, 0);
+}
+
+// ---- The slow-call log ----
+
+TEST(SlowCallTest, ACallAtLeastTheThresholdIsOneLineWithItsWaits) {
+  TempDir dir;
+  FakeClock clock;  // its waits move it: a wait for a busy entity takes fake time
+  std::vector<std::string> lines;
+  std::mutex mu;
+  StoreOptions options;
+  options.clock = &clock;
+  options.slow_calls.threshold = std::chrono::milliseconds(5);
+  options.slow_calls.sink = [&](const std::string& line) {
+    std::lock_guard<std::mutex> lock(mu);
+    lines.push_back(line);
+  };
+  auto store = *Store::Open(dir.path(), options);
+  Table t = *store->OpenTable("orders");
+  ASSERT_TRUE(t.Insert(Entity("p", "a")).ok());  // fast (no fake time passes): not logged
+  EXPECT_TRUE(lines.empty());
+  // A lock another client holds on the entity: the insert of a
+  // transaction waits (fake time), then gives up.
+  const std::string blob = *internal::naming::EntityBlobName("orders", "p", "a");
+  ASSERT_TRUE(store->blob_store().AcquireLease(blob, 60, "other", {}).ok());
+  TransactionOptions quick;
+  quick.lock_timeout = std::chrono::milliseconds(50);
+  auto txn = *store->Begin(quick);
+  auto read = txn.Get(t, "p", "a");
+  ASSERT_TRUE(read.ok());
+  ASSERT_TRUE(txn.Replace(t, Entity("p", "a").Set("n", 2), read->etag()).ok());
+  EXPECT_EQ(txn.Commit().status().code(), Code::kLockTimeout);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].rfind("blobtable: slow commit: ", 0), 0u) << lines[0];
+  EXPECT_NE(lines[0].find("LockTimeout"), std::string::npos) << lines[0];
+  EXPECT_EQ(lines[0].find("lock waits 0.0 ms"), std::string::npos) << lines[0];
+  EXPECT_GT(store->Metrics().Value("blobtable_txn_lock_wait_seconds"), 0.04);
+}
+
+TEST(SlowCallTest, TheLineNamesTheCallTheTableAndWhereTheTimeWent) {
+  internal::CallTally tally;
+  tally.requests = 3;
+  tally.request_ns = 805'100'000;
+  tally.retries = 2;
+  tally.backoff_ns = 600'000'000;
+  EXPECT_EQ(internal::SlowCallLine("get", "orders", std::chrono::microseconds(812'400),
+                                   Status::OK(), tally),
+            "blobtable: slow get on table orders: 812.4 ms, OK; 3 requests 805.1 ms, 2 retries, "
+            "backoff 600.0 ms, lock waits 0.0 ms, finishing waits 0.0 ms");
+}
+
+}  // namespace
+}  // namespace blobtable::testing
