@@ -190,11 +190,10 @@ class QueueRunTest : public ::testing::Test {
   // between the two: what it does on a signal, say).
   void Start(const std::string& script = "") {
     runner_ = std::thread([this, script] {
-      code_ = cli::CmdQueueRun(*store_, *queue_, item_, 15,
-                               {"sh", "-c",
-                                script + "cat > /dev/null; echo go > " + fifo_ + "; read x < " +
-                                    finish_},
-                               err_);
+      code_ = cli::CmdQueueRun(
+          *store_, *queue_, item_, 15,
+          {"sh", "-c", script + "cat > /dev/null; echo go > " + fifo_ + "; read x < " + finish_},
+          err_);
       ended_.set_value();
     });
     std::ifstream started(fifo_);  // opens once the command writes
@@ -290,6 +289,52 @@ TEST_F(QueueRunTest, ACommandIsStoppedOnTimeWhileAnExtensionGetsNoAnswer) {
   auto listed = queue_->List();
   ASSERT_TRUE(listed.ok());
   EXPECT_EQ(listed->size(), 1u);  // not completed: delivered again
+}
+
+// --metrics, SIGUSR1 and `health` (docs/cli.md#metrics-of-a-command,
+// #health): the store's metrics in OpenMetrics text on stderr when the
+// command ends, or while it runs when the process is sent SIGUSR1; a
+// probe's exit code.
+TEST_F(CliQueueTest, MetricsArePrintedAtTheEndWithMetricsAndWhileRunningOnSigusr1) {
+  ShellRun put = Cli("put orders p r n=1 --metrics");
+  ASSERT_EQ(put.code, 0) << put.err;
+  EXPECT_NE(put.err.find("blobtable_operations_total{op=\"insert\",code=\"OK\"} 1"),
+            std::string::npos)
+      << put.err;
+  EXPECT_NE(put.err.find("# EOF"), std::string::npos);
+  EXPECT_EQ(Cli("get orders p r").err.find("# EOF"), std::string::npos);  // only when asked
+
+  // The held command signals its supervisor, then waits for what it
+  // wrote (a bounded wait: a failure ends it, exit 1).
+  const std::string script = dir_.path() + "/signal.sh";
+  std::ofstream(script) << "kill -USR1 $PPID\n"
+                           "i=0\n"
+                           "until grep -q '# EOF' \"$1\"; do\n"
+                           "  i=$((i+1)); [ $i -lt 100000 ] || exit 1\n"
+                           "done\n";
+  const std::string err_file = dir_.path() + "/err";
+  ShellRun held = Shell("(" + std::string(BLOBTABLE_CLI_PATH) + " --store " +
+                        Quote(dir_.path() + "/db") + " lock job -- sh " + Quote(script) + " " +
+                        Quote(err_file) + " 2>" + Quote(err_file) + ")");
+  EXPECT_EQ(held.code, 0);
+  const std::string err = Slurp("err");
+  EXPECT_NE(err.find("blobtable_lock_acquisitions_total{code=\"OK\"} 1"), std::string::npos) << err;
+}
+
+TEST_F(CliQueueTest, HealthIsExitZeroWhenStorageAnswersAndSixWhenItDoesNot) {
+  ASSERT_EQ(Cli("put orders p r").code, 0);
+  ShellRun ok = Cli("health");
+  EXPECT_EQ(ok.code, 0) << ok.err;
+  json h = json::parse(ok.out);
+  EXPECT_EQ(h["reachable"], true);
+  EXPECT_EQ(h["commits_in_flight"], 0);
+  ShellRun down = Shell(std::string(BLOBTABLE_CLI_PATH) +
+                        " --store 'UseDevelopmentStorage=true;BlobEndpoint=http://127.0.0.1:9/"
+                        "devstoreaccount1' --no-cache health");
+  EXPECT_EQ(down.code, 6) << down.err;
+  json d = json::parse(down.out);
+  EXPECT_EQ(d["reachable"], false);
+  EXPECT_NE(d["last_error"].get<std::string>().find("Unavailable"), std::string::npos);
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include "tools/cli/registry.h"
 #include "tools/cli/suggest.h"
 #include "tools/help_format.h"
+#include "tools/metrics_output.h"
 #include "tools/open_store.h"
 #include "util/ascii.h"
 #include "util/utf8.h"
@@ -81,6 +82,10 @@ void DefineGlobalOptions(CLI::App& app, GlobalOptions& g) {
                "log every storage request to stderr (method, blob, status, error code, "
                "milliseconds, attempt; never keys or signatures); a revalidated cached entity "
                "shows as 304");
+  app.add_flag("--metrics", g.metrics,
+               "when the command ends, write the store's metrics (its calls, requests, retries, "
+               "cache, transactions; OpenMetrics text, ending \"# EOF\") to stderr; a "
+               "running command also writes them when sent SIGUSR1");
 }
 
 // The local cache's options (Azure stores only; docs/cache.md#the-local-cache).
@@ -194,8 +199,10 @@ int Execute(Command& command, GlobalOptions& g, std::istream& in, std::ostream& 
   if (g.verbose) LogRequestsTo(err, g.store);
   g_store_named = StoreNamed(g.location);
   Context context{g, command.Writes(), in, out, err};
+  ForgetStores();
   const int rc = command.Run(context);
   out.flush();
+  if (g.metrics) PrintMetrics(err);
   if (!out && rc == kExitOk)  // what it printed is lost: never "ok"
     return Fail(err, Status::IOError(std::string(command.name()) + ": cannot write the output"));
   return rc;
@@ -209,7 +216,7 @@ std::string CommandFooter(const char* example) {
   return footer +
          "Options every command takes (before or after it; `blobtable --help` says more):\n"
          "  --store LOCATION (a directory or a connection string)\n"
-         "  --container NAME  --no-create  --lock-timeout SECONDS  -v\n"
+         "  --container NAME  --no-create  --lock-timeout SECONDS  -v  --metrics\n"
          "  --cache DIR  --no-cache  --max-stale SECONDS  --offline";
 }
 

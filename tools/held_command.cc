@@ -81,6 +81,10 @@ struct ChildCommand {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) _exit(kExitOther);
   sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+  sigset_t metrics_signal;  // ours, taken by a thread of ours (tools/main.cc): not the command's
+  sigemptyset(&metrics_signal);
+  sigaddset(&metrics_signal, SIGUSR1);
+  sigprocmask(SIG_UNBLOCK, &metrics_signal, nullptr);
   execvpe(argv[0], argv, envp);
   const int e = errno;
   // "command not found" as a shell says it; 127 or 126 as a shell exits.

@@ -8,6 +8,7 @@
 #include "tools/bulk.h"
 #include "tools/cli/suggest.h"
 #include "tools/filter_notes.h"
+#include "tools/metrics_output.h"
 
 namespace blobtable::cli {
 
@@ -24,6 +25,7 @@ Result<std::unique_ptr<Store>> OpenStore(const Context& context) {
   // lock stripe, which the command's earlier runs made (options.h).
   options.short_lived = true;
   auto opened = Store::Open(context.global.location, options);
+  if (opened.ok()) NoteStoreOpened(**opened);  // --metrics, SIGUSR1
   if (opened.ok() || !opened.status().IsNotFound()) return opened;
   return Status::NotFound(opened.status().message() +
                           (context.writes ? "; --no-create refuses to make one"

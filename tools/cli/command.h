@@ -27,6 +27,7 @@ struct GlobalOptions {
   StoreOptions store;      // --container, --lock-timeout, the cache's flags, -v's request log
   TransactionOptions txn;  // --lock-timeout
   bool verbose = false;    // -v
+  bool metrics = false;    // --metrics (tools/metrics_output.h)
   bool no_create = false;  // --no-create
   bool missing_table_ok = false;  // --missing-table-ok (tools/open_store.h: TableMustExist)
 };

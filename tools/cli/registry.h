@@ -31,6 +31,7 @@ std::unique_ptr<Command> IndexCommand();       // index.cc
 std::unique_ptr<Command> CountCommand();       // count.cc
 std::unique_ptr<Command> DropCommand();        // drop.cc
 std::unique_ptr<Command> StatsCommand();       // stats.cc
+std::unique_ptr<Command> HealthCommand();      // health.cc
 std::unique_ptr<Command> BackupCommand();      // backup.cc
 std::unique_ptr<Command> RestoreCommand();     // backup.cc
 std::unique_ptr<Command> CompactCommand();     // compact.cc
