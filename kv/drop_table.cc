@@ -136,57 +136,59 @@ Result<MarkedDefinitions> MarkIndexesDropping(const internal::StoreCore& core,
 
 Result<DropTableReport> Store::DropTable(std::string_view name,
                                          const DropTableOptions& options) const {
-  BT_RETURN_IF_ERROR(internal::naming::ValidateTableName(name));
-  const std::string table(name);
-  const std::string ctx = "dropping table " + table;
-  const std::string prefix = internal::naming::TablePrefix(table);
-  if (!options.force)
-    BT_RETURN_IF_ERROR(RefuseWhatIsHeld(*core_->blobs, table, prefix).WithContext(ctx));
-  // Its indexes first: marked dropping, so that writers stop maintaining
-  // them (after the wait a drop waits: none on the embedded store) and no
-  // index is created again under their names while their entries are
-  // deleted; a drop cut short leaves them dropping (DropTable or DropIndex
-  // again finishes it). Then the table's blobs, each index's entries until
-  // none changed under the walk, and last the definitions, at the version
-  // marked: changed since (an index created meanwhile), they are marked
-  // again and the new indexes' entries deleted too (docs/indexes.md#stored-form).
-  DropTableReport report;
-  BT_ASSIGN_OR_RETURN(std::string definitions, internal::naming::SchemaBlobName(table));
-  constexpr int kMaxRounds = 16;
-  for (int round = 1;; ++round) {
-    auto marked = MarkIndexesDropping(*core_, table);
-    if (!marked.ok() && marked.status().IsCorruption() && options.force) {
-      // Definitions that cannot be read name no index to mark: everything
-      // under "<table>~" goes, after the table's blobs, as before 2026-11-29.
-      BT_RETURN_IF_ERROR(DropUnder(prefix, options, report).WithContext(ctx));
-      const std::string hidden =
-          internal::naming::AllTablesPrefix() + internal::naming::SchemaTableName(table);
-      BT_RETURN_IF_ERROR(DropUnder(hidden, options, report, /*settle=*/true).WithContext(ctx));
-      break;
+  return internal::AdminCall(core_.get(), "drop_table", name, [&]() -> Result<DropTableReport> {
+    BT_RETURN_IF_ERROR(internal::naming::ValidateTableName(name));
+    const std::string table(name);
+    const std::string ctx = "dropping table " + table;
+    const std::string prefix = internal::naming::TablePrefix(table);
+    if (!options.force)
+      BT_RETURN_IF_ERROR(RefuseWhatIsHeld(*core_->blobs, table, prefix).WithContext(ctx));
+    // Its indexes first: marked dropping, so that writers stop maintaining
+    // them (after the wait a drop waits: none on the embedded store) and no
+    // index is created again under their names while their entries are
+    // deleted; a drop cut short leaves them dropping (DropTable or DropIndex
+    // again finishes it). Then the table's blobs, each index's entries until
+    // none changed under the walk, and last the definitions, at the version
+    // marked: changed since (an index created meanwhile), they are marked
+    // again and the new indexes' entries deleted too (docs/indexes.md#stored-form).
+    DropTableReport report;
+    BT_ASSIGN_OR_RETURN(std::string definitions, internal::naming::SchemaBlobName(table));
+    constexpr int kMaxRounds = 16;
+    for (int round = 1;; ++round) {
+      auto marked = MarkIndexesDropping(*core_, table);
+      if (!marked.ok() && marked.status().IsCorruption() && options.force) {
+        // Definitions that cannot be read name no index to mark: everything
+        // under "<table>~" goes, after the table's blobs, as before 2026-11-29.
+        BT_RETURN_IF_ERROR(DropUnder(prefix, options, report).WithContext(ctx));
+        const std::string hidden =
+            internal::naming::AllTablesPrefix() + internal::naming::SchemaTableName(table);
+        BT_RETURN_IF_ERROR(DropUnder(hidden, options, report, /*settle=*/true).WithContext(ctx));
+        break;
+      }
+      if (!marked.ok())
+        return marked.status().WithContext(
+            marked.status().IsCorruption()
+                ? ctx +
+                      " (its index definitions are damaged: drop with force deletes them with "
+                      "everything else)"
+                : ctx);
+      if (!marked->indexes.empty()) internal::WaitOutEarlierWriters(*core_);
+      if (round == 1) BT_RETURN_IF_ERROR(DropUnder(prefix, options, report).WithContext(ctx));
+      for (const std::string& index : marked->indexes) {
+        const std::string entries =
+            internal::naming::TablePrefix(internal::naming::IndexTableName(table, index));
+        BT_RETURN_IF_ERROR(DropUnder(entries, options, report, /*settle=*/true).WithContext(ctx));
+      }
+      if (marked->etag.empty()) break;  // none stored: an index created from now on is new
+      Status removed = internal::DeleteEntity(*core_, definitions, marked->etag);
+      if (removed.ok()) ++report.locks;
+      if (removed.ok() || removed.IsNotFound()) break;
+      if (!removed.IsConflict() || round >= kMaxRounds)
+        return removed.WithContext(ctx + ": removing its index definitions");
     }
-    if (!marked.ok())
-      return marked.status().WithContext(
-          marked.status().IsCorruption()
-              ? ctx +
-                    " (its index definitions are damaged: drop with force deletes them with "
-                    "everything else)"
-              : ctx);
-    if (!marked->indexes.empty()) internal::WaitOutEarlierWriters(*core_);
-    if (round == 1) BT_RETURN_IF_ERROR(DropUnder(prefix, options, report).WithContext(ctx));
-    for (const std::string& index : marked->indexes) {
-      const std::string entries =
-          internal::naming::TablePrefix(internal::naming::IndexTableName(table, index));
-      BT_RETURN_IF_ERROR(DropUnder(entries, options, report, /*settle=*/true).WithContext(ctx));
-    }
-    if (marked->etag.empty()) break;  // none stored: an index created from now on is new
-    Status removed = internal::DeleteEntity(*core_, definitions, marked->etag);
-    if (removed.ok()) ++report.locks;
-    if (removed.ok() || removed.IsNotFound()) break;
-    if (!removed.IsConflict() || round >= kMaxRounds)
-      return removed.WithContext(ctx + ": removing its index definitions");
-  }
-  core_->schemas->Forget(table);
-  return report;
+    core_->schemas->Forget(table);
+    return report;
+  });
 }
 
 Status Store::DropUnder(const std::string& prefix, const DropTableOptions& options,

@@ -82,13 +82,23 @@ uint64_t RowsOf(const R& result) {
 // (a Result<Entity> moved costs a get a tenth of its instructions).
 template <typename Fn>
 auto MeteredNow(OpMetrics& metrics, const Clock& clock, OpKind op, Fn& fn) {
-  struct Nested {  // left as it was however fn ends (a user's function may throw)
-    Nested() { ++thread_call.depth; }
-    ~Nested() { --thread_call.depth; }
-  } nested;
-  const SteadyTime t0 = clock.Steady();
+  // Left as it was however fn ends; a call ended by an exception (thrown
+  // by a user's function it called) is counted as Internal.
+  struct Nested {
+    OpMetrics& metrics;
+    const Clock& clock;
+    OpKind op;
+    SteadyTime t0;
+    bool returned = false;
+    ~Nested() {
+      --CurrentCall().depth;
+      if (!returned) metrics.Record(op, Code::kInternal, clock.Steady() - t0);
+    }
+  } nested{metrics, clock, op, clock.Steady()};
+  ++CurrentCall().depth;
   auto result = fn();
-  metrics.Record(op, StatusOf(result).code(), clock.Steady() - t0);
+  nested.returned = true;
+  metrics.Record(op, StatusOf(result).code(), clock.Steady() - nested.t0);
   if (const uint64_t rows = RowsOf(result); rows > 0) metrics.rows_returned().Add(rows);
   return result;
 }
@@ -98,7 +108,7 @@ auto MeteredNow(OpMetrics& metrics, const Clock& clock, OpKind op, Fn& fn) {
 // (a Table not opened from a store): then it only runs `fn`.
 template <typename Fn>
 auto Metered(OpMetrics* metrics, const Clock* clock, OpKind op, Fn&& fn) {
-  if (!kCounting || metrics == nullptr || thread_call.depth > 0) return fn();
+  if (!kCounting || metrics == nullptr || CurrentCall().depth > 0) return fn();
   return MeteredNow(*metrics, *clock, op, fn);
 }
 

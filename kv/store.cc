@@ -56,10 +56,10 @@ void CountFinishing(internal::MetricsRegistry& metrics,
 
 // The tracer and the slow-call log, or null for a store with neither.
 std::shared_ptr<const internal::Observing> ObservingOf(const StoreOptions& options) {
-  if (!options.tracer && options.slow_calls.threshold.count() <= 0) return nullptr;
+  if (!options.tracer && !options.slow_calls.threshold) return nullptr;
   auto observing = std::make_shared<internal::Observing>();
   observing->tracer = options.tracer;
-  if (options.slow_calls.threshold.count() > 0) {
+  if (options.slow_calls.threshold) {
     observing->slow_threshold = options.slow_calls.threshold;
     observing->slow_log = options.slow_calls.sink;
     if (!observing->slow_log)

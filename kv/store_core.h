@@ -66,6 +66,19 @@ struct StoreCore : TxnContext {
   void Warn(const std::string& message) const { WarnUser(options, message); }
 };
 
+// An administrative call (CreateIndex, DropIndex, CheckIndex, DropTable,
+// Count, DeleteWhere): traced and logged if slow as `call`, not among the
+// table API's counted calls; the queries and writes it makes are its part,
+// not calls of their own (their commits are spans under it).
+template <typename Fn>
+auto AdminCall(const StoreCore* core, std::string_view call, std::string_view table, Fn&& fn) {
+  if (core == nullptr) return fn();
+  return Observed(core->observing.get(), *core->clock, call, table, [&] {
+    InternalWork inside;
+    return fn();
+  });
+}
+
 // Where a query counts the rows it reads (null: a Table no store opened).
 inline Counter* RowsScannedCounter(const StoreCore* core) {
   return core != nullptr && core->ops ? &core->ops->rows_scanned() : nullptr;

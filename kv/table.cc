@@ -138,8 +138,11 @@ Status Table::GetView(std::string_view pk, std::string_view rk, const ReadPolicy
     Status named = EntityBlobNameInto(name_, pk, rk, *name);
     if (!named.ok()) return named.WithContext(EntityContext(name_, pk, rk));
     std::optional<Status> visited;  // the visitor's answer goes back as it is, without context
-    Status read = internal::VisitVisibleEntity(
-        *core_, *name, pk, rk, policy, [&](const EntityView& view) { visited = visit(view); });
+    Status read =
+        internal::VisitVisibleEntity(*core_, *name, pk, rk, policy, [&](const EntityView& view) {
+          internal::UserCode user;  // its calls are the user's own
+          visited = visit(view);
+        });
     if (!read.ok()) return read.WithContext(EntityContext(name_, pk, rk));
     return visited ? *std::move(visited) : Status::Internal("get: the visitor was not called");
   });

@@ -78,94 +78,100 @@ struct Doomed {
 }  // namespace
 
 Result<int64_t> Table::Count(const QueryOptions& options) const {
-  BT_RETURN_IF_ERROR(Usable());
-  QueryOptions q = options;
-  q.top = 1000;
-  q.select.clear();
-  const std::string ctx = "table " + name_ + ", count";
-  if (core_->in_place != nullptr && q.filter.empty()) {
-    auto plan = internal::PlanQuery(name_, true, core_->options.cache.read_policy, q);
-    if (!plan.ok()) return plan.status();
-    if (plan->nothing) return 0;
-    auto n = CountListed(*core_, name_, *plan, [&](const internal::naming::EntityKey& k) {
-      auto e = Read(k.partition_key, k.row_key, plan->policy, "");
-      if (e.status().IsNotFound()) return Result<bool>(false);
-      return e.ok() ? Result<bool>(true) : Result<bool>(e.status());
-    });
-    if (!n.ok()) return n.status().WithContext(ctx);
-    return n;
-  }
-  int64_t n = 0;
-  for (;;) {
-    auto counted = [](const EntityView&) { return Status::OK(); };
-    auto page = VisitRows(q, counted, /*check_values=*/true);  // filtered on what is stored
-    if (!page.ok()) return page.status();
-    n += page->rows;
-    if (page->continuation.empty()) return n;
-    q.continuation = std::move(page->continuation);
-  }
+  return internal::AdminCall(core_.get(), "count", name_, [&]() -> Result<int64_t> {
+    BT_RETURN_IF_ERROR(Usable());
+    QueryOptions q = options;
+    q.top = 1000;
+    q.select.clear();
+    const std::string ctx = "table " + name_ + ", count";
+    if (core_->in_place != nullptr && q.filter.empty()) {
+      auto plan = internal::PlanQuery(name_, true, core_->options.cache.read_policy, q);
+      if (!plan.ok()) return plan.status();
+      if (plan->nothing) return 0;
+      auto n = CountListed(*core_, name_, *plan, [&](const internal::naming::EntityKey& k) {
+        auto e = Read(k.partition_key, k.row_key, plan->policy, "");
+        if (e.status().IsNotFound()) return Result<bool>(false);
+        return e.ok() ? Result<bool>(true) : Result<bool>(e.status());
+      });
+      if (!n.ok()) return n.status().WithContext(ctx);
+      return n;
+    }
+    int64_t n = 0;
+    for (;;) {
+      auto counted = [](const EntityView&) { return Status::OK(); };
+      auto page = VisitRows(q, counted, /*check_values=*/true);  // filtered on what is stored
+      if (!page.ok()) return page.status();
+      n += page->rows;
+      if (page->continuation.empty()) return n;
+      q.continuation = std::move(page->continuation);
+    }
+  });
 }
 
 Result<DeleteWhereReport> Table::DeleteWhere(const QueryOptions& options,
                                              const DeleteWhereOptions& how) const {
-  BT_RETURN_IF_ERROR(Usable());
-  DeleteWhereReport report;
-  QueryOptions q = options;
-  q.top = kDeleteBatch;
-  // One by one, concurrently where the store is remote: a batch that is
-  // not one atomic step, or that lost a race.
-  auto one_by_one = [&](const std::vector<Doomed>& batch) -> Status {
-    std::vector<Status> done(batch.size());
-    internal::ParallelFor(batch.size(), static_cast<size_t>(core_->parallel_reads), [&](size_t i) {
-      done[i] = Delete(batch[i].partition_key, batch[i].row_key, batch[i].etag);
-    });
-    for (const Status& s : done) {
-      if (s.IsConflict() || s.IsNotFound()) {
-        ++report.changed;
-      } else if (!s.ok()) {
-        return s;
-      } else {
-        ++report.deleted;
-      }
-    }
-    return Status::OK();
-  };
-  auto atomically = [&](const std::vector<Doomed>& batch) -> Result<bool> {
-    Transaction txn(core_, TransactionOptions{});
-    for (const Doomed& d : batch)
-      BT_RETURN_IF_ERROR(txn.Delete(*this, d.partition_key, d.row_key, d.etag));
-    auto committed = txn.Commit();
-    if (committed.ok()) report.deleted += static_cast<int64_t>(batch.size());
-    if (committed.ok() || committed.status().IsConflict() || committed.status().IsNotFound())
-      return committed.ok();  // false: another writer got there first; one by one then
-    return committed.status();
-  };
-  for (;;) {
-    std::vector<Doomed> batch;
-    // Checked values: what is deleted is decided on what is stored.
-    auto page = VisitRows(
-        q,
-        [&](const EntityView& row) {
-          batch.push_back({std::string(row.partition_key()), std::string(row.row_key()),
-                           std::string(row.etag())});
+  return internal::AdminCall(
+      core_.get(), "delete_where", name_, [&]() -> Result<DeleteWhereReport> {
+        BT_RETURN_IF_ERROR(Usable());
+        DeleteWhereReport report;
+        QueryOptions q = options;
+        q.top = kDeleteBatch;
+        // One by one, concurrently where the store is remote: a batch that is
+        // not one atomic step, or that lost a race.
+        auto one_by_one = [&](const std::vector<Doomed>& batch) -> Status {
+          std::vector<Status> done(batch.size());
+          internal::ParallelFor(
+              batch.size(), static_cast<size_t>(core_->parallel_reads), [&](size_t i) {
+                done[i] = Delete(batch[i].partition_key, batch[i].row_key, batch[i].etag);
+              });
+          for (const Status& s : done) {
+            if (s.IsConflict() || s.IsNotFound()) {
+              ++report.changed;
+            } else if (!s.ok()) {
+              return s;
+            } else {
+              ++report.deleted;
+            }
+          }
           return Status::OK();
-        },
-        /*check_values=*/true);
-    if (!page.ok()) return page.status();
-    report.matched += static_cast<int64_t>(batch.size());
-    if (!how.dry_run && !batch.empty()) {
-      bool done = false;
-      if (core_->blobs->traits().atomic_batch && batch.size() > 1) {
-        auto all = atomically(batch);
-        if (!all.ok()) return all.status();
-        done = *all;
-      }
-      if (!done) BT_RETURN_IF_ERROR(one_by_one(batch));
-    }
-    if (how.progress) how.progress(report);
-    if (page->continuation.empty()) return report;
-    q.continuation = std::move(page->continuation);
-  }
+        };
+        auto atomically = [&](const std::vector<Doomed>& batch) -> Result<bool> {
+          Transaction txn(core_, TransactionOptions{});
+          for (const Doomed& d : batch)
+            BT_RETURN_IF_ERROR(txn.Delete(*this, d.partition_key, d.row_key, d.etag));
+          auto committed = txn.Commit();
+          if (committed.ok()) report.deleted += static_cast<int64_t>(batch.size());
+          if (committed.ok() || committed.status().IsConflict() || committed.status().IsNotFound())
+            return committed.ok();  // false: another writer got there first; one by one then
+          return committed.status();
+        };
+        for (;;) {
+          std::vector<Doomed> batch;
+          // Checked values: what is deleted is decided on what is stored.
+          auto page = VisitRows(
+              q,
+              [&](const EntityView& row) {
+                batch.push_back({std::string(row.partition_key()), std::string(row.row_key()),
+                                 std::string(row.etag())});
+                return Status::OK();
+              },
+              /*check_values=*/true);
+          if (!page.ok()) return page.status();
+          report.matched += static_cast<int64_t>(batch.size());
+          if (!how.dry_run && !batch.empty()) {
+            bool done = false;
+            if (core_->blobs->traits().atomic_batch && batch.size() > 1) {
+              auto all = atomically(batch);
+              if (!all.ok()) return all.status();
+              done = *all;
+            }
+            if (!done) BT_RETURN_IF_ERROR(one_by_one(batch));
+          }
+          if (how.progress) how.progress(report);
+          if (page->continuation.empty()) return report;
+          q.continuation = std::move(page->continuation);
+        }
+      });
 }
 
 }  // namespace blobtable

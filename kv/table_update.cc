@@ -26,7 +26,10 @@ Result<Entity> Table::Update(std::string_view pk, std::string_view rk, const Upd
               Entity entity =
                   exists ? std::move(*current) : Entity(std::string(pk), std::string(rk));
               const Entity before = entity;
-              Status changed = fn(entity, exists);
+              Status changed = [&] {
+                internal::UserCode user;  // its calls are the user's own
+                return fn(entity, exists);
+              }();
               if (!changed.ok()) {
                 *final = true;  // the function's own answer: not a race
                 return changed;

@@ -23,6 +23,7 @@ namespace {
 Status VisitEntities(const QueryPage& page, const EntityVisitor& visit, VisitedPage& out) {
   std::vector<PropertyView> props;
   for (const Entity& e : page.entities) {
+    internal::UserCode user;  // its calls are the user's own
     BT_RETURN_IF_ERROR(visit(internal::ViewOf(e, props)));
     ++out.rows;
   }
@@ -83,6 +84,7 @@ class InPlaceVisit {
     if (page_.rows == plan_.q.top) return Halt(Stop::kPageFull);  // and this row follows
     const EntityView view(row->partition_key(), row->row_key(), row->timestamp(), row->etag(),
                           Select(plan_.q.select, props_));
+    internal::UserCode user;  // its calls are the user's own
     if (Status s = visit_(view); !s.ok()) {
       visitor_error_ = std::move(s);
       return Halt(Stop::kVisitorError);

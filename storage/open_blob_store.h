@@ -15,6 +15,7 @@
 #include "blobtable/storage_options.h"
 #include "blobtable/trace.h"
 #include "storage/request_log.h"
+#include "util/call_context.h"
 #include "util/metrics.h"
 
 namespace blobtable::internal {
@@ -31,6 +32,9 @@ struct BackendOptions {
   // nowhere read.
   std::shared_ptr<MetricsRegistry> metrics;
   std::shared_ptr<Tracer> tracer;  // as StoreOptions::tracer
+  // The opening library's calls (util/call_context.h), for a backend that
+  // is a module of its own.
+  CallSource call_source = &ThisModulesCall;
 };
 
 // Opens the backend `location` names (see Store::Open for the rules and

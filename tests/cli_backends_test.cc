@@ -197,6 +197,21 @@ TEST_P(CliBackends, EveryShellBlockOfTheReadmeAndTheCliDocsRuns) {
   EXPECT_NE(run.out.find("blocks ran"), std::string::npos) << run.out << run.err;
 }
 
+// --slow-calls (docs/observability.md#the-slow-call-log): each call's line,
+// its requests counted where they were sent: on Azure, by the backend's
+// own shared library, which the CLI loads as a module of its own.
+TEST_P(CliBackends, SlowCallsSayWhereACommandsTimeWent) {
+  ShellRun put = Cli("put orders p r n=1 --slow-calls 0");
+  ASSERT_EQ(put.code, 0) << put.err;
+  EXPECT_EQ(put.err.rfind("blobtable: slow insert on table orders: ", 0), 0u) << put.err;
+  if (GetParam() == "Azurite") {
+    EXPECT_EQ(put.err.find(" 0 requests"), std::string::npos) << put.err;
+  } else {
+    EXPECT_NE(put.err.find("; 0 requests 0.0 ms, 0 retries"), std::string::npos) << put.err;
+  }
+  EXPECT_EQ(Cli("get orders p r").err, "");  // only when asked
+}
+
 INSTANTIATE_TEST_SUITE_P(, CliBackends, ::testing::Values("Local", "Azurite"),
                          [](const auto& info) { return info.param; });
 

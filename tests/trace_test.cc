@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <future>
+#include <stdexcept>
 #include <thread>
 
 #include "blobtable/store.h"
@@ -54,6 +55,121 @@ TEST(TraceTest, EachPublicCallIsOneRootSpanNamingItsTable) {
     EXPECT_EQ(s.attributes.at("table"), "orders");
   }
   EXPECT_EQ(spans[1].code, Code::kNotFound);
+  EXPECT_FALSE(tracer->misused());
+}
+
+// The calls a user's function makes (an Update's, a visitor's) are the
+// user's own: counted, traced and logged as calls, on this store or another
+// (the review's finding 1).
+TEST(TraceTest, CallsMadeByAUsersFunctionAreCallsOfTheirOwn) {
+  TempDir a_dir, b_dir;
+  auto tracer = std::make_shared<RecordingTracer>();
+  StoreOptions options;
+  options.tracer = tracer;
+  auto a = *Store::Open(a_dir.path(), options);
+  auto b = *Store::Open(b_dir.path(), options);
+  Table ta = *a->OpenTable("alpha");
+  Table tb = *b->OpenTable("beta");
+  ASSERT_TRUE(ta.Upsert(Entity("p", "a")).ok());
+  auto updated = ta.Update("p", "a", [&](Entity& e, bool) {
+    EXPECT_TRUE(tb.Upsert(Entity("q", "b")).ok());         // another store's
+    EXPECT_TRUE(ta.Get("p", "zz").status().IsNotFound());  // this store's
+    e.Set("n", 1);
+    return Status::OK();
+  });
+  ASSERT_TRUE(updated.ok());
+  auto visited = ta.Visit(QueryOptions(), [&](const EntityView&) {
+    EXPECT_TRUE(tb.Get("q", "b").ok());
+    return Status::OK();
+  });
+  ASSERT_TRUE(visited.ok());
+  const MetricsSnapshot ma = a->Metrics(), mb = b->Metrics();
+  EXPECT_EQ(ma.Value("blobtable_operations", {{"op", "update"}}), 1);
+  EXPECT_EQ(ma.Value("blobtable_operations", {{"op", "get"}, {"code", "NotFound"}}), 1);
+  EXPECT_EQ(ma.Value("blobtable_operations", {{"op", "get"}, {"code", "OK"}}), 0);  // Update's own
+  EXPECT_EQ(mb.Value("blobtable_operations", {{"op", "upsert"}}), 1);
+  EXPECT_EQ(mb.Value("blobtable_operations", {{"op", "get"}}), 1);
+  const std::vector<Span> spans = tracer->spans();
+  const std::vector<Span> updates = Named(spans, "blobtable.update");
+  ASSERT_EQ(updates.size(), 1u);
+  const std::vector<Span> upserts = Named(spans, "blobtable.upsert");
+  ASSERT_EQ(upserts.size(), 2u);
+  EXPECT_EQ(upserts[1].attributes.at("table"), "beta");
+  EXPECT_EQ(upserts[1].parent, updates[0].id);  // one tracer: under the call that ran it
+  EXPECT_EQ(Named(spans, "blobtable.get").size(), 2u);
+  EXPECT_FALSE(tracer->misused());
+}
+
+// A call ended by an exception from the user's function is counted as
+// Internal and logged (the review's finding 2).
+TEST(TraceTest, ACallEndedByAUsersExceptionIsCountedAsInternal) {
+  TempDir dir;
+  std::vector<std::string> lines;
+  StoreOptions options;
+  options.slow_calls.threshold = std::chrono::milliseconds(0);  // every call
+  options.slow_calls.sink = [&](const std::string& line) { lines.push_back(line); };
+  auto store = *Store::Open(dir.path(), options);
+  Table t = *store->OpenTable("orders");
+  EXPECT_THROW(
+      (void)t.Update("p", "a", [](Entity&, bool) -> Status { throw std::runtime_error("boom"); }),
+      std::runtime_error);
+  EXPECT_EQ(
+      store->Metrics().Value("blobtable_operations", {{"op", "update"}, {"code", "Internal"}}), 1);
+  EXPECT_EQ(store->Metrics().Count("blobtable_operation_seconds", {{"op", "update"}}), 1u);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].rfind("blobtable: slow update on table orders: ", 0), 0u) << lines[0];
+  EXPECT_NE(lines[0].find("Internal"), std::string::npos) << lines[0];
+}
+
+// An administrative call is one span; the queries and writes it makes are
+// its part (not counted as table calls), its commits spans under it, and a
+// write to an indexed table's commit a span under the write (the review's
+// findings 3 and 4).
+TEST(TraceTest, AdministrativeCallsAndIndexedWritesNestTheirCommits) {
+  TempDir dir;
+  auto tracer = std::make_shared<RecordingTracer>();
+  StoreOptions options;
+  options.tracer = tracer;
+  auto store = *Store::Open(dir.path(), options);
+  Table t = *store->OpenTable("orders");
+  for (int i = 0; i < 10; ++i)
+    ASSERT_TRUE(t.Upsert(Entity("p", std::to_string(i)).Set("n", i)).ok());
+  const double upserts = store->Metrics().Value("blobtable_operations");
+  IndexSpec spec;
+  spec.name = "byn";
+  spec.properties = {"n"};
+  ASSERT_TRUE(store->CreateIndex("orders", spec).ok());
+  ASSERT_EQ(*t.Count(QueryOptions()), 10);
+  ASSERT_TRUE(store->CheckIndex("orders", "byn").ok());
+  const MetricsSnapshot m = store->Metrics();
+  EXPECT_EQ(m.Value("blobtable_operations"), upserts);  // no query, no write counted
+  EXPECT_EQ(m.Value("blobtable_query_rows_returned"), 0);
+  std::vector<Span> spans = tracer->spans();
+  const std::vector<Span> creates = Named(spans, "blobtable.create_index");
+  ASSERT_EQ(creates.size(), 1u);
+  EXPECT_EQ(Named(spans, "blobtable.count").size(), 1u);
+  EXPECT_EQ(Named(spans, "blobtable.check_index").size(), 1u);
+  EXPECT_TRUE(Named(spans, "blobtable.query").empty());
+  for (const Span& c : Named(spans, "blobtable.commit")) {
+    EXPECT_EQ(c.parent, creates[0].id);
+  }
+
+  const size_t before = spans.size();
+  ASSERT_TRUE(t.Upsert(Entity("p", "1").Set("n", 100)).ok());  // maintains the index
+  spans = tracer->spans();
+  ASSERT_GT(spans.size(), before);
+  const Span& write = spans[before];
+  EXPECT_EQ(write.name, "blobtable.upsert");
+  std::vector<Span> commits;
+  for (size_t i = before; i < spans.size(); ++i)
+    if (spans[i].name == "blobtable.commit") commits.push_back(spans[i]);
+  ASSERT_EQ(commits.size(), 1u);
+  EXPECT_EQ(commits[0].parent, write.id);
+  for (size_t i = before; i < spans.size(); ++i) {
+    if (spans[i].name == "blobtable.commit.round") {
+      EXPECT_EQ(spans[i].parent, commits[0].id);
+    }
+  }
   EXPECT_FALSE(tracer->misused());
 }
 

@@ -82,6 +82,14 @@ void DefineGlobalOptions(CLI::App& app, GlobalOptions& g) {
                "log every storage request to stderr (method, blob, status, error code, "
                "milliseconds, attempt; never keys or signatures); a revalidated cached entity "
                "shows as 304");
+  app.add_option_function<double>(
+         "--slow-calls",
+         [&g](double ms) {
+           g.store.slow_calls.threshold = std::chrono::milliseconds(static_cast<int64_t>(ms));
+         },
+         "MS: describe each call of the store that took at least this long on stderr, with where "
+         "its time went (requests, retries, backoff, lock and finishing waits); 0: every call")
+      ->check(AtLeast(0));
   app.add_flag("--metrics", g.metrics,
                "when the command ends, write the store's metrics (its calls, requests, retries, "
                "cache, transactions; OpenMetrics text, ending \"# EOF\") to stderr; a "
@@ -116,6 +124,15 @@ void DefineCacheOptions(CLI::App& app, GlobalOptions& g) {
 void LogRequestsTo(std::ostream& err, StoreOptions& options) {
   auto mu = std::make_shared<std::mutex>();
   options.request_log = [mu, &err](const std::string& line) {
+    std::lock_guard<std::mutex> lock(*mu);
+    err << line << "\n";
+  };
+}
+
+// --slow-calls: the slow-call log on `err`, a whole line at a time.
+void LogSlowCallsTo(std::ostream& err, StoreOptions& options) {
+  auto mu = std::make_shared<std::mutex>();
+  options.slow_calls.sink = [mu, &err](const std::string& line) {
     std::lock_guard<std::mutex> lock(*mu);
     err << line << "\n";
   };
@@ -197,6 +214,7 @@ std::string StoreNamed(const std::string& location) {
 int Execute(Command& command, GlobalOptions& g, std::istream& in, std::ostream& out,
             std::ostream& err) {
   if (g.verbose) LogRequestsTo(err, g.store);
+  if (g.store.slow_calls.threshold) LogSlowCallsTo(err, g.store);
   g_store_named = StoreNamed(g.location);
   Context context{g, command.Writes(), in, out, err};
   ForgetStores();
@@ -216,7 +234,7 @@ std::string CommandFooter(const char* example) {
   return footer +
          "Options every command takes (before or after it; `blobtable --help` says more):\n"
          "  --store LOCATION (a directory or a connection string)\n"
-         "  --container NAME  --no-create  --lock-timeout SECONDS  -v  --metrics\n"
+         "  --container NAME  --no-create  --lock-timeout SECONDS  -v  --metrics  --slow-calls MS\n"
          "  --cache DIR  --no-cache  --max-stale SECONDS  --offline";
 }
 

@@ -3,8 +3,10 @@
 
 namespace blobtable::internal {
 
+ThreadCall& ThisModulesCall() { return module_thread_call; }
+
 TallyScope::~TallyScope() {
-  thread_call.tally = outer_;
+  CurrentCall().tally = outer_;
   if (outer_ == nullptr) return;
   outer_->requests += own_.requests.load();
   outer_->retries += own_.retries.load();
@@ -18,14 +20,14 @@ void Span::Start(Tracer* tracer, std::string_view name,
                  std::initializer_list<SpanAttribute> attributes) {
   tracer_ = tracer;
   ended_with_.clear();
-  outer_tracer_ = thread_call.tracer;
-  outer_span_ = thread_call.span;
+  outer_tracer_ = CurrentCall().tracer;
+  outer_span_ = CurrentCall().span;
   // A span of another tracer (a store's call inside another store's
   // tracer's span) is not this one's parent.
   const uint64_t parent = outer_tracer_ == tracer_ ? outer_span_ : 0;
   id_ = tracer_->StartSpan(name, parent, {attributes.begin(), attributes.size()});
-  thread_call.tracer = tracer_;
-  thread_call.span = id_;
+  CurrentCall().tracer = tracer_;
+  CurrentCall().span = id_;
 }
 
 void Span::Set(std::string_view key, std::string_view value) {
@@ -39,8 +41,8 @@ void Span::End(const Status& status) {
   for (const auto& [key, value] : ended_with_) attributes.push_back({key, value});
   Tracer* tracer = tracer_;
   tracer_ = nullptr;
-  thread_call.tracer = outer_tracer_;
-  thread_call.span = outer_span_;
+  CurrentCall().tracer = outer_tracer_;
+  CurrentCall().span = outer_span_;
   tracer->EndSpan(id_, status, attributes);
 }
 

@@ -33,27 +33,77 @@ struct ThreadCall {
   CallTally* tally = nullptr;
 };
 
-// initial-exec: read at one fixed offset from the thread pointer, without
-// a call to __tls_get_addr (a get's counting paid 33 instructions for it).
-inline thread_local ThreadCall thread_call __attribute__((tls_model("initial-exec")));
+// This module's own; initial-exec: read at one fixed offset from the
+// thread pointer, without a call to __tls_get_addr (a get's counting paid
+// 33 instructions for it).
+inline thread_local ThreadCall module_thread_call __attribute__((tls_model("initial-exec")));
+
+// Where CurrentCall() reads: null, this module's own; set in a backend built
+// as a module of its own (the Azure backend's shared library, which has a
+// copy of this header's variables) to the library's, so that its requests
+// count for the call and nest under its span.
+using CallSource = ThreadCall& (*)();
+inline std::atomic<CallSource> call_source{nullptr};
+
+// The running thread's call, as the library that made the store sees it.
+inline ThreadCall& CurrentCall() {
+  if (CallSource source = call_source.load(std::memory_order_relaxed)) [[unlikely]]
+    return source();
+  return module_thread_call;
+}
+// This module's own (what a module hands another as its CallSource).
+ThreadCall& ThisModulesCall();
 
 // Adds `d` to the running call's tally field `field`, if it keeps one.
 inline void Tally(std::atomic<int64_t> CallTally::*field, std::chrono::nanoseconds d) {
-  if (CallTally* t = thread_call.tally) (t->*field).fetch_add(d.count(), std::memory_order_relaxed);
+  if (CallTally* t = CurrentCall().tally)
+    (t->*field).fetch_add(d.count(), std::memory_order_relaxed);
 }
 inline void TallyRequest(std::chrono::nanoseconds d) {
-  if (CallTally* t = thread_call.tally) {
+  if (CallTally* t = CurrentCall().tally) {
     t->requests.fetch_add(1, std::memory_order_relaxed);
     t->request_ns.fetch_add(d.count(), std::memory_order_relaxed);
   }
 }
+
+// Around a user's function that a public call runs (an Update's function,
+// a Visit's or GetView's visitor): the calls it makes are the user's, each
+// counted, traced (under the call's span) and logged as a call of its own,
+// not as a part of the call that ran it, on this store or another.
+class UserCode {
+ public:
+  UserCode() : saved_(CurrentCall()) {
+    CurrentCall().depth = 0;
+    CurrentCall().tally = nullptr;
+  }
+  UserCode(const UserCode&) = delete;
+  UserCode& operator=(const UserCode&) = delete;
+  ~UserCode() {
+    CurrentCall().depth = saved_.depth;
+    CurrentCall().tally = saved_.tally;
+  }
+
+ private:
+  ThreadCall saved_;
+};
+
+// Around the library's own use of public calls (an index build's queries
+// and writes, a count's pages): they are the part of the call that makes
+// them, not calls of their own.
+class InternalWork {
+ public:
+  InternalWork() { ++CurrentCall().depth; }
+  InternalWork(const InternalWork&) = delete;
+  InternalWork& operator=(const InternalWork&) = delete;
+  ~InternalWork() { --CurrentCall().depth; }
+};
 
 // A tally of its own for the part of a call from construction to
 // destruction (a commit's requests, counted for every commit), added to the
 // call's tally, if it keeps one, as it ends.
 class TallyScope {
  public:
-  TallyScope() : outer_(thread_call.tally) { thread_call.tally = &own_; }
+  TallyScope() : outer_(CurrentCall().tally) { CurrentCall().tally = &own_; }
   TallyScope(const TallyScope&) = delete;
   TallyScope& operator=(const TallyScope&) = delete;
   ~TallyScope();

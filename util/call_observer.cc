@@ -38,8 +38,8 @@ CallObserver::CallObserver(const Observing& observing, const Clock& clock, std::
       call_(call),
       table_(table),
       t0_(clock.Steady()),
-      outer_tally_(thread_call.tally) {
-  if (observing_.slow_threshold.count() > 0) thread_call.tally = &tally_;
+      outer_tally_(CurrentCall().tally) {
+  if (observing_.slow_threshold) CurrentCall().tally = &tally_;
   if (!observing_.tracer) return;
   const std::string name = SpanName(call);
   if (table.empty())
@@ -49,11 +49,11 @@ CallObserver::CallObserver(const Observing& observing, const Clock& clock, std::
 }
 
 void CallObserver::Ended(const Status& status) {
+  ended_ = true;
   span_.End(status);
-  thread_call.tally = outer_tally_;
+  CurrentCall().tally = outer_tally_;
   const auto took = clock_.Steady() - t0_;
-  if (observing_.slow_threshold.count() > 0 && took >= observing_.slow_threshold &&
-      observing_.slow_log)
+  if (observing_.slow_threshold && took >= *observing_.slow_threshold && observing_.slow_log)
     observing_.slow_log(SlowCallLine(call_, table_, took, status, tally_));
 }
 

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -22,8 +23,8 @@ namespace blobtable::internal {
 // What a store does with its calls beside counting them.
 struct Observing {
   std::shared_ptr<Tracer> tracer;  // may be null
-  // Calls that took at least this long go to `slow_log`; 0: none.
-  std::chrono::nanoseconds slow_threshold{0};
+  // Calls that took at least this long go to `slow_log`; none: no call.
+  std::optional<std::chrono::nanoseconds> slow_threshold;
   std::function<void(const std::string& line)> slow_log;
 };
 
@@ -41,7 +42,11 @@ class CallObserver {
                std::string_view table);
   CallObserver(const CallObserver&) = delete;
   CallObserver& operator=(const CallObserver&) = delete;
-  ~CallObserver() { thread_call.tally = outer_tally_; }
+  // Ended as Internal if Ended() was not called (an exception from a
+  // user's function the call ran).
+  ~CallObserver() {
+    if (!ended_) Ended(Status::Internal("ended by an exception"));
+  }
   void Ended(const Status& status);
 
  private:
@@ -52,14 +57,16 @@ class CallObserver {
   CallTally tally_;
   CallTally* outer_tally_;
   Span span_;
+  bool ended_ = false;
 };
 
 // Runs `fn`, a public call's body, observed as `call` on `table` (empty:
-// none); only `fn` with no Observing or inside another public call.
+// none); only `fn` with no Observing or inside another public call (but
+// in a user's function it runs: UserCode).
 template <typename Fn>
 auto Observed(const Observing* observing, const Clock& clock, std::string_view call,
               std::string_view table, Fn&& fn) {
-  if (observing == nullptr || thread_call.depth > 0) return fn();
+  if (observing == nullptr || CurrentCall().depth > 0) return fn();
   CallObserver observer(*observing, clock, call, table);
   auto result = fn();  // a table call's Metered marks the thread as inside a call
   observer.Ended(StatusOf(result));

@@ -128,7 +128,7 @@ inline constexpr MetricDef kCacheRevalidations{
     "blobtable_cache_revalidations", MetricType::kCounter, "",
     "Cached copies checked with storage, by result (not_modified: 304; changed: 200, a new "
     "body)",
-    false};
+    true};
 inline constexpr MetricDef kCacheMisses{"blobtable_cache_misses", MetricType::kCounter, "",
                                         "Reads of blobs the cache did not hold", false};
 inline constexpr MetricDef kCacheStale{"blobtable_cache_stale_answers", MetricType::kCounter, "",

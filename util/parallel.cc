@@ -17,9 +17,9 @@ void ParallelFor(size_t n, size_t width, const std::function<void(size_t)>& fn) 
     return;
   }
   std::atomic<size_t> next{0};
-  const ThreadCall call = thread_call;  // what the helpers do is the caller's
+  const ThreadCall call = CurrentCall();  // what the helpers do is the caller's
   auto work = [&] {
-    thread_call = call;
+    CurrentCall() = call;
     for (size_t i; (i = next.fetch_add(1)) < n;) fn(i);
   };
   std::vector<std::thread> helpers;

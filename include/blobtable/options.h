@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "blobtable/cache.h"
@@ -30,8 +31,8 @@ struct TestingHooks;  // testing/hooks.h: seams for tests and benchmarks only
 // one line (docs/observability.md#the-slow-call-log).
 struct SlowCallLog {
   // A call (a table call, a commit, a recover) that took at least this long
-  // is logged; 0: none.
-  std::chrono::milliseconds threshold{0};
+  // is logged (0: every call); unset: none.
+  std::optional<std::chrono::milliseconds> threshold;
   // Receives the lines, whole, possibly from several threads at once: "blobtable:
   // slow get on table orders: 812.4 ms, OK; 3 requests 805.1 ms, 2 retries,
   // backoff 600.0 ms, lock waits 0.0 ms, finishing waits 0.0 ms" (the

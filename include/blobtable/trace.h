@@ -6,9 +6,16 @@
 // The spans, nested as they run (docs/observability.md#traces):
 //   blobtable.<call>          a public call: get, insert, replace, merge,
 //                             upsert, upsert_merge, delete, query,
-//                             index_query, update, commit, recover
-//     blobtable.commit.round  a step of the lease coordinator's commit
-//                             ("round": acquire, prewrite, commit_point)
+//                             index_query, update, commit, recover,
+//                             create_index, drop_index, check_index,
+//                             drop_table, count, delete_where (a call a
+//                             user's function makes: under the call that
+//                             ran it)
+//     blobtable.commit        a commit inside a call (a write to a table
+//                             with indexes, an index build)
+//     blobtable.commit.round  a step of a commit ("round": acquire,
+//                             prewrite, commit_point; the embedded store's
+//                             batch)
 //       blobtable.request     a storage request (Azure: each HTTP attempt)
 //   blobtable.finish          the background finishing of a committed
 //                             transaction (a root span: its commit returned)

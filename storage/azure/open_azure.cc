@@ -48,6 +48,9 @@ Result<std::shared_ptr<BlobStore>> OpenAzure(std::string_view connection_string,
   o.create_container = options.create_if_missing;
   o.metrics = options.metrics;
   o.tracer = options.tracer;
+  // A shared library of its own: its requests belong to the calls of the
+  // library that opened it (a null source: the same module).
+  if (options.call_source != &ThisModulesCall) call_source.store(options.call_source);
   return OpenAzureBlobStore(std::move(o));
 }
 

@@ -96,7 +96,7 @@ Outcome RetryBudgetPolicy::Send(const Call& call, Budget& budget, const NextHop&
     backoff_ns_.Add(static_cast<uint64_t>(std::chrono::nanoseconds(delay).count()));
     retries_.Add();
     Tally(&CallTally::backoff_ns, delay);  // the call's, for the slow-call log
-    if (CallTally* t = thread_call.tally) t->retries.fetch_add(1, std::memory_order_relaxed);
+    if (CallTally* t = CurrentCall().tally) t->retries.fetch_add(1, std::memory_order_relaxed);
   }
   return out;
 }

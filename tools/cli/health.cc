@@ -13,18 +13,15 @@
 namespace blobtable::cli {
 namespace {
 
-struct HealthCommandOptions {
-  bool no_probe = false;
-};
+struct HealthCommandOptions {};
 
 std::string When(TimePoint t) { return FormatDateTime(std::chrono::time_point_cast<Ticks>(t)); }
 
-int Run(HealthCommandOptions& o, Context& c) {
+int Run(HealthCommandOptions&, Context& c) {
   auto store = OpenStore(c);
   if (!store.ok()) return Fail(c.err, store.status());
-  HealthOptions options;
-  options.probe = !o.no_probe;
-  const StoreHealth h = (*store)->Health(options);
+  // Always a probe: a process that just opened the store has met nothing.
+  const StoreHealth h = (*store)->Health();
   nlohmann::ordered_json j;
   j["reachable"] = h.reachable;
   if (h.last_error) j["last_error"] = Printable(h.last_error->ToString());
@@ -45,17 +42,12 @@ int Run(HealthCommandOptions& o, Context& c) {
 std::unique_ptr<Command> HealthCommand() {
   return MakeCommand<HealthCommandOptions>({
       .name = "health",
-      .help = "health: whether storage answers (one request: a listing of at most one blob; "
-              "--no-probe: judge by nothing but what this process met, which for a fresh "
-              "process is nothing), the last failure and when, the cache's state, as JSON; the "
+      .help = "health: whether storage answers (one request: a listing of at most one blob), "
+              "the last failure and when, the cache's state, as JSON; the "
               "exit code is 0 if storage answered, else the failure's (6 unreachable, 10 "
               "credentials refused, 11 no store at the endpoint): a probe for a health check.",
       .example = "blobtable health --store \"$AZURE_STORAGE_CONNECTION_STRING\" >/dev/null || "
                  "alert",
-      .define =
-          [](CLI::App& app, HealthCommandOptions& o) {
-            app.add_flag("--no-probe", o.no_probe, "send no request");
-          },
       .run = Run,
   });
 }
