@@ -79,23 +79,25 @@ uint64_t RowsOf(const R& result) {
 }
 
 // Metered's counting path: one object returned by name on its one return
-// (a Result<Entity> moved costs a get a tenth of its instructions).
+// (a Result<Entity> moved costs a get a tenth of its instructions). `call`
+// is this thread's (CurrentCall(), read once).
 template <typename Fn>
-auto MeteredNow(OpMetrics& metrics, const Clock& clock, OpKind op, Fn& fn) {
+auto MeteredNow(OpMetrics& metrics, const Clock& clock, OpKind op, ThreadCall& call, Fn& fn) {
   // Left as it was however fn ends; a call ended by an exception (thrown
   // by a user's function it called) is counted as Internal.
   struct Nested {
     OpMetrics& metrics;
     const Clock& clock;
+    ThreadCall& call;
     OpKind op;
     SteadyTime t0;
     bool returned = false;
     ~Nested() {
-      --CurrentCall().depth;
+      --call.depth;
       if (!returned) metrics.Record(op, Code::kInternal, clock.Steady() - t0);
     }
-  } nested{metrics, clock, op, clock.Steady()};
-  ++CurrentCall().depth;
+  } nested{metrics, clock, call, op, clock.Steady()};
+  ++call.depth;
   auto result = fn();
   nested.returned = true;
   metrics.Record(op, StatusOf(result).code(), clock.Steady() - nested.t0);
@@ -108,8 +110,10 @@ auto MeteredNow(OpMetrics& metrics, const Clock& clock, OpKind op, Fn& fn) {
 // (a Table not opened from a store): then it only runs `fn`.
 template <typename Fn>
 auto Metered(OpMetrics* metrics, const Clock* clock, OpKind op, Fn&& fn) {
-  if (!kCounting || metrics == nullptr || CurrentCall().depth > 0) return fn();
-  return MeteredNow(*metrics, *clock, op, fn);
+  if (!kCounting || metrics == nullptr) return fn();
+  ThreadCall& call = CurrentCall();
+  if (call.depth > 0) return fn();
+  return MeteredNow(*metrics, *clock, op, call, fn);
 }
 
 }  // namespace blobtable::internal

@@ -22,8 +22,8 @@ namespace {
 // Hands `page`'s entities to `visit` as views, adding to `out`.
 Status VisitEntities(const QueryPage& page, const EntityVisitor& visit, VisitedPage& out) {
   std::vector<PropertyView> props;
+  internal::UserCode user;  // the visitor's calls are the user's own
   for (const Entity& e : page.entities) {
-    internal::UserCode user;  // its calls are the user's own
     BT_RETURN_IF_ERROR(visit(internal::ViewOf(e, props)));
     ++out.rows;
   }
@@ -84,7 +84,6 @@ class InPlaceVisit {
     if (page_.rows == plan_.q.top) return Halt(Stop::kPageFull);  // and this row follows
     const EntityView view(row->partition_key(), row->row_key(), row->timestamp(), row->etag(),
                           Select(plan_.q.select, props_));
-    internal::UserCode user;  // its calls are the user's own
     if (Status s = visit_(view); !s.ok()) {
       visitor_error_ = std::move(s);
       return Halt(Stop::kVisitorError);
@@ -161,10 +160,15 @@ Result<VisitedPage> Table::VisitRows(const QueryOptions& options, const EntityVi
         using Stop = InPlaceVisit::Stop;
         int pages = 0;
         for (;;) {
-          auto next_marker = core_->in_place->ListInPlace(
-              plan.list,
-              check_values ? internal::InPlaceData::kChecked : internal::InPlaceData::kAsItLies,
-              [&](const internal::BlobInPlace& b) { return rows.Add(b); });
+          auto next_marker = [&] {
+            // Once a listing, not a row: nothing but the decoding and the
+            // visitor runs in it, and the visitor's calls are the user's own.
+            internal::UserCode user;
+            return core_->in_place->ListInPlace(
+                plan.list,
+                check_values ? internal::InPlaceData::kChecked : internal::InPlaceData::kAsItLies,
+                [&](const internal::BlobInPlace& b) { return rows.Add(b); });
+          }();
           if (rows.stop() == Stop::kVisitorError) return std::move(rows.visitor_error());
           if (rows.stop() == Stop::kNeedsQuery) {
             // Query answers from the first row this path could not, with the room left.
