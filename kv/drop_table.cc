@@ -94,7 +94,10 @@ Status DropWalk(const internal::StoreCore& core, const std::string& prefix,
       const bool entity = of && of->entity && !internal::naming::IsHiddenTable(of->table);
       ++(entity ? report.entities : report.locks);
     }
-    if (options.progress) options.progress(report);
+    if (options.progress) {
+      internal::UserCode user;  // its calls are the user's own
+      options.progress(report);
+    }
     auto next = NextListPage(list, *page, &pages);
     if (!next.ok()) return next.status();
     if (!*next) return Status::OK();

@@ -120,7 +120,10 @@ Status Store::CreateIndex(std::string_view table_name, const IndexSpec& spec,
                            if (next.empty()) mine->state = IndexState::kReady;
                            return Status::OK();
                          }).WithContext(ctx));
-      if (options.progress) options.progress(progress);
+      if (options.progress) {
+        internal::UserCode user;  // its calls are the user's own
+        options.progress(progress);
+      }
       if (next.empty()) return Status::OK();
       page_of.continuation = next;
       page_of.top = std::min(kBuildPage, page_of.top * 2);

@@ -94,10 +94,12 @@ auto MeteredNow(OpMetrics& metrics, const Clock& clock, OpKind op, ThreadCall& c
     bool returned = false;
     ~Nested() {
       --call.depth;
+      call.counted = false;
       if (!returned) metrics.Record(op, Code::kInternal, clock.Steady() - t0);
     }
   } nested{metrics, clock, call, op, clock.Steady()};
   ++call.depth;
+  call.counted = true;  // what it reads counts (rows scanned)
   auto result = fn();
   nested.returned = true;
   metrics.Record(op, StatusOf(result).code(), clock.Steady() - nested.t0);

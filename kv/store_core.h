@@ -79,9 +79,11 @@ auto AdminCall(const StoreCore* core, std::string_view call, std::string_view ta
   });
 }
 
-// Where a query counts the rows it reads (null: a Table no store opened).
+// Where a query counts the rows it reads: null for a Table no store opened,
+// and in the library's own work (an index build's, a count's walk).
 inline Counter* RowsScannedCounter(const StoreCore* core) {
-  return core != nullptr && core->ops ? &core->ops->rows_scanned() : nullptr;
+  return core != nullptr && core->ops && CurrentCall().counted ? &core->ops->rows_scanned()
+                                                               : nullptr;
 }
 
 // Metered (kv/op_metrics.h) with the store's counters and clock, and

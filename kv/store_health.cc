@@ -19,18 +19,23 @@ std::chrono::milliseconds Since(SteadyTime then, SteadyTime now) {
 StoreHealth Store::Health(const HealthOptions& options) const {
   StoreHealth h;
   const Clock& clock = *core_->clock;
+  std::optional<Status> probed;
+  if (options.probe) {
+    ListOptions one;
+    one.max_results = 1;
+    auto listed = core_->blobs->List(one);  // through the cache too: it sends the listing
+    probed = listed.status();
+  }
+  // Read after the probe: its answer (or failure) is the last one.
   const internal::StorageOutcomes::Last last = core_->metrics->storage_outcomes().last();
   h.last_error = last.error;
   h.last_error_at = last.error_at;
   h.last_answer_at = last.answer_at;
   h.reachable = !last.failed_last;
-  if (options.probe) {
-    ListOptions one;
-    one.max_results = 1;
-    auto listed = core_->blobs->List(one);  // through the cache too: it sends the listing
-    h.reachable = listed.ok();
-    if (!listed.ok()) {
-      h.last_error = listed.status();
+  if (probed) {
+    h.reachable = probed->ok();
+    if (!probed->ok()) {
+      h.last_error = *probed;
       h.last_error_at = clock.Now();
     }
   }

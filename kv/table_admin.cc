@@ -167,7 +167,10 @@ Result<DeleteWhereReport> Table::DeleteWhere(const QueryOptions& options,
             }
             if (!done) BT_RETURN_IF_ERROR(one_by_one(batch));
           }
-          if (how.progress) how.progress(report);
+          if (how.progress) {
+            internal::UserCode user;  // its calls are the user's own
+            how.progress(report);
+          }
           if (page->continuation.empty()) return report;
           q.continuation = std::move(page->continuation);
         }

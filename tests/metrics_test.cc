@@ -323,6 +323,10 @@ TEST_F(StoreMetricsTest, TransactionsAreCountedByPathAndOutcome) {
   ASSERT_TRUE(dropped->Insert(*table_, Entity("p", "c")).ok());
   dropped->Abort();
   dropped->Abort();  // once is counted
+  {
+    auto destroyed = store_->Begin(TransactionOptions());  // given up too
+    ASSERT_TRUE(destroyed->Insert(*table_, Entity("p", "d")).ok());
+  }
   ASSERT_TRUE(store_->Recover().ok());
   const MetricsSnapshot m = store_->Metrics();
   // The embedded store commits as one atomic batch.
@@ -331,7 +335,7 @@ TEST_F(StoreMetricsTest, TransactionsAreCountedByPathAndOutcome) {
   EXPECT_EQ(m.Value("blobtable_txn_commits", {{"path", "read_only"}, {"code", "OK"}}), 1);
   EXPECT_EQ(m.Value("blobtable_txn_commits"), 3);
   EXPECT_EQ(m.Count("blobtable_txn_commit_seconds"), 3u);
-  EXPECT_EQ(m.Value("blobtable_txn_aborts"), 1);
+  EXPECT_EQ(m.Value("blobtable_txn_aborts"), 2);
   EXPECT_EQ(m.Value("blobtable_recoveries", {{"code", "OK"}}), 1);
   EXPECT_EQ(m.Value("blobtable_recovered_transactions"), 0);
 }

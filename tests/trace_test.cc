@@ -138,18 +138,31 @@ TEST(TraceTest, AdministrativeCallsAndIndexedWritesNestTheirCommits) {
   IndexSpec spec;
   spec.name = "byn";
   spec.properties = {"n"};
-  ASSERT_TRUE(store->CreateIndex("orders", spec).ok());
-  ASSERT_EQ(*t.Count(QueryOptions()), 10);
+  int got = 0;
+  CreateIndexOptions build;
+  build.progress = [&](const auto&) {  // the user's: counted as a get of its own
+    got += t.Get("p", "1").ok() ? 1 : 0;
+  };
+  ASSERT_TRUE(store->CreateIndex("orders", spec, build).ok());
+  ASSERT_GT(got, 0);
+  QueryOptions filtered;
+  filtered.filter = "n ge 5";
+  ASSERT_EQ(*t.Count(filtered), 5);
   ASSERT_TRUE(store->CheckIndex("orders", "byn").ok());
   const MetricsSnapshot m = store->Metrics();
-  EXPECT_EQ(m.Value("blobtable_operations"), upserts);  // no query, no write counted
+  EXPECT_EQ(m.Value("blobtable_operations"), upserts + got);  // no query, no write counted
+  EXPECT_EQ(m.Value("blobtable_operations", {{"op", "get"}}), got);
   EXPECT_EQ(m.Value("blobtable_query_rows_returned"), 0);
+  EXPECT_EQ(m.Value("blobtable_query_rows_scanned"), 0);
   std::vector<Span> spans = tracer->spans();
   const std::vector<Span> creates = Named(spans, "blobtable.create_index");
   ASSERT_EQ(creates.size(), 1u);
   EXPECT_EQ(Named(spans, "blobtable.count").size(), 1u);
   EXPECT_EQ(Named(spans, "blobtable.check_index").size(), 1u);
   EXPECT_TRUE(Named(spans, "blobtable.query").empty());
+  for (const Span& g : Named(spans, "blobtable.get")) {
+    EXPECT_EQ(g.parent, creates[0].id);  // the progress function's, under the call
+  }
   for (const Span& c : Named(spans, "blobtable.commit")) {
     EXPECT_EQ(c.parent, creates[0].id);
   }

@@ -34,7 +34,7 @@ Transaction::Transaction(std::shared_ptr<const internal::TxnContext> core,
   buffer_->options = options;
 }
 
-Transaction::~Transaction() = default;
+Transaction::~Transaction() { Abort(); }  // counted as given up, as Abort() is
 Transaction::Transaction(Transaction&&) noexcept = default;
 Transaction& Transaction::operator=(Transaction&&) noexcept = default;
 

@@ -28,6 +28,7 @@ struct CallTally {
 
 struct ThreadCall {
   int depth = 0;             // metered public calls this thread is inside
+  bool counted = false;      // the innermost is a counted call (not the library's own work)
   Tracer* tracer = nullptr;  // the innermost open span's tracer, or null
   uint64_t span = 0;         // that span, 0: none
   CallTally* tally = nullptr;
@@ -74,12 +75,14 @@ class UserCode {
  public:
   UserCode() : saved_(CurrentCall()) {
     CurrentCall().depth = 0;
+    CurrentCall().counted = false;
     CurrentCall().tally = nullptr;
   }
   UserCode(const UserCode&) = delete;
   UserCode& operator=(const UserCode&) = delete;
   ~UserCode() {
     CurrentCall().depth = saved_.depth;
+    CurrentCall().counted = saved_.counted;
     CurrentCall().tally = saved_.tally;
   }
 
@@ -92,10 +95,19 @@ class UserCode {
 // them, not calls of their own.
 class InternalWork {
  public:
-  InternalWork() { ++CurrentCall().depth; }
+  InternalWork() : counted_(CurrentCall().counted) {
+    ++CurrentCall().depth;
+    CurrentCall().counted = false;
+  }
   InternalWork(const InternalWork&) = delete;
   InternalWork& operator=(const InternalWork&) = delete;
-  ~InternalWork() { --CurrentCall().depth; }
+  ~InternalWork() {
+    --CurrentCall().depth;
+    CurrentCall().counted = counted_;
+  }
+
+ private:
+  bool counted_;
 };
 
 // A tally of its own for the part of a call from construction to

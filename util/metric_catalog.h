@@ -97,7 +97,7 @@ inline constexpr MetricDef kTxnFinishingLagSeconds{
     "blobtable_txn_finishing_lag_seconds", MetricType::kHistogram, "seconds",
     "From a commit point to the end of its background finishing", false};
 inline constexpr MetricDef kTxnAborts{"blobtable_txn_aborts", MetricType::kCounter, "",
-                                      "Transactions abandoned by Abort() before a commit", false};
+                                      "Transactions given up uncommitted: Abort(), or destroyed", false};
 inline constexpr MetricDef kRecoveries{"blobtable_recoveries", MetricType::kCounter, "",
                                        "Store::Recover runs, by outcome (code)", true};
 inline constexpr MetricDef kRecoveredTxns{
