@@ -266,7 +266,12 @@ void Store::WaitForFinishing() const {
   if (core_->finisher) core_->finisher->Drain();
 }
 
-Store::~Store() { WaitForFinishing(); }
+Store::~Store() {
+  WaitForFinishing();
+  // What MetricsSource reads from now on; the cache and the data file close
+  // with the store, not with the last copy of that function.
+  core_->metrics->Freeze();
+}
 
 BlobStore& Store::blob_store() const { return *core_->blobs; }
 

@@ -340,6 +340,24 @@ TEST_F(StoreMetricsTest, TransactionsAreCountedByPathAndOutcome) {
   EXPECT_EQ(m.Value("blobtable_recovered_transactions"), 0);
 }
 
+// Store::MetricsSource: the counts and gauges as they were at the store's
+// close, and the data file let go of with the store (a CLI that keeps the
+// function for SIGUSR1 must not keep the store open, nor a cache unflushed).
+TEST(MetricsSourceTest, ItOutlivesTheStoreWithoutHoldingItsFileOpen) {
+  TempDir dir;
+  std::function<MetricsSnapshot()> source;
+  {
+    auto store = *Store::Open(dir.path());
+    ASSERT_TRUE(store->OpenTable("orders")->Upsert(Entity("p", "a")).ok());
+    source = store->MetricsSource();
+  }
+  const MetricsSnapshot m = source();
+  EXPECT_EQ(m.Value("blobtable_operations", {{"op", "upsert"}}), 1);
+  EXPECT_GT(m.Value("blobtable_local_file_bytes"), 0);
+  auto compacted = Store::Compact(dir.path());  // refused while any process has it open
+  EXPECT_TRUE(compacted.ok()) << compacted.status().ToString();
+}
+
 TEST(CoordinationMetricsTest, LocksAndQueuesCountWhatHappensToThem) {
   TempDir dir;
   internal::FakeClock clock;  // waits and leases pass when the test says

@@ -143,6 +143,17 @@ MetricsSnapshot MetricsRegistry::Snapshot() const {
   return out;
 }
 
+void MetricsRegistry::Freeze() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (Entry& e : entries_) {
+    if (e.read_many) {
+      e.read_many = [values = e.read_many()] { return values; };
+    } else if (e.read) {
+      e.read = [value = e.read()] { return value; };
+    }
+  }
+}
+
 CountersByCode AddCountersByCode(MetricsRegistry& registry, const MetricDef& def,
                                  const MetricLabels& labels) {
   CountersByCode out{};

@@ -149,6 +149,12 @@ class MetricsRegistry {
   // MetricDef::hide_zero leaves out).
   MetricsSnapshot Snapshot() const;
 
+  // Reads every reader once and keeps what it read in its place, letting
+  // go of what the readers held (a store closing: its cache, its data
+  // file, which must close with it). Snapshots from then on show those
+  // values as they were.
+  void Freeze();
+
   // Kept beside the counts: the backend that counts its requests here
   // notes what they found.
   StorageOutcomes& storage_outcomes() { return outcomes_; }

@@ -312,9 +312,8 @@ class BLOBTABLE_EXPORT Store {
   // directory's size, where there is one), never a request.
   MetricsSnapshot Metrics() const;
   // A function that takes Metrics() of this store, callable from any thread
-  // also after the store is gone (then its counts as they were when it
-  // closed): for a tool that prints them at exit or on a signal. While it
-  // is kept, the embedded store's data file stays open.
+  // also after the store is gone (then its counts and gauges as they were
+  // when it closed): for a tool that prints them at exit or on a signal.
   std::function<MetricsSnapshot()> MetricsSource() const;
 
   // Whether storage answers, what failed last and when, the cache's state,
