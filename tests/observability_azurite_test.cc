@@ -89,7 +89,9 @@ TEST_F(ObservabilityAzuriteTest, EachMetricMovesWhenItsEventHappensOnTheWire) {
   // a stripe each, the record, two intents, ...).
   EXPECT_GE(m.Value("blobtable_txn_commit_rounds", {{"path", "coordinator"}}), 4);
   EXPECT_GE(m.Value("blobtable_txn_commit_requests", {{"path", "coordinator"}}), 8);
-  EXPECT_EQ(m.Count("blobtable_txn_finishing_lag_seconds"), 1u);
+  // The commit's finishing; a read that met an intent of it may have left
+  // its rewrite to the background too.
+  EXPECT_GE(m.Count("blobtable_txn_finishing_lag_seconds"), 1u);
   const StoreHealth h = store->Health();
   EXPECT_TRUE(h.reachable);
   EXPECT_EQ(h.cache, "online");

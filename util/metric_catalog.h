@@ -90,14 +90,18 @@ inline constexpr MetricDef kTxnCommitRequests{
     true};
 inline constexpr MetricDef kTxnFinishingBacklog{
     "blobtable_txn_finishing_backlog", MetricType::kGauge, "",
-    "Committed transactions whose finishing (intents rewritten plain, leases let go, the "
-    "record deleted) is queued or running on the store's background threads",
+    "Finishing jobs (a commit's: intents rewritten plain, leases let go, the record deleted; "
+    "a read's rewrite of a decided intent it met) queued or running on the store's "
+    "background threads",
     false};
 inline constexpr MetricDef kTxnFinishingLagSeconds{
     "blobtable_txn_finishing_lag_seconds", MetricType::kHistogram, "seconds",
-    "From a commit point to the end of its background finishing", false};
+    "From a finishing job's start (a commit point, a read that met a decided intent) to "
+    "its end",
+    false};
 inline constexpr MetricDef kTxnAborts{"blobtable_txn_aborts", MetricType::kCounter, "",
-                                      "Transactions given up uncommitted: Abort(), or destroyed", false};
+                                      "Transactions given up uncommitted: Abort(), or destroyed",
+                                      false};
 inline constexpr MetricDef kRecoveries{"blobtable_recoveries", MetricType::kCounter, "",
                                        "Store::Recover runs, by outcome (code)", true};
 inline constexpr MetricDef kRecoveredTxns{
