@@ -234,7 +234,8 @@ std::string CommandFooter(const char* example) {
   return footer +
          "Options every command takes (before or after it; `blobtable --help` says more):\n"
          "  --store LOCATION (a directory or a connection string)\n"
-         "  --container NAME  --no-create  --lock-timeout SECONDS  -v  --metrics  --slow-calls MS\n"
+         "  --container NAME  --no-create  --lock-timeout SECONDS  -v\n"
+         "  --metrics  --slow-calls MS\n"
          "  --cache DIR  --no-cache  --max-stale SECONDS  --offline";
 }
 
