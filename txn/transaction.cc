@@ -177,10 +177,6 @@ Result<std::vector<CommittedWrite>> CommitBy(TxnBuffer& buffer, CommitPath& path
   return committed;
 }
 
-}  // namespace
-
-namespace {
-
 // CommitBy, counted.
 Result<std::vector<CommittedWrite>> CommitCounted(TxnBuffer& buffer) {
   const TxnContext& core = *buffer.core;
